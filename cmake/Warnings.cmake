@@ -1,0 +1,12 @@
+# Project-wide compile options: warnings (kept at zero) and the optional sanitizers.
+add_library(wafersim_options INTERFACE)
+target_compile_options(wafersim_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                                                  -Wold-style-cast -Wcast-align -Woverloaded-virtual)
+if(WAFERSIM_WERROR)
+  target_compile_options(wafersim_options INTERFACE -Werror)
+endif()
+if(WAFERSIM_SANITIZE)
+  target_compile_options(wafersim_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
+                                                    -fno-sanitize-recover=undefined)
+  target_link_options(wafersim_options INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,17 @@
+#include "platforms/wafer.h"
+
+namespace wafersim::platforms {
+
+Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, const BuildOptions& options,
+             sim::stats::Group& stats)
+    : sc_core::sc_module(name),
+      spec_(spec),
+      engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles}) {
+  auto& g = stats.group(basename());
+  g.formula("pe_count", [this] { return static_cast<double>(spec_.wafer.pe_count()); }, "PEs",
+            "processing elements on this wafer", true);
+  g.formula("cycles", [this] { return static_cast<double>(engine_.first_cycle_at_or_after(sc_core::sc_time_stamp()).count()); },
+            "cycles", "cycles simulated on this wafer's clock", true);
+}
+
+}  // namespace wafersim::platforms

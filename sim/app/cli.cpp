@@ -1,0 +1,143 @@
+#include "sim/app/cli.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "sim/config/diagnostics.h"
+#include "sim/errors.h"
+#include "sim/stats/formatters.h"
+#include "sim/systemc_reports.h"
+#include "sim/version.h"
+
+namespace wafersim::app {
+
+std::string& invocation_text() {
+  static std::string text;
+  return text;
+}
+
+void PlatformArgs::add(CLI::App& cmd, const std::string& fallback) {
+  std::string help = "platform: a YAML file or a built-in preset name (";
+  auto names = platforms::preset_names();
+  for (std::size_t i = 0; i < names.size(); ++i) help += (i ? ", " : "") + names[i];
+  help += ")";
+  if (!fallback.empty()) {
+    platform = fallback;
+    cmd.add_option("platform", platform, help + "; default: " + fallback);
+  } else {
+    cmd.add_option("platform", platform, help)->required();
+  }
+  cmd.add_option("--set", set,
+                 "override a platform key, e.g. --set wafer.clock=\"850 MHz\" or --set fabric.queue_depth=4 "
+                 "(repeatable, applied in order)")
+      ->type_name("KEY=VALUE");
+}
+
+platforms::LoadedPlatform PlatformArgs::load() const { return platforms::load_platform(platform, set); }
+
+void SimArgs::add(CLI::App& cmd) {
+  cmd.add_option("--out,-o", out, "output folder for this run (default: a new folder under wafersim-out/)")
+      ->type_name("DIR");
+  cmd.add_option("--max-cycles", max_cycles, "stop with exit code 4 after this many cycles (0: no limit)");
+  cmd.add_option("--max-wall", max_wall, "stop with exit code 4 after this many wall-clock seconds (0: no limit)");
+  cmd.add_flag("--no-idle-skip", no_idle_skip,
+               "tick every component every cycle (slow; proves idle skipping changes no result)");
+  cmd.add_option("--seed", seed, "random seed; the same inputs and seed give bit-identical statistics")
+      ->capture_default_str();
+  cmd.add_flag("--json", json, "print the summary as one JSON object on stdout");
+}
+
+platforms::BuildOptions SimArgs::build_options() const {
+  platforms::BuildOptions o;
+  o.idle_skip = !no_idle_skip;
+  o.max_cycles = max_cycles ? sim::Cycle(max_cycles) : sim::Cycle::never();
+  o.seed = seed;
+  return o;
+}
+
+RunLimits SimArgs::limits() const {
+  RunLimits l;
+  l.max_cycles = max_cycles ? sim::Cycle(max_cycles) : sim::Cycle::never();
+  l.max_wall_seconds = max_wall;
+  return l;
+}
+
+void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, const sim::stats::Group& stats,
+                     const std::string& command_line, double wall_seconds, sim::Cycle cycles,
+                     const std::string& status) {
+  dir.write("config.yaml", platform.resolved_yaml);
+  dir.write("stats.json", sim::stats::stats_file_json(stats));
+  std::ostringstream text;
+  sim::stats::write_text(text, stats);
+  dir.write("stats.txt", text.str());
+  nlohmann::ordered_json meta;
+  meta["format"] = "wafersim-run/1";
+  meta["wafersim_version"] = std::string(sim::kVersion);
+  meta["command_line"] = command_line;
+  meta["platform"] = platform.spec.name;
+  meta["status"] = status;
+  meta["cycles"] = cycles.count();
+  meta["wall_seconds"] = wall_seconds;
+  meta["cycles_per_second"] = wall_seconds > 0 ? static_cast<double>(cycles.count()) / wall_seconds : 0.0;
+  dir.write("run.json", meta.dump(2) + "\n");
+}
+
+int run_cli(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) invocation_text() += (i ? " " : "") + std::string(argv[i]);
+  sim::install_systemc_report_handler();
+
+  CLI::App app{fmt::format(
+      "wafersim {} - cycle-level simulator of wafer-scale AI hardware (Cerebras-style WSE wafers,\n"
+      "MemoryX and SwarmX). Platforms are YAML files or built-in presets; every number carries a unit.\n"
+      "Exit codes: 0 ok, 2 bad input, 3 simulation error (deadlock, SRAM overflow), 4 run limit reached.",
+      sim::kVersion)};
+  app.name("wafersim");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(sim::kVersion));
+  app.footer(
+      "Examples:\n"
+      "  wafersim run                                  simulate the built-in default\n"
+      "  wafersim info wse2 --json                     derived figures of the WSE-2 preset\n"
+      "  wafersim validate my-platform.yaml            check a file and report every error\n"
+      "  wafersim run tiny --set fabric.queue_depth=4  override a key from the command line\n"
+      "Run 'wafersim COMMAND --help' for a command's options.");
+
+  add_run_command(app);
+  add_info_command(app);
+  add_validate_command(app);
+  add_schema_command(app);
+
+  try {
+    app.parse(argc, argv);
+    return sim::kExitOk;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return sim::kExitBadInput;
+  } catch (const sim::config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return e.exit_code();
+  } catch (const sim::Error& e) {
+    std::cerr << "wafersim: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const sc_core::sc_report& e) {
+    std::cerr << "wafersim: SystemC error: " << e.what() << "\n";
+    return sim::kExitSimulation;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "wafersim: error: out of memory\n";
+    return sim::kExitSimulation;
+  } catch (const std::exception& e) {
+    std::cerr << "wafersim: internal error: " << e.what() << "\n";
+    return sim::kExitInternal;
+  }
+}
+
+}  // namespace wafersim::app

@@ -1,0 +1,60 @@
+#pragma once
+// The `wafersim` command line: shared option groups and the command factories.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platforms/platform_spec.h"
+#include "platforms/wafer.h"
+#include "sim/app/run_dir.h"
+#include "sim/app/run_driver.h"
+#include "sim/stats/stats.h"
+
+namespace wafersim::app {
+
+// PLATFORM and --set, for every command that takes a platform.
+struct PlatformArgs {
+  std::string platform;
+  std::vector<std::string> set;
+  // Adds the positional PLATFORM (optional with `fallback` when non-empty) and --set.
+  void add(CLI::App& cmd, const std::string& fallback);
+  [[nodiscard]] platforms::LoadedPlatform load() const;
+};
+
+// --out, limits, idle skipping, seed and --json, for every command that simulates.
+struct SimArgs {
+  std::string out;
+  std::uint64_t max_cycles = 0;
+  double max_wall = 0;
+  bool no_idle_skip = false;
+  std::uint64_t seed = 1;
+  bool json = false;
+  void add(CLI::App& cmd);
+  [[nodiscard]] platforms::BuildOptions build_options() const;
+  [[nodiscard]] RunLimits limits() const;
+};
+
+// Writes the files every run leaves in its folder: config.yaml (the resolved platform,
+// which reproduces the run when fed back), stats.json, stats.txt and run.json (metadata:
+// command line, wall time, version; the only file that differs between identical runs).
+void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, const sim::stats::Group& stats,
+                     const std::string& command_line, double wall_seconds, sim::Cycle cycles,
+                     const std::string& status);
+
+// The command line this process was started with (for run.json).
+std::string& invocation_text();
+
+// Command factories, called in this order by main.
+void add_run_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+void add_schema_command(CLI::App& app);
+
+// Parses and runs one command; returns the process exit code.
+int run_cli(int argc, char** argv);
+
+}  // namespace wafersim::app

@@ -1,0 +1,62 @@
+#include "sim/app/run_driver.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "sim/errors.h"
+
+namespace wafersim::app {
+
+RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const sim::Engine*>& engines,
+                          sim::Cycle until, const RunLimits& limits, Progress& progress,
+                          const std::function<bool()>& done) {
+  using namespace sc_core;
+  using sim::Cycle;
+  auto start = std::chrono::steady_clock::now();
+  auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  Cycle stop = until;
+  if (!limits.max_cycles.is_never()) stop = std::min(stop, limits.max_cycles);
+  std::uint64_t slice = 1024;
+  RunOutcome out;
+  if (sc_get_status() == SC_ELABORATION) sc_start(SC_ZERO_TIME);
+  while (true) {
+    Cycle now = reference.first_cycle_at_or_after(sc_time_stamp());
+    if (done && done()) break;
+    const bool idle = !sc_pending_activity();
+    if (until.is_never() && idle) {
+      out.quiescent = true;
+      break;
+    }
+    if (!stop.is_never() && now >= stop) break;
+    Cycle target = idle ? stop : now + Cycle(slice);
+    if (!stop.is_never()) target = std::min(target, stop);
+    auto t0 = std::chrono::steady_clock::now();
+    sc_start(reference.time_of(target) - sc_time_stamp(), SC_RUN_TO_TIME);
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (dt < 0.05 && slice < (std::uint64_t{1} << 40)) slice *= 2;
+    if (dt > 0.4 && slice > 1) slice /= 2;
+    progress.update(reference.first_cycle_at_or_after(sc_time_stamp()).count());
+    if (limits.max_wall_seconds > 0 && wall() > limits.max_wall_seconds) {
+      progress.finish();
+      throw sim::LimitReached(fmt::format("--max-wall {} s reached at cycle {}", limits.max_wall_seconds,
+                                          reference.first_cycle_at_or_after(sc_time_stamp()).count()));
+    }
+    for (const auto* e : engines)
+      if (e->limit_reached()) {
+        progress.finish();
+        throw sim::LimitReached(fmt::format("--max-cycles {} reached with work still pending",
+                                            e->options().max_cycles.count()));
+      }
+  }
+  progress.finish();
+  out.cycles = reference.first_cycle_at_or_after(sc_time_stamp());
+  const bool cut_short = until.is_never() ? !out.quiescent && !(done && done()) : out.cycles < until;
+  if (cut_short && !limits.max_cycles.is_never() && out.cycles >= limits.max_cycles)
+    throw sim::LimitReached(fmt::format("--max-cycles {} reached before the run ended", limits.max_cycles.count()));
+  out.wall_seconds = wall();
+  return out;
+}
+
+}  // namespace wafersim::app

@@ -1,0 +1,32 @@
+#pragma once
+// Drives SystemC for a whole run: advances simulated time in slices, shows progress,
+// enforces --max-cycles and --max-wall, and detects the end of activity.
+
+#include <functional>
+#include <vector>
+
+#include "sim/app/progress.h"
+#include "sim/engine/engine.h"
+#include "sim/types.h"
+
+namespace wafersim::app {
+
+struct RunLimits {
+  sim::Cycle max_cycles = sim::Cycle::never();  // simulated cycles of the reference clock
+  double max_wall_seconds = 0;                  // 0: no limit
+};
+
+struct RunOutcome {
+  sim::Cycle cycles;        // reference-clock cycles simulated
+  double wall_seconds = 0;
+  bool quiescent = false;   // ended because nothing was left to do
+};
+
+// Runs until `until` cycles of `reference` have passed (Cycle::never(): until no
+// activity remains) or until `done()` returns true. Throws sim::LimitReached when a limit
+// stops the run first. `engines` are checked for their own cycle limits.
+RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const sim::Engine*>& engines,
+                          sim::Cycle until, const RunLimits& limits, Progress& progress,
+                          const std::function<bool()>& done = {});
+
+}  // namespace wafersim::app

@@ -1,0 +1,115 @@
+// The `wafersim` executable end to end: exit codes, JSON output, run folders.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+// Runs wafersim with `args`; stdout captured, stderr appended when `with_stderr`.
+Result wafersim(const std::string& args, bool with_stderr = false) {
+  std::string cmd = std::string(WAFERSIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Cli, HelpExplainsItselfAndExitsZero) {
+  auto r = wafersim("--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* word : {"run", "info", "validate", "schema", "Exit codes"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word;
+  auto run = wafersim("run --help");
+  EXPECT_EQ(run.code, 0);
+  EXPECT_NE(run.out.find("--set"), std::string::npos);
+  EXPECT_NE(run.out.find("--max-wall"), std::string::npos);
+}
+
+TEST(Cli, UnknownCommandIsBadInput) { EXPECT_EQ(wafersim("frobnicate").code, 2); }
+
+TEST(Cli, InfoJsonForWse2) {
+  auto r = wafersim("info wse2 --json");
+  ASSERT_EQ(r.code, 0);
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"pe_count", "sram_bytes", "peak_flops", "sram_bandwidth_bytes_per_s",
+                          "fabric_bisection_bytes_per_s", "io_bandwidth_bits_per_s", "memoryx_capacity_bytes",
+                          "max_params", "swarmx_nodes", "swarmx_depth"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["pe_count"], 757 * 996);
+  EXPECT_TRUE(j["peak_flops"].contains("fp16"));
+  EXPECT_TRUE(j["peak_flops"].contains("bf16"));
+  EXPECT_TRUE(j["peak_flops"].contains("fp32"));
+}
+
+TEST(Cli, MisspelledKeyInAPresetGetsLineAndSuggestion) {
+  wafersim::test::TempDir dir;
+  std::string text = slurp(std::string(WAFERSIM_SOURCE_DIR) + "/platforms/wse2.yaml");
+  auto pos = text.find("      size: 48 KiB");
+  ASSERT_NE(pos, std::string::npos);
+  text.replace(pos, 12, "      sise: ");
+  auto f = dir.write("wse2.yaml", text);
+  auto line = std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n') + 1;
+  auto r = wafersim("validate " + f, true);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find(f + ":" + std::to_string(line) + ":7: error: wafer.pe.sram.sise: unknown key; did you mean 'size'?"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(Cli, ValidateAcceptsEveryPreset) {
+  auto r = wafersim(std::string("validate ") + WAFERSIM_SOURCE_DIR + "/platforms/*.yaml");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST(Cli, RunWritesAFolderThatReproducesTheRun) {
+  wafersim::test::TempDir dir;
+  auto first = dir.path() / "first";
+  auto r = wafersim("run tiny --cycles 500 --set fabric.queue_depth=4 --json --out " + first.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cycles"], 500);
+  for (const char* f : {"config.yaml", "stats.json", "stats.txt", "run.json"})
+    EXPECT_TRUE(std::filesystem::exists(first / f)) << f;
+  auto second = dir.path() / "second";
+  ASSERT_EQ(wafersim("run " + (first / "config.yaml").string() + " --cycles 500 --out " + second.string()).code, 0);
+  EXPECT_EQ(slurp(first / "stats.json"), slurp(second / "stats.json"));
+  EXPECT_NE(slurp(first / "config.yaml").find("queue_depth: 4"), std::string::npos);
+}
+
+TEST(Cli, BadPlatformIsExitCodeTwo) {
+  auto r = wafersim("run nowhere.yaml", true);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("cannot open 'nowhere.yaml'"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MaxCyclesIsExitCodeFour) {
+  wafersim::test::TempDir dir;
+  auto r = wafersim("run tiny --cycles 1000 --max-cycles 10 --out " + dir.path().string(), true);
+  EXPECT_EQ(r.code, 4) << r.out;
+}
+
+}  // namespace
