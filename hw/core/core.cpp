@@ -136,6 +136,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
 
   for (auto& op : ops_)
     if (op.live && op.done_at <= now) retire(op, now);
+  const bool busy_at_start = busy();
 
   for (std::size_t i = 0; i < host_activations_.size();) {
     if (host_activations_[i].first <= now) {
@@ -206,7 +207,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   }
 
   const bool is_busy = busy();
-  if (is_busy) {
+  if (busy_at_start || is_busy) {
     ++c_.busy_cycles;
     c_.finish_cycle = now.count() + 1;
   }
@@ -377,9 +378,9 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
     case Op::Send: {
       const Color c = fabric_color(ins.ops[0].imm);
       if (held_out_ & (std::uint64_t{1} << c.id())) return stall(Stall::Queue);
-      if (r.ramp_out) return stall(Stall::Ramp);
       if (!ramp_) fault("send on a PE with no fabric attached", pc_);
       if (!ramp_->can_send(c)) return stall(Stall::FabricOut);
+      if (r.ramp_out) return stall(Stall::Ramp);
       ramp_->send(Wavelet{arg(1), c, ins.control}, now);
       r.ramp_out = true;
       ++c_.wavelets_out;
@@ -388,9 +389,9 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
     case Op::Recv: {
       const Color c = fabric_color(ins.ops[1].imm);
       if (held_in_ & (std::uint64_t{1} << c.id())) return stall(Stall::Queue);
-      if (r.ramp_in) return stall(Stall::Ramp);
       if (!ramp_) fault("recv on a PE with no fabric attached", pc_);
       if (!ramp_->has(c) || ramp_->front(c).control) return stall(Stall::FabricIn);
+      if (r.ramp_in) return stall(Stall::Ramp);
       rd() = ramp_->front(c).payload;
       ramp_->pop(c, now);
       r.ramp_in = true;

@@ -123,6 +123,12 @@ Cycle CoreArray::write(Cycle now) {
   return Cycle::never();
 }
 
+Cycle CoreArray::next_wake() const {
+  if (!awake_.empty()) return last_tick_ + Cycle(1);
+  if (!timed_.empty()) return Cycle(timed_.top().cycle);
+  return Cycle::never();
+}
+
 std::string CoreArray::describe() const {
   return fmt::format("{}: {} cores loaded, {} awake", name_, loaded_.size(), awake_.size());
 }

@@ -66,6 +66,8 @@ class CoreArray final : public sim::Clocked, public RampListener {
   void on_arrival(PeCoord pe, Color c, sim::Cycle now) override;
   void on_credit(PeCoord pe, Color c, sim::Cycle now) override;
 
+  // The next cycle at which some core wants to be ticked (Cycle::never(): none).
+  [[nodiscard]] sim::Cycle next_wake() const;
   // Rethrows a program error raised during simulation.
   void check() const;
   [[nodiscard]] bool failed() const { return error_.has_value(); }

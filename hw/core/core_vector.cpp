@@ -162,18 +162,17 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   std::uint32_t payload = 0, sparse_index = 0;
   if (op.in_slot >= 0) {
     const Color c(op.d[op.in_slot].color);
-    if (r.ramp_in) return stall(Stall::Ramp);
     if (!ramp_) fault("fabric input on a PE with no fabric attached", op.pc);
-    if (!ramp_->has(c)) return stall(Stall::FabricIn);
+    if (!ramp_->has(c) || ramp_->front(c).control) return stall(Stall::FabricIn);
+    if (r.ramp_in) return stall(Stall::Ramp);
     const Wavelet w = ramp_->front(c);
-    if (w.control) return stall(Stall::FabricIn);
     payload = w.payload;
     sparse_index = payload >> 16;
   }
   if (op.fab_out) {
-    if (r.ramp_out) return stall(Stall::Ramp);
     if (!ramp_) fault("fabric output on a PE with no fabric attached", op.pc);
     if (!ramp_->can_send(Color(op.d[0].color))) return stall(Stall::FabricOut);
+    if (r.ramp_out) return stall(Stall::Ramp);
   }
   if (!op.open) {
     plan(op, sparse_index);
