@@ -93,6 +93,7 @@ void CoreArray::evaluate(Cycle now) {
   std::sort(ticking_.begin(), ticking_.end());
   for (std::uint32_t idx : ticking_) queued_[idx] = 0;
   const Cycle next_cycle = now + Cycle(1);
+  core_ticks_ += ticking_.size();
   for (std::uint32_t idx : ticking_) {
     Core& c = *cores_[idx];
     Cycle next;

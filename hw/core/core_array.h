@@ -57,6 +57,8 @@ class CoreArray final : public sim::Clocked, public RampListener {
   [[nodiscard]] const Core* find(PeCoord pe) const;
   [[nodiscard]] const CoreParams& params() const { return params_; }
   [[nodiscard]] std::uint64_t cores_created() const { return created_; }
+  // Core ticks performed (engine work, not a model statistic: it differs with sleeping).
+  [[nodiscard]] std::uint64_t core_ticks() const { return core_ticks_; }
 
   // sim::Clocked
   void evaluate(sim::Cycle now) override;
@@ -102,6 +104,7 @@ class CoreArray final : public sim::Clocked, public RampListener {
   std::function<RampPort*(PeCoord)> ramp_of_;
   std::vector<std::unique_ptr<Core>> cores_;  // by y * width + x
   std::uint64_t created_ = 0;
+  std::uint64_t core_ticks_ = 0;
   std::vector<std::uint32_t> loaded_;         // indices of cores with a program, ascending
   std::vector<std::uint32_t> awake_;          // ticked in the next evaluate, ascending
   std::vector<std::uint32_t> ticking_;
