@@ -78,14 +78,6 @@ std::vector<sim::config::FieldDoc> platform_schema() {
   return resolver.docs();
 }
 
-std::string platform_schema_markdown() {
-  std::string out =
-      "| key | type | default | valid range | meaning |\n"
-      "|---|---|---|---|---|\n";
-  for (const auto& f : platform_schema())
-    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.path, f.type,
-                       f.default_text.empty() ? "(empty)" : "`" + f.default_text + "`", f.range, f.description);
-  return out;
-}
+std::string platform_schema_markdown() { return sim::config::markdown_table(platform_schema()); }
 
 }  // namespace wafersim::platforms

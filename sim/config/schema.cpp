@@ -130,6 +130,16 @@ void write_yaml(const Node& n, const std::string& path, int indent,
 
 }  // namespace
 
+std::string markdown_table(const std::vector<FieldDoc>& docs) {
+  std::string out =
+      "| key | type | default | valid range | meaning |\n"
+      "|---|---|---|---|---|\n";
+  for (const auto& f : docs)
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.path, f.type,
+                       f.default_text.empty() ? "(empty)" : "`" + f.default_text + "`", f.range, f.description);
+  return out;
+}
+
 Resolver::Resolver(const Node* root) : resolved_(Node::map(Location{})) {
   Scope s;
   s.node = root;

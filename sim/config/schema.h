@@ -31,6 +31,9 @@ struct FieldDoc {
 
 class Resolver;
 
+// The documentation of a schema as a Markdown table (key, type, default, range, meaning).
+std::string markdown_table(const std::vector<FieldDoc>& docs);
+
 // A handle on one mapping being resolved.
 // Contract: every getter declares a key (name, default, range, description), reads it if
 // present, and returns its converted value, or the default when the key is absent or wrong.
@@ -82,6 +85,9 @@ class Section {
 
  private:
   friend class Resolver;
+
+// The documentation of a schema as a Markdown table (key, type, default, range, meaning).
+std::string markdown_table(const std::vector<FieldDoc>& docs);
   Section(Resolver* r, std::size_t scope) : resolver_(r), scope_(scope) {}
   const Node* declare(std::string_view name, std::string_view type, const std::string& def,
                       const std::string& range, std::string_view doc);

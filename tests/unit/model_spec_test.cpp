@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "models/model_spec.h"
 #include "tests/support/temp_dir.h"
 
@@ -86,6 +89,21 @@ TEST(Models, ResolvedYamlReproducesTheModel) {
     EXPECT_EQ(a.spec.layers.size(), b.spec.layers.size()) << n;
     EXPECT_EQ(a.spec.forward_flops(), b.spec.forward_flops()) << n;
   }
+}
+
+}  // namespace
+}  // namespace wafersim::models
+
+namespace wafersim::models {
+namespace {
+
+TEST(Models, DocsTableIsCurrent) {
+  std::ifstream in(std::string(WAFERSIM_SOURCE_DIR) + "/docs/model-config.md");
+  ASSERT_TRUE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find(sim::config::markdown_table(model_schema())), std::string::npos)
+      << "docs/model-config.md is stale: regenerate it with 'wafersim schema model --markdown'";
 }
 
 }  // namespace
