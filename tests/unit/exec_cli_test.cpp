@@ -1,0 +1,130 @@
+// `wafersim exec` end to end: cycles and stats of hand-written programs, dumps, the run
+// folder, and exit codes for bad assembly (2) and program errors or deadlocks (3).
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+Result wafersim(const std::string& args, bool with_stderr = false) {
+  std::string cmd = std::string(WAFERSIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const char* kAxpy = R"(
+; y = 2 x + y on every PE of a 2 x 2 block
+.pe 0..1, 0..1
+.data x, 0x000, f32, 1, 2, 3, 4
+.data y, 0x108, f32, 10, 20, 30, 40
+.dsd vx, mem, f32, base=x, len=4
+.dsd vy, mem, f32, base=y, len=4
+.task main, 0
+.entry main
+main:
+  mov.f32 r1, 2.0
+  fmac.f32 vy, vy, vx, r1
+  ret
+)";
+
+TEST(Exec, RunsProgramsAndPrintsCyclesStatsAndDumps) {
+  wafersim::test::TempDir dir;
+  auto prog = dir.write("axpy.s", kAxpy);
+  auto r = wafersim("exec tiny --program " + prog + " --dump 1,1:0x108:4:f32 --json --out " + (dir.path() / "a").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pes_loaded"], 4);
+  // Task starts at 0, mov at 2, fmac issued at 3: 2 + 4 + 4 steps -> done at 13, ret at 13.
+  EXPECT_EQ(j["cycles"], 14);
+  EXPECT_EQ(j["flops"], 4 * 8);
+  EXPECT_EQ(j["pes"].size(), 4u);
+  EXPECT_EQ(j["pes"][3]["finish_cycle"], 14);
+  EXPECT_EQ(j["dumps"][0]["values"], nlohmann::json::parse("[12.0, 24.0, 36.0, 48.0]"));
+  auto stats = nlohmann::json::parse(slurp(dir.path() / "a" / "stats.json"));
+  EXPECT_EQ(stats["stats"]["cluster"]["wafer0"]["cores"]["flops"], 32);
+  EXPECT_EQ(stats["stats"]["cluster"]["wafer0"]["cores"]["finish_cycle"], 14);
+  // The same inputs give the same bytes.
+  ASSERT_EQ(wafersim("exec tiny --program " + prog + " --out " + (dir.path() / "b").string()).code, 0);
+  EXPECT_EQ(slurp(dir.path() / "a" / "stats.json"), slurp(dir.path() / "b" / "stats.json"));
+  ASSERT_EQ(wafersim("exec tiny --program " + prog + " --no-idle-skip --out " + (dir.path() / "c").string()).code, 0);
+  EXPECT_EQ(slurp(dir.path() / "a" / "stats.json"), slurp(dir.path() / "c" / "stats.json"));
+}
+
+TEST(Exec, BadAssemblyIsExitCodeTwoWithLineAndColumn) {
+  wafersim::test::TempDir dir;
+  auto prog = dir.write("bad.s", ".pe 0, 0\nmain:\n  fadd.f32 r1, r2\n  jmp nowhere\n");
+  auto r = wafersim("exec tiny --program " + prog + " --out " + dir.path().string(), true);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find(prog + ":3:16: error: 'fadd.f32' takes 3 operands"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(prog + ":4:7: error: undefined label 'nowhere'"), std::string::npos) << r.out;
+  auto v = wafersim("validate " + prog, true);
+  EXPECT_EQ(v.code, 2);
+  EXPECT_NE(v.out.find(prog + ":3:16:"), std::string::npos) << v.out;
+  EXPECT_EQ(wafersim("validate " + dir.write("ok.s", kAxpy)).code, 0);
+}
+
+TEST(Exec, ProgramsThatDoNotFitThePlatformAreBadInput) {
+  wafersim::test::TempDir dir;
+  auto r = wafersim("exec tiny --program " + dir.write("far.s", ".pe 9, 0\nmain: ret\n") + " --out " + dir.path().string(), true);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("far.s:1:1: error: PEs x 9..9, y 0..0 reach beyond the 8 x 8 grid"), std::string::npos) << r.out;
+  auto c = wafersim("exec tiny --program " + dir.write("color.s", ".dsd o, fabout, f32, color=30, len=1\nmain: ret\n") +
+                        " --out " + dir.path().string(),
+                    true);
+  EXPECT_EQ(c.code, 2);
+  EXPECT_NE(c.out.find("color.s:1:6: error: color 30 is beyond the platform's 24 colors"), std::string::npos) << c.out;
+}
+
+TEST(Exec, ProgramErrorsAreSimulationErrors) {
+  wafersim::test::TempDir dir;
+  auto over = wafersim("exec tiny --program " +
+                           dir.write("over.s", ".task main, 0\n.entry main\nmain:\n  st [0xC000], r1\n  ret\n") +
+                           " --out " + (dir.path() / "o").string(),
+                       true);
+  EXPECT_EQ(over.code, 3);
+  EXPECT_NE(over.out.find("PE (0, 0): SRAM access at address 0xc000 (4 bytes) is beyond the 48 KiB SRAM"), std::string::npos)
+      << over.out;
+  // Until the mesh is part of the wafer, a PE that talks to the fabric is a program error.
+  auto nofabric = wafersim("exec tiny --program " +
+                               dir.write("recv.s", ".task main, 0\n.entry main\nmain:\n  recv r1, 3\n  ret\n") +
+                               " --out " + (dir.path() / "d").string(),
+                           true);
+  EXPECT_EQ(nofabric.code, 3);
+  EXPECT_NE(nofabric.out.find("PE (0, 0): recv on a PE with no fabric attached ('recv r1, 3' at"), std::string::npos)
+      << nofabric.out;
+}
+
+TEST(Exec, HelpExplainsTheCommand) {
+  auto r = wafersim("exec --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* w : {"--program", "--routes", "--dump", "--max-cycles", "docs/isa.md"})
+    EXPECT_NE(r.out.find(w), std::string::npos) << w;
+}
+
+}  // namespace
