@@ -86,7 +86,7 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now) {
   for (const auto& d : program_->descriptors) dsd_.push_back(d.init);
   for (const auto& d : program_->data) sram_.write(d.addr, d.bytes.data(), static_cast<std::uint32_t>(d.bytes.size()));
   for (auto id : program_->entry_tasks) host_activate(id, now);
-  ops_.assign(1 + p_->pe.microthreads, VectorOp{});
+  ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
   maybe_in_ = ~std::uint64_t{0};
 }
 
@@ -172,7 +172,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   }
 
   // Vector operations, oldest first.
-  VectorOp* order[64];
+  VectorOp* order[1 + 64];  // the sync slot and up to 64 microthreads (the config range)
   int n = 0;
   for (auto& op : ops_)
     if (op.live) order[n++] = &op;

@@ -40,6 +40,10 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
   } else {
     for (std::size_t i = 1; i < ops_.size() && !slot; ++i)
       if (!ops_[i].live) slot = &ops_[i];
+    if (!slot && ops_.size() < 1 + p_->pe.microthreads) {  // microthread slots are made on first use
+      ops_.emplace_back();
+      slot = &ops_.back();
+    }
     if (!slot) {
       *why = Stall::Microthread;
       return Step::Stalled;

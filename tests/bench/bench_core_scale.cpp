@@ -1,0 +1,119 @@
+// Scale of the PE core array: a whole WSE-2 wafer (757 x 996 PEs) elaborated with its cores
+// and host socket, its memory and the cost of an idle cycle; the memory of loaded cores; the
+// simulation rate of busy cores.
+//
+//   bench_core_scale [benchmark flags]
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <systemc>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "hw/isa/assembler.h"
+#include "platforms/platform_spec.h"
+#include "platforms/wafer.h"
+#include "tests/support/manual_engine.h"
+
+namespace {
+
+using wafersim::hw::PeCoord;
+
+// Resident set size of this process, in bytes (Linux).
+double rss_bytes() {
+  std::ifstream in("/proc/self/statm");
+  long pages = 0, resident = 0;
+  in >> pages >> resident;
+  return static_cast<double>(resident) * 4096.0;
+}
+
+// A busy loop on every loaded PE: 64 fp16 fadds over 256 elements.
+const char* kBusy = R"(
+.dsd a, mem, f16, base=0x000, len=256
+.dsd b, mem, f16, base=0x208, len=256
+.dsd c, mem, f16, base=0x410, len=256
+.task main, 0
+.entry main
+main:
+  mov r1, 64
+loop:
+  fadd.f16 c, a, b
+  sub r1, r1, 1
+  bne r1, 0, loop
+  ret
+)";
+
+void BM_BusyCores(benchmark::State& state) {
+  const auto side = static_cast<unsigned>(state.range(0));
+  std::uint64_t ticks = 0;
+  for (auto _ : state) {
+    auto spec = wafersim::platforms::load_platform(
+                    "tiny", {fmt::format("wafer.width={}", side), fmt::format("wafer.height={}", side),
+                             fmt::format("fabric.edge_io_channels={}", std::min(side, 60u))})
+                    .spec;
+    wafersim::hw::CoreArray cores("cores", spec.wafer, {spec.fabric.colors, true});
+    for (auto p : wafersim::hw::isa::assemble(kBusy, "busy.s")) {
+      p.x1 = static_cast<std::uint16_t>(side - 1);
+      p.y1 = static_cast<std::uint16_t>(side - 1);
+      cores.load(p);
+    }
+    wafersim::test::ManualEngine e;
+    e.add(&cores);
+    e.run([&] { return cores.next_wake().is_never(); });
+    ticks = cores.core_ticks();
+  }
+  state.counters["core_cycles_per_s"] =
+      benchmark::Counter(static_cast<double>(ticks), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_BusyCores)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond);
+
+// Elaborates a whole WSE-2 wafer once (SystemC elaborates once per process) and reports.
+void whole_wafer() {
+  const double before = rss_bytes();
+  auto t0 = std::chrono::steady_clock::now();
+  auto platform = wafersim::platforms::load_platform("wse2");
+  wafersim::sim::stats::Group stats("");
+  auto* wafer = new wafersim::platforms::Wafer("wafer", platform.spec, {}, stats);
+  const double elaborate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double idle_bytes = rss_bytes() - before;
+  const auto pes = platform.spec.wafer.pe_count();
+
+  // Load a small program onto 10,000 PEs (no data): memory per loaded core.
+  auto placements = wafersim::hw::isa::assemble(".pe 0..99, 0..99\n.task main, 0\nmain:\n  ret\n", "idle.s");
+  const double before_load = rss_bytes();
+  for (const auto& p : placements) wafer->cores().load(p);
+  const double per_core = (rss_bytes() - before_load) / 10000.0;
+
+  // Idle cycles: run the engine over a million cycles with nothing to do.
+  auto t1 = std::chrono::steady_clock::now();
+  sc_core::sc_start(wafer->engine().time_of(wafersim::sim::Cycle(1'000'000)));
+  const double idle_run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+
+  std::cout << fmt::format(
+      "Whole WSE-2 wafer ({} x {} = {} PEs) with its core array and host socket:\n"
+      "  elaboration        {:.3f} s\n"
+      "  memory             {:.1f} MB ({:.1f} bytes per PE)\n"
+      "  loaded core        {:.0f} bytes each (program shared, SRAM pages allocated on first write)\n"
+      "  1,000,000 idle cycles (10,000 PEs loaded, nothing to do) {:.3f} s\n",
+      platform.spec.wafer.width, platform.spec.wafer.height, pes, elaborate_s, idle_bytes / 1e6,
+      idle_bytes / static_cast<double>(pes), per_core, idle_run_s);
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  whole_wafer();
+  return 0;
+}
+
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
