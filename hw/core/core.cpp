@@ -47,13 +47,12 @@ void Core::fault(const std::string& what, std::uint32_t pc) const {
   throw sim::SimulationError(fmt::format("PE ({}, {}): {} ({})", coord_.x, coord_.y, what, program_->describe(pc)));
 }
 
-std::uint32_t Core::checked_address(std::int64_t addr, unsigned bytes, std::uint32_t pc) const {
+void Core::address_fault(std::int64_t addr, unsigned bytes, std::uint32_t pc) const {
   if (addr < 0 || !sram_.in_range(static_cast<std::uint64_t>(addr), bytes))
     fault(fmt::format("SRAM access at address {}{:#x} ({} bytes) is beyond the {} SRAM", addr < 0 ? "-" : "",
                       addr < 0 ? -addr : addr, bytes, units::format(p_->pe.sram.size)),
           pc);
-  if (addr % bytes) fault(fmt::format("misaligned {}-byte SRAM access at address {:#x}", bytes, addr), pc);
-  return static_cast<std::uint32_t>(addr);
+  fault(fmt::format("misaligned {}-byte SRAM access at address {:#x}", bytes, addr), pc);
 }
 
 void Core::load(std::shared_ptr<const isa::Program> program, Cycle now) {

@@ -122,7 +122,12 @@ class Core {
   [[nodiscard]] std::uint32_t queue_mask_in(const isa::Instruction& ins) const;
   // helpers
   [[noreturn]] void fault(const std::string& what, std::uint32_t pc) const;
-  [[nodiscard]] std::uint32_t checked_address(std::int64_t addr, unsigned bytes, std::uint32_t pc) const;
+  [[nodiscard]] std::uint32_t checked_address(std::int64_t addr, unsigned bytes, std::uint32_t pc) const {
+    if (addr < 0 || static_cast<std::uint64_t>(addr) + bytes > sram_.capacity() || (addr & (bytes - 1)))
+      address_fault(addr, bytes, pc);
+    return static_cast<std::uint32_t>(addr);
+  }
+  [[noreturn]] void address_fault(std::int64_t addr, unsigned bytes, std::uint32_t pc) const;
   void count_stall(Stall s, std::uint8_t* sleep_counts);
 
   PeCoord coord_;

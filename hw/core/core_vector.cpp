@@ -130,27 +130,41 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
   op.pending.clear();
   op.issued = 0;
   const std::uint32_t count = std::min(op.per_step, op.n - op.next);
-  const std::uint32_t wb = p_->banks.word_bytes();
+  const BankModel& banks = p_->banks;
+  // The port words of one operand's elements in this step, in element order; every address
+  // is checked (for a linear memory descriptor, its two ends suffice).
+  auto words = [&](int slot, auto&& each) {
+    const Descriptor& d = op.d[slot];
+    if (d.kind == Descriptor::Kind::Mem && !op.sparse) {
+      const unsigned esize = size_of(d.dtype);
+      const std::int64_t first = d.address(op.next);
+      const std::int64_t step = std::int64_t{d.stride} * esize;
+      (void)checked_address(first, esize, op.pc);
+      (void)checked_address(first + step * (count - 1), esize, op.pc);
+      for (std::uint32_t i = 0; i < count; ++i) each(banks.word_of(static_cast<std::uint32_t>(first + step * i)));
+    } else {
+      for (std::uint32_t i = 0; i < count; ++i)
+        each(banks.word_of(element_address(op, slot, op.sparse ? sparse_index : op.next + i)));
+    }
+  };
   for (int slot = 1; slot < 4; ++slot) {
     if (!op.is_dsd[slot] || !op.d[slot].is_memory()) continue;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const std::uint32_t word = element_address(op, slot, op.sparse ? sparse_index : op.next + i) / wb;
-      if (op.has_last[slot] && op.last_word[slot] == word) continue;
+    words(slot, [&](std::uint32_t word) {
+      if (op.has_last[slot] && op.last_word[slot] == word) return;
       op.pending.push_back({word, false});
       op.last_word[slot] = word;
       op.has_last[slot] = true;
-    }
+    });
   }
   if (op.is_dsd[0] && op.d[0].is_memory()) {
     bool any = false;
     std::uint32_t last = 0;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const std::uint32_t word = element_address(op, 0, op.sparse ? sparse_index : op.next + i) / wb;
-      if (any && word == last) continue;
+    words(0, [&](std::uint32_t word) {
+      if (any && word == last) return;
       op.pending.push_back({word, true});
       last = word;
       any = true;
-    }
+    });
   }
 }
 
@@ -217,13 +231,13 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
   using namespace numerics;
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t idx = op.sparse ? sparse_index : op.next + k;
+    // Addresses were checked when the step was planned.
     auto src = [&](int slot, DType dt) -> std::uint32_t {
       if (!op.is_dsd[slot]) return op.scalar[slot] & mask_of(dt);
       const Descriptor& d = op.d[slot];
       if (d.kind == Descriptor::Kind::FabIn) return payload & mask_of(dt);
-      const std::uint32_t addr = element_address(op, slot, idx);
       c_.sram_bytes_read += size_of(dt);
-      return sram_.load(addr, size_of(dt));
+      return sram_.load(static_cast<std::uint32_t>(d.address(idx)), size_of(dt));
     };
     auto widen = [&](std::uint32_t v) { return t2 == t ? v : convert(t, t2, v); };
     std::uint32_t result = 0;
@@ -259,7 +273,7 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
       ramp_->send(Wavelet{result, Color(d.color), false}, now);
       ++c_.wavelets_out;
     } else {
-      sram_.store(element_address(op, 0, idx), size_of(t), result);
+      sram_.store(static_cast<std::uint32_t>(d.address(idx)), size_of(t), result);
       c_.sram_bytes_written += size_of(t);
     }
   }

@@ -1,6 +1,7 @@
 #include "hw/numerics/softfloat.h"
 
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 namespace wafersim::hw::numerics {
@@ -130,7 +131,7 @@ std::uint32_t default_nan(DType t) { return format_of(t).default_nan(); }
 
 bool is_nan(DType t, std::uint32_t bits) { return unpack(format_of(t), bits).cls == Unpacked::NaN; }
 
-std::uint32_t add(DType t, std::uint32_t a, std::uint32_t b) {
+std::uint32_t reference::add(DType t, std::uint32_t a, std::uint32_t b) {
   const Format f = format_of(t);
   const Unpacked x = unpack(f, a), y = unpack(f, b);
   if (x.cls == Unpacked::NaN) return quiet(f, a);
@@ -143,16 +144,16 @@ std::uint32_t add(DType t, std::uint32_t a, std::uint32_t b) {
   return add_finite(f, x, y);
 }
 
-std::uint32_t sub(DType t, std::uint32_t a, std::uint32_t b) {
+std::uint32_t reference::sub(DType t, std::uint32_t a, std::uint32_t b) {
   const Format f = format_of(t);
   if (unpack(f, b).cls == Unpacked::NaN) {
     if (unpack(f, a).cls == Unpacked::NaN) return quiet(f, a);
     return quiet(f, b);
   }
-  return add(t, a, b ^ f.sign_bit());
+  return reference::add(t, a, b ^ f.sign_bit());
 }
 
-std::uint32_t mul(DType t, std::uint32_t a, std::uint32_t b) {
+std::uint32_t reference::mul(DType t, std::uint32_t a, std::uint32_t b) {
   const Format f = format_of(t);
   const Unpacked x = unpack(f, a), y = unpack(f, b);
   if (x.cls == Unpacked::NaN) return quiet(f, a);
@@ -166,7 +167,7 @@ std::uint32_t mul(DType t, std::uint32_t a, std::uint32_t b) {
   return round_pack(f, sign, std::int64_t{x.exp} + y.exp, u128{x.man} * y.man);
 }
 
-std::uint32_t fma(DType t, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+std::uint32_t reference::fma(DType t, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
   const Format f = format_of(t);
   const Unpacked x = unpack(f, a), y = unpack(f, b), z = unpack(f, c);
   if (x.cls == Unpacked::NaN) return quiet(f, a);
@@ -188,6 +189,55 @@ std::uint32_t fma(DType t, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
   Unpacked p{Unpacked::Finite, psign, x.exp + y.exp, x.man * y.man};
   if (z.cls == Unpacked::Zero) return round_pack(f, psign, p.exp, p.man);
   return add_finite(f, p, z);
+}
+
+namespace {
+// The host's binary32 arithmetic (SSE on x86-64; no fast-math, no contraction) is IEEE
+// round-to-nearest-even with subnormals; only its NaN results differ from ours.
+float host(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+std::uint32_t bits_of(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+constexpr std::uint32_t kF32DefaultNan = 0x7FC00000;
+std::uint32_t host_result(float r) { return r == r ? bits_of(r) : kF32DefaultNan; }
+}  // namespace
+
+std::uint32_t add(DType t, std::uint32_t a, std::uint32_t b) {
+  if (t == DType::F32) {
+    const float x = host(a), y = host(b);
+    if (x == x && y == y) return host_result(x + y);
+  }
+  return reference::add(t, a, b);
+}
+
+std::uint32_t sub(DType t, std::uint32_t a, std::uint32_t b) {
+  if (t == DType::F32) {
+    const float x = host(a), y = host(b);
+    if (x == x && y == y) return host_result(x - y);
+  }
+  return reference::sub(t, a, b);
+}
+
+std::uint32_t mul(DType t, std::uint32_t a, std::uint32_t b) {
+  if (t == DType::F32) {
+    const float x = host(a), y = host(b);
+    if (x == x && y == y) return host_result(x * y);
+  }
+  return reference::mul(t, a, b);
+}
+
+std::uint32_t fma(DType t, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  if (t == DType::F32) {
+    const float x = host(a), y = host(b), z = host(c);
+    if (x == x && y == y && z == z) return host_result(std::fmaf(x, y, z));
+  }
+  return reference::fma(t, a, b, c);
 }
 
 std::uint32_t min(DType t, std::uint32_t a, std::uint32_t b) {

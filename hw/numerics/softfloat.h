@@ -9,6 +9,9 @@
 // - otherwise a NaN result is the first NaN operand, in operand order, with its quiet bit set;
 // - min and max propagate NaN and order -0 below +0.
 // Values travel as the low bits of a uint32_t. Only the three float DTypes are accepted.
+// The results are those of the integer implementation in `reference`; for f32 without NaN
+// operands, add, sub, mul and fma take the host's IEEE binary32 arithmetic, which gives
+// the same bits (tested against `reference`).
 
 #include <cstdint>
 
@@ -43,5 +46,13 @@ double to_double(DType t, std::uint32_t bits);
 
 bool is_nan(DType t, std::uint32_t bits);
 std::uint32_t default_nan(DType t);
+
+// The bit-exact integer implementation, independent of the host's floating point.
+namespace reference {
+std::uint32_t add(DType t, std::uint32_t a, std::uint32_t b);
+std::uint32_t sub(DType t, std::uint32_t a, std::uint32_t b);
+std::uint32_t mul(DType t, std::uint32_t a, std::uint32_t b);
+std::uint32_t fma(DType t, std::uint32_t a, std::uint32_t b, std::uint32_t c);
+}  // namespace reference
 
 }  // namespace wafersim::hw::numerics

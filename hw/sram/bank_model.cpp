@@ -6,6 +6,8 @@ BankModel::BankModel(const SramConfig& c)
     : word_bytes_(static_cast<std::uint32_t>(c.port_width.bits / 8)),
       read_ports_(c.read_ports),
       write_ports_(c.write_ports) {
+  for (int k = 0; k < 31; ++k)
+    if ((1u << k) == word_bytes_) word_shift_ = k;
   const auto span = static_cast<std::uint32_t>(c.port_width.bits / c.bank_width.bits);
   masks_.resize(c.banks);
   for (std::uint32_t w = 0; w < c.banks; ++w) {

@@ -21,12 +21,17 @@ class BankModel {
   explicit BankModel(const SramConfig& c);
 
   [[nodiscard]] std::uint32_t word_bytes() const { return word_bytes_; }
+  // The port word holding byte address `addr`.
+  [[nodiscard]] std::uint32_t word_of(std::uint32_t addr) const {
+    return word_shift_ >= 0 ? addr >> word_shift_ : addr / word_bytes_;
+  }
   [[nodiscard]] std::uint32_t read_ports() const { return read_ports_; }
   [[nodiscard]] std::uint32_t write_ports() const { return write_ports_; }
   [[nodiscard]] std::uint64_t banks_of_word(std::uint32_t word) const { return masks_[word % masks_.size()]; }
 
  private:
   std::uint32_t word_bytes_;
+  int word_shift_ = -1;  // log2(word_bytes_) when a power of two
   std::uint32_t read_ports_, write_ports_;
   std::vector<std::uint64_t> masks_;  // bank mask by word index modulo the number of banks
 };

@@ -53,9 +53,20 @@ std::uint32_t Sram::load(std::uint32_t addr, unsigned bytes) const {
   const std::uint8_t* p = find(addr / kPageBytes);
   if (!p) return 0;
   p += addr % kPageBytes;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (bytes == 4) {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return h;
+#else
   return bytes == 4 ? std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
                           std::uint32_t{p[3]} << 24
                     : std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8;
+#endif
 }
 
 void Sram::store(std::uint32_t addr, unsigned bytes, std::uint32_t value) {

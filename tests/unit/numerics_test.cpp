@@ -158,14 +158,32 @@ TEST(Fp32, AgreesWithHostOnRandomOperands) {
   for (int i = 0; i < 200000; ++i) {
     const std::uint32_t a = pick(i), b = pick(i + 1), c = pick(i + 2);
     const float fa = float_of(a), fb = float_of(b), fc = float_of(c);
-    ASSERT_TRUE(same(add(F32, a, b), fa + fb)) << std::hex << a << " + " << b;
-    ASSERT_TRUE(same(sub(F32, a, b), fa - fb)) << std::hex << a << " - " << b;
-    ASSERT_TRUE(same(mul(F32, a, b), fa * fb)) << std::hex << a << " * " << b;
-    ASSERT_TRUE(same(fma(F32, a, b, c), std::fmaf(fa, fb, fc))) << std::hex << a << " * " << b << " + " << c;
+    ASSERT_TRUE(same(reference::add(F32, a, b), fa + fb)) << std::hex << a << " + " << b;
+    ASSERT_TRUE(same(reference::sub(F32, a, b), fa - fb)) << std::hex << a << " - " << b;
+    ASSERT_TRUE(same(reference::mul(F32, a, b), fa * fb)) << std::hex << a << " * " << b;
+    ASSERT_TRUE(same(reference::fma(F32, a, b, c), std::fmaf(fa, fb, fc))) << std::hex << a << " * " << b << " + " << c;
+    // The public functions (host fast path) give exactly the reference bits, NaN rules included.
+    ASSERT_EQ(add(F32, a, b), reference::add(F32, a, b)) << std::hex << a << " + " << b;
+    ASSERT_EQ(sub(F32, a, b), reference::sub(F32, a, b)) << std::hex << a << " - " << b;
+    ASSERT_EQ(mul(F32, a, b), reference::mul(F32, a, b)) << std::hex << a << " * " << b;
+    ASSERT_EQ(fma(F32, a, b, c), reference::fma(F32, a, b, c)) << std::hex << a << " * " << b << " + " << c;
     ASSERT_TRUE(same(recip(F32, a), static_cast<float>(1.0 / static_cast<double>(fa)))) << std::hex << a;
     ASSERT_EQ(lt(F32, a, b), fa < fb);
     ASSERT_EQ(eq(F32, a, b), fa == fb);
   }
+}
+
+TEST(Fp32, FastPathMatchesReferenceOnSpecialValues) {
+  const std::uint32_t specials[] = {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000,
+                                    0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
+                                    0x7FC00000, 0xFFC00001, 0x7F800001, 0x33800000, 0x4B800000, 0x3EAAAAAB};
+  for (auto a : specials)
+    for (auto b : specials) {
+      ASSERT_EQ(add(F32, a, b), reference::add(F32, a, b)) << std::hex << a << " " << b;
+      ASSERT_EQ(sub(F32, a, b), reference::sub(F32, a, b)) << std::hex << a << " " << b;
+      ASSERT_EQ(mul(F32, a, b), reference::mul(F32, a, b)) << std::hex << a << " " << b;
+      for (auto c : specials) ASSERT_EQ(fma(F32, a, b, c), reference::fma(F32, a, b, c)) << std::hex << a << " " << b << " " << c;
+    }
 }
 
 // FP16 and BF16 against host float arithmetic rounded to the 16-bit format: float has at
