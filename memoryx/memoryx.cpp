@@ -172,6 +172,8 @@ bool MemoryX::deliver(Picos now) {
   for (auto& po : planes_out_) {
     if (!po.port->advance(now)) continue;
     --po.held;
+    ++n_.chunks_out;
+    n_.bytes_out += po.on_link_bytes;
     stream_sent(po.on_link, now);
     progress = true;
   }
@@ -188,41 +190,59 @@ void MemoryX::stream_sent(std::uint32_t s, Picos now) {
   while (head_ < streams_.size() && streams_[head_].sent == streams_[head_].chunks) ++head_;
 }
 
+// Each plane writes its chunks one after another at its share of the tier's write
+// bandwidth; a chunk's slot is freed when its transfer ends, the write completes one write
+// latency later (posted), and a layer's gradient is complete with its last chunk's write.
 bool MemoryX::receive_gradients(Picos now) {
   bool progress = false;
   const std::uint32_t planes = ports_.planes;
   for (auto& pi : planes_in_) {
-    while (!pi.write_done.empty() && pi.write_done.front() <= now) {
+    while (!pi.transferred.empty() && pi.transferred.front() <= now) {
       const auto& e = pi.port->front();
       const ChunkInfo& info = e.chunk.info;
-      LayerState& st = state_[info.layer];
       if (options_.functional) {
         if (!e.chunk.data || e.chunk.data->size() * 4 != info.bytes)
           throw sim::SimulationError(fmt::format("{}: {} carries no values", name(), info.describe()));
-        std::copy(e.chunk.data->begin(), e.chunk.data->end(), st.g.begin() + static_cast<std::ptrdiff_t>(info.offset / 4));
+        std::copy(e.chunk.data->begin(), e.chunk.data->end(),
+                  state_[info.layer].g.begin() + static_cast<std::ptrdiff_t>(info.offset / 4));
       }
       ++n_.chunks_in;
       n_.bytes_in += info.bytes;
-      if (++st.grad_chunks == chunks_of(info.layer)) {
-        st.grad_chunks = 0;
-        gradient_records_[static_cast<std::size_t>(gradient_record_of_[info.layer])].complete = now;
-        update_queue_.push_back(PendingUpdate{info.layer, info.step});
-      }
+      const PendingWrite w{pi.written.front(), write_seq_++, info.layer, info.step};
+      writes_.insert(std::upper_bound(writes_.begin(), writes_.end(), w,
+                                      [](const PendingWrite& a, const PendingWrite& b) {
+                                        return a.done != b.done ? a.done < b.done : a.seq < b.seq;
+                                      }),
+                     w);
       pi.port->pop();
-      pi.write_done.pop_front();
+      pi.transferred.pop_front();
+      pi.written.pop_front();
       progress = true;
     }
-    while (pi.write_done.size() < pi.port->size() && pi.write_free <= now) {
-      const ChunkInfo& info = pi.port->at(pi.write_done.size()).chunk.info;
+    while (pi.transferred.size() < pi.port->size() && pi.write_free <= now) {
+      const ChunkInfo& info = pi.port->at(pi.transferred.size()).chunk.info;
       const TierConfig& t = tier(info.layer);
       const std::uint64_t bytes = round_up(info.bytes, t.page_size.bytes());
       const Picos ser = sim::transfer_time(bytes * planes, t.write_bandwidth);
-      pi.write_done.push_back(now + sim::to_picos(t.write_latency) + ser);
+      pi.transferred.push_back(now + ser);
+      pi.written.push_back(now + ser + sim::to_picos(t.write_latency));
       pi.write_free = now + ser;
       (placement_.layers[info.layer].tier == Tier::Dram ? n_.dram_written : n_.flash_written) += bytes;
       progress = true;
     }
   }
+  std::size_t done = 0;
+  while (done < writes_.size() && writes_[done].done <= now) {
+    const PendingWrite& w = writes_[done++];
+    LayerState& st = state_[w.layer];
+    if (++st.grad_chunks == chunks_of(w.layer)) {
+      st.grad_chunks = 0;
+      gradient_records_[static_cast<std::size_t>(gradient_record_of_[w.layer])].complete = w.done;
+      update_queue_.push_back(PendingUpdate{w.layer, w.step});
+    }
+    progress = true;
+  }
+  writes_.erase(writes_.begin(), writes_.begin() + static_cast<std::ptrdiff_t>(done));
   return progress;
 }
 
@@ -362,6 +382,7 @@ bool MemoryX::send_chunks(Picos now) {
     if (po.queue.empty() || !po.port->can_send() || po.queue.front().ready > now) continue;
     Issued& i = po.queue.front();
     po.on_link = i.stream;
+    po.on_link_bytes = i.chunk.info.bytes;
     po.port->send(std::move(i.chunk), now, i.ready);
     po.queue.pop_front();
     progress = true;
@@ -380,9 +401,10 @@ Picos MemoryX::next_event(Picos now) const {
     if (po.stream < streams_.size()) consider(po.read_free);
   }
   for (const auto& pi : planes_in_) {
-    if (!pi.write_done.empty()) consider(pi.write_done.front());
-    if (pi.write_done.size() < pi.port->size()) consider(pi.write_free);
+    if (!pi.transferred.empty()) consider(pi.transferred.front());
+    if (pi.transferred.size() < pi.port->size()) consider(pi.write_free);
   }
+  if (!writes_.empty()) consider(writes_.front().done);
   if (updating_) consider(current_update_.end);
   consider(prefetch_free_);
   for (const auto& s : slots_) consider(s.ready);

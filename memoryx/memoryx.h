@@ -70,8 +70,8 @@ class MemoryX : public sc_core::sc_module {
   sim::stream::ChunkOutPort& stream_out(std::uint32_t plane) { return *planes_out_.at(plane).port; }
   sim::stream::ChunkInPort& gradient_in(std::uint32_t plane) { return *planes_in_.at(plane).port; }
   // Untimed host access to the FP32 master weights (functional runs): b_transport and
-  // transport_dbg over one address space, layer after layer, 4 B per parameter.
-  tlm_utils::simple_target_socket<MemoryX> host;
+  // transport_dbg over one address space, layer after layer, 4 B per parameter. Optional.
+  tlm_utils::simple_target_socket_optional<MemoryX> host;
 
   // Schedules `steps` training steps: forward streams of layers 0..L-1, then backward
   // streams of L-1..0, per step. Call before the simulation starts.
@@ -130,11 +130,18 @@ class MemoryX : public sc_core::sc_module {
     std::deque<Issued> queue;  // read, waiting for the link
     std::uint32_t held = 0;    // slots held: queued + on the link
     std::uint32_t on_link = 0; // stream of the chunk on the link
+    std::uint32_t on_link_bytes = 0;
   };
   struct PlaneIn {
     std::unique_ptr<sim::stream::ChunkInPort> port;
-    std::deque<sim::Picos> write_done;  // completion of the writes started for the first entries
+    std::deque<sim::Picos> transferred;  // end of the transfers started for the first entries
+    std::deque<sim::Picos> written;      // and when each write completes (posted: + latency)
     sim::Picos write_free{0};
+  };
+  struct PendingWrite {
+    sim::Picos done;
+    std::uint64_t seq = 0;
+    std::uint32_t layer = 0, step = 0;
   };
   struct StagingSlot {
     int layer = -1;
@@ -186,6 +193,8 @@ class MemoryX : public sc_core::sc_module {
   std::vector<GradientRecord> gradient_records_;
   std::vector<UpdateRecord> update_records_;
   std::vector<int> gradient_record_of_;  // per layer: index into gradient_records_ for its open step
+  std::vector<PendingWrite> writes_;      // gradient writes in flight, by (done, seq)
+  std::uint64_t write_seq_ = 0;
 
   Counters n_;
   sc_core::sc_event wake_;

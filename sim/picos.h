@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <ostream>
 #include <string>
 
 #include "sim/units/quantity.h"
@@ -60,5 +61,6 @@ sc_core::sc_time to_sc_time(Picos t);
 
 // "1.234567 us" style text for messages and reports (exact to the picosecond).
 std::string format(Picos t);
+inline std::ostream& operator<<(std::ostream& os, Picos t) { return os << t.count() << " ps"; }
 
 }  // namespace wafersim::sim
