@@ -74,8 +74,8 @@ MemoryX::MemoryX(const sc_core::sc_module_name& name, const MemoryXConfig& confi
     planes_in_[p].port = std::make_unique<sim::stream::ChunkInPort>(
         fmt::format("gradient_in{}", p), ports_.buffer_chunks, [this](const sim::stream::ChunkInPort::Entry& e) {
           const ChunkInfo& info = e.chunk.info;
-          if (info.pass != Pass::Gradient || info.layer >= layers_.size() ||
-              info.step != state_[info.layer].updates || info.count != chunks_of(info.layer) ||
+          if (info.pass != Pass::Gradient || info.layer >= layers_.size() || info.step != state_[info.layer].updates ||
+              info.count != chunks_of(info.layer) ||
               info.bytes != sim::stream::chunk_size(weight_bytes(info.layer), ports_.chunk_bytes, info.index))
             throw sim::SimulationError(fmt::format("{}: unexpected {}", this->name(), info.describe()));
           int& r = gradient_record_of_[info.layer];
@@ -137,8 +137,9 @@ Picos MemoryX::optimizer_time(std::uint32_t layer) const {
   const std::uint64_t page = t.page_size.bytes();
   const std::uint64_t read = round_up(p * 4 * (2 + m), page);
   const std::uint64_t written = round_up(p * 4 * (1 + m), page);
-  const Picos work = std::max({sim::param_time(p, config_.optimizer_throughput), sim::transfer_time(read, t.read_bandwidth),
-                               sim::transfer_time(written, t.write_bandwidth)});
+  const Picos work =
+      std::max({sim::param_time(p, config_.optimizer_throughput), sim::transfer_time(read, t.read_bandwidth),
+                sim::transfer_time(written, t.write_bandwidth)});
   return sim::to_picos(t.read_latency) + work + sim::to_picos(t.write_latency);
 }
 
@@ -435,15 +436,17 @@ void MemoryX::add_stats(sim::stats::Group& g) {
   auto& d = g.group("dram");
   d.counter("bytes_read", &n_.dram_read, "B", "bytes read from DRAM (weight streams, optimizer state)");
   d.counter("bytes_written", &n_.dram_written, "B", "bytes written to DRAM (gradients, optimizer state, staging)");
-  d.formula("used", [this] { return static_cast<double>(placement_.dram_used); }, "B",
-            "DRAM holding layer state and the staging area", true);
+  d.formula(
+      "used", [this] { return static_cast<double>(placement_.dram_used); }, "B",
+      "DRAM holding layer state and the staging area", true);
   auto& f = g.group("flash");
   f.counter("bytes_read", &n_.flash_read, "B", "bytes read from flash (staging, optimizer state)");
   f.counter("bytes_written", &n_.flash_written, "B", "bytes written to flash (gradients, optimizer state)");
-  f.formula("used", [this] { return static_cast<double>(placement_.flash_used); }, "B",
-            "flash holding layer state", true);
-  f.formula("layers", [this] { return static_cast<double>(placement_.flash_layers()); }, "layers",
-            "layers whose state lives in flash", true);
+  f.formula(
+      "used", [this] { return static_cast<double>(placement_.flash_used); }, "B", "flash holding layer state", true);
+  f.formula(
+      "layers", [this] { return static_cast<double>(placement_.flash_layers()); }, "layers",
+      "layers whose state lives in flash", true);
   auto& s = g.group("stream");
   s.counter("chunks", &n_.chunks_out, "chunks", "weight chunks sent");
   s.counter("bytes", &n_.bytes_out, "B", "weight bytes sent (each layer twice per step)");
@@ -483,8 +486,10 @@ unsigned int MemoryX::transport_dbg(tlm::tlm_generic_payload& trans) {
     const std::uint64_t size = st.w.size() * 4;
     if (addr >= base && addr + len <= base + size) {
       auto* bytes = reinterpret_cast<unsigned char*>(st.w.data()) + (addr - base);
-      if (trans.is_read()) std::memcpy(trans.get_data_ptr(), bytes, len);
-      else if (trans.is_write()) std::memcpy(bytes, trans.get_data_ptr(), len);
+      if (trans.is_read())
+        std::memcpy(trans.get_data_ptr(), bytes, len);
+      else if (trans.is_write())
+        std::memcpy(bytes, trans.get_data_ptr(), len);
       trans.set_response_status(tlm::TLM_OK_RESPONSE);
       return static_cast<unsigned int>(len);
     }

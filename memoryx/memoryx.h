@@ -5,9 +5,9 @@
 // receives the reduced gradients and runs the optimizer as each layer's gradient completes.
 // One SC_METHOD re-arms itself at the next time anything can happen (docs/memoryx.md).
 
+#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
 #include <deque>
@@ -27,9 +27,9 @@ namespace wafersim::memoryx {
 // The links MemoryX drives: one weights-out and one gradients-in link per plane.
 struct StreamPortConfig {
   std::uint32_t planes = 1;
-  std::uint64_t chunk_bytes = 4096;         // a multiple of 4 (FP32)
-  units::Bandwidth port_bandwidth{100e9};   // each weights-out link
-  std::uint32_t buffer_chunks = 4;          // slots per port (out: issued reads; in: gradients)
+  std::uint64_t chunk_bytes = 4096;        // a multiple of 4 (FP32)
+  units::Bandwidth port_bandwidth{100e9};  // each weights-out link
+  std::uint32_t buffer_chunks = 4;         // slots per port (out: issued reads; in: gradients)
 };
 
 struct MemoryXOptions {
@@ -43,10 +43,10 @@ struct StreamRecord {
   sim::stream::Pass pass = sim::stream::Pass::Forward;
   std::uint32_t step = 0;
   std::uint32_t chunks = 0;
-  bool flash = false;                             // staged from flash through DRAM
-  sim::Picos wanted = sim::Picos::never();        // first time a plane could have read it but for staging
-  sim::Picos first_issue = sim::Picos::never();   // first DRAM read issued
-  sim::Picos last_sent = sim::Picos::never();     // last chunk has left MemoryX
+  bool flash = false;                            // staged from flash through DRAM
+  sim::Picos wanted = sim::Picos::never();       // first time a plane could have read it but for staging
+  sim::Picos first_issue = sim::Picos::never();  // first DRAM read issued
+  sim::Picos last_sent = sim::Picos::never();    // last chunk has left MemoryX
   std::uint32_t sent = 0;
 };
 
@@ -124,12 +124,12 @@ class MemoryX : public sc_core::sc_module {
   };
   struct PlaneOut {
     std::unique_ptr<sim::stream::ChunkOutPort> port;
-    std::uint32_t stream = 0;  // stream being read on this plane
-    std::uint32_t next = 0;    // its next chunk on this plane (global index plane + next * planes)
-    sim::Picos read_free{0};   // the plane's DRAM read channel accepts the next read
-    std::deque<Issued> queue;  // read, waiting for the link
-    std::uint32_t held = 0;    // slots held: queued + on the link
-    std::uint32_t on_link = 0; // stream of the chunk on the link
+    std::uint32_t stream = 0;   // stream being read on this plane
+    std::uint32_t next = 0;     // its next chunk on this plane (global index plane + next * planes)
+    sim::Picos read_free{0};    // the plane's DRAM read channel accepts the next read
+    std::deque<Issued> queue;   // read, waiting for the link
+    std::uint32_t held = 0;     // slots held: queued + on the link
+    std::uint32_t on_link = 0;  // stream of the chunk on the link
     std::uint32_t on_link_bytes = 0;
   };
   struct PlaneIn {
@@ -147,7 +147,7 @@ class MemoryX : public sc_core::sc_module {
     int layer = -1;
     std::uint32_t version = 0;  // updates the staged weights include
     sim::Picos ready{0};
-    std::uint32_t users = 0;    // streams assigned and not yet sent
+    std::uint32_t users = 0;  // streams assigned and not yet sent
   };
 
   void run();
@@ -176,12 +176,12 @@ class MemoryX : public sc_core::sc_module {
 
   std::vector<LayerState> state_;
   std::vector<StreamRecord> streams_;
-  std::vector<int> stream_slot_;       // staging slot of each stream (-1: none yet / DRAM-resident)
+  std::vector<int> stream_slot_;  // staging slot of each stream (-1: none yet / DRAM-resident)
   std::vector<PlaneOut> planes_out_;
   std::vector<PlaneIn> planes_in_;
   std::vector<StagingSlot> slots_;
-  std::uint32_t prefetch_next_ = 0;    // next stream the prefetcher considers
-  std::uint32_t head_ = 0;             // first stream not completely sent
+  std::uint32_t prefetch_next_ = 0;  // next stream the prefetcher considers
+  std::uint32_t head_ = 0;           // first stream not completely sent
   sim::Picos prefetch_free_{0};
 
   struct PendingUpdate {
@@ -193,7 +193,7 @@ class MemoryX : public sc_core::sc_module {
   std::vector<GradientRecord> gradient_records_;
   std::vector<UpdateRecord> update_records_;
   std::vector<int> gradient_record_of_;  // per layer: index into gradient_records_ for its open step
-  std::vector<PendingWrite> writes_;      // gradient writes in flight, by (done, seq)
+  std::vector<PendingWrite> writes_;     // gradient writes in flight, by (done, seq)
   std::uint64_t write_seq_ = 0;
 
   Counters n_;

@@ -10,10 +10,14 @@ namespace wafersim::memoryx {
 
 const char* to_string(OptimizerKind k) {
   switch (k) {
-    case OptimizerKind::Sgd: return "sgd";
-    case OptimizerKind::Momentum: return "momentum";
-    case OptimizerKind::Adam: return "adam";
-    case OptimizerKind::AdamW: return "adamw";
+    case OptimizerKind::Sgd:
+      return "sgd";
+    case OptimizerKind::Momentum:
+      return "momentum";
+    case OptimizerKind::Adam:
+      return "adam";
+    case OptimizerKind::AdamW:
+      return "adamw";
   }
   return "?";
 }
@@ -39,10 +43,13 @@ void OptimizerConfig::validate() const {
 
 std::uint32_t moment_count(OptimizerKind k) {
   switch (k) {
-    case OptimizerKind::Sgd: return 0;
-    case OptimizerKind::Momentum: return 1;
+    case OptimizerKind::Sgd:
+      return 0;
+    case OptimizerKind::Momentum:
+      return 1;
     case OptimizerKind::Adam:
-    case OptimizerKind::AdamW: return 2;
+    case OptimizerKind::AdamW:
+      return 2;
   }
   return 0;
 }

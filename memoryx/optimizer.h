@@ -18,12 +18,12 @@ OptimizerKind parse_optimizer_kind(std::string_view text);
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::Adam;
   float learning_rate = 1e-3F;
-  float weight_decay = 0.0F;   // L2 (added to the gradient) except AdamW: decoupled
-  float momentum = 0.9F;       // Momentum only
-  float beta1 = 0.9F;          // Adam, AdamW
+  float weight_decay = 0.0F;  // L2 (added to the gradient) except AdamW: decoupled
+  float momentum = 0.9F;      // Momentum only
+  float beta1 = 0.9F;         // Adam, AdamW
   float beta2 = 0.999F;
   float epsilon = 1e-8F;
-  float gradient_scale = 1.0F; // the reduced (summed) gradient is multiplied by this, e.g. 1/N
+  float gradient_scale = 1.0F;  // the reduced (summed) gradient is multiplied by this, e.g. 1/N
 
   // Throws sim::InputError when a value is out of range (negative rate, beta outside [0,1), ...).
   void validate() const;

@@ -31,7 +31,7 @@ struct Placement {
   std::uint64_t staging_bytes = 0;  // DRAM reserved for staging flash-resident weights
   std::uint64_t staging_slot_bytes = 0;
   std::uint32_t staging_slots = 0;
-  std::uint64_t dram_used = 0;      // layer regions + staging
+  std::uint64_t dram_used = 0;  // layer regions + staging
   std::uint64_t flash_used = 0;
   [[nodiscard]] std::uint32_t flash_layers() const;
 };

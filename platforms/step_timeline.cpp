@@ -13,15 +13,20 @@ using sim::Picos;
 
 const char* to_string(Activity a) {
   switch (a) {
-    case Activity::Compute: return "compute";
-    case Activity::Stream: return "stream";
-    case Activity::Reduce: return "reduce";
-    case Activity::Optimizer: return "optimizer";
+    case Activity::Compute:
+      return "compute";
+    case Activity::Stream:
+      return "stream";
+    case Activity::Reduce:
+      return "reduce";
+    case Activity::Optimizer:
+      return "optimizer";
   }
   return "?";
 }
 
-StepTimeline step_timeline(const memoryx::MemoryX& mx, const std::vector<const fabric::edge::EdgeEndpoint*>& endpoints) {
+StepTimeline step_timeline(const memoryx::MemoryX& mx,
+                           const std::vector<const fabric::edge::EdgeEndpoint*>& endpoints) {
   StepTimeline t;
   const auto& streams = mx.streams();
   for (std::uint32_t s = 0; s < streams.size(); ++s) {
@@ -50,9 +55,11 @@ StepTimeline step_timeline(const memoryx::MemoryX& mx, const std::vector<const f
     if (start.is_never()) start = g.first_arrival;
     t.intervals.push_back(ActivityInterval{Activity::Reduce, g.step, g.layer, start, g.complete});
   }
-  for (const auto& u : mx.updates()) t.intervals.push_back(ActivityInterval{Activity::Optimizer, u.step, u.layer, u.start, u.end});
+  for (const auto& u : mx.updates())
+    t.intervals.push_back(ActivityInterval{Activity::Optimizer, u.step, u.layer, u.start, u.end});
   for (const auto* e : endpoints)
-    for (const auto& b : e->records().busy) t.intervals.push_back(ActivityInterval{Activity::Compute, 0, 0, b.start, b.end});
+    for (const auto& b : e->records().busy)
+      t.intervals.push_back(ActivityInterval{Activity::Compute, 0, 0, b.start, b.end});
 
   std::map<std::uint32_t, Picos> step_end;
   for (const auto& u : mx.updates()) step_end[u.step] = std::max(step_end[u.step], u.end);
@@ -97,8 +104,10 @@ StepBreakdown breakdown(const std::vector<ActivityInterval>& intervals, Picos st
       b.busy[k] += span;
       if (top == kActivities) top = k;
     }
-    if (top == kActivities) b.idle += span;
-    else b.exposed[top] += span;
+    if (top == kActivities)
+      b.idle += span;
+    else
+      b.exposed[top] += span;
     at = until;
   };
   for (const auto& e : edges) {
@@ -123,7 +132,8 @@ void add_stats(sim::stats::Group& g, const StepTimeline& timeline) {
     auto& sg = g.group(fmt::format("step{}", s.step));
     auto constant = [&sg](const std::string& name, Picos v, const std::string& what) {
       const double value = static_cast<double>(v.count());
-      sg.formula(name, [value] { return value; }, "ps", what, true);
+      sg.formula(
+          name, [value] { return value; }, "ps", what, true);
     };
     constant("time", s.duration(), "step time: from the previous step's end to this step's last update");
     for (std::size_t k = 0; k < kActivities; ++k) {

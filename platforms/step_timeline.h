@@ -27,7 +27,7 @@ const char* to_string(Activity a);
 
 struct ActivityInterval {
   Activity kind = Activity::Compute;
-  std::uint32_t step = 0;   // for compute: not known (0)
+  std::uint32_t step = 0;  // for compute: not known (0)
   std::uint32_t layer = 0;
   sim::Picos start, end;
 };
@@ -37,7 +37,7 @@ struct StepBreakdown {
   sim::Picos start, end;                     // from the previous step's end to this step's last update
   std::array<sim::Picos, kActivities> busy;  // union of the activity's intervals within the step
   std::array<sim::Picos, kActivities> exposed;
-  sim::Picos idle;                           // nothing active (start + exposed + idle sum to the step)
+  sim::Picos idle;  // nothing active (start + exposed + idle sum to the step)
   [[nodiscard]] sim::Picos duration() const { return end - start; }
 };
 
@@ -50,7 +50,8 @@ struct StepTimeline {
 // endpoint; a reduction from the first gradient chunk leaving an endpoint to the last one
 // written in MemoryX; an update over the optimizer's work on a layer; compute over the
 // endpoints' busy intervals.
-StepTimeline step_timeline(const memoryx::MemoryX& memoryx, const std::vector<const fabric::edge::EdgeEndpoint*>& endpoints);
+StepTimeline step_timeline(const memoryx::MemoryX& memoryx,
+                           const std::vector<const fabric::edge::EdgeEndpoint*>& endpoints);
 
 // Breaks the intervals down over [start, end) (exposed time by priority).
 StepBreakdown breakdown(const std::vector<ActivityInterval>& intervals, sim::Picos start, sim::Picos end);

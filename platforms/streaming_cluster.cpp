@@ -39,11 +39,12 @@ StreamingCluster::StreamingCluster(const sc_core::sc_module_name& name, const Pl
     : sc_core::sc_module(name), spec_(spec) {
   auto& g = stats.group(basename());
   const auto io = edge_io_config(spec_);
-  memoryx_ = std::make_unique<memoryx::MemoryX>("memoryx", spec_.memoryx, stream_port_config(spec_), std::move(layers),
-                                                optimizer, memoryx::MemoryXOptions{options.functional, options.seed}, g);
+  memoryx_ =
+      std::make_unique<memoryx::MemoryX>("memoryx", spec_.memoryx, stream_port_config(spec_), std::move(layers),
+                                         optimizer, memoryx::MemoryXOptions{options.functional, options.seed}, g);
   const std::uint32_t n = spec_.cluster.systems;
-  swarmx_ = std::make_unique<fabric::swarmx::SwarmX>("swarmx", spec_.swarmx, n, io.plane_bandwidth(),
-                                                     options.functional, g);
+  swarmx_ =
+      std::make_unique<fabric::swarmx::SwarmX>("swarmx", spec_.swarmx, n, io.plane_bandwidth(), options.functional, g);
   for (std::uint32_t e = 0; e < n; ++e) endpoints_.push_back(endpoints(fmt::format("wafer{}", e).c_str(), e, io, g));
   for (std::uint32_t p = 0; p < spec_.swarmx.planes; ++p) {
     memoryx_->stream_out(p).connect(swarmx_->root_in(p));

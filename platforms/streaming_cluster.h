@@ -42,9 +42,9 @@ class StreamingCluster : public sc_core::sc_module {
  public:
   // One endpoint per system (spec.cluster.systems). Throws sim::InputError when the model
   // does not fit MemoryX.
-  StreamingCluster(const sc_core::sc_module_name& name, const PlatformSpec& spec, std::vector<memoryx::LayerSpec> layers,
-                   const memoryx::OptimizerConfig& optimizer, const EndpointFactory& endpoints,
-                   const StreamingOptions& options, sim::stats::Group& stats);
+  StreamingCluster(const sc_core::sc_module_name& name, const PlatformSpec& spec,
+                   std::vector<memoryx::LayerSpec> layers, const memoryx::OptimizerConfig& optimizer,
+                   const EndpointFactory& endpoints, const StreamingOptions& options, sim::stats::Group& stats);
 
   memoryx::MemoryX& memoryx() { return *memoryx_; }
   [[nodiscard]] const memoryx::MemoryX& memoryx() const { return *memoryx_; }

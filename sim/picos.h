@@ -24,8 +24,14 @@ class Picos {
   static constexpr Picos never() { return Picos(std::numeric_limits<std::uint64_t>::max()); }
   [[nodiscard]] constexpr bool is_never() const { return *this == never(); }
 
-  constexpr Picos& operator+=(Picos o) { ps_ += o.ps_; return *this; }
-  constexpr Picos& operator-=(Picos o) { ps_ -= o.ps_; return *this; }
+  constexpr Picos& operator+=(Picos o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr Picos& operator-=(Picos o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
   friend constexpr Picos operator+(Picos a, Picos b) { return Picos(a.ps_ + b.ps_); }
   friend constexpr Picos operator-(Picos a, Picos b) { return Picos(a.ps_ - b.ps_); }
   friend constexpr Picos operator*(Picos a, std::uint64_t k) { return Picos(a.ps_ * k); }

@@ -13,13 +13,15 @@ EdgeEndpoint::EdgeEndpoint(const sc_core::sc_module_name& name, const EdgeIoConf
   if (io_.planes == 0 || io_.buffer_chunks == 0) throw std::logic_error("EdgeEndpoint: no planes or no buffers");
   const units::Bandwidth link = io_.plane_bandwidth();
   for (std::uint32_t p = 0; p < io_.planes; ++p) {
-    weights_in_.push_back(std::make_unique<sim::stream::ChunkInPort>(
-        fmt::format("weights_in{}", p), io_.buffer_chunks, [this](const sim::stream::ChunkInPort::Entry& e) {
-          const auto s = e.chunk.info.stream;
-          if (arrived_.size() <= s) arrived_.resize(s + 1, 0);
-          if (++arrived_[s] == e.chunk.info.count) records_.stream_arrived[s] = e.arrival;
-          wake_.notify(sc_core::SC_ZERO_TIME);
-        }));
+    weights_in_.push_back(std::make_unique<sim::stream::ChunkInPort>(fmt::format("weights_in{}", p), io_.buffer_chunks,
+                                                                     [this](const sim::stream::ChunkInPort::Entry& e) {
+                                                                       const auto s = e.chunk.info.stream;
+                                                                       if (arrived_.size() <= s)
+                                                                         arrived_.resize(s + 1, 0);
+                                                                       if (++arrived_[s] == e.chunk.info.count)
+                                                                         records_.stream_arrived[s] = e.arrival;
+                                                                       wake_.notify(sc_core::SC_ZERO_TIME);
+                                                                     }));
     gradients_out_.push_back(std::make_unique<sim::stream::ChunkOutPort>(
         fmt::format("gradients_out{}", p), link, [this] { wake_.notify(sc_core::SC_ZERO_TIME); }));
   }

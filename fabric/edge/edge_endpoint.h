@@ -28,7 +28,7 @@ struct Interval {
 struct EndpointRecords {
   std::map<std::uint32_t, sim::Picos> stream_arrived;  // stream -> time its last chunk arrived here
   std::map<std::pair<std::uint32_t, std::uint32_t>, sim::Picos> gradient_started;  // (step, layer) -> first send
-  std::vector<Interval> busy;  // computing (merged, in time order)
+  std::vector<Interval> busy;                                                      // computing (merged, in time order)
 };
 
 // Contract for subclasses and for whoever connects an endpoint:

@@ -5,7 +5,8 @@
 namespace wafersim::fabric::edge {
 
 units::Bandwidth EdgeIoConfig::direction_bandwidth() const {
-  return units::Bandwidth{std::min(io_ports * io_port_bandwidth.bits_per_s, edge_io_channels * channel_bandwidth.bits_per_s)};
+  return units::Bandwidth{
+      std::min(io_ports * io_port_bandwidth.bits_per_s, edge_io_channels * channel_bandwidth.bits_per_s)};
 }
 
 units::Bandwidth EdgeIoConfig::plane_bandwidth() const {

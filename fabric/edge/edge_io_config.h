@@ -15,7 +15,7 @@ struct EdgeIoConfig {
   units::Bandwidth channel_bandwidth{35.2e9};  // one wavelet per cycle: wavelet_width x wafer clock
   std::uint32_t planes = 12;                   // SwarmX planes: chunk i uses plane i % planes
   units::Bandwidth swarmx_port_bandwidth{100e9};
-  std::uint32_t buffer_chunks = 4;             // slots of each weights-in and gradients-out port
+  std::uint32_t buffer_chunks = 4;  // slots of each weights-in and gradients-out port
 
   // Weights enter through the west edge channels, gradients leave through the east ones; each
   // direction carries min(io_ports x io_port_bandwidth, edge_io_channels x channel_bandwidth).

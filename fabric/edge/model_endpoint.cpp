@@ -51,7 +51,8 @@ Chunk ModelEndpoint::make_gradient(const Chunk& weights) const {
   g.info.pass = Pass::Gradient;
   g.info.stream = 0;
   if (!config_.functional) return g;
-  if (!weights.data) throw sim::SimulationError(fmt::format("{}: {} carries no values", name(), weights.info.describe()));
+  if (!weights.data)
+    throw sim::SimulationError(fmt::format("{}: {} carries no values", name(), weights.info.describe()));
   auto out = std::make_shared<std::vector<float>>(weights.info.bytes / 4);
   if (config_.gradient) {
     config_.gradient(index(), g.info, *weights.data, *out);
@@ -106,8 +107,9 @@ Picos ModelEndpoint::step(Picos now) {
       if (!in.empty()) {
         const auto& info = in.front().chunk.info;
         if (info.stream != stream_ || info.index != index_)
-          throw sim::SimulationError(fmt::format("{}: expected chunk {} of stream {} on plane {}, found {} of stream {}",
-                                                 name(), index_, stream_, p, info.describe(), info.stream));
+          throw sim::SimulationError(
+              fmt::format("{}: expected chunk {} of stream {} on plane {}, found {} of stream {}", name(), index_,
+                          stream_, p, info.describe(), info.stream));
         const bool backward = info.pass == Pass::Backward;
         if (!backward || held_[p] < io().buffer_chunks) {
           if (backward) ++held_[p];

@@ -25,13 +25,13 @@ using GradientFn = std::function<void(std::uint32_t endpoint, const sim::stream:
                                       const std::vector<float>& weights, std::vector<float>& out)>;
 
 struct ModelEndpointConfig {
-  std::uint32_t layers = 1;                // the loss follows the forward stream of layer layers-1
-  LayerRates rates;                        // for every layer without an entry in per_layer
-  std::vector<LayerRates> per_layer;       // optional, indexed by layer
+  std::uint32_t layers = 1;           // the loss follows the forward stream of layer layers-1
+  LayerRates rates;                   // for every layer without an entry in per_layer
+  std::vector<LayerRates> per_layer;  // optional, indexed by layer
   units::Duration loss_time{0};
   bool functional = false;
-  std::uint64_t seed = 1;                  // of the default gradients
-  GradientFn gradient;                     // default: default_gradient()
+  std::uint64_t seed = 1;  // of the default gradients
+  GradientFn gradient;     // default: default_gradient()
 };
 
 class ModelEndpoint : public EdgeEndpoint {

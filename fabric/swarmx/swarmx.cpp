@@ -25,9 +25,11 @@ SwarmX::SwarmX(const sc_core::sc_module_name& name, const SwarmXConfig& config, 
   if (shape.levels != levels()) throw std::logic_error("SwarmX: tree does not match tree_shape()");
 
   auto& g = stats.group(basename());
-  g.formula("levels", [this] { return static_cast<double>(levels()); }, "levels", "switch levels per plane", true);
-  g.formula("switches", [this] { return static_cast<double>(nodes_.size()); }, "switches",
-            "logical switches (1:4 or 1:2) over all planes", true);
+  g.formula(
+      "levels", [this] { return static_cast<double>(levels()); }, "levels", "switch levels per plane", true);
+  g.formula(
+      "switches", [this] { return static_cast<double>(nodes_.size()); }, "switches",
+      "logical switches (1:4 or 1:2) over all planes", true);
   const units::Bandwidth up{std::min(config_.port_bandwidth.bits_per_s, config_.reduce_throughput.bits_per_s)};
   const sim::Picos latency = sim::to_picos(config_.node_latency);
   const std::uint32_t L = levels();
@@ -42,8 +44,8 @@ SwarmX::SwarmX(const sc_core::sc_module_name& name, const SwarmXConfig& config, 
         sp.up_bandwidth = up;
         sp.buffer_chunks = config_.buffer_chunks;
         sp.latency = latency;
-        nodes_.push_back(std::make_unique<SwitchNode>(fmt::format("p{}_l{}_s{}", p, level, i).c_str(), sp,
-                                                      functional, g));
+        nodes_.push_back(
+            std::make_unique<SwitchNode>(fmt::format("p{}_l{}_s{}", p, level, i).c_str(), sp, functional, g));
       }
     }
     for (std::uint32_t level = 0; level + 1 < L; ++level)
@@ -67,8 +69,7 @@ std::uint32_t SwarmX::index_of(std::uint32_t plane, std::uint32_t level, std::ui
 }
 
 SwitchNode& SwarmX::node(std::uint32_t plane, std::uint32_t level, std::uint32_t index) {
-  if (plane >= config_.planes || level >= levels() || index >= widths_[level])
-    throw std::out_of_range("SwarmX::node");
+  if (plane >= config_.planes || level >= levels() || index >= widths_[level]) throw std::out_of_range("SwarmX::node");
   return *nodes_[index_of(plane, level, index)];
 }
 

@@ -46,7 +46,7 @@ class SwarmX : public sc_core::sc_module {
 
   SwarmXConfig config_;
   std::uint32_t endpoints_;
-  std::vector<std::uint32_t> widths_;  // switches per level, top first
+  std::vector<std::uint32_t> widths_;               // switches per level, top first
   std::vector<std::unique_ptr<SwitchNode>> nodes_;  // plane-major, then level, then index
 };
 

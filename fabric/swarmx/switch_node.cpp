@@ -110,8 +110,8 @@ bool SwitchNode::reduce(Picos now) {
   if (functional_) {
     for (std::uint32_t i = 0; i < up_in_.size(); ++i)
       if (!up_in_[i]->front().chunk.data)
-        throw sim::SimulationError(fmt::format("{}: {} from child {} carries no values", name(),
-                                               first.info.describe(), i));
+        throw sim::SimulationError(
+            fmt::format("{}: {} from child {} carries no values", name(), first.info.describe(), i));
     auto acc = std::make_shared<std::vector<float>>(*first.data);
     for (std::uint32_t i = 1; i < up_in_.size(); ++i) {
       const auto& v = *up_in_[i]->front().chunk.data;

@@ -26,8 +26,7 @@ struct SwitchPorts {
 
 class SwitchNode : public sc_core::sc_module {
  public:
-  SwitchNode(const sc_core::sc_module_name& name, const SwitchPorts& ports, bool functional,
-             sim::stats::Group& stats);
+  SwitchNode(const sc_core::sc_module_name& name, const SwitchPorts& ports, bool functional, sim::stats::Group& stats);
 
   [[nodiscard]] std::uint32_t children() const { return static_cast<std::uint32_t>(down_out_.size()); }
   sim::stream::ChunkInPort& down_in() { return *down_in_; }

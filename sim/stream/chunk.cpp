@@ -6,9 +6,12 @@ namespace wafersim::sim::stream {
 
 const char* to_string(Pass p) {
   switch (p) {
-    case Pass::Forward: return "forward";
-    case Pass::Backward: return "backward";
-    case Pass::Gradient: return "gradient";
+    case Pass::Forward:
+      return "forward";
+    case Pass::Backward:
+      return "backward";
+    case Pass::Gradient:
+      return "gradient";
   }
   return "?";
 }

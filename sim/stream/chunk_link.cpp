@@ -15,8 +15,7 @@ void require_ps_resolution() {
 
 }  // namespace
 
-ChunkInPort::ChunkInPort(const std::string& name, std::uint32_t capacity,
-                         std::function<void(const Entry&)> on_arrival)
+ChunkInPort::ChunkInPort(const std::string& name, std::uint32_t capacity, std::function<void(const Entry&)> on_arrival)
     : socket((name + "_socket").c_str()), name_(name), capacity_(capacity), on_arrival_(std::move(on_arrival)) {
   if (capacity_ == 0) throw std::logic_error("ChunkInPort " + name + ": capacity 0");
   socket.register_nb_transport_fw(this, &ChunkInPort::nb_transport_fw);
@@ -53,7 +52,8 @@ void ChunkInPort::add_stats(stats::Group& g) const {
   g.counter("chunks", &chunks_, "chunks", "chunks received");
   g.counter("bytes", &bytes_, "B", "bytes received");
   g.counter("peak_occupancy", &peak_, "chunks", "most chunks buffered at once");
-  g.formula("capacity", [this] { return static_cast<double>(capacity_); }, "chunks", "buffer slots", true);
+  g.formula(
+      "capacity", [this] { return static_cast<double>(capacity_); }, "chunks", "buffer slots", true);
 }
 
 ChunkOutPort::ChunkOutPort(const std::string& name, units::Bandwidth bandwidth, std::function<void()> on_credit)
@@ -139,7 +139,8 @@ void ChunkOutPort::add_stats(stats::Group& g) const {
   g.counter("busy", &busy_ps_, "ps", "time the link was serialising chunks");
   g.counter("blocked", &blocked_ps_, "ps",
             "time a ready chunk waited on an idle link for a free slot downstream (back-pressure)");
-  g.formula("bandwidth", [this] { return bandwidth_.bits_per_s; }, "b/s", "link bandwidth");
+  g.formula(
+      "bandwidth", [this] { return bandwidth_.bits_per_s; }, "b/s", "link bandwidth");
 }
 
 }  // namespace wafersim::sim::stream

@@ -4,10 +4,10 @@
 // credit-based back-pressure. Owners are modules with one SC_METHOD that re-arms itself; the
 // ports only keep state and call the owner's wake function.
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
 
 #include <cstdint>
 #include <deque>

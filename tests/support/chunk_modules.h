@@ -21,9 +21,8 @@ using sim::stream::Pass;
 
 // Cuts `bytes` of one layer into chunks of `chunk_bytes`, chunk i on plane i % planes.
 // `value(element)` gives FP32 values when set (functional), else the chunks carry none.
-inline std::vector<std::vector<Chunk>> make_chunks(std::uint64_t bytes, std::uint64_t chunk_bytes,
-                                                   std::uint32_t planes, Pass pass,
-                                                   const std::function<float(std::uint64_t)>& value = {}) {
+inline std::vector<std::vector<Chunk>> make_chunks(std::uint64_t bytes, std::uint64_t chunk_bytes, std::uint32_t planes,
+                                                   Pass pass, const std::function<float(std::uint64_t)>& value = {}) {
   std::vector<std::vector<Chunk>> out(planes);
   const std::uint32_t n = sim::stream::chunk_count(bytes, chunk_bytes);
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -83,11 +82,11 @@ class ChunkSink : public sc_core::sc_module {
   ChunkSink(const sc_core::sc_module_name& name, std::size_t planes, std::uint32_t capacity)
       : sc_core::sc_module(name) {
     for (std::size_t p = 0; p < planes; ++p)
-      in_.push_back(std::make_unique<sim::stream::ChunkInPort>(
-          "in" + std::to_string(p), capacity, [this](const sim::stream::ChunkInPort::Entry& e) {
-            arrivals.push_back(Arrival{e.chunk, e.arrival});
-            wake_.notify(sc_core::SC_ZERO_TIME);
-          }));
+      in_.push_back(std::make_unique<sim::stream::ChunkInPort>("in" + std::to_string(p), capacity,
+                                                               [this](const sim::stream::ChunkInPort::Entry& e) {
+                                                                 arrivals.push_back(Arrival{e.chunk, e.arrival});
+                                                                 wake_.notify(sc_core::SC_ZERO_TIME);
+                                                               }));
     SC_HAS_PROCESS(ChunkSink);
     SC_METHOD(run);
     sensitive << wake_;

@@ -7,8 +7,12 @@
 
 #include <systemc>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <vector>
 
 #include "fabric/edge/model_endpoint.h"
@@ -17,6 +21,7 @@
 #include "platforms/streaming_cluster.h"
 #include "sim/errors.h"
 #include "sim/stats/formatters.h"
+#include "tests/support/temp_dir.h"
 
 namespace wafersim::platforms {
 namespace {
@@ -27,7 +32,7 @@ struct Loop {
   sim::stats::Group stats{"root"};
   std::unique_ptr<StreamingCluster> cluster;
   Loop(const std::string& preset, std::vector<memoryx::LayerSpec> layers, fabric::edge::ModelEndpointConfig ec,
-        bool functional = false, const memoryx::OptimizerConfig& opt = {}) {
+       bool functional = false, const memoryx::OptimizerConfig& opt = {}) {
     const auto spec = load_platform(preset).spec;
     ec.layers = static_cast<std::uint32_t>(layers.size());
     ec.functional = functional;
@@ -132,7 +137,8 @@ TEST(ClusterStep, FastWafersExposeStreaming) {
   auto t = run_training_steps(*s.cluster, 1);
   const auto& b = t.steps.at(0);
   EXPECT_EQ(b.exposed[static_cast<std::size_t>(Activity::Compute)], Picos(0));
-  EXPECT_GT(b.exposed[static_cast<std::size_t>(Activity::Stream)], b.exposed[static_cast<std::size_t>(Activity::Reduce)]);
+  EXPECT_GT(b.exposed[static_cast<std::size_t>(Activity::Stream)],
+            b.exposed[static_cast<std::size_t>(Activity::Reduce)]);
   Picos sum = b.idle;
   for (auto x : b.exposed) sum += x;
   EXPECT_EQ(sum, b.duration());
@@ -230,6 +236,37 @@ TEST(ClusterStep, DescribeStateNamesWhatEveryModuleWaitsFor) {
   for (const char* what : {"1 of 2 streams sent", "4 slots held, 0 credits", "p0_l0_s0: down 4 buffered",
                            "wafer1: plane 0 4 weights buffered", "waiting for chunk 0 of stream 0 (busy)"})
     EXPECT_NE(d.find(what), std::string::npos) << what << " in\n" << d;
+}
+
+// Two steps of a functional cs2-cluster run with every statistic; written to the file named by
+// WAFERSIM_STATS_OUT when set (see the next test).
+TEST(ClusterStep, StatsOfAFunctionalRun) {
+  memoryx::OptimizerConfig opt;
+  Loop s("cs2-cluster", {{"l0", 70'000}, {"l1", 30'000}}, rates(800e9, 400e9, 1e-6), true, opt);
+  auto t = run_training_steps(*s.cluster, 2);
+  add_stats(s.stats, t);
+  const std::string json = sim::stats::stats_file_json(s.stats);
+  EXPECT_NE(json.find("\"prefetch\""), std::string::npos);
+  if (const char* out = std::getenv("WAFERSIM_STATS_OUT")) std::ofstream(out) << json;
+}
+
+// Same inputs, same bytes: the run above twice, in two processes (fresh SystemC kernels).
+TEST(ClusterStep, StatsAreDeterministic) {
+  test::TempDir dir;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string files[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto out = dir.path() / ("stats" + std::to_string(i) + ".json");
+    const std::string cmd = "WAFERSIM_STATS_OUT=" + out.string() + " " + self +
+                            " --gtest_filter=ClusterStep.StatsOfAFunctionalRun > /dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream in(out);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    files[i] = ss.str();
+  }
+  EXPECT_GT(files[0].size(), 1000u);
+  EXPECT_EQ(files[0], files[1]);
 }
 
 }  // namespace

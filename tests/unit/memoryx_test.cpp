@@ -30,10 +30,12 @@ constexpr std::uint64_t KiB = 1024;
 
 MemoryXConfig small_config() {
   MemoryXConfig c;
-  c.dram = TierConfig{DataSize::from_bytes(448 * KiB), Bandwidth{200e9}, Bandwidth{200e9}, Duration{100e-9},
-                      Duration{100e-9}, DataSize::from_bytes(64)};
-  c.flash = TierConfig{DataSize::from_bytes(1024 * KiB), Bandwidth{200e9}, Bandwidth{50e9}, Duration{100e-6},
-                       Duration{1e-3}, DataSize::from_bytes(16 * KiB)};
+  c.dram = TierConfig{
+      DataSize::from_bytes(448 * KiB), Bandwidth{200e9}, Bandwidth{200e9}, Duration{100e-9}, Duration{100e-9},
+      DataSize::from_bytes(64)};
+  c.flash =
+      TierConfig{DataSize::from_bytes(1024 * KiB), Bandwidth{200e9}, Bandwidth{50e9}, Duration{100e-6}, Duration{1e-3},
+                 DataSize::from_bytes(16 * KiB)};
   c.optimizer_throughput = units::ParamRate{1e9};
   c.bytes_per_param = 20;
   c.prefetch_depth = 1;
@@ -93,9 +95,9 @@ TEST(MemoryXPlacement, BytesPerParamMustHoldTheOptimizerState) {
 TEST(MemoryXPlacement, TheModuleRefusesAModelThatDoesNotFit) {
   sim::stats::Group stats("root");
   std::vector<LayerSpec> layers(5, LayerSpec{"x", 16384});
-  EXPECT_THROW(MemoryX("memoryx", small_config(), StreamPortConfig{}, layers, OptimizerConfig{}, MemoryXOptions{},
-                       stats),
-               sim::InputError);
+  EXPECT_THROW(
+      MemoryX("memoryx", small_config(), StreamPortConfig{}, layers, OptimizerConfig{}, MemoryXOptions{}, stats),
+      sim::InputError);
 }
 
 // ---------------------------------------------------------------- optimizer math
@@ -304,7 +306,8 @@ TEST(MemoryXPrefetch, StatisticsAreInTheTree) {
 TEST(MemoryXFunctional, OneEndpointStepMatchesTheReference) {
   Standalone s(small_config(), {{"a", 16384}, {"b", 16384}}, Bandwidth{50e9}, true);
   std::vector<ReferenceState> ref;
-  for (std::uint32_t l = 0; l < 2; ++l) ref.push_back(ReferenceState::with_weights(s.mx->weights(l), OptimizerKind::Adam));
+  for (std::uint32_t l = 0; l < 2; ++l)
+    ref.push_back(ReferenceState::with_weights(s.mx->weights(l), OptimizerKind::Adam));
   s.mx->schedule_steps(2);
   sc_core::sc_start();
   ASSERT_TRUE(s.mx->finished());

@@ -112,7 +112,8 @@ TEST(SwarmX, BroadcastThroughTwoLevelsTakesExactlyTheFormula) {
 TEST(SwarmX, ReductionThroughTwoLevelsTakesExactlyTheFormula) {
   const std::uint64_t S = 1'000'000;
   const SwarmXConfig c = config();
-  Bench b(c, 5, {}, [&](std::uint32_t) { return make_chunks(S, kChunk, 1, sim::stream::Pass::Gradient); }, false);
+  Bench b(
+      c, 5, {}, [&](std::uint32_t) { return make_chunks(S, kChunk, 1, sim::stream::Pass::Gradient); }, false);
   const Picos d = sim::to_picos(c.node_latency);
   const Picos T = ser100(kChunk) * 15 + ser100(S - 15 * kChunk) + 2 * (d + ser100(kChunk));
   run_before(T);  // everything up to T - 1 ps
@@ -131,7 +132,8 @@ TEST(SwarmX, ReduceThroughputBoundsTheReduction) {
   SwarmXConfig c = config();
   c.reduce_throughput = units::Bandwidth{50e9};
   const std::uint64_t S = 16 * kChunk;
-  Bench b(c, 5, {}, [&](std::uint32_t) { return make_chunks(S, kChunk, 1, sim::stream::Pass::Gradient); }, false);
+  Bench b(
+      c, 5, {}, [&](std::uint32_t) { return make_chunks(S, kChunk, 1, sim::stream::Pass::Gradient); }, false);
   const Picos s = ser100(kChunk);
   const Picos r = Picos(kChunk * 160);  // 50 Gb/s
   const Picos d = sim::to_picos(c.node_latency);
@@ -188,12 +190,13 @@ TEST(SwarmX, ReductionSumsFp32InTreeOrder) {
     const float mag[] = {1e8F, 1.0F, -1e8F, 3.0F, 1e-3F, 7e7F, -7e7F, 0.25F};
     return mag[e] * (1.0F + static_cast<float>((k * 7 + e * 13) % 17) / 17.0F);
   };
-  Bench b(c, 8, {},
-          [&](std::uint32_t e) {
-            return make_chunks(n * 4, kChunk, 1, sim::stream::Pass::Gradient,
-                               [&, e](std::uint64_t k) { return value(e, k); });
-          },
-          true);
+  Bench b(
+      c, 8, {},
+      [&](std::uint32_t e) {
+        return make_chunks(n * 4, kChunk, 1, sim::stream::Pass::Gradient,
+                           [&, e](std::uint64_t k) { return value(e, k); });
+      },
+      true);
   sc_core::sc_start();
   std::vector<std::vector<float>> g(8, std::vector<float>(n));
   for (std::uint32_t e = 0; e < 8; ++e)
@@ -214,12 +217,13 @@ TEST(SwarmX, PairOfOneToTwoSumsPairwise) {
     const float mag[] = {1e8F, 1.0F, -1e8F, 1.0F};
     return mag[e] + static_cast<float>(k % 5);
   };
-  Bench b(c, 4, {},
-          [&](std::uint32_t e) {
-            return make_chunks(n * 4, kChunk, 1, sim::stream::Pass::Gradient,
-                               [&, e](std::uint64_t k) { return value(e, k); });
-          },
-          true);
+  Bench b(
+      c, 4, {},
+      [&](std::uint32_t e) {
+        return make_chunks(n * 4, kChunk, 1, sim::stream::Pass::Gradient,
+                           [&, e](std::uint64_t k) { return value(e, k); });
+      },
+      true);
   ASSERT_EQ(b.tree->levels(), 2u);
   sc_core::sc_start();
   const auto got = b.root_sink->values(n);
@@ -261,13 +265,14 @@ TEST(SwarmX, NodeAndLinkStatisticsAreInTheTree) {
 
 TEST(SwarmX, MismatchedGradientChunksAreASimulationError) {
   const SwarmXConfig c = config();
-  Bench b(c, 2, {},
-          [&](std::uint32_t e) {
-            auto chunks = make_chunks(8192, kChunk, 1, sim::stream::Pass::Gradient);
-            chunks[0][0].info.layer = e;  // endpoint 1 sends another layer
-            return chunks;
-          },
-          false);
+  Bench b(
+      c, 2, {},
+      [&](std::uint32_t e) {
+        auto chunks = make_chunks(8192, kChunk, 1, sim::stream::Pass::Gradient);
+        chunks[0][0].info.layer = e;  // endpoint 1 sends another layer
+        return chunks;
+      },
+      false);
   EXPECT_THROW(sc_core::sc_start(), sim::SimulationError);
 }
 
