@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/errors.h"
+
 namespace wafersim::sim {
 namespace {
 
@@ -12,7 +14,8 @@ __extension__ typedef unsigned __int128 u128;
 
 std::uint64_t ceil_div(u128 num, u128 den) {
   u128 q = (num + den - 1) / den;
-  if (q > std::numeric_limits<std::uint64_t>::max()) throw std::overflow_error("transfer time exceeds 2^64 ps");
+  if (q > std::numeric_limits<std::uint64_t>::max())
+    throw SimulationError("a transfer takes longer than 2^64 ps (213 days of simulated time)");
   return static_cast<std::uint64_t>(q);
 }
 

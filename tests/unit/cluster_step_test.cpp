@@ -48,6 +48,22 @@ fabric::edge::ModelEndpointConfig rates(double forward_bps, double backward_bps,
   return ec;
 }
 
+// A wafer's link per plane: min(port, min(io ports x port bandwidth, edge channels x wavelet x clock) / planes).
+TEST(ClusterStep, EdgeIoBandwidthFromThePlatform) {
+  const auto cs2 = edge_io_config(load_platform("cs2-cluster").spec);
+  EXPECT_EQ(cs2.direction_bandwidth().bits_per_s, 1.2e12);  // 12 x 100 GbE (60 channels carry 2.112 Tb/s)
+  EXPECT_EQ(cs2.plane_bandwidth().bits_per_s, 100e9);
+  EXPECT_EQ(cs2.planes, 12u);
+  const auto tiny = edge_io_config(load_platform("tiny-cluster").spec);
+  EXPECT_EQ(tiny.direction_bandwidth().bits_per_s, 100e9);
+  // Two edge channels at 32 b x 1.1 GHz carry 70.4 Gb/s: the fabric edge is the bound.
+  const auto narrow = edge_io_config(load_platform("tiny-cluster", {"fabric.edge_io_channels=2"}).spec);
+  EXPECT_EQ(sim::bits_per_second(narrow.plane_bandwidth()), 70'400'000'000u);
+  const auto ports = stream_port_config(load_platform("cs2-cluster").spec);
+  EXPECT_EQ(ports.chunk_bytes, 65536u);
+  EXPECT_EQ(ports.planes, 12u);
+}
+
 // Runs every event before `t`.
 void run_before(Picos t) { sc_core::sc_start(sim::to_sc_time(t - sim::now())); }
 
