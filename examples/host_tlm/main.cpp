@@ -2,9 +2,9 @@
 // program onto a PE, write its input with b_transport, start a task through the PE's
 // control block, wait until it is done, read the result back. Built and run by ctest.
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdint>
 #include <cstdio>

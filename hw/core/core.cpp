@@ -21,22 +21,34 @@ CoreParams::CoreParams(const PeConfig& c, std::uint32_t n_colors)
 
 Cycle CoreParams::latency(isa::LatencyClass c) const {
   switch (c) {
-    case isa::LatencyClass::Scalar: return pe.latency.scalar;
-    case isa::LatencyClass::Mov: return pe.latency.mov;
-    case isa::LatencyClass::Add: return pe.latency.add;
-    case isa::LatencyClass::Mul: return pe.latency.mul;
-    case isa::LatencyClass::Fmac: return pe.latency.fmac;
-    case isa::LatencyClass::Exp: return pe.latency.exp;
-    case isa::LatencyClass::Recip: return pe.latency.recip;
+    case isa::LatencyClass::Scalar:
+      return pe.latency.scalar;
+    case isa::LatencyClass::Mov:
+      return pe.latency.mov;
+    case isa::LatencyClass::Add:
+      return pe.latency.add;
+    case isa::LatencyClass::Mul:
+      return pe.latency.mul;
+    case isa::LatencyClass::Fmac:
+      return pe.latency.fmac;
+    case isa::LatencyClass::Exp:
+      return pe.latency.exp;
+    case isa::LatencyClass::Recip:
+      return pe.latency.recip;
   }
   return pe.latency.scalar;
 }
 
 std::uint32_t CoreParams::lanes(DType t) const {
   switch (t) {
-    case DType::F16: case DType::U16: return pe.simd_lanes.fp16;
-    case DType::BF16: return pe.simd_lanes.bf16;
-    case DType::F32: case DType::U32: return pe.simd_lanes.fp32;
+    case DType::F16:
+    case DType::U16:
+      return pe.simd_lanes.fp16;
+    case DType::BF16:
+      return pe.simd_lanes.bf16;
+    case DType::F32:
+    case DType::U32:
+      return pe.simd_lanes.fp32;
   }
   return 1;
 }
@@ -68,10 +80,12 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now) {
                                     units::format(p_->pe.sram.size), pe)});
   for (const auto& d : program->descriptors)
     if (d.init.is_fabric() && d.init.color >= p_->colors)
-      errors.push_back({d.location, "", fmt::format("color {} is beyond the platform's {} colors", d.init.color, p_->colors)});
+      errors.push_back(
+          {d.location, "", fmt::format("color {} is beyond the platform's {} colors", d.init.color, p_->colors)});
   for (const auto& t : program->tasks)
     if (t.data && t.color >= p_->colors)
-      errors.push_back({t.location, "", fmt::format("color {} is beyond the platform's {} colors", t.color, p_->colors)});
+      errors.push_back(
+          {t.location, "", fmt::format("color {} is beyond the platform's {} colors", t.color, p_->colors)});
   for (std::size_t pc = 0; pc < program->code.size(); ++pc) {
     const Instruction& ins = program->code[pc];
     const int slot = ins.op == Op::Send ? 0 : ins.op == Op::Recv ? 1 : -1;
@@ -90,10 +104,12 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now) {
 }
 
 void Core::host_activate(std::uint8_t task, Cycle at) {
-  if (!program_) throw sim::InputError(fmt::format("PE ({}, {}) has no program: cannot activate task {}", coord_.x, coord_.y, task));
+  if (!program_)
+    throw sim::InputError(fmt::format("PE ({}, {}) has no program: cannot activate task {}", coord_.x, coord_.y, task));
   const isa::TaskDecl* t = program_->task(task);
   if (!t || t->data)
-    throw sim::InputError(fmt::format("PE ({}, {}): task {} is not a local task of {}", coord_.x, coord_.y, task, program_->file));
+    throw sim::InputError(
+        fmt::format("PE ({}, {}): task {} is not a local task of {}", coord_.x, coord_.y, task, program_->file));
   host_activations_.emplace_back(at, task);
 }
 
@@ -122,7 +138,9 @@ void Core::catch_up(Cycle now) {
 }
 
 namespace {
-bool retryable(Stall s) { return s != Stall::FabricIn && s != Stall::FabricOut && s != Stall::Queue && s != Stall::Microthread; }
+bool retryable(Stall s) {
+  return s != Stall::FabricIn && s != Stall::FabricOut && s != Stall::Queue && s != Stall::Microthread;
+}
 }  // namespace
 
 Cycle Core::tick(Cycle now, CycleResources& r) {
@@ -233,9 +251,10 @@ void Core::take_control_wavelet(Cycle now, CycleResources& r) {
     const auto id = static_cast<std::uint8_t>(w.payload & (isa::kMaxTasks - 1));
     const isa::TaskDecl* t = program_->task(id);
     if (!t || t->data)
-      throw sim::SimulationError(fmt::format("PE ({}, {}): a control wavelet on color {} activates task {}, which is not a "
-                                             "local task of {}",
-                                             coord_.x, coord_.y, c, id, program_->file));
+      throw sim::SimulationError(
+          fmt::format("PE ({}, {}): a control wavelet on color {} activates task {}, which is not a "
+                      "local task of {}",
+                      coord_.x, coord_.y, c, id, program_->file));
     active_ |= std::uint64_t{1} << id;
     return;
   }
@@ -284,16 +303,26 @@ std::uint32_t mask_of(DType t) { return size_of(t) == 4 ? 0xffffffffu : 0xffffu;
 bool compare(isa::Cond c, std::uint32_t a, std::uint32_t b) {
   const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
   switch (c) {
-    case isa::Cond::Eq: return a == b;
-    case isa::Cond::Ne: return a != b;
-    case isa::Cond::Lt: return sa < sb;
-    case isa::Cond::Le: return sa <= sb;
-    case isa::Cond::Gt: return sa > sb;
-    case isa::Cond::Ge: return sa >= sb;
-    case isa::Cond::Ltu: return a < b;
-    case isa::Cond::Leu: return a <= b;
-    case isa::Cond::Gtu: return a > b;
-    case isa::Cond::Geu: return a >= b;
+    case isa::Cond::Eq:
+      return a == b;
+    case isa::Cond::Ne:
+      return a != b;
+    case isa::Cond::Lt:
+      return sa < sb;
+    case isa::Cond::Le:
+      return sa <= sb;
+    case isa::Cond::Gt:
+      return sa > sb;
+    case isa::Cond::Ge:
+      return sa >= sb;
+    case isa::Cond::Ltu:
+      return a < b;
+    case isa::Cond::Leu:
+      return a <= b;
+    case isa::Cond::Gtu:
+      return a > b;
+    case isa::Cond::Geu:
+      return a >= b;
   }
   return false;
 }
@@ -301,13 +330,20 @@ bool compare(isa::Cond c, std::uint32_t a, std::uint32_t b) {
 bool fcompare(isa::Cond c, DType t, std::uint32_t a, std::uint32_t b) {
   using namespace numerics;
   switch (c) {
-    case isa::Cond::Eq: return eq(t, a, b);
-    case isa::Cond::Ne: return !eq(t, a, b);
-    case isa::Cond::Lt: return lt(t, a, b);
-    case isa::Cond::Le: return le(t, a, b);
-    case isa::Cond::Gt: return lt(t, b, a);
-    case isa::Cond::Ge: return le(t, b, a);
-    default: return false;
+    case isa::Cond::Eq:
+      return eq(t, a, b);
+    case isa::Cond::Ne:
+      return !eq(t, a, b);
+    case isa::Cond::Lt:
+      return lt(t, a, b);
+    case isa::Cond::Le:
+      return le(t, a, b);
+    case isa::Cond::Gt:
+      return lt(t, b, a);
+    case isa::Cond::Ge:
+      return le(t, b, a);
+    default:
+      return false;
   }
 }
 
@@ -337,22 +373,47 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
   if (ins.vector) return issue_vector(ins, now, why);
 
   switch (ins.op) {
-    case Op::Nop: break;
-    case Op::Mov: rd() = arg(1); break;
-    case Op::Add: rd() = ra() + arg(2); break;
-    case Op::Sub: rd() = ra() - arg(2); break;
-    case Op::Mul: rd() = ra() * arg(2); break;
-    case Op::And: rd() = ra() & arg(2); break;
-    case Op::Or: rd() = ra() | arg(2); break;
-    case Op::Xor: rd() = ra() ^ arg(2); break;
-    case Op::Shl: rd() = ra() << (arg(2) & 31); break;
-    case Op::Shr: rd() = ra() >> (arg(2) & 31); break;
-    case Op::Sra: rd() = static_cast<std::uint32_t>(static_cast<std::int32_t>(ra()) >> (arg(2) & 31)); break;
-    case Op::Cmp: rd() = compare(ins.cond, ra(), arg(2)) ? 1 : 0; break;
+    case Op::Nop:
+      break;
+    case Op::Mov:
+      rd() = arg(1);
+      break;
+    case Op::Add:
+      rd() = ra() + arg(2);
+      break;
+    case Op::Sub:
+      rd() = ra() - arg(2);
+      break;
+    case Op::Mul:
+      rd() = ra() * arg(2);
+      break;
+    case Op::And:
+      rd() = ra() & arg(2);
+      break;
+    case Op::Or:
+      rd() = ra() | arg(2);
+      break;
+    case Op::Xor:
+      rd() = ra() ^ arg(2);
+      break;
+    case Op::Shl:
+      rd() = ra() << (arg(2) & 31);
+      break;
+    case Op::Shr:
+      rd() = ra() >> (arg(2) & 31);
+      break;
+    case Op::Sra:
+      rd() = static_cast<std::uint32_t>(static_cast<std::int32_t>(ra()) >> (arg(2) & 31));
+      break;
+    case Op::Cmp:
+      rd() = compare(ins.cond, ra(), arg(2)) ? 1 : 0;
+      break;
     case Op::Branch:
       if (compare(ins.cond, regs_[ins.ops[0].reg], arg(1))) next_pc = static_cast<std::uint32_t>(ins.ops[2].imm);
       break;
-    case Op::Jmp: next_pc = static_cast<std::uint32_t>(ins.ops[0].imm); break;
+    case Op::Jmp:
+      next_pc = static_cast<std::uint32_t>(ins.ops[0].imm);
+      break;
     case Op::Ld:
     case Op::St: {
       const Operand& m = ins.op == Op::Ld ? ins.ops[1] : ins.ops[0];
@@ -373,7 +434,10 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
       }
       break;
     }
-    case Op::Tsc: rd() = ins.width ? static_cast<std::uint32_t>((now.count() >> 32) & 0xffff) : static_cast<std::uint32_t>(now.count()); break;
+    case Op::Tsc:
+      rd() = ins.width ? static_cast<std::uint32_t>((now.count() >> 32) & 0xffff)
+                       : static_cast<std::uint32_t>(now.count());
+      break;
     case Op::Send: {
       const Color c = fabric_color(ins.ops[0].imm);
       if (held_out_ & (std::uint64_t{1} << c.id())) return stall(Stall::Queue);
@@ -397,9 +461,15 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
       ++c_.wavelets_in;
       break;
     }
-    case Op::Activate: active_ |= std::uint64_t{1} << ins.ops[0].imm; break;
-    case Op::Block: blocked_ |= std::uint64_t{1} << ins.ops[0].imm; break;
-    case Op::Unblock: blocked_ &= ~(std::uint64_t{1} << ins.ops[0].imm); break;
+    case Op::Activate:
+      active_ |= std::uint64_t{1} << ins.ops[0].imm;
+      break;
+    case Op::Block:
+      blocked_ |= std::uint64_t{1} << ins.ops[0].imm;
+      break;
+    case Op::Unblock:
+      blocked_ &= ~(std::uint64_t{1} << ins.ops[0].imm);
+      break;
     case Op::Ret:
       ++c_.instructions;
       running_ = -1;
@@ -413,7 +483,8 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
       const std::uint32_t v = arg(1);
       const std::string& dname = prog.descriptors[static_cast<std::size_t>(ins.ops[0].imm)].name;
       if (ins.op == Op::DsdBase) {
-        if (v % size_of(d.dtype)) fault(fmt::format("base address {:#x} of '{}' is not aligned to {} bytes", v, dname, size_of(d.dtype)), pc_);
+        if (v % size_of(d.dtype))
+          fault(fmt::format("base address {:#x} of '{}' is not aligned to {} bytes", v, dname, size_of(d.dtype)), pc_);
         d.base = v;
       } else if (ins.op == Op::DsdLen) {
         d.length = v;
@@ -427,21 +498,44 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
         const auto size = static_cast<std::int64_t>(d.size);
         d.start = static_cast<std::uint32_t>(((d.start + k) % size + size) % size);
       } else {
-        d.base = static_cast<std::uint32_t>(d.base + static_cast<std::int64_t>(static_cast<std::int32_t>(v)) * size_of(d.dtype));
+        d.base = static_cast<std::uint32_t>(d.base +
+                                            static_cast<std::int64_t>(static_cast<std::int32_t>(v)) * size_of(d.dtype));
       }
       break;
     }
-    case Op::FMov: rd() = fa(); break;
-    case Op::FAdd: rd() = numerics::add(ins.type, fa(), fb()); break;
-    case Op::FSub: rd() = numerics::sub(ins.type, fa(), fb()); break;
-    case Op::FMul: rd() = numerics::mul(ins.type, fa(), fb()); break;
-    case Op::FMax: rd() = numerics::max(ins.type, fa(), fb()); break;
-    case Op::FMin: rd() = numerics::min(ins.type, fa(), fb()); break;
-    case Op::FNeg: rd() = numerics::neg(ins.type, fa()); break;
-    case Op::FExp: rd() = numerics::exp(ins.type, fa()); break;
-    case Op::FRecip: rd() = numerics::recip(ins.type, fa()); break;
-    case Op::FCvt: rd() = numerics::convert(ins.type, ins.type2, ra() & mask_of(ins.type2)); break;
-    case Op::FCmp: rd() = fcompare(ins.cond, ins.type, fa(), fb()) ? 1 : 0; break;
+    case Op::FMov:
+      rd() = fa();
+      break;
+    case Op::FAdd:
+      rd() = numerics::add(ins.type, fa(), fb());
+      break;
+    case Op::FSub:
+      rd() = numerics::sub(ins.type, fa(), fb());
+      break;
+    case Op::FMul:
+      rd() = numerics::mul(ins.type, fa(), fb());
+      break;
+    case Op::FMax:
+      rd() = numerics::max(ins.type, fa(), fb());
+      break;
+    case Op::FMin:
+      rd() = numerics::min(ins.type, fa(), fb());
+      break;
+    case Op::FNeg:
+      rd() = numerics::neg(ins.type, fa());
+      break;
+    case Op::FExp:
+      rd() = numerics::exp(ins.type, fa());
+      break;
+    case Op::FRecip:
+      rd() = numerics::recip(ins.type, fa());
+      break;
+    case Op::FCvt:
+      rd() = numerics::convert(ins.type, ins.type2, ra() & mask_of(ins.type2));
+      break;
+    case Op::FCmp:
+      rd() = fcompare(ins.cond, ins.type, fa(), fb()) ? 1 : 0;
+      break;
     case Op::FMac: {
       std::uint32_t b = arg(2) & mask_of(ins.type2), c = arg(3) & mask_of(ins.type2);
       if (ins.type2 != ins.type) {
@@ -451,7 +545,8 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
       rd() = numerics::fma(ins.type, b, c, fa());
       break;
     }
-    default: fault("instruction needs a descriptor operand", pc_);
+    default:
+      fault("instruction needs a descriptor operand", pc_);
   }
   ++c_.instructions;
   c_.flops += info.flops;

@@ -56,7 +56,7 @@ struct VectorOp {
   std::uint32_t scalar[4] = {};
   std::uint32_t n = 0, next = 0;
   std::uint32_t per_step = 1, interval = 1, latency = 0;
-  int in_slot = -1;   // operand holding the fabric input
+  int in_slot = -1;  // operand holding the fabric input
   bool fab_out = false;
   bool sparse = false;
   sim::Cycle next_step{0};
@@ -115,8 +115,7 @@ class Core {
   void prepare(VectorOp& op, const isa::Instruction& ins, sim::Cycle now);
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
   void plan(VectorOp& op, std::uint32_t index_override);
-  void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload,
-               sim::Cycle now);
+  void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
   void retire(VectorOp& op, sim::Cycle now);
   [[nodiscard]] std::uint32_t element_address(const VectorOp& op, int slot, std::uint32_t i) const;
   [[nodiscard]] std::uint32_t queue_mask_in(const isa::Instruction& ins) const;
@@ -137,9 +136,9 @@ class Core {
   RampPort* ramp_ = nullptr;
   std::uint32_t regs_[isa::kRegisters] = {};
   std::vector<isa::Descriptor> dsd_;
-  std::uint64_t active_ = 0;   // local tasks activated
-  std::uint64_t blocked_ = 0;  // tasks blocked
-  std::uint64_t maybe_in_ = 0; // colors that may hold wavelets
+  std::uint64_t active_ = 0;                  // local tasks activated
+  std::uint64_t blocked_ = 0;                 // tasks blocked
+  std::uint64_t maybe_in_ = 0;                // colors that may hold wavelets
   std::uint64_t held_in_ = 0, held_out_ = 0;  // colors held by vector operations
   int running_ = -1;
   std::uint32_t pc_ = 0;

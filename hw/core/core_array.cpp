@@ -53,10 +53,10 @@ void CoreArray::wake(std::uint32_t idx, Cycle at) {
 
 void CoreArray::load(const isa::Placement& p) {
   if (p.x1 >= width_ || p.y1 >= height_)
-    throw sim::config::ConfigError(sim::config::Diagnostic{
-        p.location, "",
-        fmt::format("PEs x {}..{}, y {}..{} reach beyond the {} x {} grid of this platform", p.x0, p.x1, p.y0, p.y1,
-                    width_, height_)});
+    throw sim::config::ConfigError(
+        sim::config::Diagnostic{p.location, "",
+                                fmt::format("PEs x {}..{}, y {}..{} reach beyond the {} x {} grid of this platform",
+                                            p.x0, p.x1, p.y0, p.y1, width_, height_)});
   for (std::uint32_t y = p.y0; y <= p.y1; ++y)
     for (std::uint32_t x = p.x0; x <= p.x1; ++x)
       load(PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)}, p.program);
@@ -159,7 +159,8 @@ void CoreArray::check_finished() const {
   for (std::uint32_t idx : loaded_)
     if (cores_[idx]->busy()) stuck.push_back(cores_[idx]->describe_state());
   if (stuck.empty()) return;
-  std::string msg = fmt::format("the simulation ran out of events while {} PE(s) still had work (deadlock):", stuck.size());
+  std::string msg =
+      fmt::format("the simulation ran out of events while {} PE(s) still had work (deadlock):", stuck.size());
   for (std::size_t i = 0; i < stuck.size() && i < 16; ++i) msg += "\n  " + stuck[i];
   if (stuck.size() > 16) msg += fmt::format("\n  ... and {} more", stuck.size() - 16);
   throw sim::SimulationError(msg);
@@ -185,9 +186,11 @@ std::uint64_t CoreArray::total_stall(Stall st) const {
 
 void CoreArray::add_stats(sim::stats::Group& g) {
   auto& cores = g.group("cores");
-  cores.formula("pes_loaded", [this] { return static_cast<double>(loaded_.size()); }, "PEs", "PEs with a program", true);
-  cores.formula("finish_cycle", [this] { return static_cast<double>(finish_cycle()); }, "cycles",
-                "one past the last cycle in which any PE was busy", true);
+  cores.formula(
+      "pes_loaded", [this] { return static_cast<double>(loaded_.size()); }, "PEs", "PEs with a program", true);
+  cores.formula(
+      "finish_cycle", [this] { return static_cast<double>(finish_cycle()); }, "cycles",
+      "one past the last cycle in which any PE was busy", true);
   struct Field {
     const char* name;
     std::uint64_t CoreCounters::*field;
@@ -195,7 +198,8 @@ void CoreArray::add_stats(sim::stats::Group& g) {
     const char* description;
   };
   static const Field kFields[] = {
-      {"busy_cycles", &CoreCounters::busy_cycles, "cycles", "cycles with a task running or a vector operation in flight, summed over PEs"},
+      {"busy_cycles", &CoreCounters::busy_cycles, "cycles",
+       "cycles with a task running or a vector operation in flight, summed over PEs"},
       {"instructions", &CoreCounters::instructions, "instructions", "instructions issued"},
       {"vector_ops", &CoreCounters::vector_ops, "instructions", "vector instructions completed"},
       {"vector_elements", &CoreCounters::vector_elements, "elements", "elements processed by vector instructions"},
@@ -210,13 +214,15 @@ void CoreArray::add_stats(sim::stats::Group& g) {
   };
   for (const auto& f : kFields) {
     auto field = f.field;
-    cores.formula(f.name, [this, field] { return static_cast<double>(total(field)); }, f.unit, f.description, true);
+    cores.formula(
+        f.name, [this, field] { return static_cast<double>(total(field)); }, f.unit, f.description, true);
   }
   auto& stall = cores.group("stall");
   for (int s = 0; s < kStallCauses; ++s) {
     const auto st = static_cast<Stall>(s);
-    stall.formula(std::string(stall_name(st)), [this, st] { return static_cast<double>(total_stall(st)); }, "cycles",
-                  std::string(stall_description(st)), true);
+    stall.formula(
+        std::string(stall_name(st)), [this, st] { return static_cast<double>(total_stall(st)); }, "cycles",
+        std::string(stall_description(st)), true);
   }
   if (cores_.size() <= kPerPeStatsLimit) {
     auto& per = cores.group("per_pe");
@@ -224,15 +230,19 @@ void CoreArray::add_stats(sim::stats::Group& g) {
     auto value = [this](std::size_t i, std::uint64_t CoreCounters::*field) {
       return cores_[i] ? static_cast<double>(cores_[i]->counters().*field) : 0.0;
     };
-    per.vector("busy_cycles", size, [value](std::size_t i) { return value(i, &CoreCounters::busy_cycles); }, "cycles",
-               "busy cycles of each PE (index y * width + x)");
-    per.vector("finish_cycle", size, [value](std::size_t i) { return value(i, &CoreCounters::finish_cycle); }, "cycles",
-               "one past the last busy cycle of each PE (index y * width + x)");
-    per.vector("flops", size, [value](std::size_t i) { return value(i, &CoreCounters::flops); }, "FLOP",
-               "floating-point operations of each PE (index y * width + x)");
-    per.vector("stall_cycles", size,
-               [this](std::size_t i) { return cores_[i] ? static_cast<double>(cores_[i]->counters().stall_total()) : 0.0; },
-               "cycles", "stalled thread-cycles of each PE, all causes (index y * width + x)");
+    per.vector(
+        "busy_cycles", size, [value](std::size_t i) { return value(i, &CoreCounters::busy_cycles); }, "cycles",
+        "busy cycles of each PE (index y * width + x)");
+    per.vector(
+        "finish_cycle", size, [value](std::size_t i) { return value(i, &CoreCounters::finish_cycle); }, "cycles",
+        "one past the last busy cycle of each PE (index y * width + x)");
+    per.vector(
+        "flops", size, [value](std::size_t i) { return value(i, &CoreCounters::flops); }, "FLOP",
+        "floating-point operations of each PE (index y * width + x)");
+    per.vector(
+        "stall_cycles", size,
+        [this](std::size_t i) { return cores_[i] ? static_cast<double>(cores_[i]->counters().stall_total()) : 0.0; },
+        "cycles", "stalled thread-cycles of each PE, all causes (index y * width + x)");
   }
 }
 

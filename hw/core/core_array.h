@@ -105,10 +105,10 @@ class CoreArray final : public sim::Clocked, public RampListener {
   std::vector<std::unique_ptr<Core>> cores_;  // by y * width + x
   std::uint64_t created_ = 0;
   std::uint64_t core_ticks_ = 0;
-  std::vector<std::uint32_t> loaded_;         // indices of cores with a program, ascending
-  std::vector<std::uint32_t> awake_;          // ticked in the next evaluate, ascending
+  std::vector<std::uint32_t> loaded_;  // indices of cores with a program, ascending
+  std::vector<std::uint32_t> awake_;   // ticked in the next evaluate, ascending
   std::vector<std::uint32_t> ticking_;
-  std::vector<std::uint8_t> queued_;          // per loaded core: already in awake_ (by index)
+  std::vector<std::uint8_t> queued_;  // per loaded core: already in awake_ (by index)
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> timed_;
   CycleResources scratch_;
   std::optional<std::string> error_;

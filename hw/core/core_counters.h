@@ -20,7 +20,7 @@ struct CoreCounters {
   std::uint64_t sram_writes = 0;       // write port accesses
   std::uint64_t sram_bytes_read = 0;   // element bytes read by instructions
   std::uint64_t sram_bytes_written = 0;
-  std::uint64_t finish_cycle = 0;      // one past the last busy cycle
+  std::uint64_t finish_cycle = 0;  // one past the last busy cycle
   std::uint64_t stall[kStallCauses] = {};
 
   [[nodiscard]] std::uint64_t stall_total() const {

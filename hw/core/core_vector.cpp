@@ -242,31 +242,58 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
     auto widen = [&](std::uint32_t v) { return t2 == t ? v : convert(t, t2, v); };
     std::uint32_t result = 0;
     switch (ins.op) {
-      case Op::FMov: result = src(1, t); break;
-      case Op::FAdd: result = add(t, src(1, t), src(2, t)); break;
-      case Op::FSub: result = sub(t, src(1, t), src(2, t)); break;
-      case Op::FMul: result = mul(t, src(1, t), src(2, t)); break;
-      case Op::FMax: result = max(t, src(1, t), src(2, t)); break;
-      case Op::FMin: result = min(t, src(1, t), src(2, t)); break;
-      case Op::FNeg: result = neg(t, src(1, t)); break;
-      case Op::FExp: result = exp(t, src(1, t)); break;
-      case Op::FRecip: result = recip(t, src(1, t)); break;
-      case Op::FCvt: result = convert(t, t2, src(1, t2)); break;
+      case Op::FMov:
+        result = src(1, t);
+        break;
+      case Op::FAdd:
+        result = add(t, src(1, t), src(2, t));
+        break;
+      case Op::FSub:
+        result = sub(t, src(1, t), src(2, t));
+        break;
+      case Op::FMul:
+        result = mul(t, src(1, t), src(2, t));
+        break;
+      case Op::FMax:
+        result = max(t, src(1, t), src(2, t));
+        break;
+      case Op::FMin:
+        result = min(t, src(1, t), src(2, t));
+        break;
+      case Op::FNeg:
+        result = neg(t, src(1, t));
+        break;
+      case Op::FExp:
+        result = exp(t, src(1, t));
+        break;
+      case Op::FRecip:
+        result = recip(t, src(1, t));
+        break;
+      case Op::FCvt:
+        result = convert(t, t2, src(1, t2));
+        break;
       case Op::FMac: {
         const std::uint32_t a = src(1, t);
         const std::uint32_t b = widen(src(2, t2)), c = widen(src(3, t2));
         result = fma(t, b, c, a);
         break;
       }
-      case Op::FSum: op.acc = add(t, op.acc & mask_of(t), src(1, t)); continue;
-      case Op::FRMax: op.acc = max(t, op.acc & mask_of(t), src(1, t)); continue;
-      case Op::FRMin: op.acc = min(t, op.acc & mask_of(t), src(1, t)); continue;
+      case Op::FSum:
+        op.acc = add(t, op.acc & mask_of(t), src(1, t));
+        continue;
+      case Op::FRMax:
+        op.acc = max(t, op.acc & mask_of(t), src(1, t));
+        continue;
+      case Op::FRMin:
+        op.acc = min(t, op.acc & mask_of(t), src(1, t));
+        continue;
       case Op::FDot: {
         const std::uint32_t b = widen(src(1, t2)), c = widen(src(2, t2));
         op.acc = fma(t, b, c, op.acc & mask_of(t));
         continue;
       }
-      default: fault("not a vector instruction", op.pc);
+      default:
+        fault("not a vector instruction", op.pc);
     }
     const Descriptor& d = op.d[0];
     if (d.kind == Descriptor::Kind::FabOut) {

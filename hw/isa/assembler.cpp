@@ -46,12 +46,12 @@ bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 
 const std::vector<std::string>& mnemonic_list() {
   static const std::vector<std::string> list{
-      "nop",     "mov",     "add",      "sub",      "mul",   "and",    "or",       "xor",        "shl",   "shr",
-      "sra",     "cmp",     "beq",      "bne",      "blt",   "ble",    "bgt",      "bge",        "bltu",  "bleu",
-      "bgtu",    "bgeu",    "jmp",      "ld",       "st",    "tsc",    "send",     "recv",       "activate",
-      "block",   "unblock", "ret",      "dsd.base", "dsd.len", "dsd.add", "dsd.stride", "dsd.color", "fmov",
-      "fadd",    "fsub",    "fmul",     "fmac",     "fmax",  "fmin",   "fneg",     "fexp",       "frecip",
-      "fcvt",    "fcmp",    "fsum",     "fdot",     "frmax", "frmin"};
+      "nop",       "mov",      "add",   "sub",     "mul",  "and",      "or",      "xor",     "shl",
+      "shr",       "sra",      "cmp",   "beq",     "bne",  "blt",      "ble",     "bgt",     "bge",
+      "bltu",      "bleu",     "bgtu",  "bgeu",    "jmp",  "ld",       "st",      "tsc",     "send",
+      "recv",      "activate", "block", "unblock", "ret",  "dsd.base", "dsd.len", "dsd.add", "dsd.stride",
+      "dsd.color", "fmov",     "fadd",  "fsub",    "fmul", "fmac",     "fmax",    "fmin",    "fneg",
+      "fexp",      "frecip",   "fcvt",  "fcmp",    "fsum", "fdot",     "frmax",   "frmin"};
   return list;
 }
 
@@ -201,8 +201,7 @@ class Assembler {
   }
 
   std::int64_t parse_integer_token(const Token& t) {
-    if (t.text.find_first_of(".eE") != std::string::npos && t.text.rfind("0x", 0) != 0 &&
-        t.text.rfind("0X", 0) != 0)
+    if (t.text.find_first_of(".eE") != std::string::npos && t.text.rfind("0x", 0) != 0 && t.text.rfind("0X", 0) != 0)
       fail(t.col, fmt::format("expected an integer, found '{}'", t.text));
     errno = 0;
     char* end = nullptr;
@@ -219,8 +218,8 @@ class Assembler {
     if (t.kind == Token::Kind::Ident) {
       if (auto v = lookup(t.text)) return *v;
       if (is_register(t.text)) fail(t.col, fmt::format("expected a constant, found register '{}'", t.text));
-      fail(t.col, fmt::format("undefined symbol '{}' (constants are defined with .equ, .data or .fill before use)",
-                              t.text));
+      fail(t.col,
+           fmt::format("undefined symbol '{}' (constants are defined with .equ, .data or .fill before use)", t.text));
     }
     if (t.text == "(") {
       std::int64_t v = expr(c);
@@ -284,7 +283,8 @@ class Assembler {
       negative = tk[i].text == "-";
       ++i;
     }
-    if (i + 1 != tk.size()) fail(o.col, fmt::format("expected a {} number such as 1.5, -0.25, inf or #0x3c00", name(t)));
+    if (i + 1 != tk.size())
+      fail(o.col, fmt::format("expected a {} number such as 1.5, -0.25, inf or #0x3c00", name(t)));
     const Token& n = tk[i];
     double v = 0;
     if (n.kind == Token::Kind::Ident && (n.text == "inf" || n.text == "nan")) {
@@ -309,7 +309,9 @@ class Assembler {
   }
 
   // ---- operand kinds ----
-  static bool single_ident(const RawOperand& o) { return o.tokens.size() == 1 && o.tokens[0].kind == Token::Kind::Ident; }
+  static bool single_ident(const RawOperand& o) {
+    return o.tokens.size() == 1 && o.tokens[0].kind == Token::Kind::Ident;
+  }
 
   bool is_reg(const RawOperand& o) const { return single_ident(o) && is_register(o.tokens[0].text); }
   bool is_dsd(const RawOperand& o) const { return single_ident(o) && section_->dsds.count(o.tokens[0].text); }
@@ -397,7 +399,8 @@ class Assembler {
         std::vector<std::string> names;
         for (const auto& [n, _] : s.labels) names.push_back(n);
         auto best = sim::config::closest_match(f.label, names);
-        error_at(f.loc, fmt::format("undefined label '{}'{}", f.label, best.empty() ? "" : "; did you mean '" + best + "'?"));
+        error_at(f.loc,
+                 fmt::format("undefined label '{}'{}", f.label, best.empty() ? "" : "; did you mean '" + best + "'?"));
         continue;
       }
       s.prog.code[f.pc].ops[f.slot].imm = it->second;
@@ -405,11 +408,13 @@ class Assembler {
     for (auto& t : s.prog.tasks) {
       auto it = s.labels.find(t.name);
       if (it == s.labels.end())
-        error_at(t.location, fmt::format("task '{}' has no code: add the label '{}:' before its first instruction", t.name, t.name));
+        error_at(t.location, fmt::format("task '{}' has no code: add the label '{}:' before its first instruction",
+                                         t.name, t.name));
       else
         t.entry = it->second;
     }
-    std::sort(s.prog.tasks.begin(), s.prog.tasks.end(), [](const TaskDecl& a, const TaskDecl& b) { return a.id < b.id; });
+    std::sort(s.prog.tasks.begin(), s.prog.tasks.end(),
+              [](const TaskDecl& a, const TaskDecl& b) { return a.id < b.id; });
     for (const auto& p : placements_) {
       const auto& a = p;
       const auto& b = s.placement;
@@ -433,7 +438,8 @@ class Assembler {
       i = 2;
     }
     if (i >= t.size()) return;
-    if (t[i].kind != Token::Kind::Ident) fail(t[i].col, fmt::format("expected an instruction or directive, found '{}'", t[i].text));
+    if (t[i].kind != Token::Kind::Ident)
+      fail(t[i].col, fmt::format("expected an instruction or directive, found '{}'", t[i].text));
     const Token head = t[i];
     std::vector<RawOperand> ops = split(t, i + 1, static_cast<int>(line.size()) + 1);
     if (head.text[0] == '.')
@@ -469,11 +475,11 @@ class Assembler {
   void need(const Token& head, const std::vector<RawOperand>& ops, std::size_t lo, std::size_t hi, const char* form) {
     if (ops.size() < lo)
       fail(ops.empty() ? head.col + static_cast<int>(head.text.size()) + 1 : ops.back().col,
-           fmt::format("'{}' takes {}: expected {}", head.text, lo == hi ? fmt::format("{} operand{}", lo, lo == 1 ? "" : "s")
-                                                                        : fmt::format("{} to {} operands", lo, hi),
+           fmt::format("'{}' takes {}: expected {}", head.text,
+                       lo == hi ? fmt::format("{} operand{}", lo, lo == 1 ? "" : "s")
+                                : fmt::format("{} to {} operands", lo, hi),
                        form));
-    if (ops.size() > hi)
-      fail(ops[hi].col, fmt::format("too many operands for '{}': expected {}", head.text, form));
+    if (ops.size() > hi) fail(ops[hi].col, fmt::format("too many operands for '{}': expected {}", head.text, form));
   }
 
   std::string name_of(const RawOperand& o, const char* what) {
@@ -533,13 +539,15 @@ class Assembler {
       const std::string n = name_of(ops[0], "data");
       const std::int64_t addr = value(ops[1], 0, UINT32_MAX, "address");
       const DType t = dtype(ops[2]);
-      if (addr % size_of(t)) fail(ops[1].col, fmt::format("address {} is not aligned to {} bytes for {}", addr, size_of(t), name(t)));
+      if (addr % size_of(t))
+        fail(ops[1].col, fmt::format("address {} is not aligned to {} bytes for {}", addr, size_of(t), name(t)));
       DataInit init;
       init.addr = static_cast<std::uint32_t>(addr);
       init.location = at(head.col);
       auto element = [&](const RawOperand& o) -> std::uint32_t {
         if (is_float(t)) return float_literal(o, t);
-        return static_cast<std::uint32_t>(value(o, t == DType::U16 ? -32768 : INT32_MIN, t == DType::U16 ? 65535 : UINT32_MAX, "value"));
+        return static_cast<std::uint32_t>(
+            value(o, t == DType::U16 ? -32768 : INT32_MIN, t == DType::U16 ? 65535 : UINT32_MAX, "value"));
       };
       auto push = [&](std::uint32_t v) {
         for (unsigned b = 0; b < size_of(t); ++b) init.bytes.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
@@ -633,7 +641,8 @@ class Assembler {
         x.sparse = true;
         continue;
       }
-      if (!key_value(ops[k], &key, &val)) fail(ops[k].col, fmt::format("expected key=value, found '{}'", text_of(ops[k])));
+      if (!key_value(ops[k], &key, &val))
+        fail(ops[k].col, fmt::format("expected key=value, found '{}'", text_of(ops[k])));
       if (std::find(keys.begin(), keys.end(), key) == keys.end() || key == "sparse") {
         auto best = sim::config::closest_match(key, keys);
         fail(ops[k].col, fmt::format("unknown key '{}' for a {} descriptor{}", key, kind,
@@ -644,7 +653,8 @@ class Assembler {
       if (key == "base") {
         const auto b = value(val, 0, UINT32_MAX, "base address");
         if (b % size_of(x.dtype))
-          fail(val.col, fmt::format("base address {} is not aligned to {} bytes for {}", b, size_of(x.dtype), name(x.dtype)));
+          fail(val.col,
+               fmt::format("base address {} is not aligned to {} bytes for {}", b, size_of(x.dtype), name(x.dtype)));
         x.base = static_cast<std::uint32_t>(b);
       } else if (key == "len") {
         x.length = static_cast<std::uint32_t>(value(val, 0, UINT32_MAX, "length"));
@@ -660,8 +670,7 @@ class Assembler {
     }
     for (const auto& k : keys) {
       const bool optional = k == "stride" || k == "start" || k == "sparse";
-      if (!optional && !seen[k])
-        fail(ops[0].col, fmt::format("{} descriptor '{}' needs {}=", kind, n, k));
+      if (!optional && !seen[k]) fail(ops[0].col, fmt::format("{} descriptor '{}' needs {}=", kind, n, k));
     }
     if (x.kind == Descriptor::Kind::Circ && x.start >= x.size)
       fail(ops[0].col, fmt::format("start {} must be below the buffer size {}", x.start, x.size));
@@ -689,7 +698,9 @@ class Assembler {
     };
     auto float_type = [&](const std::string& p) {
       auto t = parse_dtype(p);
-      if (!t || !is_float(*t)) fail(head.col, fmt::format("'{}': expected a float type suffix (.f16, .bf16, .f32), found '.{}'", head.text, p));
+      if (!t || !is_float(*t))
+        fail(head.col,
+             fmt::format("'{}': expected a float type suffix (.f16, .bf16, .f32), found '.{}'", head.text, p));
       return *t;
     };
     // Trailing options of vector instructions.
@@ -755,7 +766,8 @@ class Assembler {
     } else if (base == "cmp") {
       suffix_count(1, 1, "cmp.COND (eq, ne, lt, le, gt, ge, ltu, leu, gtu, geu)");
       auto c = parse_cond(parts[1]);
-      if (!c) fail(head.col, fmt::format("unknown condition '.{}' (eq, ne, lt, le, gt, ge, ltu, leu, gtu, geu)", parts[1]));
+      if (!c)
+        fail(head.col, fmt::format("unknown condition '.{}' (eq, ne, lt, le, gt, ge, ltu, leu, gtu, geu)", parts[1]));
       need(head, ops, 3, 3, "cmp.COND rD, rA, rB|VALUE");
       scalar_only();
       ins.op = Op::Cmp;
@@ -778,7 +790,8 @@ class Assembler {
       label_operand(0, ops[0]);
     } else if (base == "ld" || base == "st") {
       suffix_count(0, 1, fmt::format("{} or {}.h", base, base).c_str());
-      if (parts.size() == 2 && parts[1] != "h") fail(head.col, fmt::format("unknown suffix '.{}': expected .h (16 bits)", parts[1]));
+      if (parts.size() == 2 && parts[1] != "h")
+        fail(head.col, fmt::format("unknown suffix '.{}': expected .h (16 bits)", parts[1]));
       ins.width = parts.size() == 2 ? 2 : 4;
       scalar_only();
       if (base == "ld") {
@@ -794,7 +807,8 @@ class Assembler {
       }
     } else if (base == "tsc") {
       suffix_count(0, 1, "tsc or tsc.hi");
-      if (parts.size() == 2 && parts[1] != "hi") fail(head.col, fmt::format("unknown suffix '.{}': expected .hi", parts[1]));
+      if (parts.size() == 2 && parts[1] != "hi")
+        fail(head.col, fmt::format("unknown suffix '.{}': expected .hi", parts[1]));
       need(head, ops, 1, 1, "tsc rD");
       scalar_only();
       ins.op = Op::Tsc;
@@ -802,7 +816,8 @@ class Assembler {
       ins.ops[0] = Operand::r(reg(ops[0]));
     } else if (base == "send") {
       suffix_count(0, 1, "send or send.ctl");
-      if (parts.size() == 2 && parts[1] != "ctl") fail(head.col, fmt::format("unknown suffix '.{}': expected .ctl", parts[1]));
+      if (parts.size() == 2 && parts[1] != "ctl")
+        fail(head.col, fmt::format("unknown suffix '.{}': expected .ctl", parts[1]));
       need(head, ops, 2, 2, "send COLOR, rS|VALUE");
       scalar_only();
       ins.op = Op::Send;
@@ -829,7 +844,8 @@ class Assembler {
                                                {"add", Op::DsdAdd},
                                                {"stride", Op::DsdStride},
                                                {"color", Op::DsdColor}};
-      if (!f.count(parts[1])) fail(head.col, fmt::format("unknown descriptor field '.{}' (base, len, add, stride, color)", parts[1]));
+      if (!f.count(parts[1]))
+        fail(head.col, fmt::format("unknown descriptor field '.{}' (base, len, add, stride, color)", parts[1]));
       need(head, ops, 2, 2, fmt::format("{} DESCRIPTOR, rS|VALUE", head.text).c_str());
       scalar_only();
       ins.op = f.at(parts[1]);
@@ -838,16 +854,19 @@ class Assembler {
       const Descriptor& d = s.prog.descriptors[static_cast<std::size_t>(ins.ops[0].imm)].init;
       const bool mem = d.is_memory();
       if ((ins.op == Op::DsdBase || ins.op == Op::DsdStride) && !mem)
-        fail(ops[0].col, fmt::format("'{}' applies to memory descriptors; '{}' is {}", head.text, text_of(ops[0]), kind_name(d.kind)));
+        fail(ops[0].col, fmt::format("'{}' applies to memory descriptors; '{}' is {}", head.text, text_of(ops[0]),
+                                     kind_name(d.kind)));
       if (ins.op == Op::DsdStride && d.kind == Descriptor::Kind::Circ)
         fail(ops[0].col, "a circular buffer has no stride");
       if (ins.op == Op::DsdColor && mem)
-        fail(ops[0].col, fmt::format("'{}' applies to fabric descriptors; '{}' is {}", head.text, text_of(ops[0]), kind_name(d.kind)));
+        fail(ops[0].col, fmt::format("'{}' applies to fabric descriptors; '{}' is {}", head.text, text_of(ops[0]),
+                                     kind_name(d.kind)));
       if (ins.op == Op::DsdAdd && !mem) fail(ops[0].col, "dsd.add moves a memory descriptor or circular buffer");
     } else if (base == "fcmp") {
       suffix_count(2, 2, "fcmp.COND.TYPE");
       auto c = parse_cond(parts[1]);
-      if (!c || *c > Cond::Ge) fail(head.col, fmt::format("unknown condition '.{}' (eq, ne, lt, le, gt, ge)", parts[1]));
+      if (!c || *c > Cond::Ge)
+        fail(head.col, fmt::format("unknown condition '.{}' (eq, ne, lt, le, gt, ge)", parts[1]));
       ins.op = Op::FCmp;
       ins.cond = *c;
       ins.type = ins.type2 = float_type(parts[2]);
@@ -860,7 +879,8 @@ class Assembler {
     } else {
       auto best = sim::config::closest_match(head.text, mnemonic_list());
       if (best.empty() && parts.size() > 1) best = sim::config::closest_match(base, mnemonic_list());
-      fail(head.col, fmt::format("unknown instruction '{}'{}", head.text, best.empty() ? "" : "; did you mean '" + best + "'?"));
+      fail(head.col,
+           fmt::format("unknown instruction '{}'{}", head.text, best.empty() ? "" : "; did you mean '" + best + "'?"));
     }
     s.prog.code.push_back(ins);
     s.prog.where.push_back(at(head.col));
@@ -870,43 +890,48 @@ class Assembler {
     auto last = semi.find_last_not_of(" \t\r");
     text = first == std::string::npos ? "" : semi.substr(first, last - first + 1);
     auto colon = text.find(':');
-    if (colon != std::string::npos && colon < text.find(' ')) text = text.substr(text.find_first_not_of(" \t", colon + 1));
+    if (colon != std::string::npos && colon < text.find(' '))
+      text = text.substr(text.find_first_not_of(" \t", colon + 1));
     s.prog.text.push_back(text);
   }
 
   void float_instruction(const Token& head, const std::string& base, const std::vector<std::string>& parts,
                          const std::vector<RawOperand>& ops, Instruction& ins) {
     static const std::map<std::string, Op> ops_by_name{
-        {"fadd", Op::FAdd}, {"fsub", Op::FSub},   {"fmul", Op::FMul},   {"fmax", Op::FMax}, {"fmin", Op::FMin},
-        {"fmov", Op::FMov}, {"fneg", Op::FNeg},   {"fexp", Op::FExp},   {"frecip", Op::FRecip},
-        {"fmac", Op::FMac}, {"fcvt", Op::FCvt},   {"fsum", Op::FSum},   {"frmax", Op::FRMax},
-        {"frmin", Op::FRMin}, {"fdot", Op::FDot}};
+        {"fadd", Op::FAdd}, {"fsub", Op::FSub}, {"fmul", Op::FMul},   {"fmax", Op::FMax},     {"fmin", Op::FMin},
+        {"fmov", Op::FMov}, {"fneg", Op::FNeg}, {"fexp", Op::FExp},   {"frecip", Op::FRecip}, {"fmac", Op::FMac},
+        {"fcvt", Op::FCvt}, {"fsum", Op::FSum}, {"frmax", Op::FRMax}, {"frmin", Op::FRMin},   {"fdot", Op::FDot}};
     ins.op = ops_by_name.at(base);
     const bool mixed_ok = ins.op == Op::FMac || ins.op == Op::FDot;
     const bool raw_ok = ins.op == Op::FMov;
     if (ins.op == Op::FCvt) {
       if (parts.size() != 3) fail(head.col, "expected fcvt.TO.FROM, e.g. fcvt.f32.f16");
     } else if (parts.size() < 2 || parts.size() > (mixed_ok ? 3u : 2u)) {
-      fail(head.col, mixed_ok ? fmt::format("expected {}.TYPE or {}.f32.TYPE (FP32 accumulation of f16/bf16 inputs)", base, base)
-                              : fmt::format("expected {}.TYPE (f16, bf16, f32{})", base, raw_ok ? ", u16, u32" : ""));
+      fail(head.col,
+           mixed_ok ? fmt::format("expected {}.TYPE or {}.f32.TYPE (FP32 accumulation of f16/bf16 inputs)", base, base)
+                    : fmt::format("expected {}.TYPE (f16, bf16, f32{})", base, raw_ok ? ", u16, u32" : ""));
     }
     auto type_of = [&](const std::string& p) {
       auto t = parse_dtype(p);
       if (!t || (!is_float(*t) && !raw_ok))
-        fail(head.col, fmt::format("'{}': unknown type '.{}' (expected f16, bf16{})", head.text, p, raw_ok ? ", f32, u16 or u32" : " or f32"));
+        fail(head.col, fmt::format("'{}': unknown type '.{}' (expected f16, bf16{})", head.text, p,
+                                   raw_ok ? ", f32, u16 or u32" : " or f32"));
       return *t;
     };
     ins.type = type_of(parts[1]);
     ins.type2 = parts.size() == 3 ? type_of(parts[2]) : ins.type;
     if (ins.op == Op::FCvt && ins.type == ins.type2) fail(head.col, "fcvt converts between two different types");
     if (mixed_ok && parts.size() == 3 && (ins.type != DType::F32 || ins.type2 == DType::F32))
-      fail(head.col, fmt::format("mixed precision is {}.f32.f16 or {}.f32.bf16 (FP32 accumulator, 16-bit inputs)", base, base));
+      fail(head.col,
+           fmt::format("mixed precision is {}.f32.f16 or {}.f32.bf16 (FP32 accumulator, 16-bit inputs)", base, base));
 
     const Op op = ins.op;
     const bool reduction = is_reduction(op);
-    const std::size_t arity = (op == Op::FMac) ? 4 : (op == Op::FDot) ? 3
-                              : (op == Op::FAdd || op == Op::FSub || op == Op::FMul || op == Op::FMax || op == Op::FMin) ? 3
-                                                                                                                            : 2;
+    const std::size_t arity = (op == Op::FMac)   ? 4
+                              : (op == Op::FDot) ? 3
+                              : (op == Op::FAdd || op == Op::FSub || op == Op::FMul || op == Op::FMax || op == Op::FMin)
+                                  ? 3
+                                  : 2;
     const char* form = op == Op::FMac   ? "fmac.T D, A, B, C (D = A + B x C)"
                        : op == Op::FDot ? "fdot.T rD, A, B (rD += sum of A x B)"
                        : reduction      ? "OP.T rD, A (rD accumulates the reduction of A)"
@@ -916,7 +941,8 @@ class Assembler {
     bool any_dsd = false;
     for (const auto& o : ops) any_dsd = any_dsd || is_dsd(o);
     ins.vector = any_dsd;
-    if (reduction && !any_dsd) fail(ops[1].col, fmt::format("'{}' reduces a vector: a source must be a descriptor", base));
+    if (reduction && !any_dsd)
+      fail(ops[1].col, fmt::format("'{}' reduces a vector: a source must be a descriptor", base));
     if (!any_dsd && (ins.async || ins.on_done != OnDone::None))
       fail(head.col, "only vector instructions (with a descriptor operand) can be async");
     if (reduction && ins.async) fail(head.col, "reductions into a register cannot be async");
@@ -926,10 +952,13 @@ class Assembler {
     int fab_in = 0, fab_out = 0, sparse = 0;
     auto check_dsd = [&](const RawOperand& o, unsigned index, bool dest, DType want) {
       const Descriptor& d = s.prog.descriptors[index].init;
-      if (dest && d.kind == Descriptor::Kind::FabIn) fail(o.col, fmt::format("'{}' is a fabric input and cannot be a destination", text_of(o)));
-      if (!dest && d.kind == Descriptor::Kind::FabOut) fail(o.col, fmt::format("'{}' is a fabric output and cannot be a source", text_of(o)));
+      if (dest && d.kind == Descriptor::Kind::FabIn)
+        fail(o.col, fmt::format("'{}' is a fabric input and cannot be a destination", text_of(o)));
+      if (!dest && d.kind == Descriptor::Kind::FabOut)
+        fail(o.col, fmt::format("'{}' is a fabric output and cannot be a source", text_of(o)));
       if (d.dtype != want)
-        fail(o.col, fmt::format("'{}' holds {} but this operand of '{}' is {}", text_of(o), name(d.dtype), head.text, name(want)));
+        fail(o.col, fmt::format("'{}' holds {} but this operand of '{}' is {}", text_of(o), name(d.dtype), head.text,
+                                name(want)));
       fab_in += d.kind == Descriptor::Kind::FabIn;
       fab_out += d.kind == Descriptor::Kind::FabOut;
       sparse += d.sparse;
@@ -947,7 +976,9 @@ class Assembler {
         continue;
       }
       if (ins.vector) {
-        if (dest && !is_dsd(o)) fail(o.col, fmt::format("the destination of a vector '{}' must be a descriptor, found '{}'", base, text_of(o)));
+        if (dest && !is_dsd(o))
+          fail(o.col,
+               fmt::format("the destination of a vector '{}' must be a descriptor, found '{}'", base, text_of(o)));
         if (is_dsd(o)) {
           const unsigned index = dsd(o);
           check_dsd(o, index, dest, want);
@@ -959,11 +990,13 @@ class Assembler {
         ins.ops[k] = Operand::r(reg(o));
       }
     }
-    if (fab_in > 1) fail(head.col, "at most one fabric input per instruction (the ramp delivers one wavelet per cycle)");
+    if (fab_in > 1)
+      fail(head.col, "at most one fabric input per instruction (the ramp delivers one wavelet per cycle)");
     if (fab_out > 1) fail(head.col, "at most one fabric output per instruction");
     if (sparse && (op == Op::FExp || op == Op::FRecip || reduction || op == Op::FCvt))
       fail(head.col, fmt::format("'{}' cannot consume a sparse stream", base));
-    if (sparse && fab_out) fail(head.col, "a sparse stream updates memory: the destination must be a memory descriptor");
+    if (sparse && fab_out)
+      fail(head.col, "a sparse stream updates memory: the destination must be a memory descriptor");
   }
 
   std::string file_;
@@ -994,7 +1027,8 @@ std::vector<Placement> assemble_file(const std::string& path) {
 
 std::string Program::describe(std::uint32_t pc) const {
   if (pc >= code.size()) return fmt::format("pc {} (past the end of {})", pc, file);
-  return fmt::format("'{}' at {}", pc < text.size() ? text[pc] : std::string(info(code[pc].op).mnemonic), where[pc].str());
+  return fmt::format("'{}' at {}", pc < text.size() ? text[pc] : std::string(info(code[pc].op).mnemonic),
+                     where[pc].str());
 }
 
 }  // namespace wafersim::hw::isa

@@ -13,13 +13,13 @@ struct Descriptor {
   enum class Kind : std::uint8_t { Mem, Circ, FabIn, FabOut };
   Kind kind = Kind::Mem;
   DType dtype = DType::F32;
-  bool sparse = false;      // FabIn: each wavelet carries (index << 16 | 16-bit value)
-  std::uint8_t color = 0;   // FabIn, FabOut
-  std::uint32_t base = 0;   // Mem, Circ: byte address of element 0 (Circ: of the buffer)
-  std::uint32_t length = 0; // elements an instruction processes
-  std::int32_t stride = 1;  // Mem: elements between consecutive accesses
-  std::uint32_t size = 0;   // Circ: buffer size in elements
-  std::uint32_t start = 0;  // Circ: index of element 0 within the buffer
+  bool sparse = false;       // FabIn: each wavelet carries (index << 16 | 16-bit value)
+  std::uint8_t color = 0;    // FabIn, FabOut
+  std::uint32_t base = 0;    // Mem, Circ: byte address of element 0 (Circ: of the buffer)
+  std::uint32_t length = 0;  // elements an instruction processes
+  std::int32_t stride = 1;   // Mem: elements between consecutive accesses
+  std::uint32_t size = 0;    // Circ: buffer size in elements
+  std::uint32_t start = 0;   // Circ: index of element 0 within the buffer
 
   [[nodiscard]] bool is_memory() const { return kind == Kind::Mem || kind == Kind::Circ; }
   [[nodiscard]] bool is_fabric() const { return kind == Kind::FabIn || kind == Kind::FabOut; }

@@ -75,10 +75,14 @@ bool is_reduction(Op op) { return op >= Op::FSum; }
 
 const char* kind_name(Descriptor::Kind k) {
   switch (k) {
-    case Descriptor::Kind::Mem: return "mem";
-    case Descriptor::Kind::Circ: return "circ";
-    case Descriptor::Kind::FabIn: return "fabin";
-    case Descriptor::Kind::FabOut: return "fabout";
+    case Descriptor::Kind::Mem:
+      return "mem";
+    case Descriptor::Kind::Circ:
+      return "circ";
+    case Descriptor::Kind::FabIn:
+      return "fabin";
+    case Descriptor::Kind::FabOut:
+      return "fabout";
   }
   return "?";
 }

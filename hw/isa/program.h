@@ -21,8 +21,8 @@ inline constexpr unsigned kMaxTasks = 64;
 struct Operand {
   enum class Kind : std::uint8_t { None, Reg, Imm, Dsd, Task, Mem };
   Kind kind = Kind::None;
-  std::uint8_t reg = 0;   // Reg; Mem: base register (kNoBase: absolute address)
-  std::int64_t imm = 0;   // Imm: value (branch target pc, color, ...); Mem: offset; Dsd: index; Task: id
+  std::uint8_t reg = 0;  // Reg; Mem: base register (kNoBase: absolute address)
+  std::int64_t imm = 0;  // Imm: value (branch target pc, color, ...); Mem: offset; Dsd: index; Task: id
   static constexpr std::uint8_t kNoBase = 0xff;
 
   static Operand r(unsigned reg) { return {Kind::Reg, static_cast<std::uint8_t>(reg), 0}; }
@@ -52,9 +52,9 @@ struct Instruction {
 struct TaskDecl {
   std::string name;
   std::uint8_t id = 0;
-  bool data = false;       // bound to an input color: activated by each wavelet arriving on it
-  std::uint8_t color = 0;  // data tasks
-  std::uint32_t entry = 0; // pc of the first instruction
+  bool data = false;        // bound to an input color: activated by each wavelet arriving on it
+  std::uint8_t color = 0;   // data tasks
+  std::uint32_t entry = 0;  // pc of the first instruction
   sim::config::Location location;
 };
 
@@ -78,7 +78,7 @@ struct Program {
   std::vector<DescriptorDecl> descriptors;
   std::vector<TaskDecl> tasks;
   std::vector<DataInit> data;
-  std::vector<std::uint8_t> entry_tasks;     // activated when the program is loaded
+  std::vector<std::uint8_t> entry_tasks;  // activated when the program is loaded
 
   [[nodiscard]] const TaskDecl* task(std::uint8_t id) const {
     for (const auto& t : tasks)

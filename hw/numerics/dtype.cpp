@@ -4,11 +4,16 @@ namespace wafersim::hw {
 
 std::string_view name(DType t) {
   switch (t) {
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::F32: return "f32";
-    case DType::U16: return "u16";
-    case DType::U32: return "u32";
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
+    case DType::F32:
+      return "f32";
+    case DType::U16:
+      return "u16";
+    case DType::U32:
+      return "u32";
   }
   return "?";
 }

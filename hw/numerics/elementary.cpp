@@ -18,9 +18,18 @@ double exp_double(double x) {
   const double r = (x - n * kLn2Hi) - n * kLn2Lo;
   // Taylor polynomial of e^r to degree 13 (|r| <= 0.347: truncation below 2^-60).
   double p = 1.0 / 6227020800.0;  // 1/13!
-  constexpr double kInvFact[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
-                                 1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,     1.0 / 120.0,
-                                 1.0 / 24.0,        1.0 / 6.0,        0.5,             1.0,
+  constexpr double kInvFact[] = {1.0 / 479001600.0,
+                                 1.0 / 39916800.0,
+                                 1.0 / 3628800.0,
+                                 1.0 / 362880.0,
+                                 1.0 / 40320.0,
+                                 1.0 / 5040.0,
+                                 1.0 / 720.0,
+                                 1.0 / 120.0,
+                                 1.0 / 24.0,
+                                 1.0 / 6.0,
+                                 0.5,
+                                 1.0,
                                  1.0};
   for (double c : kInvFact) p = p * r + c;
   return std::ldexp(p, static_cast<int>(n));

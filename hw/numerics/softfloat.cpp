@@ -25,10 +25,14 @@ struct Format {
 
 Format format_of(DType t) {
   switch (t) {
-    case DType::F16: return {5, 10};
-    case DType::BF16: return {8, 7};
-    case DType::F32: return {8, 23};
-    default: break;
+    case DType::F16:
+      return {5, 10};
+    case DType::BF16:
+      return {8, 7};
+    case DType::F32:
+      return {8, 23};
+    default:
+      break;
   }
   throw std::logic_error("softfloat: not a float format");
 }
@@ -260,10 +264,14 @@ std::uint32_t recip(DType t, std::uint32_t a) {
   const Format f = format_of(t);
   const Unpacked x = unpack(f, a);
   switch (x.cls) {
-    case Unpacked::NaN: return quiet(f, a);
-    case Unpacked::Inf: return f.zero(x.sign);
-    case Unpacked::Zero: return f.inf(x.sign);
-    case Unpacked::Finite: break;
+    case Unpacked::NaN:
+      return quiet(f, a);
+    case Unpacked::Inf:
+      return f.zero(x.sign);
+    case Unpacked::Zero:
+      return f.inf(x.sign);
+    case Unpacked::Finite:
+      break;
   }
   // 1 / (man x 2^exp) = (2^100 / man) x 2^(-exp-100); the remainder becomes a sticky bit
   // below the quotient's 76+ significant bits, which cannot change the rounding.
@@ -296,13 +304,16 @@ std::uint32_t convert(DType to, DType from, std::uint32_t bits) {
   switch (x.cls) {
     case Unpacked::NaN: {
       const std::uint32_t payload = bits & ff.man_mask();
-      const std::uint32_t moved = ft.man_bits >= ff.man_bits ? payload << (ft.man_bits - ff.man_bits)
-                                                             : payload >> (ff.man_bits - ft.man_bits);
+      const std::uint32_t moved =
+          ft.man_bits >= ff.man_bits ? payload << (ft.man_bits - ff.man_bits) : payload >> (ff.man_bits - ft.man_bits);
       return ft.inf(x.sign) | ft.quiet_bit() | (moved & ft.man_mask());
     }
-    case Unpacked::Inf: return ft.inf(x.sign);
-    case Unpacked::Zero: return ft.zero(x.sign);
-    case Unpacked::Finite: break;
+    case Unpacked::Inf:
+      return ft.inf(x.sign);
+    case Unpacked::Zero:
+      return ft.zero(x.sign);
+    case Unpacked::Finite:
+      break;
   }
   return round_pack(ft, x.sign, x.exp, x.man);
 }
@@ -322,10 +333,14 @@ double to_double(DType t, std::uint32_t bits) {
   const Format f = format_of(t);
   const Unpacked x = unpack(f, bits);
   switch (x.cls) {
-    case Unpacked::NaN: return std::nan("");
-    case Unpacked::Inf: return x.sign ? -HUGE_VAL : HUGE_VAL;
-    case Unpacked::Zero: return x.sign ? -0.0 : 0.0;
-    case Unpacked::Finite: break;
+    case Unpacked::NaN:
+      return std::nan("");
+    case Unpacked::Inf:
+      return x.sign ? -HUGE_VAL : HUGE_VAL;
+    case Unpacked::Zero:
+      return x.sign ? -0.0 : 0.0;
+    case Unpacked::Finite:
+      break;
   }
   const double v = std::ldexp(static_cast<double>(x.man), x.exp);
   return x.sign ? -v : v;

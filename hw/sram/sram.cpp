@@ -63,9 +63,9 @@ std::uint32_t Sram::load(std::uint32_t addr, unsigned bytes) const {
   std::memcpy(&h, p, 2);
   return h;
 #else
-  return bytes == 4 ? std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-                          std::uint32_t{p[3]} << 24
-                    : std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8;
+  return bytes == 4
+             ? std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24
+             : std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8;
 #endif
 }
 

@@ -73,10 +73,18 @@ tlm::tlm_response_status HostPort::access(tlm::tlm_generic_payload& p, bool debu
     const Core* c = cores_.find(pe);
     const std::uint64_t now = engine_.first_cycle_at_or_after(sc_core::sc_time_stamp()).count();
     switch (reg) {
-      case AddressMap::kStatus: value = (c && c->busy() ? 1u : 0u) | (c && c->loaded() ? 2u : 0u); break;
-      case AddressMap::kCycleLo: value = static_cast<std::uint32_t>(now); break;
-      case AddressMap::kCycleHi: value = static_cast<std::uint32_t>(now >> 32); break;
-      default: value = 0; break;
+      case AddressMap::kStatus:
+        value = (c && c->busy() ? 1u : 0u) | (c && c->loaded() ? 2u : 0u);
+        break;
+      case AddressMap::kCycleLo:
+        value = static_cast<std::uint32_t>(now);
+        break;
+      case AddressMap::kCycleHi:
+        value = static_cast<std::uint32_t>(now >> 32);
+        break;
+      default:
+        value = 0;
+        break;
     }
     for (int b = 0; b < 4; ++b) data[b] = static_cast<unsigned char>(value >> (8 * b));
     return tlm::TLM_OK_RESPONSE;

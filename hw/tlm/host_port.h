@@ -2,9 +2,9 @@
 // The wafer's single TLM-2.0 target socket: a host initiator reaches the SRAM of every PE
 // (and its control registers) through one address map, without a socket per PE.
 
+#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
 #include <string>

@@ -26,7 +26,8 @@ struct Dump {
 };
 
 Dump parse_dump(const std::string& s) {
-  static const std::regex re(R"(^\s*(\d+)\s*,\s*(\d+)\s*:\s*(0[xX][0-9a-fA-F]+|\d+)\s*:\s*(\d+)\s*:\s*([a-z0-9]+)\s*$)");
+  static const std::regex re(
+      R"(^\s*(\d+)\s*,\s*(\d+)\s*:\s*(0[xX][0-9a-fA-F]+|\d+)\s*:\s*(\d+)\s*:\s*([a-z0-9]+)\s*$)");
   std::smatch m;
   if (!std::regex_match(s, m, re))
     throw sim::InputError(fmt::format("--dump '{}': expected X,Y:ADDRESS:COUNT:TYPE, e.g. 0,0:0x100:4:f32", s));
@@ -36,7 +37,8 @@ Dump parse_dump(const std::string& s) {
   d.addr = static_cast<std::uint32_t>(std::stoul(m[3], nullptr, 0));
   d.count = static_cast<std::uint32_t>(std::stoul(m[4]));
   auto t = hw::parse_dtype(m[5].str());
-  if (!t) throw sim::InputError(fmt::format("--dump '{}': unknown type '{}' (f16, bf16, f32, u16, u32)", s, m[5].str()));
+  if (!t)
+    throw sim::InputError(fmt::format("--dump '{}': unknown type '{}' (f16, bf16, f32, u16, u32)", s, m[5].str()));
   d.type = *t;
   return d;
 }
@@ -123,8 +125,13 @@ struct ExecCommand {
           const hw::Core* c = cores.find(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)});
           if (!c || pes.size() >= 64) continue;
           const auto& k = c->counters();
-          pes.push_back({{"x", x}, {"y", y}, {"finish_cycle", k.finish_cycle}, {"busy_cycles", k.busy_cycles},
-                         {"instructions", k.instructions}, {"flops", k.flops}, {"stall_cycles", k.stall_total()}});
+          pes.push_back({{"x", x},
+                         {"y", y},
+                         {"finish_cycle", k.finish_cycle},
+                         {"busy_cycles", k.busy_cycles},
+                         {"instructions", k.instructions},
+                         {"flops", k.flops},
+                         {"stall_cycles", k.stall_total()}});
         }
     j["pes"] = pes;
     nlohmann::ordered_json dumped = nlohmann::ordered_json::array();
@@ -136,7 +143,8 @@ struct ExecCommand {
       return;
     }
     std::cout << fmt::format("wafersim exec: {} on {} ({} PE{} loaded)\n", program, loaded.spec.name,
-                             j["pes_loaded"].get<std::uint64_t>(), j["pes_loaded"].get<std::uint64_t>() == 1 ? "" : "s");
+                             j["pes_loaded"].get<std::uint64_t>(),
+                             j["pes_loaded"].get<std::uint64_t>() == 1 ? "" : "s");
     std::cout << fmt::format("  cycles        {} ({} at {})\n", cycles,
                              units::pretty(static_cast<double>(cycles) / loaded.spec.wafer.clock.hz, "s"),
                              units::format(loaded.spec.wafer.clock));
@@ -152,8 +160,10 @@ struct ExecCommand {
                                  p["x"].get<int>(), p["y"].get<int>(), p["finish_cycle"].get<std::uint64_t>(),
                                  p["busy_cycles"].get<std::uint64_t>(), p["instructions"].get<std::uint64_t>(),
                                  p["flops"].get<std::uint64_t>(), p["stall_cycles"].get<std::uint64_t>());
-    for (const auto& d : dumped) std::cout << fmt::format("  {}  {}\n", d["dump"].get<std::string>(), d["values"].dump());
-    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", dir.path().string());
+    for (const auto& d : dumped)
+      std::cout << fmt::format("  {}  {}\n", d["dump"].get<std::string>(), d["values"].dump());
+    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n",
+                             dir.path().string());
   }
 };
 
@@ -164,7 +174,8 @@ void add_exec_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "exec", "load hand-written assembly programs onto PEs, run them to completion, print cycles and stats");
   cmd->platform.add(*sub, "");
-  sub->add_option("--program,-p", cmd->program, "assembly file (docs/isa.md): `.pe X, Y` sections say which PEs run what")
+  sub->add_option("--program,-p", cmd->program,
+                  "assembly file (docs/isa.md): `.pe X, Y` sections say which PEs run what")
       ->required()
       ->type_name("FILE");
   sub->add_option("--routes", cmd->routes, "static color routes for the mesh (format of the fabric's route tables)")

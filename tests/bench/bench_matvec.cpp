@@ -134,8 +134,8 @@ Result run(unsigned n, unsigned width, unsigned height) {
         std::uint32_t got = c->sram().load(l.y + 4 * i, 4), want;
         std::memcpy(&want, &y[i], 4);
         if (got != want)
-          throw std::runtime_error(fmt::format("N={}: PE ({}, {}) y[{}] = {:#x}, host fmaf gives {:#x}", n, px, py, i,
-                                               got, want));
+          throw std::runtime_error(
+              fmt::format("N={}: PE ({}, {}) y[{}] = {:#x}, host fmaf gives {:#x}", n, px, py, i, got, want));
       }
     }
   r.core_ticks = cores.core_ticks();
@@ -160,10 +160,12 @@ void print_table(std::ostream& out, std::ostream* csv) {
   auto spec = wafersim::platforms::load_platform("tiny").spec;
   const double bound = static_cast<double>(spec.wafer.pe.sram_bytes_per_cycle());
   const double pes = 750.0 * 994.0, clock = 0.85e9;
-  out << fmt::format("Single-tile matvec, FP32, every PE computes its own y = A x ({} x {} PEs simulated, "
-                     "identical cycles on every PE; y checked bit for bit against host fmaf)\n\n",
-                     g_width, g_height);
-  out << "| N | cycles per PE | FLOP per PE | FLOP/cycle | bank-conflict cycles | SRAM bytes per PE | B/cycle | of port "
+  out << fmt::format(
+      "Single-tile matvec, FP32, every PE computes its own y = A x ({} x {} PEs simulated, "
+      "identical cycles on every PE; y checked bit for bit against host fmaf)\n\n",
+      g_width, g_height);
+  out << "| N | cycles per PE | FLOP per PE | FLOP/cycle | bank-conflict cycles | SRAM bytes per PE | B/cycle | of "
+         "port "
          "bound | 750 x 994 at 0.85 GHz: TFLOP/s | absolute PB/s | relative PB/s |\n";
   out << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   if (csv)
@@ -182,12 +184,13 @@ void print_table(std::ostream& out, std::ostream* csv) {
                        pes * relative / secs / 1e15);
     if (csv)
       *csv << fmt::format("{},{},{:.0f},{:.6f},{},{:.0f},{:.6f},{:.0f},{:.6f},{:.6f},{:.6f}\n", n, r.max_cycles, flop,
-                          flop / cycles, r.bank_stalls, absolute, absolute / cycles, bound,
-                          pes * flop / secs / 1e12, pes * absolute / secs / 1e15, pes * relative / secs / 1e15);
+                          flop / cycles, r.bank_stalls, absolute, absolute / cycles, bound, pes * flop / secs / 1e12,
+                          pes * absolute / secs / 1e15, pes * relative / secs / 1e15);
   }
-  out << fmt::format("\nPort bound: {:.0f} B/cycle per PE (2 x 64-bit reads + 1 x 64-bit write); at 0.85 GHz on "
-                     "750 x 994 PEs that is {:.2f} PB/s. Peak FP32: {} FMAC/cycle = {} FLOP/cycle per PE.\n",
-                     bound, bound * clock * pes / 1e15, spec.wafer.pe.simd_lanes.fp32, 2 * spec.wafer.pe.simd_lanes.fp32);
+  out << fmt::format(
+      "\nPort bound: {:.0f} B/cycle per PE (2 x 64-bit reads + 1 x 64-bit write); at 0.85 GHz on "
+      "750 x 994 PEs that is {:.2f} PB/s. Peak FP32: {} FMAC/cycle = {} FLOP/cycle per PE.\n",
+      bound, bound * clock * pes / 1e15, spec.wafer.pe.simd_lanes.fp32, 2 * spec.wafer.pe.simd_lanes.fp32);
 }
 
 }  // namespace

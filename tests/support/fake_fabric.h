@@ -43,9 +43,7 @@ class FakeFabric final : public sim::Clocked {
   }
   // Credits for sends on an unlinked color (the sink); default unlimited.
   void limit_sink(hw::PeCoord pe, hw::Color c, int credits) { static_cast<Port*>(port(pe))->credits[c.id()] = credits; }
-  void return_sink_credit(hw::PeCoord pe, hw::Color c, std::uint64_t at) {
-    credit_returns_.push_back({at, pe, c});
-  }
+  void return_sink_credit(hw::PeCoord pe, hw::Color c, std::uint64_t at) { credit_returns_.push_back({at, pe, c}); }
 
   std::vector<Sent> sent;  // wavelets sent on unlinked colors
 

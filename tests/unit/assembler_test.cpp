@@ -60,7 +60,7 @@ main: ret
   EXPECT_EQ(g.data[0].bytes[15], 0x7f);
   EXPECT_EQ(g.data[0].bytes[12], 0x01);  // raw NaN bits kept
   EXPECT_EQ(g.data[1].bytes.size(), 16u);
-  EXPECT_EQ(g.data[1].bytes[1], 0x38);   // 0.5 in f16 = 0x3800
+  EXPECT_EQ(g.data[1].bytes[1], 0x38);  // 0.5 in f16 = 0x3800
   ASSERT_EQ(g.descriptors.size(), 4u);
   EXPECT_EQ(g.descriptors[1].init.kind, Descriptor::Kind::Circ);
   EXPECT_EQ(g.descriptors[1].init.length, 5u);
@@ -74,9 +74,9 @@ main: ret
   EXPECT_EQ(g.tasks[1].entry, 8u);
   EXPECT_EQ(g.entry_tasks, std::vector<std::uint8_t>{3});
   ASSERT_EQ(g.code.size(), 9u);
-  EXPECT_EQ(g.code[0].ops[1].imm, 3);        // N - 1
+  EXPECT_EQ(g.code[0].ops[1].imm, 3);  // N - 1
   EXPECT_EQ(g.code[2].op, Op::Branch);
-  EXPECT_EQ(g.code[2].ops[2].imm, 1);        // loop
+  EXPECT_EQ(g.code[2].ops[2].imm, 1);  // loop
   EXPECT_TRUE(g.code[3].vector);
   EXPECT_TRUE(g.code[3].async);
   EXPECT_EQ(g.code[3].on_done, OnDone::Activate);
@@ -102,11 +102,14 @@ TEST(Assembler, FloatLiteralsRoundOnce) {
 TEST(Assembler, SyntaxErrorsCarryLineAndColumn) {
   EXPECT_EQ(first_error(".pe 0, 0\nmain:\n    fmca.f32 r1, r2, r3\n"),
             "t.s:3:5: error: unknown instruction 'fmca.f32'; did you mean 'fmac'?");
-  EXPECT_EQ(first_error("main:\n  add r1, r2\n"), "t.s:2:11: error: 'add' takes 3 operands: expected add rD, rA, rB|VALUE");
-  EXPECT_EQ(first_error("  add r1, r2, r3, r4\n"), "t.s:1:19: error: too many operands for 'add': expected add rD, rA, rB|VALUE");
+  EXPECT_EQ(first_error("main:\n  add r1, r2\n"),
+            "t.s:2:11: error: 'add' takes 3 operands: expected add rD, rA, rB|VALUE");
+  EXPECT_EQ(first_error("  add r1, r2, r3, r4\n"),
+            "t.s:1:19: error: too many operands for 'add': expected add rD, rA, rB|VALUE");
   EXPECT_EQ(first_error("  mov r16, 1\n"), "t.s:1:7: error: no register 'r16': registers are r0 .. r15");
-  EXPECT_EQ(first_error("  mov r1, UNDEFINED\n"),
-            "t.s:1:11: error: undefined symbol 'UNDEFINED' (constants are defined with .equ, .data or .fill before use)");
+  EXPECT_EQ(
+      first_error("  mov r1, UNDEFINED\n"),
+      "t.s:1:11: error: undefined symbol 'UNDEFINED' (constants are defined with .equ, .data or .fill before use)");
   EXPECT_EQ(first_error("  jmp nowhere\n  ret\n"), "t.s:1:7: error: undefined label 'nowhere'");
   EXPECT_EQ(first_error(".dsd v, mem, f32, base=2, len=4\n"),
             "t.s:1:24: error: base address 2 is not aligned to 4 bytes for f32");
@@ -117,15 +120,20 @@ TEST(Assembler, SyntaxErrorsCarryLineAndColumn) {
             "t.s:2:12: error: 'v' holds f32 but this operand of 'fadd.f16' is f16");
   EXPECT_EQ(first_error(".dsd i, fabin, f32, color=1, len=4\n  fmov.f32 i, r1\n"),
             "t.s:2:12: error: 'i' is a fabric input and cannot be a destination");
-  EXPECT_EQ(first_error("  fadd.f64 r1, r2, r3\n"), "t.s:1:3: error: 'fadd.f64': unknown type '.f64' (expected f16, bf16 or f32)");
-  EXPECT_EQ(first_error("  ld r1, [r2 * 4]\n"), "t.s:1:14: error: expected '+' or '-' after the base register, found '*'");
+  EXPECT_EQ(first_error("  fadd.f64 r1, r2, r3\n"),
+            "t.s:1:3: error: 'fadd.f64': unknown type '.f64' (expected f16, bf16 or f32)");
+  EXPECT_EQ(first_error("  ld r1, [r2 * 4]\n"),
+            "t.s:1:14: error: expected '+' or '-' after the base register, found '*'");
   EXPECT_EQ(first_error("  mov r1, 12abc\n"), "t.s:1:11: error: malformed number '12a'");
   EXPECT_EQ(first_error("  mov r1, 1 $ 2\n"), "t.s:1:13: error: unexpected character '$'");
-  EXPECT_EQ(first_error(".pe 0..7, 0\n.pe 3, 0\nmain: ret\n"), "t.s:2:1: error: PEs of this section already have a program from t.s:1:1");
+  EXPECT_EQ(first_error(".pe 0..7, 0\n.pe 3, 0\nmain: ret\n"),
+            "t.s:2:1: error: PEs of this section already have a program from t.s:1:1");
   EXPECT_EQ(first_error(".task t, 64\n"), "t.s:1:10: error: task id 64 is out of range 0 .. 63");
-  EXPECT_EQ(first_error(".task t, 1\n"), "t.s:1:1: error: task 't' has no code: add the label 't:' before its first instruction");
+  EXPECT_EQ(first_error(".task t, 1\n"),
+            "t.s:1:1: error: task 't' has no code: add the label 't:' before its first instruction");
   EXPECT_EQ(first_error(".pee 0, 0\n"), "t.s:1:1: error: unknown directive '.pee'; did you mean '.pe'?");
-  EXPECT_EQ(first_error("  fadd.f32 r1, r2, r3, async\n"), "t.s:1:3: error: only vector instructions (with a descriptor operand) can be async");
+  EXPECT_EQ(first_error("  fadd.f32 r1, r2, r3, async\n"),
+            "t.s:1:3: error: only vector instructions (with a descriptor operand) can be async");
   EXPECT_EQ(first_error("  mov.f16 r1, 1.5x\n"), "t.s:1:15: error: malformed number '1.5x'");
 }
 

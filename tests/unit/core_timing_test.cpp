@@ -4,8 +4,8 @@
 // scalar 1, vector_start 2, mov 1, add 2, mul 3, fmac 4, exp 8 cycles; lanes fp16 4, bf16 4,
 // fp32 1; SRAM 2 x 64-bit reads + 1 x 64-bit write per cycle, 8 banks of 32 bits.
 
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cstring>
 
@@ -41,8 +41,8 @@ TEST(VectorTiming, DurationIsVectorStartPlusLatencyPlusSteps) {
     std::uint64_t latency;
     const char* form;  // operands
   };
-  const OpCase ops[] = {{"fadd", 2, "c, a, b"}, {"fmul", 3, "c, a, b"}, {"fmax", 2, "c, a, b"},
-                        {"fmac", 4, "c, c, a, r3"}, {"fmov", 1, "c, a"}, {"fneg", 2, "c, a"}};
+  const OpCase ops[] = {{"fadd", 2, "c, a, b"},     {"fmul", 3, "c, a, b"}, {"fmax", 2, "c, a, b"},
+                        {"fmac", 4, "c, c, a, r3"}, {"fmov", 1, "c, a"},    {"fneg", 2, "c, a"}};
   const std::pair<const char*, unsigned> types[] = {{"f16", 2}, {"bf16", 2}, {"f32", 4}};
   int checked = 0;
   for (const auto& op : ops)
@@ -71,10 +71,11 @@ TEST(VectorTiming, DurationIsVectorStartPlusLatencyPlusSteps) {
 
 TEST(VectorTiming, ResultsAreComputedInTheirFormat) {
   CoreRig rig;
-  rig.load(timed(".fill a0, 0x000, f32, 3, 1.5\n.fill b0, 0x408, f32, 3, 2.25\n"
-                 ".dsd a, mem, f32, base=0x000, len=3\n.dsd b, mem, f32, base=0x408, len=3\n"
-                 ".dsd c, mem, f32, base=0x810, len=3\n",
-                 "mov.f32 r3, 2.0\n  fmac.f32 c, b, a, r3"));
+  rig.load(
+      timed(".fill a0, 0x000, f32, 3, 1.5\n.fill b0, 0x408, f32, 3, 2.25\n"
+            ".dsd a, mem, f32, base=0x000, len=3\n.dsd b, mem, f32, base=0x408, len=3\n"
+            ".dsd c, mem, f32, base=0x810, len=3\n",
+            "mov.f32 r3, 2.0\n  fmac.f32 c, b, a, r3"));
   rig.run();
   EXPECT_EQ(rig.f32(0x810), 5.25f);  // 2.25 + 1.5 x 2
   EXPECT_EQ(rig.f32(0x818), 5.25f);
@@ -86,9 +87,10 @@ TEST(VectorTiming, StridedAccessIsLimitedByThePorts) {
   // and 2 writes: cycle 1 reads a's two words, cycle 2 b's two words and the first write,
   // cycle 3 the second write (in-order issue): 3 cycles per step, 2 of them sram_port stalls.
   CoreRig rig;
-  rig.load(timed(".dsd a, mem, f16, base=0x000, len=8, stride=2\n.dsd b, mem, f16, base=0x408, len=8, stride=2\n"
-                 ".dsd c, mem, f16, base=0x810, len=8, stride=2\n",
-                 "fadd.f16 c, a, b"));
+  rig.load(
+      timed(".dsd a, mem, f16, base=0x000, len=8, stride=2\n.dsd b, mem, f16, base=0x408, len=8, stride=2\n"
+            ".dsd c, mem, f16, base=0x810, len=8, stride=2\n",
+            "fadd.f16 c, a, b"));
   expect_completes_at(rig, 3 + 2 + 2 + 2 * 3, "fadd.f16 stride 2");
   EXPECT_EQ(rig.stall(Stall::SramPort), 4u);
   EXPECT_EQ(rig.counters().sram_reads, 8u);
@@ -97,12 +99,13 @@ TEST(VectorTiming, StridedAccessIsLimitedByThePorts) {
 
 TEST(VectorTiming, NegativeStrideAndCircularBuffer) {
   CoreRig rig;
-  rig.load(timed(".data s, 0x100, f32, 10, 11, 12, 13\n.data v, 0x000, f32, 0, 1, 2, 3, 4, 5, 6, 7\n"
-                 ".dsd rev, mem, f32, base=0x01C, len=8, stride=-1\n"
-                 ".dsd cb, circ, f32, base=0x100, size=4, len=8, start=3\n"
-                 ".dsd d1, mem, f32, base=0x200, len=8\n.dsd d2, mem, f32, base=0x300, len=8\n"
-                 ".dsd d3, mem, f32, base=0x400, len=8\n",
-                 "fmov.f32 d1, rev\n  fmov.f32 d2, cb\n  dsd.add cb, 2\n  fmov.f32 d3, cb"));
+  rig.load(
+      timed(".data s, 0x100, f32, 10, 11, 12, 13\n.data v, 0x000, f32, 0, 1, 2, 3, 4, 5, 6, 7\n"
+            ".dsd rev, mem, f32, base=0x01C, len=8, stride=-1\n"
+            ".dsd cb, circ, f32, base=0x100, size=4, len=8, start=3\n"
+            ".dsd d1, mem, f32, base=0x200, len=8\n.dsd d2, mem, f32, base=0x300, len=8\n"
+            ".dsd d3, mem, f32, base=0x400, len=8\n",
+            "fmov.f32 d1, rev\n  fmov.f32 d2, cb\n  dsd.add cb, 2\n  fmov.f32 d3, cb"));
   rig.run();
   for (int i = 0; i < 8; ++i) {
     EXPECT_EQ(rig.f32(0x200 + 4 * i), static_cast<float>(7 - i)) << i;
@@ -155,21 +158,22 @@ TEST(Tasks, DataTaskStartsWhenItsWaveletArrives) {
   rig.run_to(11);
   EXPECT_EQ(rig.counters().task_activations, 1u);  // started in the cycle it became visible
   rig.run();
-  EXPECT_EQ(rig.reg(1), 12u);                      // first instruction after task_switch (2)
+  EXPECT_EQ(rig.reg(1), 12u);  // first instruction after task_switch (2)
   EXPECT_EQ(rig.reg(0), 0xABCDu);
   EXPECT_EQ(rig.word(0x100, 4), 0xABCDu);
   EXPECT_EQ(rig.counters().wavelets_in, 1u);
-  EXPECT_EQ(rig.counters().busy_cycles, 5u);       // cycles 10..14: switch, tsc, st, ret
+  EXPECT_EQ(rig.counters().busy_cycles, 5u);  // cycles 10..14: switch, tsc, st, ret
 }
 
 TEST(Tasks, BlockedDataTaskWaitsForUnblockOnCompletion) {
   // main blocks the data task, starts an async copy (8 steps from cycle 5: done at 14) that
   // unblocks it on completion. The wavelet is there from cycle 10; the task starts at 14.
   CoreRig rig;
-  rig.load(".pe 0, 0\n.dsd s, mem, f32, base=0x000, len=16\n.dsd d, mem, f32, base=0x408, len=16\n"
-           ".task main, 0\n.task on_w, 4, color=3\n.entry main\n"
-           "main:\n  block on_w\n  fmov.f32 d, s, async, unblock=on_w\n  ret\n"
-           "on_w:\n  tsc r1\n  ret\n");
+  rig.load(
+      ".pe 0, 0\n.dsd s, mem, f32, base=0x000, len=16\n.dsd d, mem, f32, base=0x408, len=16\n"
+      ".task main, 0\n.task on_w, 4, color=3\n.entry main\n"
+      "main:\n  block on_w\n  fmov.f32 d, s, async, unblock=on_w\n  ret\n"
+      "on_w:\n  tsc r1\n  ret\n");
   rig.fabric.inject(hw::PeCoord{0, 0}, hw::Wavelet{7, hw::Color(3), false}, 10);
   rig.run_to(14);
   EXPECT_EQ(rig.counters().task_activations, 1u);
@@ -205,12 +209,13 @@ TEST(Microthreads, ATaskWaitsForAFreeMicrothread) {
   // B steps 8..11 (done 13); C waits for a microthread from 4 to 8 (5 stalls), issues at 9
   // when A retires, starts at 11 behind B's last write (1 stall), steps 12..15, done at 17.
   CoreRig rig({"wafer.pe.microthreads=2"});
-  rig.load(".pe 0, 0\n.dsd a, mem, f32, base=0x000, len=8\n.dsd b, mem, f32, base=0x210, len=8\n"
-           ".dsd c, mem, f32, base=0x410, len=8\n.dsd d, mem, f32, base=0x600, len=24\n"
-           ".dsd da, mem, f32, base=0x600, len=8\n.dsd db, mem, f32, base=0x620, len=8\n"
-           ".dsd dc, mem, f32, base=0x640, len=8\n"
-           ".task main, 0\n.entry main\nmain:\n"
-           "  fmov.f32 da, a, async\n  fmov.f32 db, b, async\n  fmov.f32 dc, c, async\n  tsc r1\n  ret\n");
+  rig.load(
+      ".pe 0, 0\n.dsd a, mem, f32, base=0x000, len=8\n.dsd b, mem, f32, base=0x210, len=8\n"
+      ".dsd c, mem, f32, base=0x410, len=8\n.dsd d, mem, f32, base=0x600, len=24\n"
+      ".dsd da, mem, f32, base=0x600, len=8\n.dsd db, mem, f32, base=0x620, len=8\n"
+      ".dsd dc, mem, f32, base=0x640, len=8\n"
+      ".task main, 0\n.entry main\nmain:\n"
+      "  fmov.f32 da, a, async\n  fmov.f32 db, b, async\n  fmov.f32 dc, c, async\n  tsc r1\n  ret\n");
   rig.run_to(9);
   EXPECT_EQ(rig.stall(Stall::Microthread), 5u);
   EXPECT_EQ(rig.counters().instructions, 2u);  // C not issued yet at cycle 8
@@ -228,10 +233,11 @@ TEST(Microthreads, OneVectorStepPerCycleOnTheDatapath) {
   // Two async fp32 fadds of 4: A steps 4..7 (done 10); B is ready at 5 but the datapath is
   // A's until 7 (3 fpu stalls), steps 8..11, done at 14.
   CoreRig rig;
-  rig.load(".pe 0, 0\n.dsd a, mem, f32, base=0x000, len=4\n.dsd b, mem, f32, base=0x408, len=4\n"
-           ".dsd c, mem, f32, base=0x810, len=4\n.dsd e, mem, f32, base=0xC18, len=4\n"
-           ".dsd x, mem, f32, base=0x1000, len=4\n.dsd z, mem, f32, base=0x1100, len=4\n"
-           ".task main, 0\n.entry main\nmain:\n  fadd.f32 x, a, b, async\n  fadd.f32 z, c, e, async\n  ret\n");
+  rig.load(
+      ".pe 0, 0\n.dsd a, mem, f32, base=0x000, len=4\n.dsd b, mem, f32, base=0x408, len=4\n"
+      ".dsd c, mem, f32, base=0x810, len=4\n.dsd e, mem, f32, base=0xC18, len=4\n"
+      ".dsd x, mem, f32, base=0x1000, len=4\n.dsd z, mem, f32, base=0x1100, len=4\n"
+      ".task main, 0\n.entry main\nmain:\n  fadd.f32 x, a, b, async\n  fadd.f32 z, c, e, async\n  ret\n");
   rig.run();
   EXPECT_EQ(rig.stall(Stall::Fpu), 3u);
   EXPECT_EQ(rig.counters().finish_cycle, 14u);
@@ -317,12 +323,14 @@ main:
 
 TEST(Fabric, SparseStreamUpdatesOnlyTheIndexedElements) {
   CoreRig rig;
-  rig.load(timed(".fill y, 0x100, f16, 16, 1.0\n.dsd vy, mem, f16, base=y, len=16\n"
-                 ".dsd ws, fabin, f16, color=4, len=3, sparse\n",
-                 "mov.f16 r3, 2.0\n  fmac.f16 vy, vy, ws, r3"));
+  rig.load(
+      timed(".fill y, 0x100, f16, 16, 1.0\n.dsd vy, mem, f16, base=y, len=16\n"
+            ".dsd ws, fabin, f16, color=4, len=3, sparse\n",
+            "mov.f16 r3, 2.0\n  fmac.f16 vy, vy, ws, r3"));
   for (auto [idx, value] : {std::pair<std::uint32_t, double>{2, 0.5}, {7, 3.0}, {15, -1.0}})
     rig.fabric.inject(hw::PeCoord{0, 0},
-                      hw::Wavelet{idx << 16 | hw::numerics::from_double(hw::DType::F16, value), hw::Color(4), false}, 1);
+                      hw::Wavelet{idx << 16 | hw::numerics::from_double(hw::DType::F16, value), hw::Color(4), false},
+                      1);
   // mov at 3, fmac issued at 4: one wavelet per step at 6, 7, 8; done at 8 + 1 + 4.
   expect_completes_at(rig, 13, "sparse fmac");
   for (unsigned i = 0; i < 16; ++i) {
@@ -336,9 +344,10 @@ TEST(Fabric, SparseStreamUpdatesOnlyTheIndexedElements) {
 TEST(Fabric, ASecondStreamOnAHeldColorWaits) {
   // Two async reads of color 2: the second waits (queue) until the first completes.
   CoreRig rig;
-  rig.load(".pe 0, 0\n.dsd in, fabin, f32, color=2, len=2\n.dsd d1, mem, f32, base=0x0, len=2\n"
-           ".dsd d2, mem, f32, base=0x100, len=2\n.task main, 0\n.entry main\n"
-           "main:\n  fmov.f32 d1, in, async\n  fmov.f32 d2, in\n  tsc r1\n  ret\n");
+  rig.load(
+      ".pe 0, 0\n.dsd in, fabin, f32, color=2, len=2\n.dsd d1, mem, f32, base=0x0, len=2\n"
+      ".dsd d2, mem, f32, base=0x100, len=2\n.task main, 0\n.entry main\n"
+      "main:\n  fmov.f32 d1, in, async\n  fmov.f32 d2, in\n  tsc r1\n  ret\n");
   for (std::uint32_t i = 0; i < 4; ++i) rig.fabric.inject(hw::PeCoord{0, 0}, hw::Wavelet{i, hw::Color(2), false}, 1);
   rig.run();
   // First: issued 2, takes wavelets at 4, 5, done at 7; the second waits 3..6 (4 queue
@@ -351,10 +360,11 @@ TEST(Fabric, ASecondStreamOnAHeldColorWaits) {
 
 TEST(Reductions, AccumulateInOrderIntoARegister) {
   CoreRig rig;
-  rig.load(timed(".data a, 0x000, f32, 1, 2, 3, 4, 5\n.data h, 0x100, f16, 1.5, 2, -1\n"
-                 ".data g, 0x108, f16, 2, 0.25, 8\n.dsd va, mem, f32, base=a, len=5\n"
-                 ".dsd vh, mem, f16, base=h, len=3\n.dsd vg, mem, f16, base=g, len=3\n",
-                 "fsum.f32 r5, va\n  fdot.f32.f16 r6, vh, vg\n  frmax.f32 r7, va"));
+  rig.load(
+      timed(".data a, 0x000, f32, 1, 2, 3, 4, 5\n.data h, 0x100, f16, 1.5, 2, -1\n"
+            ".data g, 0x108, f16, 2, 0.25, 8\n.dsd va, mem, f32, base=a, len=5\n"
+            ".dsd vh, mem, f16, base=h, len=3\n.dsd vg, mem, f16, base=g, len=3\n",
+            "fsum.f32 r5, va\n  fdot.f32.f16 r6, vh, vg\n  frmax.f32 r7, va"));
   rig.run();
   auto as_float = [](std::uint32_t b) {
     float f;
@@ -371,14 +381,16 @@ TEST(Reductions, AccumulateInOrderIntoARegister) {
 
 TEST(Errors, SramOverflowNamesThePeAddressAndInstruction) {
   CoreRig rig;
-  rig.load(".pe 2, 1\n.dsd s, mem, f32, base=0xBFF8, len=4\n.dsd d, mem, f32, base=0x0, len=4\n"
-           ".task main, 0\n.entry main\nmain:\n  fmov.f32 d, s\n  ret\n");
+  rig.load(
+      ".pe 2, 1\n.dsd s, mem, f32, base=0xBFF8, len=4\n.dsd d, mem, f32, base=0x0, len=4\n"
+      ".task main, 0\n.entry main\nmain:\n  fmov.f32 d, s\n  ret\n");
   try {
     rig.run();
     FAIL() << "expected an SRAM overflow";
   } catch (const sim::SimulationError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "PE (2, 1): SRAM access at address 0xc000 (4 bytes) is beyond the 48 KiB SRAM ('fmov.f32 d, s' at t.s:7:3)");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "PE (2, 1): SRAM access at address 0xc000 (4 bytes) is beyond the 48 KiB SRAM ('fmov.f32 d, s' at t.s:7:3)");
     EXPECT_EQ(e.exit_code(), sim::kExitSimulation);
   }
   CoreRig scalar;
@@ -388,7 +400,8 @@ TEST(Errors, SramOverflowNamesThePeAddressAndInstruction) {
         try {
           scalar.run();
         } catch (const sim::SimulationError& e) {
-          EXPECT_EQ(std::string(e.what()), "PE (0, 0): misaligned 4-byte SRAM access at address 0xbffa ('ld r2, [r1 - 6]' at t.s:5:3)");
+          EXPECT_EQ(std::string(e.what()),
+                    "PE (0, 0): misaligned 4-byte SRAM access at address 0xbffa ('ld r2, [r1 - 6]' at t.s:5:3)");
           throw;
         }
       },
@@ -398,14 +411,16 @@ TEST(Errors, SramOverflowNamesThePeAddressAndInstruction) {
     data.load(".pe 0, 0\n.data big, 0xBFFC, f32, 1, 2\n");
     FAIL() << "expected a load error";
   } catch (const sim::config::ConfigError& e) {
-    EXPECT_EQ(e.diagnostics()[0].str(), "t.s:2:1: error: 8 bytes at address 0xbffc do not fit the 48 KiB SRAM of PE (0, 0)");
+    EXPECT_EQ(e.diagnostics()[0].str(),
+              "t.s:2:1: error: 8 bytes at address 0xbffc do not fit the 48 KiB SRAM of PE (0, 0)");
   }
 }
 
 TEST(Errors, AStreamThatNeverArrivesIsReportedAsADeadlock) {
   CoreRig rig;
-  rig.load(".pe 0, 0\n.dsd in, fabin, f32, color=2, len=2\n.dsd d, mem, f32, base=0x0, len=2\n"
-           ".task main, 0\n.entry main\nmain:\n  fmov.f32 d, in\n  ret\n");
+  rig.load(
+      ".pe 0, 0\n.dsd in, fabin, f32, color=2, len=2\n.dsd d, mem, f32, base=0x0, len=2\n"
+      ".task main, 0\n.entry main\nmain:\n  fmov.f32 d, in\n  ret\n");
   rig.fabric.inject(hw::PeCoord{0, 0}, hw::Wavelet{1, hw::Color(2), false}, 1);
   rig.run();
   try {

@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 #include "tests/support/temp_dir.h"
 
@@ -56,7 +56,8 @@ main:
 TEST(Exec, RunsProgramsAndPrintsCyclesStatsAndDumps) {
   wafersim::test::TempDir dir;
   auto prog = dir.write("axpy.s", kAxpy);
-  auto r = wafersim("exec tiny --program " + prog + " --dump 1,1:0x108:4:f32 --json --out " + (dir.path() / "a").string());
+  auto r =
+      wafersim("exec tiny --program " + prog + " --dump 1,1:0x108:4:f32 --json --out " + (dir.path() / "a").string());
   ASSERT_EQ(r.code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["pes_loaded"], 4);
@@ -91,7 +92,8 @@ TEST(Exec, BadAssemblyIsExitCodeTwoWithLineAndColumn) {
 
 TEST(Exec, ProgramsThatDoNotFitThePlatformAreBadInput) {
   wafersim::test::TempDir dir;
-  auto r = wafersim("exec tiny --program " + dir.write("far.s", ".pe 9, 0\nmain: ret\n") + " --out " + dir.path().string(), true);
+  auto r = wafersim(
+      "exec tiny --program " + dir.write("far.s", ".pe 9, 0\nmain: ret\n") + " --out " + dir.path().string(), true);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("far.s:1:1: error: PEs x 9..9, y 0..0 reach beyond the 8 x 8 grid"), std::string::npos) << r.out;
   auto c = wafersim("exec tiny --program " + dir.write("color.s", ".dsd o, fabout, f32, color=30, len=1\nmain: ret\n") +
@@ -108,7 +110,8 @@ TEST(Exec, ProgramErrorsAreSimulationErrors) {
                            " --out " + (dir.path() / "o").string(),
                        true);
   EXPECT_EQ(over.code, 3);
-  EXPECT_NE(over.out.find("PE (0, 0): SRAM access at address 0xc000 (4 bytes) is beyond the 48 KiB SRAM"), std::string::npos)
+  EXPECT_NE(over.out.find("PE (0, 0): SRAM access at address 0xc000 (4 bytes) is beyond the 48 KiB SRAM"),
+            std::string::npos)
       << over.out;
   // Until the mesh is part of the wafer, a PE that talks to the fabric is a program error.
   auto nofabric = wafersim("exec tiny --program " +

@@ -3,9 +3,9 @@
 // and task activation through the control block. Each test elaborates its own kernel.
 
 #include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include <functional>
 
@@ -24,7 +24,8 @@ struct Initiator : sc_module {
   tlm_utils::simple_initiator_socket<Initiator> socket{"socket"};
   std::function<void(Initiator&)> scenario;
   bool finished = false;
-  explicit Initiator(const sc_module_name& n, std::function<void(Initiator&)> s) : sc_module(n), scenario(std::move(s)) {
+  explicit Initiator(const sc_module_name& n, std::function<void(Initiator&)> s)
+      : sc_module(n), scenario(std::move(s)) {
     SC_HAS_PROCESS(Initiator);
     SC_THREAD(run);
   }
@@ -33,8 +34,7 @@ struct Initiator : sc_module {
     finished = true;
   }
   // One b_transport; returns the response and adds the annotated delay to *delay.
-  tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t addr, void* data, unsigned len,
-                                  sc_time* delay) {
+  tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t addr, void* data, unsigned len, sc_time* delay) {
     tlm::tlm_generic_payload p;
     p.set_command(cmd);
     p.set_address(addr);
@@ -110,9 +110,11 @@ TEST(HostTlm, AccessesBeyondThePeOrTheWaferAreRefusedAndNamed) {
               "PE (3, 2): address 0x13bffc (offset 0xbffc, 8 bytes) is beyond its 48 KiB SRAM");
     EXPECT_EQ(h.access(tlm::TLM_READ_COMMAND, b.map.address(PeCoord{0, 1}, 0xC000), buf, 4, &d),
               tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    EXPECT_EQ(b.wafer.host_port().last_error(), "PE (0, 1): address 0x8c000 (offset 0xc000, 4 bytes) is beyond its 48 KiB SRAM");
+    EXPECT_EQ(b.wafer.host_port().last_error(),
+              "PE (0, 1): address 0x8c000 (offset 0xc000, 4 bytes) is beyond its 48 KiB SRAM");
     EXPECT_EQ(h.access(tlm::TLM_READ_COMMAND, 64u * 0x10000u, buf, 4, &d), tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    EXPECT_EQ(b.wafer.host_port().last_error(), "address 0x400000 is beyond the last PE of the 8 x 8 wafer (map size 0x400000)");
+    EXPECT_EQ(b.wafer.host_port().last_error(),
+              "address 0x400000 is beyond the last PE of the 8 x 8 wafer (map size 0x400000)");
     EXPECT_EQ(h.debug(tlm::TLM_READ_COMMAND, b.map.address(PeCoord{3, 2}, 0xBFFE), buf, 4), 0u);
     // The last bytes of the SRAM are fine.
     EXPECT_EQ(h.access(tlm::TLM_WRITE_COMMAND, b.map.address(PeCoord{3, 2}, 0xBFF8), buf, 8, &d), tlm::TLM_OK_RESPONSE);
@@ -181,15 +183,15 @@ TEST(HostTlm, ControlBlockActivatesATaskAndReportsStatus) {
     EXPECT_EQ(v, 2u);  // loaded, idle
     d = SC_ZERO_TIME;
     v = 3;
-    ASSERT_EQ(h.access(tlm::TLM_WRITE_COMMAND, b.map.address(PeCoord{4, 4}, b.map.control_base() + AddressMap::kActivate),
-                       &v, 4, &d),
+    ASSERT_EQ(h.access(tlm::TLM_WRITE_COMMAND,
+                       b.map.address(PeCoord{4, 4}, b.map.control_base() + AddressMap::kActivate), &v, 4, &d),
               tlm::TLM_OK_RESPONSE);
     // The access ends 2 cycles after cycle 100; the task is activated the cycle after.
     activated_at = 100 + 2 + 1;
     wait(b.cycles(50));
     v = 9;
-    EXPECT_EQ(h.access(tlm::TLM_WRITE_COMMAND, b.map.address(PeCoord{4, 4}, b.map.control_base() + AddressMap::kActivate),
-                       &v, 4, &d),
+    EXPECT_EQ(h.access(tlm::TLM_WRITE_COMMAND,
+                       b.map.address(PeCoord{4, 4}, b.map.control_base() + AddressMap::kActivate), &v, 4, &d),
               tlm::TLM_GENERIC_ERROR_RESPONSE);
     EXPECT_EQ(b.wafer.host_port().last_error(), "PE (4, 4): task 9 is not a local task of go.s");
   });

@@ -45,53 +45,53 @@ std::uint16_t host_bf16(float f) {
 }
 
 TEST(Fp16, TiesRoundToEven) {
-  EXPECT_EQ(add(F16, 0x3C00, 0x1000), 0x3C00u);  // 1 + 2^-11: halfway to 1 + 2^-10, stays at even 1.0
-  EXPECT_EQ(add(F16, 0x3C01, 0x1000), 0x3C02u);  // 1 + 3 x 2^-11: halfway, goes up to even mantissa 2
-  EXPECT_EQ(add(F16, 0x3C00, 0x1001), 0x3C01u);  // just above halfway: up
-  EXPECT_EQ(sub(F16, 0x3C00, 0x0C00), 0x3C00u);  // 1 - 2^-12: tie between 1 - 2^-11 (odd) and 1 (even)
-  EXPECT_EQ(sub(F16, 0x3C00, 0x0E00), 0x3BFFu);  // 1 - 3 x 2^-13: nearer to 1 - 2^-11
+  EXPECT_EQ(add(F16, 0x3C00, 0x1000), 0x3C00u);       // 1 + 2^-11: halfway to 1 + 2^-10, stays at even 1.0
+  EXPECT_EQ(add(F16, 0x3C01, 0x1000), 0x3C02u);       // 1 + 3 x 2^-11: halfway, goes up to even mantissa 2
+  EXPECT_EQ(add(F16, 0x3C00, 0x1001), 0x3C01u);       // just above halfway: up
+  EXPECT_EQ(sub(F16, 0x3C00, 0x0C00), 0x3C00u);       // 1 - 2^-12: tie between 1 - 2^-11 (odd) and 1 (even)
+  EXPECT_EQ(sub(F16, 0x3C00, 0x0E00), 0x3BFFu);       // 1 - 3 x 2^-13: nearer to 1 - 2^-11
   EXPECT_EQ(convert(F16, F32, 0x3F801000), 0x3C00u);  // f32 1 + 2^-11 -> tie -> 1.0
   EXPECT_EQ(convert(F16, F32, 0x3F803000), 0x3C02u);  // f32 1 + 3 x 2^-11 -> tie -> even
 }
 
 TEST(Fp16, Subnormals) {
-  EXPECT_EQ(add(F16, 0x0001, 0x0001), 0x0002u);   // 2^-24 + 2^-24
-  EXPECT_EQ(mul(F16, 0x0001, 0x3800), 0x0000u);   // 2^-25: tie between 0 and 2^-24 -> 0 (even)
-  EXPECT_EQ(mul(F16, 0x0003, 0x3800), 0x0002u);   // 1.5 x 2^-24: tie between 1 and 2 -> 2 (even)
-  EXPECT_EQ(mul(F16, 0x8003, 0x3800), 0x8002u);   // the same, negative
-  EXPECT_EQ(add(F16, 0x03FF, 0x0001), 0x0400u);   // largest subnormal + smallest = smallest normal
-  EXPECT_EQ(mul(F16, 0x0400, 0x3800), 0x0200u);   // smallest normal / 2: exact subnormal
+  EXPECT_EQ(add(F16, 0x0001, 0x0001), 0x0002u);       // 2^-24 + 2^-24
+  EXPECT_EQ(mul(F16, 0x0001, 0x3800), 0x0000u);       // 2^-25: tie between 0 and 2^-24 -> 0 (even)
+  EXPECT_EQ(mul(F16, 0x0003, 0x3800), 0x0002u);       // 1.5 x 2^-24: tie between 1 and 2 -> 2 (even)
+  EXPECT_EQ(mul(F16, 0x8003, 0x3800), 0x8002u);       // the same, negative
+  EXPECT_EQ(add(F16, 0x03FF, 0x0001), 0x0400u);       // largest subnormal + smallest = smallest normal
+  EXPECT_EQ(mul(F16, 0x0400, 0x3800), 0x0200u);       // smallest normal / 2: exact subnormal
   EXPECT_EQ(convert(F32, F16, 0x0001), 0x33800000u);  // 2^-24 widens exactly
   EXPECT_EQ(convert(F16, F32, 0x33000000), 0x0000u);  // 2^-25 -> tie -> 0
   EXPECT_EQ(convert(F16, F32, 0x33000001), 0x0001u);  // just above 2^-25 -> 2^-24
-  EXPECT_EQ(mul(F16, 0x0200, 0x0200), 0x0000u);   // underflow to +0
-  EXPECT_EQ(mul(F16, 0x8200, 0x0200), 0x8000u);   // underflow keeps the sign: -0
+  EXPECT_EQ(mul(F16, 0x0200, 0x0200), 0x0000u);       // underflow to +0
+  EXPECT_EQ(mul(F16, 0x8200, 0x0200), 0x8000u);       // underflow keeps the sign: -0
 }
 
 TEST(Fp16, OverflowToInfinity) {
-  EXPECT_EQ(add(F16, 0x7BFF, 0x4C00), 0x7C00u);   // 65504 + 16 = 65520: tie, odd max rounds up: inf
-  EXPECT_EQ(add(F16, 0x7BFF, 0x4800), 0x7BFFu);   // 65504 + 8: below half an ulp: stays finite
-  EXPECT_EQ(mul(F16, 0x7BFF, 0x4000), 0x7C00u);   // 65504 x 2
-  EXPECT_EQ(mul(F16, 0xFBFF, 0x4000), 0xFC00u);   // -65504 x 2
+  EXPECT_EQ(add(F16, 0x7BFF, 0x4C00), 0x7C00u);       // 65504 + 16 = 65520: tie, odd max rounds up: inf
+  EXPECT_EQ(add(F16, 0x7BFF, 0x4800), 0x7BFFu);       // 65504 + 8: below half an ulp: stays finite
+  EXPECT_EQ(mul(F16, 0x7BFF, 0x4000), 0x7C00u);       // 65504 x 2
+  EXPECT_EQ(mul(F16, 0xFBFF, 0x4000), 0xFC00u);       // -65504 x 2
   EXPECT_EQ(convert(F16, F32, 0x477FF000), 0x7C00u);  // 65520.0f
   EXPECT_EQ(convert(F16, F32, 0x477FEFFF), 0x7BFFu);  // just below 65520
-  EXPECT_EQ(add(F16, 0x7C00, 0x3C00), 0x7C00u);   // inf + 1
+  EXPECT_EQ(add(F16, 0x7C00, 0x3C00), 0x7C00u);       // inf + 1
 }
 
 TEST(Fp16, NanPropagationAndInvalidOperations) {
-  EXPECT_EQ(add(F16, 0x7E05, 0x3C00), 0x7E05u);   // quiet NaN passes through
-  EXPECT_EQ(add(F16, 0x7C01, 0x3C00), 0x7E01u);   // signaling NaN is quieted
-  EXPECT_EQ(add(F16, 0x3C00, 0xFD00), 0xFF00u);   // second operand NaN, sign kept
-  EXPECT_EQ(add(F16, 0x7C01, 0x7E05), 0x7E01u);   // the first NaN wins
+  EXPECT_EQ(add(F16, 0x7E05, 0x3C00), 0x7E05u);  // quiet NaN passes through
+  EXPECT_EQ(add(F16, 0x7C01, 0x3C00), 0x7E01u);  // signaling NaN is quieted
+  EXPECT_EQ(add(F16, 0x3C00, 0xFD00), 0xFF00u);  // second operand NaN, sign kept
+  EXPECT_EQ(add(F16, 0x7C01, 0x7E05), 0x7E01u);  // the first NaN wins
   EXPECT_EQ(mul(F16, 0x3C00, 0x7E05), 0x7E05u);
-  EXPECT_EQ(add(F16, 0x7C00, 0xFC00), 0x7E00u);   // inf - inf: default NaN
+  EXPECT_EQ(add(F16, 0x7C00, 0xFC00), 0x7E00u);  // inf - inf: default NaN
   EXPECT_EQ(sub(F16, 0x7C00, 0x7C00), 0x7E00u);
-  EXPECT_EQ(mul(F16, 0x0000, 0x7C00), 0x7E00u);   // 0 x inf
+  EXPECT_EQ(mul(F16, 0x0000, 0x7C00), 0x7E00u);  // 0 x inf
   EXPECT_EQ(fma(F16, 0x7C00, 0x0000, 0x3C00), 0x7E00u);
   EXPECT_EQ(fma(F16, 0x7C00, 0x3C00, 0xFC00), 0x7E00u);  // inf - inf inside the fma
-  EXPECT_EQ(max(F16, 0x3C00, 0x7E05), 0x7E05u);   // max/min propagate NaN
+  EXPECT_EQ(max(F16, 0x3C00, 0x7E05), 0x7E05u);          // max/min propagate NaN
   EXPECT_EQ(min(F16, 0x7C01, 0x3C00), 0x7E01u);
-  EXPECT_EQ(neg(F16, 0x7E05), 0xFE05u);           // negate flips the sign of NaN too
+  EXPECT_EQ(neg(F16, 0x7E05), 0xFE05u);  // negate flips the sign of NaN too
   EXPECT_FALSE(lt(F16, 0x7E00, 0x3C00));
   EXPECT_FALSE(eq(F16, 0x7E00, 0x7E00));
   EXPECT_EQ(convert(F32, F16, 0x7E05), 0x7FC0A000u);  // payload moves to the top
@@ -103,12 +103,12 @@ TEST(Fp16, NanPropagationAndInvalidOperations) {
 TEST(Fp16, SignedZeros) {
   EXPECT_EQ(add(F16, 0x8000, 0x0000), 0x0000u);
   EXPECT_EQ(add(F16, 0x8000, 0x8000), 0x8000u);
-  EXPECT_EQ(add(F16, 0x3C00, 0xBC00), 0x0000u);   // x + (-x) = +0
+  EXPECT_EQ(add(F16, 0x3C00, 0xBC00), 0x0000u);  // x + (-x) = +0
   EXPECT_EQ(max(F16, 0x8000, 0x0000), 0x0000u);
   EXPECT_EQ(min(F16, 0x0000, 0x8000), 0x8000u);
   EXPECT_TRUE(eq(F16, 0x8000, 0x0000));
   EXPECT_FALSE(lt(F16, 0x8000, 0x0000));
-  EXPECT_EQ(recip(F16, 0x8000), 0xFC00u);         // 1 / -0 = -inf
+  EXPECT_EQ(recip(F16, 0x8000), 0xFC00u);  // 1 / -0 = -inf
 }
 
 TEST(Fp16, FmaRoundsOnce) {
@@ -182,7 +182,8 @@ TEST(Fp32, FastPathMatchesReferenceOnSpecialValues) {
       ASSERT_EQ(add(F32, a, b), reference::add(F32, a, b)) << std::hex << a << " " << b;
       ASSERT_EQ(sub(F32, a, b), reference::sub(F32, a, b)) << std::hex << a << " " << b;
       ASSERT_EQ(mul(F32, a, b), reference::mul(F32, a, b)) << std::hex << a << " " << b;
-      for (auto c : specials) ASSERT_EQ(fma(F32, a, b, c), reference::fma(F32, a, b, c)) << std::hex << a << " " << b << " " << c;
+      for (auto c : specials)
+        ASSERT_EQ(fma(F32, a, b, c), reference::fma(F32, a, b, c)) << std::hex << a << " " << b << " " << c;
     }
 }
 
@@ -256,10 +257,10 @@ TEST(Exp, WithinTheDocumentedBound) {
     }
   }
   EXPECT_LE(mismatches, 2);
-  EXPECT_EQ(exp(F32, 0x00000000), 0x3F800000u);    // e^0 = 1
-  EXPECT_EQ(exp(F32, 0x7F800000), 0x7F800000u);    // e^inf = inf
-  EXPECT_EQ(exp(F32, 0xFF800000), 0x00000000u);    // e^-inf = +0
-  EXPECT_EQ(exp(F16, 0x4C00), 0x7C00u);            // e^16 overflows fp16
+  EXPECT_EQ(exp(F32, 0x00000000), 0x3F800000u);  // e^0 = 1
+  EXPECT_EQ(exp(F32, 0x7F800000), 0x7F800000u);  // e^inf = inf
+  EXPECT_EQ(exp(F32, 0xFF800000), 0x00000000u);  // e^-inf = +0
+  EXPECT_EQ(exp(F16, 0x4C00), 0x7C00u);          // e^16 overflows fp16
   EXPECT_EQ(exp(F32, bits_of(1.0f)), bits_of(2.71828182845904523536f));
 }
 
