@@ -70,8 +70,8 @@ struct SweepCommand {
   void execute() const {
     check_options();
     const std::string spec_abs = fs::absolute(spec).lexically_normal().string();
-    if (point) return run_one(spec_abs);
-    sweep::Plan plan = sweep::Plan::make(spec_abs, sweep_catalog());
+    if (point) return run_one();
+    sweep::Plan plan = sweep::Plan::make(spec, sweep_catalog());
     if (list) return print_list(plan);
     sweep::SweepDir dir(fs::absolute(out.empty() ? "wafersim-out/sweep-" + plan.spec().name : out).lexically_normal());
     dir.prepare(plan);
@@ -109,12 +109,13 @@ struct SweepCommand {
       std::cout << summary.text(plan.spec().name, dir.root().string());
       std::cout << fmt::format("  results: {0}/results.csv, {0}/results.jsonl\n", dir.root().string());
     }
-    if (waited && (summary.failed || summary.left))
-      throw sim::SimulationError(fmt::format("{} point(s) failed and {} did not finish", summary.failed, summary.left));
+    const std::size_t not_ok = summary.failed + summary.failed_before;
+    if (waited && (not_ok || summary.left))
+      throw sim::SimulationError(fmt::format("{} of {} points failed and {} did not finish", not_ok, summary.total, summary.left));
   }
 
-  void run_one(const std::string& spec_abs) const {
-    sweep::Plan plan = sweep::Plan::make(spec_abs, sweep_catalog(), *point);
+  void run_one() const {
+    sweep::Plan plan = sweep::Plan::make(spec, sweep_catalog(), *point);
     sweep::SweepDir dir(fs::absolute(out.empty() ? "wafersim-out/sweep-" + plan.spec().name : out).lexically_normal());
     dir.prepare(plan);
     sweep::PointOptions po;
@@ -143,7 +144,7 @@ struct SweepCommand {
       return;
     }
     const auto& sp = plan.spec();
-    std::cout << fmt::format("sweep {}: {} points ({} {} combinations, {} skipped by constraints)\n", sp.name,
+    std::cout << fmt::format("sweep {}: {} points ({} candidates by {}, {} skipped by constraints)\n", sp.name,
                              plan.points().size(), plan.candidates(), to_string(sp.combine), plan.skipped());
     std::vector<std::size_t> width;
     for (const auto& p : sp.parameters) {
@@ -156,11 +157,15 @@ struct SweepCommand {
     std::string head = fmt::format("{:>6}", "point");
     for (std::size_t i = 0; i < sp.parameters.size(); ++i)
       head += fmt::format("  {:<{}}", sp.parameters[i].key, width[i]);
-    std::cout << head << "\n";
+    auto trim = [](std::string r) {
+      while (!r.empty() && r.back() == ' ') r.pop_back();
+      return r;
+    };
+    std::cout << trim(head) << "\n";
     for (const auto& pt : plan.points()) {
       std::string row = fmt::format("{:>6}", pt.index);
       for (std::size_t i = 0; i < pt.params.size(); ++i) row += fmt::format("  {:<{}}", pt.params[i].second, width[i]);
-      std::cout << row << "\n";
+      std::cout << trim(row) << "\n";
     }
   }
 };
@@ -178,25 +183,30 @@ sweep::Catalog sweep_catalog() {
     w.summary = cmd->get_description();
     for (const CLI::Option* o : cmd->get_options()) {
       if (o->get_positional() || o->get_lnames().empty() || reserved(o->get_lnames()[0])) continue;
-      w.options.push_back({o->get_lnames()[0], o->get_type_size_max() == 0, o->get_description()});
+      w.options.push_back({o->get_lnames()[0], o->get_expected_max() == 0, o->get_description()});
     }
     c.commands.push_back(std::move(w));
   }
   c.check = [](const std::vector<std::string>& args) -> std::string {
     const Sweepable* s = args.empty() ? nullptr : find_sweepable(args[0]);
     if (!s) return "not a sweepable command";
+    // The command's state lives in its callback; parse fully, then stop before it runs: the
+    // root's parse-complete callback runs after every check and before any command callback.
+    struct Parsed {};
     CLI::App app;
     app.require_subcommand(1);
     s->add(app);
-    app.get_subcommand(s->name)->callback(std::function<void()>());
+    app.parse_complete_callback([] { throw Parsed{}; });
     std::vector<const char*> argv{"wafersim"};
     for (const auto& a : args) argv.push_back(a.c_str());
     try {
       app.parse(static_cast<int>(argv.size()), argv.data());
+    } catch (const Parsed&) {
+      return {};
     } catch (const CLI::ParseError& e) {
       return e.what();
     }
-    return {};
+    return "the command ran instead of being checked";
   };
   return c;
 }

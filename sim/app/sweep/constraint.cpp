@@ -242,7 +242,10 @@ class ExpressionParser {
     std::size_t u = pos_;
     if (u < s_.size() && s_[u] == ' ') ++u;
     std::size_t uend = u;
-    while (uend < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[uend])) || s_[uend] == '/')) ++uend;
+    if (u < s_.size() && std::isalpha(static_cast<unsigned char>(s_[u])))
+      while (uend < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[uend])) || s_[uend] == '/')) ++uend;
+    const std::string word = s_.substr(u, uend - u);
+    if (word == "and" || word == "or" || word == "not") uend = u;  // a misspelt operator, reported later
     Term t;
     t.column = at;
     bool unit_ends = uend >= s_.size() || std::string("._(").find(s_[uend]) == std::string::npos;

@@ -17,6 +17,7 @@ nlohmann::ordered_json LaunchSummary::to_json() const {
   if (!job.empty()) j["job"] = job;
   j["points"] = total;
   j["finished_before"] = before;
+  j["failed_before"] = failed_before;
   j["ok"] = ok;
   j["failed"] = failed;
   j["left"] = left;
@@ -29,6 +30,7 @@ nlohmann::ordered_json LaunchSummary::to_json() const {
 std::string LaunchSummary::text(const std::string& name, const std::string& dir) const {
   std::string s = fmt::format("sweep {}: {} points: {} ok, {} failed", name, total, ok, failed);
   if (before) s += fmt::format(", {} finished before", before);
+  if (failed_before) s += fmt::format(" ({} of them without success; --retry-failed runs them again)", failed_before);
   if (left) s += fmt::format(", {} not finished", left);
   s += fmt::format(" ({:.1f} s)\n", wall_seconds);
   if (!failed_points.empty()) {
@@ -42,11 +44,19 @@ std::string LaunchSummary::text(const std::string& name, const std::string& dir)
   return s;
 }
 
-std::vector<std::size_t> pending_points(const Plan& plan, const SweepDir& dir, bool retry_failed) {
+std::vector<std::size_t> pending_points(const Plan& plan, const SweepDir& dir, bool retry_failed,
+                                        LaunchSummary& summary) {
   std::vector<std::size_t> out;
+  summary.total = plan.points().size();
+  summary.before = summary.failed_before = 0;
   for (const auto& p : plan.points()) {
     auto s = dir.state(p.index);
-    if (s.state != SweepDir::State::Done || (retry_failed && s.status != kStatusOk)) out.push_back(p.index);
+    if (s.state != SweepDir::State::Done || (retry_failed && s.status != kStatusOk)) {
+      out.push_back(p.index);
+    } else {
+      ++summary.before;
+      if (s.status != kStatusOk) ++summary.failed_before;
+    }
   }
   return out;
 }

@@ -27,6 +27,7 @@ struct LaunchOptions {
 struct LaunchSummary {
   std::size_t total = 0;           // points in the sweep
   std::size_t before = 0;          // finished by earlier runs and not run again
+  std::size_t failed_before = 0;   // of those, finished without success
   std::size_t ok = 0, failed = 0;  // finished now
   std::size_t left = 0;            // not finished (still queued, or interrupted)
   std::vector<std::size_t> failed_points;
@@ -38,8 +39,10 @@ struct LaunchSummary {
   [[nodiscard]] std::string text(const std::string& name, const std::string& dir) const;
 };
 
-// Points not finished yet, plus, when `retry_failed`, those finished without success.
-std::vector<std::size_t> pending_points(const Plan& plan, const SweepDir& dir, bool retry_failed);
+// Points not finished yet, plus, when `retry_failed`, those finished without success; sets
+// total, before and failed_before of `summary`.
+std::vector<std::size_t> pending_points(const Plan& plan, const SweepDir& dir, bool retry_failed,
+                                        LaunchSummary& summary);
 
 // `EXE sweep SPEC --point I --out DIR [--retry-failed]`, with `index` empty for the
 // placeholder that Slurm and GNU parallel fill in.

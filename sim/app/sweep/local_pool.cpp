@@ -13,9 +13,7 @@ namespace wafersim::app::sweep {
 LaunchSummary run_local(const Plan& plan, const SweepDir& dir, const LaunchOptions& options) {
   LaunchSummary summary;
   summary.backend = "local";
-  summary.total = plan.points().size();
-  std::vector<std::size_t> pending = pending_points(plan, dir, options.retry_failed);
-  summary.before = summary.total - pending.size();
+  std::vector<std::size_t> pending = pending_points(plan, dir, options.retry_failed, summary);
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
 
   SweepProgress progress(plan.spec().name, summary.total, summary.before, options.terminal);

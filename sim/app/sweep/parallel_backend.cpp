@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <thread>
 
 #include "sim/app/run_dir.h"
@@ -36,13 +37,40 @@ std::vector<std::string> parallel_command(const Plan& plan, const SweepDir& dir,
   return argv;
 }
 
+namespace {
+
+// Keeps in parallel's job log only the jobs whose point is finished, so that --resume skips
+// exactly those (the done markers decide; a point whose marker was removed, or whose runner
+// was killed, runs again).
+void reconcile_joblog(const Plan& plan, const SweepDir& dir, const fs::path& joblog) {
+  std::ifstream in(joblog);
+  if (!in) return;
+  std::string line, out;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (header) {
+      out += line + "\n";
+      header = false;
+      continue;
+    }
+    std::size_t seq = 0;
+    try {
+      seq = std::stoul(line.substr(0, line.find('\t')));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (seq >= 1 && seq <= plan.points().size() && dir.state(seq - 1).state == SweepDir::State::Done) out += line + "\n";
+  }
+  write_file_atomic(joblog, out);
+}
+
+}  // namespace
+
 LaunchSummary run_parallel(const Plan& plan, const SweepDir& dir, const LaunchOptions& options,
                            const ParallelOptions& parallel) {
   LaunchSummary summary;
   summary.backend = "parallel";
-  summary.total = plan.points().size();
-  std::vector<std::size_t> pending = pending_points(plan, dir, options.retry_failed);
-  summary.before = summary.total - pending.size();
+  std::vector<std::size_t> pending = pending_points(plan, dir, options.retry_failed, summary);
   if (pending.empty()) return summary;
 
   const fs::path pdir = dir.root() / "parallel";
@@ -50,6 +78,7 @@ LaunchSummary run_parallel(const Plan& plan, const SweepDir& dir, const LaunchOp
   std::string list;
   for (const auto& p : plan.points()) list += std::to_string(p.index) + "\n";
   write_file_atomic(pdir / "points", list);
+  reconcile_joblog(plan, dir, pdir / "joblog");
 
   SpawnOptions so;
   so.stdout_path = (pdir / "stdout.log").string();

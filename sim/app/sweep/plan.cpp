@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "platforms/platform_spec.h"
@@ -195,7 +196,7 @@ nlohmann::ordered_json Plan::to_json() const {
   j["format"] = "wafersim-sweep/1";
   j["name"] = spec_.name;
   j["description"] = spec_.description;
-  j["spec"] = spec_.file;
+  j["spec"] = std::filesystem::absolute(spec_.file).lexically_normal().string();
   j["platform"] = spec_.platform;
   j["command"] = spec_.command;
   j["combine"] = to_string(spec_.combine);

@@ -69,9 +69,7 @@ LaunchSummary submit_slurm(const Plan& plan, const SweepDir& dir, const LaunchOp
                            const SlurmOptions& slurm) {
   LaunchSummary summary;
   summary.backend = "slurm";
-  summary.total = plan.points().size();
-  std::vector<std::size_t> pending = pending_points(plan, dir, options.retry_failed);
-  summary.before = summary.total - pending.size();
+  std::vector<std::size_t> pending = pending_points(plan, dir, options.retry_failed, summary);
   summary.left = pending.size();
   if (pending.empty()) return summary;
 

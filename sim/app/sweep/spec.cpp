@@ -32,14 +32,32 @@ const char* to_string(Combine c) {
   return "";
 }
 
-std::string NumberFormat::format(double value) const {
-  if (dimension) {
-    bool whole = integer || *dimension == units::Dimension::DataSize || *dimension == units::Dimension::Cycles;
-    double v = whole ? std::round(value) : std::stod(fmt::format("{:.12g}", value));
-    return units::format(v, *dimension);
+std::string NumberFormat::format(double value, int digits) const {
+  if (!dimension) {
+    if (integer) return fmt::format("{}", static_cast<long long>(std::llround(value)));
+    return fmt::format("{:.{}g}", value, digits);
   }
-  if (integer) return fmt::format("{}", static_cast<long long>(std::llround(value)));
-  return fmt::format("{:.12g}", value);
+  switch (*dimension) {
+    case units::Dimension::Cycles: return units::format(std::round(value), *dimension);
+    case units::Dimension::DataSize: return units::format(8 * std::round(value / 8), *dimension);  // whole bytes
+    default: break;
+  }
+  // Decimal prefixes with a mantissa in [1, 1000): "1.08385 GHz", "250 ns".
+  static constexpr std::pair<const char*, double> kPrefixes[] = {
+      {"E", 1e18}, {"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}, {"", 1},
+      {"m", 1e-3}, {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}, {"f", 1e-15}};
+  const char* unit = *dimension == units::Dimension::Frequency   ? "Hz"
+                     : *dimension == units::Dimension::Bandwidth ? "b/s"
+                     : *dimension == units::Dimension::Duration  ? "s"
+                                                                 : "params/s";
+  const bool small_ok = *dimension == units::Dimension::Duration;
+  if (value != 0) {
+    for (const auto& [sym, scale] : kPrefixes) {
+      if (scale < 1 && !small_ok) break;
+      if (std::fabs(value) >= scale * (1 - 1e-12)) return fmt::format("{:.{}g} {}{}", value / scale, digits, sym, unit);
+    }
+  }
+  return fmt::format("{:.{}g} {}", value, digits, unit);
 }
 
 Value Range::at(double u) const {
@@ -52,7 +70,7 @@ Value Range::at(double u) const {
     v = from + u * (to - from);
   }
   v = std::clamp(v, std::min(from, to), std::max(from, to));
-  return Value{format.format(v), false, location};
+  return Value{format.format(v, kSampledDigits), false, location};
 }
 
 bool is_sweep_document(const Node& root) {

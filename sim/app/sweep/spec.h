@@ -21,8 +21,12 @@ namespace wafersim::app::sweep {
 struct NumberFormat {
   bool integer = false;                       // round to whole numbers
   std::optional<units::Dimension> dimension;  // a quantity: formatted with its unit
-  [[nodiscard]] std::string format(double value) const;
+  // `digits` significant digits; data sizes become whole bytes and cycle counts whole cycles.
+  [[nodiscard]] std::string format(double value, int digits = 12) const;
 };
+
+// Significant digits of a value drawn from a continuous range.
+inline constexpr int kSampledDigits = 6;
 
 // A numeric range of a parameter, in the unit its ends were written in (base units for
 // quantities).
@@ -31,8 +35,8 @@ struct Range {
   bool log = false;
   NumberFormat format;
   sim::config::Location location;
-  // The value at fraction u in [0, 1] of the range (integers: every whole number in the
-  // range equally likely for uniform u).
+  // The value at fraction u in [0, 1] of the range, with kSampledDigits significant digits
+  // (integers: every whole number in the range equally likely for uniform u).
   [[nodiscard]] Value at(double u) const;
 };
 
