@@ -111,7 +111,8 @@ struct SweepCommand {
     }
     const std::size_t not_ok = summary.failed + summary.failed_before;
     if (waited && (not_ok || summary.left))
-      throw sim::SimulationError(fmt::format("{} of {} points failed and {} did not finish", not_ok, summary.total, summary.left));
+      throw sim::SimulationError(
+          fmt::format("{} of {} points failed and {} did not finish", not_ok, summary.total, summary.left));
   }
 
   void run_one() const {

@@ -127,9 +127,21 @@ TEST(SweepExpand, FactorRangeAndIntegerRoundingKeepsEachValueOnce) {
                   "    - {key: fabric.queue_depth, range: {from: 1, to: 8, steps: 6, scale: log}}\n"
                   "    - {key: workload.cycles, range: {from: 10, to: 1000, factor: 10}}\n");
   // 1, 1.516, 2.297, 3.482, 5.278, 8 rounded: 2 would appear twice.
-  EXPECT_EQ(table(p), (Rows{{"1", "10"},  {"1", "100"}, {"1", "1000"}, {"2", "10"}, {"2", "100"},
-                            {"2", "1000"}, {"3", "10"},  {"3", "100"},  {"3", "1000"}, {"5", "10"},
-                            {"5", "100"},  {"5", "1000"}, {"8", "10"},  {"8", "100"},  {"8", "1000"}}));
+  EXPECT_EQ(table(p), (Rows{{"1", "10"},
+                            {"1", "100"},
+                            {"1", "1000"},
+                            {"2", "10"},
+                            {"2", "100"},
+                            {"2", "1000"},
+                            {"3", "10"},
+                            {"3", "100"},
+                            {"3", "1000"},
+                            {"5", "10"},
+                            {"5", "100"},
+                            {"5", "1000"},
+                            {"8", "10"},
+                            {"8", "100"},
+                            {"8", "1000"}}));
 }
 
 TEST(SweepExpand, QuantityRangesKeepTheirUnit) {
@@ -221,8 +233,10 @@ TEST(SweepExpand, ConstraintSkipsPointsAndNumbersTheRest) {
                   "    - \"fabric.queue_depth != 2 || fabric.hop_latency > 1 cycle\"\n");
   EXPECT_EQ(p.candidates(), 16u);
   EXPECT_EQ(p.skipped(), 7u);
-  EXPECT_EQ(table(p), (Rows{{"1", "1"}, {"1", "2"}, {"1", "4"}, {"1", "8"}, {"2", "2"}, {"2", "4"}, {"4", "1"},
-                            {"4", "2"}, {"8", "1"}}));
+  EXPECT_EQ(
+      table(p),
+      (Rows{
+          {"1", "1"}, {"1", "2"}, {"1", "4"}, {"1", "8"}, {"2", "2"}, {"2", "4"}, {"4", "1"}, {"4", "2"}, {"8", "1"}}));
   for (std::size_t i = 0; i < p.points().size(); ++i) EXPECT_EQ(p.points()[i].index, i);
 }
 
@@ -238,9 +252,8 @@ TEST(SweepExpand, ConstraintsOnFixedValuesAndStrings) {
       "  constraints:\n"
       "    - \"swarmx.fanout == '1:4' && (workload.no_idle_skip || workload.cycles > 10)\"\n");
   EXPECT_EQ(table(p), (Rows{{"true", "10"}, {"true", "20"}, {"false", "20"}}));
-  EXPECT_EQ(p.points()[0].args,
-            (std::vector<std::string>{"run", "tiny", "--set", "swarmx.fanout=\"1:4\"", "--cycles", "10",
-                                      "--no-idle-skip", "--seed", "1", "--json"}));
+  EXPECT_EQ(p.points()[0].args, (std::vector<std::string>{"run", "tiny", "--set", "swarmx.fanout=\"1:4\"", "--cycles",
+                                                          "10", "--no-idle-skip", "--seed", "1", "--json"}));
   EXPECT_EQ(p.points()[2].args, (std::vector<std::string>{"run", "tiny", "--set", "swarmx.fanout=\"1:4\"", "--cycles",
                                                           "20", "--seed", "1", "--json"}));
 }
@@ -282,14 +295,24 @@ TEST(SweepExpression, ErrorsPointAtTheColumn) {
     }
     return "no error";
   };
-  EXPECT_EQ(error("a <= "), "f.yaml:3:12: error: sweep.constraints[0]: in 'a <= ': expected a value, found the end of the expression");
-  EXPECT_EQ(error("a = 1"), "f.yaml:3:9: error: sweep.constraints[0]: in 'a = 1': unexpected '='; write '==' to compare");
-  EXPECT_EQ(error("a > 1 and b"), "f.yaml:3:13: error: sweep.constraints[0]: in 'a > 1 and b': unexpected 'a'; write '&&' for 'and'");
-  EXPECT_EQ(error("mn(a, 1)"), "f.yaml:3:7: error: sweep.constraints[0]: in 'mn(a, 1)': unknown function 'mn'; did you mean 'min'?");
-  EXPECT_EQ(error("a > 1"), "f.yaml:3:9: error: sweep.constraints[0]: in 'a > 1': cannot order a string ('s') and a number (1)");
-  EXPECT_EQ(error("2 + 3"), "f.yaml:3:9: error: sweep.constraints[0]: in '2 + 3': a constraint must be true or false, this is a number (5)");
-  EXPECT_EQ(error("1 / (2 - 2) > 0"), "f.yaml:3:9: error: sweep.constraints[0]: in '1 / (2 - 2) > 0': division by zero (1 / 0)");
-  EXPECT_EQ(error("3 GHzz > 1"), "f.yaml:3:9: error: sweep.constraints[0]: in '3 GHzz > 1': unknown unit 'GHzz' (expected e.g. '1.1 GHz', '48 KiB', '100 Gb/s', '3 us', '2 cycles')");
+  EXPECT_EQ(error("a <= "),
+            "f.yaml:3:12: error: sweep.constraints[0]: in 'a <= ': expected a value, found the end of the expression");
+  EXPECT_EQ(error("a = 1"),
+            "f.yaml:3:9: error: sweep.constraints[0]: in 'a = 1': unexpected '='; write '==' to compare");
+  EXPECT_EQ(error("a > 1 and b"),
+            "f.yaml:3:13: error: sweep.constraints[0]: in 'a > 1 and b': unexpected 'a'; write '&&' for 'and'");
+  EXPECT_EQ(error("mn(a, 1)"),
+            "f.yaml:3:7: error: sweep.constraints[0]: in 'mn(a, 1)': unknown function 'mn'; did you mean 'min'?");
+  EXPECT_EQ(error("a > 1"),
+            "f.yaml:3:9: error: sweep.constraints[0]: in 'a > 1': cannot order a string ('s') and a number (1)");
+  EXPECT_EQ(
+      error("2 + 3"),
+      "f.yaml:3:9: error: sweep.constraints[0]: in '2 + 3': a constraint must be true or false, this is a number (5)");
+  EXPECT_EQ(error("1 / (2 - 2) > 0"),
+            "f.yaml:3:9: error: sweep.constraints[0]: in '1 / (2 - 2) > 0': division by zero (1 / 0)");
+  EXPECT_EQ(error("3 GHzz > 1"),
+            "f.yaml:3:9: error: sweep.constraints[0]: in '3 GHzz > 1': unknown unit 'GHzz' (expected e.g. '1.1 GHz', "
+            "'48 KiB', '100 Gb/s', '3 us', '2 cycles')");
 }
 
 TEST(SweepSpec, EveryProblemIsReportedAtItsPlace) {
@@ -313,14 +336,16 @@ TEST(SweepSpec, EveryProblemIsReportedAtItsPlace) {
   const std::string file = f.dir.path().string() + "/s.yaml";
   for (const std::string& want : {
            file + ":5:5: error: sweep.workload.cylces: 'run' has no option 'cylces'; did you mean 'cycles'?",
-           file + ":6:19: error: sweep.workload.no-idle-skip: 'no-idle-skip' is a flag: expected true or false, found 'maybe'",
+           file + ":6:19: error: sweep.workload.no-idle-skip: 'no-idle-skip' is a flag: expected true or false, found "
+                  "'maybe'",
            file + ":8:12: error: sweep.parameters[0].key: not a platform key; did you mean 'fabric.queue_depth'?",
            file + ":10:12: error: sweep.parameters[1].key: 'run' has no option 'seeds'; did you mean 'workload.seed'?",
            file + ":14:3: error: sweep.combin: unknown key; did you mean 'combine'?",
            file + ":13:14: error: sweep.parameters[2].range: grid needs a list of values: give 'steps', 'step' or "
                   "'factor' (continuous ranges are for random and latin-hypercube sampling)",
-           file + ":15:17: error: sweep.constraints[0]: 'fabric.colours' is neither a swept parameter nor a fixed value; "
-                  "did you mean 'fabric.colors'?",
+           file +
+               ":15:17: error: sweep.constraints[0]: 'fabric.colours' is neither a swept parameter nor a fixed value; "
+               "did you mean 'fabric.colors'?",
            file + ":16:13: error: sweep.metrics[0]: expected a dotted stat path such as 'cluster.wafer0.cycles' or "
                   "'summary.wall_seconds', found 'a..b'",
        })
@@ -338,8 +363,9 @@ TEST(SweepSpec, UnknownCommandPlatformAndMissingSamples) {
             std::string::npos)
       << e;
   EXPECT_NE(e.find("did you mean 'tiny'?"), std::string::npos) << e;
-  EXPECT_NE(e.find(":3:23: error: sweep.workload.command: 'traffik' is not a command a sweep can run; expected one of: run"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find(":3:23: error: sweep.workload.command: 'traffik' is not a command a sweep can run; expected one of: run"),
+      std::string::npos)
       << e;
   EXPECT_NE(e.find("sweep.samples: missing: how many points random sampling draws"), std::string::npos) << e;
 }
@@ -390,8 +416,8 @@ TEST(SweepPlan, SeedIsSweepableAndQuotedValuesStayStrings) {
       "  parameters:\n"
       "    - {key: workload.seed, values: [7, 8]}\n"
       "    - {key: name, values: ['a b: c']}\n");
-  EXPECT_EQ(p.points()[1].args, (std::vector<std::string>{"run", "tiny", "--set", "name=\"a b: c\"", "--seed", "8",
-                                                          "--json"}));
+  EXPECT_EQ(p.points()[1].args,
+            (std::vector<std::string>{"run", "tiny", "--set", "name=\"a b: c\"", "--seed", "8", "--json"}));
 }
 
 TEST(SweepPlan, FingerprintFollowsTheCommandLinesOnly) {
@@ -421,10 +447,10 @@ TEST(SweepLaunch, SlurmArraySpecAndScript) {
   std::string s = sbatch_script(p, dir, {0, 2}, lo, so, "/bin/wafersim");
   for (const std::string& line : std::vector<std::string>{
            "#SBATCH --job-name=wafersim-demo\n", "#SBATCH --array=0,2\n", "#SBATCH --partition=batch\n",
-        "#SBATCH --time=10:00\n", "#SBATCH --mem=2G\n", "#SBATCH --account=arch\n",
-        "#SBATCH --output=" + (f.dir.path() / "out/slurm").string() + "/%A_%a.out\n",
-        "exec '/bin/wafersim' 'sweep' '/abs/s.yaml' '--point' \"$SLURM_ARRAY_TASK_ID\" '--out' '" +
-            (f.dir.path() / "out").string() + "'\n"})
+           "#SBATCH --time=10:00\n", "#SBATCH --mem=2G\n", "#SBATCH --account=arch\n",
+           "#SBATCH --output=" + (f.dir.path() / "out/slurm").string() + "/%A_%a.out\n",
+           "exec '/bin/wafersim' 'sweep' '/abs/s.yaml' '--point' \"$SLURM_ARRAY_TASK_ID\" '--out' '" +
+               (f.dir.path() / "out").string() + "'\n"})
     EXPECT_NE(s.find(line), std::string::npos) << line << "\nin:\n" << s;
 }
 
@@ -437,10 +463,26 @@ TEST(SweepLaunch, ParallelCommandLine) {
   lo.jobs = 3;
   ParallelOptions po;
   po.sshloginfile = "hosts";
-  EXPECT_EQ(parallel_command(p, dir, lo, po, "/bin/wafersim"),
-            (std::vector<std::string>{"parallel", "--joblog", "/d/parallel/joblog", "--resume", "--jobs", "3", "--halt",
-                                      "never", "--quote", "--arg-file", "/d/parallel/points", "--sshloginfile", "hosts",
-                                      "/bin/wafersim", "sweep", "/abs/s.yaml", "--point", "{}", "--out", "/d"}));
+  EXPECT_EQ(parallel_command(p, dir, lo, po, "/bin/wafersim"), (std::vector<std::string>{"parallel",
+                                                                                         "--joblog",
+                                                                                         "/d/parallel/joblog",
+                                                                                         "--resume",
+                                                                                         "--jobs",
+                                                                                         "3",
+                                                                                         "--halt",
+                                                                                         "never",
+                                                                                         "--quote",
+                                                                                         "--arg-file",
+                                                                                         "/d/parallel/points",
+                                                                                         "--sshloginfile",
+                                                                                         "hosts",
+                                                                                         "/bin/wafersim",
+                                                                                         "sweep",
+                                                                                         "/abs/s.yaml",
+                                                                                         "--point",
+                                                                                         "{}",
+                                                                                         "--out",
+                                                                                         "/d"}));
   lo.retry_failed = true;
   auto retry = parallel_command(p, dir, lo, {}, "/bin/wafersim");
   EXPECT_EQ(retry[3], "--resume-failed");

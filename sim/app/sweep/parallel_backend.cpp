@@ -59,7 +59,8 @@ void reconcile_joblog(const Plan& plan, const SweepDir& dir, const fs::path& job
     } catch (const std::exception&) {
       continue;
     }
-    if (seq >= 1 && seq <= plan.points().size() && dir.state(seq - 1).state == SweepDir::State::Done) out += line + "\n";
+    if (seq >= 1 && seq <= plan.points().size() && dir.state(seq - 1).state == SweepDir::State::Done)
+      out += line + "\n";
   }
   write_file_atomic(joblog, out);
 }

@@ -38,14 +38,17 @@ std::string NumberFormat::format(double value, int digits) const {
     return fmt::format("{:.{}g}", value, digits);
   }
   switch (*dimension) {
-    case units::Dimension::Cycles: return units::format(std::round(value), *dimension);
-    case units::Dimension::DataSize: return units::format(8 * std::round(value / 8), *dimension);  // whole bytes
-    default: break;
+    case units::Dimension::Cycles:
+      return units::format(std::round(value), *dimension);
+    case units::Dimension::DataSize:
+      return units::format(8 * std::round(value / 8), *dimension);  // whole bytes
+    default:
+      break;
   }
   // Decimal prefixes with a mantissa in [1, 1000): "1.08385 GHz", "250 ns".
-  static constexpr std::pair<const char*, double> kPrefixes[] = {
-      {"E", 1e18}, {"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}, {"", 1},
-      {"m", 1e-3}, {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}, {"f", 1e-15}};
+  static constexpr std::pair<const char*, double> kPrefixes[] = {{"E", 1e18}, {"P", 1e15}, {"T", 1e12},  {"G", 1e9},
+                                                                 {"M", 1e6},  {"k", 1e3},  {"", 1},      {"m", 1e-3},
+                                                                 {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}, {"f", 1e-15}};
   const char* unit = *dimension == units::Dimension::Frequency   ? "Hz"
                      : *dimension == units::Dimension::Bandwidth ? "b/s"
                      : *dimension == units::Dimension::Duration  ? "s"
