@@ -5,6 +5,14 @@ target_compile_options(wafersim_options INTERFACE -Wall -Wextra -Wpedantic -Wsha
 if(WAFERSIM_WERROR)
   target_compile_options(wafersim_options INTERFACE -Werror)
 endif()
+if(WAFERSIM_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "WAFERSIM_FUZZ needs clang (CXX=clang++)")
+  endif()
+  target_compile_options(wafersim_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                                                    -fno-omit-frame-pointer)
+  target_link_options(wafersim_options INTERFACE -fsanitize=address,undefined)
+endif()
 if(WAFERSIM_SANITIZE)
   target_compile_options(wafersim_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
                                                     -fno-sanitize-recover=undefined)

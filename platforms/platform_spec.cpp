@@ -49,18 +49,27 @@ std::vector<std::string> preset_names() {
 
 sim::config::Loader platform_loader() { return sim::config::Loader(&builtin_files(), "platforms"); }
 
-LoadedPlatform load_platform(const std::string& path, const std::vector<std::string>& overrides) {
-  sim::config::Node root = platform_loader().load(path);
+LoadedPlatform resolve_platform(sim::config::Node root, const std::string& source,
+                                const std::vector<std::string>& overrides) {
   sim::config::Loader::apply_overrides(root, overrides);
   sim::config::Resolver resolver(&root);
   LoadedPlatform out;
   out.spec = PlatformSpec::read(resolver.root());
   resolver.finish();
-  out.source = path;
+  out.source = source;
   out.resolved_yaml = resolver.resolved_yaml(
-      fmt::format("Resolved wafersim platform (every default filled in).\nSource: {}{}", path,
+      fmt::format("Resolved wafersim platform (every default filled in).\nSource: {}{}", source,
                   overrides.empty() ? "" : fmt::format(" with {} --set override(s)", overrides.size())));
   return out;
+}
+
+LoadedPlatform load_platform(const std::string& path, const std::vector<std::string>& overrides) {
+  return resolve_platform(platform_loader().load(path), path, overrides);
+}
+
+LoadedPlatform load_platform_text(std::string_view text, const std::string& name,
+                                  const std::vector<std::string>& overrides) {
+  return resolve_platform(platform_loader().load_text(text, name), name, overrides);
 }
 
 std::vector<sim::config::FieldDoc> platform_schema() {
@@ -69,14 +78,6 @@ std::vector<sim::config::FieldDoc> platform_schema() {
   return resolver.docs();
 }
 
-std::string platform_schema_markdown() {
-  std::string out =
-      "| key | type | default | valid range | meaning |\n"
-      "|---|---|---|---|---|\n";
-  for (const auto& f : platform_schema())
-    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.path, f.type,
-                       f.default_text.empty() ? "(empty)" : "`" + f.default_text + "`", f.range, f.description);
-  return out;
-}
+std::string platform_schema_markdown() { return sim::config::markdown_table(platform_schema()); }
 
 }  // namespace wafersim::platforms

@@ -57,6 +57,12 @@ sim::config::Loader platform_loader();
 // Loads, merges (`base:`), applies --set overrides, resolves and validates a platform.
 // Throws sim::config::ConfigError (exit code 2) with every problem found.
 LoadedPlatform load_platform(const std::string& path, const std::vector<std::string>& overrides = {});
+// As load_platform, for YAML text in memory (`base:` may name presets or files).
+LoadedPlatform load_platform_text(std::string_view text, const std::string& name,
+                                  const std::vector<std::string>& overrides = {});
+// Applies overrides to a merged tree, then resolves and validates it.
+LoadedPlatform resolve_platform(sim::config::Node root, const std::string& source,
+                                const std::vector<std::string>& overrides);
 
 // Every platform key with its default, unit, range and description.
 std::vector<sim::config::FieldDoc> platform_schema();

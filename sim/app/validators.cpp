@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/model_spec.h"
 #include "platforms/platform_spec.h"
 #include "sim/app/cli.h"
 #include "sim/app/sweep/plan.h"
@@ -13,8 +14,28 @@
 #include "sim/errors.h"
 
 namespace wafersim::app {
-
 namespace {
+
+bool looks_like_model(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  sim::config::Node raw;
+  try {
+    raw = sim::config::Loader::parse(ss.str(), path);
+  } catch (const sim::config::ConfigError&) {
+    return false;  // reported by the platform loader below
+  }
+  if (models::is_model_document(raw)) return true;
+  if (!raw.find("base")) return false;
+  try {
+    sim::config::Loader loader(&models::builtin_models(), "models/presets");
+    return models::is_model_document(loader.load(path));
+  } catch (const sim::config::ConfigError&) {
+    return false;
+  }
+}
 
 // Whether the file on disk is a sweep file (a top-level `sweep:` mapping).
 bool is_sweep_file(const std::string& path) {
@@ -33,11 +54,15 @@ bool is_sweep_file(const std::string& path) {
 }  // namespace
 
 std::string validate_file(const std::string& path, const std::vector<std::string>& overrides) {
-  // Model, program and route-table files join this list as their parsers land.
+  // Program and route-table files join this list as their parsers land.
   if (is_sweep_file(path)) {
     if (!overrides.empty()) throw sim::InputError(fmt::format("{}: --set applies to platform files, not sweeps", path));
     auto plan = sweep::Plan::make(path, sweep_catalog());
     return fmt::format("sweep of {} points", plan.points().size());
+  }
+  if (looks_like_model(path)) {
+    models::load_model(path, overrides);
+    return "model";
   }
   platforms::load_platform(path, overrides);
   return "platform";

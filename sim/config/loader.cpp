@@ -168,25 +168,30 @@ Node Loader::load_chain(const std::string& path, const Location& from, std::vect
   if (chain.size() > 32) throw ConfigError(Diagnostic{from, "base", "'base:' chain longer than 32 files"});
   chain.push_back(t.key);
 
-  Node root = parse(t.text, t.name);
-  Node merged;
-  if (const Node::Entry* base = root.find_entry("base")) {
-    if (!base->value.is_scalar() || base->value.text().empty())
-      throw ConfigError(Diagnostic{base->value.location(), "base",
-                                   fmt::format("expected the path of another YAML file, found {}",
-                                               base->value.kind_name())});
-    // Relative to the including file first; otherwise a preset name or a path as written.
-    std::string base_path =
-        (fs::path(t.name).parent_path() / base->value.text()).lexically_normal().generic_string();
-    Text probe;
-    if (!find(base_path, probe) && find(base->value.text(), probe)) base_path = base->value.text();
-    merged = load_chain(base_path, base->value.location(), chain);
-    root.erase("base");
-    merged.merge(root);
-  } else {
-    merged = std::move(root);
-  }
+  Node merged = resolve_base(parse(t.text, t.name), t.name, chain);
   chain.pop_back();
+  return merged;
+}
+
+Node Loader::load_text(std::string_view text, const std::string& name) const {
+  std::vector<std::string> chain{"text:" + name};
+  return resolve_base(parse(text, name), name, chain);
+}
+
+Node Loader::resolve_base(Node root, const std::string& name, std::vector<std::string>& chain) const {
+  const Node::Entry* base = root.find_entry("base");
+  if (!base) return root;
+  if (!base->value.is_scalar() || base->value.text().empty())
+    throw ConfigError(Diagnostic{base->value.location(), "base",
+                                 fmt::format("expected the path of another YAML file, found {}",
+                                             base->value.kind_name())});
+  // Relative to the including file first; otherwise a preset name or a path as written.
+  std::string base_path = (fs::path(name).parent_path() / base->value.text()).lexically_normal().generic_string();
+  Text probe;
+  if (!find(base_path, probe) && find(base->value.text(), probe)) base_path = base->value.text();
+  Node merged = load_chain(base_path, base->value.location(), chain);
+  root.erase("base");
+  merged.merge(root);
   return merged;
 }
 

@@ -32,6 +32,9 @@ class Loader {
   // Loads `path` (a file or a built-in name), follows `base:` chains (relative to the
   // including file, cycles detected) and merges each file over its base.
   [[nodiscard]] Node load(const std::string& path) const;
+  // As load(), for text already in memory; `name` is used in diagnostics and to resolve
+  // a relative `base:`.
+  [[nodiscard]] Node load_text(std::string_view text, const std::string& name) const;
 
   // Applies "a.b.c=value" overrides in order; the value is read as YAML. Diagnostics
   // point at "<command line>:N:COL" where N counts the overrides from 1.
@@ -49,6 +52,7 @@ class Loader {
   };
   bool find(const std::string& path, Text& out) const;
   Node load_chain(const std::string& path, const Location& from, std::vector<std::string>& chain) const;
+  Node resolve_base(Node root, const std::string& name, std::vector<std::string>& chain) const;
 
   const BuiltinFiles* builtins_;
   std::string builtin_dir_;

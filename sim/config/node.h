@@ -51,6 +51,7 @@ class Node {
 
   // Sequence access.
   [[nodiscard]] const std::vector<Node>& items() const { return items_; }
+  std::vector<Node>& items() { return items_; }
   void push(Node n) { items_.push_back(std::move(n)); }
 
   // Overlays `over` onto this node: maps merge key by key, anything else replaces.

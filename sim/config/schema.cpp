@@ -52,25 +52,70 @@ bool needs_quotes(const std::string& s) {
   return false;
 }
 
+std::string scalar_text(const Node& n) {
+  std::string v = n.text();
+  if (needs_quotes(v) || n.quoted()) {
+    std::string q;
+    for (char ch : v) {
+      if (ch == '"' || ch == '\\') q += '\\';
+      q += ch;
+    }
+    v = "\"" + q + "\"";
+  }
+  return v;
+}
+
+// "graph.layers[3].kind" -> "graph.layers[].kind": list elements share their documentation.
+std::string doc_path(const std::string& p) {
+  std::string out;
+  bool in_index = false;
+  for (char c : p) {
+    if (c == '[') in_index = true;
+    if (in_index && c != '[' && c != ']') continue;
+    if (c == ']') in_index = false;
+    out += c;
+  }
+  return out;
+}
+
 void write_yaml(const Node& n, const std::string& path, int indent,
                 const std::vector<std::pair<std::string, std::string>>& comments, std::string& out) {
   for (const auto& e : n.entries()) {
     std::string p = join_path(path, e.key);
-    auto c = std::find_if(comments.begin(), comments.end(), [&](const auto& kv) { return kv.first == p; });
+    const std::string dp = doc_path(p);
+    auto c = std::find_if(comments.begin(), comments.end(), [&](const auto& kv) { return kv.first == dp; });
     std::string pad(static_cast<std::size_t>(indent), ' ');
     if (e.value.is_map()) {
       if (c != comments.end() && !c->second.empty()) out += fmt::format("{}# {}\n", pad, c->second);
       out += fmt::format("{}{}:\n", pad, e.key);
       write_yaml(e.value, p, indent + 2, comments, out);
-    } else {
-      std::string v = e.value.text();
-      if (needs_quotes(v) || e.value.quoted()) {
-        std::string q;
-        for (char ch : v) {
-          if (ch == '"' || ch == '\\') q += '\\';
-          q += ch;
+    } else if (e.value.is_sequence() &&
+               std::all_of(e.value.items().begin(), e.value.items().end(), [](const Node& i) { return i.is_map(); }) &&
+               !e.value.items().empty()) {
+      if (c != comments.end() && !c->second.empty()) out += fmt::format("{}# {}\n", pad, c->second);
+      out += fmt::format("{}{}:\n", pad, e.key);
+      for (std::size_t i = 0; i < e.value.items().size(); ++i) {
+        std::string item;
+        write_yaml(e.value.items()[i], fmt::format("{}[{}]", p, i), indent + 4, comments, item);
+        if (item.empty()) {
+          out += pad + "  - {}\n";
+          continue;
         }
-        v = "\"" + q + "\"";
+        std::size_t line_start = 0;
+        while (line_start < item.size() && item.compare(line_start + static_cast<std::size_t>(indent) + 4, 1, "#") == 0)
+          line_start = item.find('\n', line_start) + 1;
+        item.replace(line_start, static_cast<std::size_t>(indent) + 4, pad + "  - ");
+        out += item;
+      }
+    } else {
+      std::string v;
+      if (e.value.is_sequence()) {
+        v = "[";
+        for (std::size_t i = 0; i < e.value.items().size(); ++i)
+          v += (i ? ", " : "") + scalar_text(e.value.items()[i]);
+        v += "]";
+      } else {
+        v = scalar_text(e.value);
       }
       std::string line = fmt::format("{}{}: {}", pad, e.key, v);
       if (c != comments.end() && !c->second.empty()) {
@@ -84,6 +129,16 @@ void write_yaml(const Node& n, const std::string& path, int indent,
 }
 
 }  // namespace
+
+std::string markdown_table(const std::vector<FieldDoc>& docs) {
+  std::string out =
+      "| key | type | default | valid range | meaning |\n"
+      "|---|---|---|---|---|\n";
+  for (const auto& f : docs)
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.path, f.type,
+                       f.default_text.empty() ? "(empty)" : "`" + f.default_text + "`", f.range, f.description);
+  return out;
+}
 
 Resolver::Resolver(const Node* root) : resolved_(Node::map(Location{})) {
   Scope s;
@@ -156,7 +211,7 @@ const Node* Section::declare(std::string_view name, std::string_view type, const
                              const std::string& range, std::string_view doc) {
   auto& s = resolver_->scopes_[scope_];
   s.declared.emplace_back(name);
-  std::string p = path(name);
+  std::string p = doc_path(path(name));
   resolver_->docs_.push_back(FieldDoc{p, std::string(type), def, range, std::string(doc)});
   resolver_->comments_.emplace_back(p, std::string(doc));
   if (!s.node || !s.node->is_map()) return nullptr;
@@ -173,6 +228,21 @@ const Node* Section::declare(std::string_view name, std::string_view type, const
 }
 
 void Section::emit(std::string_view name, const std::string& text, bool quote) {
+  Node v = Node::scalar(text, Location{});
+  v.set_quoted(quote);
+  emit_node(name, std::move(v));
+}
+
+void Section::emit_node(std::string_view name, Node value) {
+  if (Node* scope = resolved_scope()) scope->set(std::string(name), Location{}, std::move(value));
+}
+
+void Section::omit(std::string_view name) {
+  if (Node* scope = resolved_scope()) scope->erase(std::string(name));
+}
+
+Node* Section::resolved_scope() {
+  if (!resolver_->scopes_[0].node) return nullptr;  // documentation only
   // Navigate from the root each time: nodes move when siblings are added.
   Node* cur = &resolver_->resolved_;
   const std::string& scope_path = resolver_->scopes_[scope_].path;
@@ -180,15 +250,127 @@ void Section::emit(std::string_view name, const std::string& text, bool quote) {
   while (!scope_path.empty() && start <= scope_path.size()) {
     std::size_t dot = scope_path.find('.', start);
     std::string key = scope_path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    Node* next = cur->find(key);
-    if (!next) next = &cur->set(key, Location{}, Node::map(Location{}));
-    cur = next;
+    std::size_t bracket = key.find('[');
+    if (bracket != std::string::npos) {
+      std::size_t index = std::stoul(key.substr(bracket + 1));
+      key = key.substr(0, bracket);
+      Node* list = cur->find(key);
+      if (!list) list = &cur->set(key, Location{}, Node::sequence(Location{}));
+      while (list->items().size() <= index) list->push(Node::map(Location{}));
+      cur = &list->items()[index];
+    } else {
+      Node* next = cur->find(key);
+      if (!next) next = &cur->set(key, Location{}, Node::map(Location{}));
+      cur = next;
+    }
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
-  Node v = Node::scalar(text, Location{});
-  v.set_quoted(quote);
-  cur->set(std::string(name), Location{}, std::move(v));
+  return cur;
+}
+
+const Node* Section::declare_list(std::string_view name, std::string_view type, const std::string& def,
+                                  const std::string& range, std::string_view doc) {
+  auto& s = resolver_->scopes_[scope_];
+  s.declared.emplace_back(name);
+  std::string p = path(name);
+  resolver_->docs_.push_back(FieldDoc{doc_path(p), std::string(type), def, range, std::string(doc)});
+  resolver_->comments_.emplace_back(doc_path(p), std::string(doc));
+  if (!s.node || !s.node->is_map()) return nullptr;
+  const Node* n = s.node->find(std::string(name));
+  if (!n) return nullptr;
+  if (!n->is_sequence()) {
+    error(name, fmt::format("expected a list ({}), found {}", type, n->kind_name()));
+    return nullptr;
+  }
+  return n;
+}
+
+std::vector<std::int64_t> Section::integers(std::string_view name, const std::vector<std::int64_t>& def,
+                                            std::int64_t min, std::int64_t max, std::string_view doc) {
+  std::string def_text = "[";
+  for (std::size_t i = 0; i < def.size(); ++i) def_text += (i ? ", " : "") + std::to_string(def[i]);
+  def_text += "]";
+  const Node* n = declare_list(name, "integer list", def_text, fmt::format("each {} .. {}", min, max), doc);
+  std::vector<std::int64_t> v = def;
+  if (n) {
+    v.clear();
+    for (const auto& item : n->items()) {
+      std::int64_t parsed = 0;
+      if (!item.is_scalar() || !parse_int(item.text(), parsed) || parsed < min || parsed > max) {
+        resolver_->add_diagnostic(Diagnostic{item.location(), path(name),
+                                             fmt::format("expected integers in {} .. {}, found {}", min, max,
+                                                         item.kind_name())});
+        v = def;
+        break;
+      }
+      v.push_back(parsed);
+    }
+  }
+  Node out = Node::sequence(Location{});
+  for (auto x : v) out.push(Node::scalar(std::to_string(x), Location{}));
+  emit_node(name, std::move(out));
+  return v;
+}
+
+std::vector<std::string> Section::texts(std::string_view name, const std::vector<std::string>& def,
+                                        std::string_view doc) {
+  std::string def_text = "[";
+  for (std::size_t i = 0; i < def.size(); ++i) def_text += (i ? ", " : "") + def[i];
+  def_text += "]";
+  const Node* n = declare_list(name, "string list", def_text, "any names", doc);
+  std::vector<std::string> v = def;
+  if (n) {
+    v.clear();
+    for (const auto& item : n->items()) {
+      if (!item.is_scalar()) {
+        resolver_->add_diagnostic(
+            Diagnostic{item.location(), path(name), fmt::format("expected a name, found {}", item.kind_name())});
+        v = def;
+        break;
+      }
+      v.push_back(item.text());
+    }
+  }
+  Node out = Node::sequence(Location{});
+  for (const auto& x : v) {
+    Node item = Node::scalar(x, Location{});
+    item.set_quoted(true);
+    out.push(std::move(item));
+  }
+  emit_node(name, std::move(out));
+  return v;
+}
+
+std::vector<Section> Section::sections(std::string_view name, std::string_view doc) {
+  const Node* n = declare_list(name, "list", "[]", "list of mappings", doc);
+  std::vector<Section> out;
+  auto make = [&](const Node* item, std::size_t index, Location loc) {
+    Resolver::Scope child;
+    child.path = index == static_cast<std::size_t>(-1) ? path(name) + "[]" : fmt::format("{}[{}]", path(name), index);
+    child.node = item;
+    child.location = std::move(loc);
+    resolver_->scopes_.push_back(std::move(child));
+    out.push_back(Section(resolver_, resolver_->scopes_.size() - 1));
+  };
+  if (!resolver_->scopes_[0].node) {
+    make(nullptr, static_cast<std::size_t>(-1), Location{});
+    return out;
+  }
+  if (!n) {
+    emit_node(name, Node::sequence(Location{}));
+    return out;
+  }
+  for (std::size_t i = 0; i < n->items().size(); ++i) {
+    const Node& item = n->items()[i];
+    if (!item.is_map()) {
+      resolver_->add_diagnostic(Diagnostic{item.location(), fmt::format("{}[{}]", path(name), i),
+                                           fmt::format("expected a mapping, found {}", item.kind_name())});
+      continue;
+    }
+    make(&item, i, item.location());
+  }
+  return out;
 }
 
 std::int64_t Section::integer(std::string_view name, std::int64_t def, std::int64_t min, std::int64_t max,
@@ -334,7 +516,7 @@ Section Section::section(std::string_view name, std::string_view doc) {
   auto& s = resolver_->scopes_[scope_];
   s.declared.emplace_back(name);
   std::string p = path(name);
-  resolver_->comments_.emplace_back(p, std::string(doc));
+  resolver_->comments_.emplace_back(doc_path(p), std::string(doc));
   Resolver::Scope child;
   child.path = p;
   child.location = s.location;

@@ -31,6 +31,9 @@ struct FieldDoc {
 
 class Resolver;
 
+// The documentation of a schema as a Markdown table (key, type, default, range, meaning).
+std::string markdown_table(const std::vector<FieldDoc>& docs);
+
 // A handle on one mapping being resolved.
 // Contract: every getter declares a key (name, default, range, description), reads it if
 // present, and returns its converted value, or the default when the key is absent or wrong.
@@ -60,6 +63,17 @@ class Section {
 
   // A nested mapping (absent means all of its defaults).
   Section section(std::string_view name, std::string_view doc);
+  // A list of mappings (absent means an empty list); each element resolves like a section.
+  // When collecting documentation (no document), one element stands for all ("name[]").
+  std::vector<Section> sections(std::string_view name, std::string_view doc);
+  // A list of integers in [min, max], e.g. a tensor shape.
+  std::vector<std::int64_t> integers(std::string_view name, const std::vector<std::int64_t>& def, std::int64_t min,
+                                     std::int64_t max, std::string_view doc);
+  // A list of strings, e.g. the names of a layer's inputs.
+  std::vector<std::string> texts(std::string_view name, const std::vector<std::string>& def, std::string_view doc);
+
+  // Leaves key `name` out of the resolved document (a key that does not apply in this case).
+  void omit(std::string_view name);
 
   // Records an error about key `name` of this mapping (a cross-field check); the location
   // is the key's value when present, else the mapping's.
@@ -71,10 +85,17 @@ class Section {
 
  private:
   friend class Resolver;
+
+// The documentation of a schema as a Markdown table (key, type, default, range, meaning).
+std::string markdown_table(const std::vector<FieldDoc>& docs);
   Section(Resolver* r, std::size_t scope) : resolver_(r), scope_(scope) {}
   const Node* declare(std::string_view name, std::string_view type, const std::string& def,
                       const std::string& range, std::string_view doc);
   void emit(std::string_view name, const std::string& text, bool quote = false);
+  void emit_node(std::string_view name, Node value);
+  Node* resolved_scope();
+  const Node* declare_list(std::string_view name, std::string_view type, const std::string& def,
+                           const std::string& range, std::string_view doc);
   double quantity(std::string_view name, double def, double min, double max, units::Dimension dim,
                   std::string_view doc);
 
