@@ -370,6 +370,14 @@ TEST(SweepSpec, UnknownCommandPlatformAndMissingSamples) {
   EXPECT_NE(e.find("sweep.samples: missing: how many points random sampling draws"), std::string::npos) << e;
 }
 
+TEST(SweepSpec, AnEmptyParameterListIsAnError) {
+  Fixture f;
+  auto e = f.errors(std::string(kBase) + "  parameters: []\n");
+  EXPECT_NE(e.find("/s.yaml:6:15: error: sweep.parameters: the list is empty: name at least one parameter"),
+            std::string::npos)
+      << e;
+}
+
 TEST(SweepSpec, PlatformFilesAreFoundBesideTheSweepFile) {
   Fixture f;
   f.dir.write("plat/mine.yaml", "base: tiny\nname: mine\n");
