@@ -36,6 +36,9 @@ MemoryXConfig MemoryXConfig::read(sim::config::Section s) {
                                         units::ParamRate{1e18}, "parameters updated per second by the optimizer");
   c.bytes_per_param = static_cast<std::uint32_t>(s.integer(
       "bytes_per_param", 20, 2, 64, "stored bytes per parameter: FP32 weight, optimizer moments, gradient"));
+  c.prefetch_depth = static_cast<std::uint32_t>(s.integer(
+      "prefetch_depth", 1, 1, 64,
+      "weight streams of flash-resident layers staged into DRAM ahead of the stream being sent"));
   return c;
 }
 

@@ -22,6 +22,7 @@ struct MemoryXConfig {
   TierConfig flash;
   units::ParamRate optimizer_throughput{50e9};
   std::uint32_t bytes_per_param = 20;  // FP32 master weight, two Adam moments, gradient, ...
+  std::uint32_t prefetch_depth = 1;    // flash-resident streams staged ahead of the one streaming
 
   static MemoryXConfig read(sim::config::Section s);
   [[nodiscard]] std::uint64_t capacity_bytes() const { return dram.capacity.bytes() + flash.capacity.bytes(); }

@@ -1,5 +1,7 @@
 #include "fabric/swarmx/swarmx_config.h"
 
+#include <fmt/format.h>
+
 namespace wafersim::fabric::swarmx {
 using units::Bandwidth;
 using units::DataSize;
@@ -18,6 +20,9 @@ SwarmXConfig SwarmXConfig::read(sim::config::Section s) {
       s.integer("planes", 12, 1, 1024, "parallel trees, each carrying an equal share of the traffic"));
   c.chunk_size = s.size("chunk_size", DataSize::from_bytes(64 * 1024), DataSize::from_bytes(64),
                         DataSize::from_bytes(std::uint64_t{1} << 30), "transfer granularity");
+  if (c.chunk_size.bits % 32 != 0)
+    s.error("chunk_size", fmt::format("expected a whole number of FP32 values (a multiple of 4 B), found {}",
+                                      units::format(c.chunk_size)));
   c.buffer_chunks = static_cast<std::uint32_t>(
       s.integer("buffer_chunks", 4, 1, 1 << 20, "chunks buffered per port before back-pressure"));
   return c;

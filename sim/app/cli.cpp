@@ -103,6 +103,7 @@ int run_cli(int argc, char** argv) {
       "  wafersim info wse2 --json                     derived figures of the WSE-2 preset\n"
       "  wafersim validate my-platform.yaml            check a file and report every error\n"
       "  wafersim run tiny --set fabric.queue_depth=4  override a key from the command line\n"
+      "  wafersim memoryx-plan andromeda --params 1.3e9 --layers 24   where MemoryX keeps a model\n"
       "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
       "Run 'wafersim COMMAND --help' for a command's options.");
 
@@ -110,6 +111,7 @@ int run_cli(int argc, char** argv) {
   add_info_command(app);
   add_validate_command(app);
   add_schema_command(app);
+  add_memoryx_plan_command(app);
   add_sweep_command(app);
   add_collect_command(app);
 

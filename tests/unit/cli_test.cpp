@@ -41,7 +41,7 @@ std::string slurp(const std::filesystem::path& p) {
 TEST(Cli, HelpExplainsItselfAndExitsZero) {
   auto r = wafersim("--help");
   EXPECT_EQ(r.code, 0);
-  for (const char* word : {"run", "info", "validate", "schema", "Exit codes"})
+  for (const char* word : {"run", "info", "validate", "schema", "memoryx-plan", "Exit codes"})
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
   auto run = wafersim("run --help");
   EXPECT_EQ(run.code, 0);
@@ -110,6 +110,27 @@ TEST(Cli, MaxCyclesIsExitCodeFour) {
   wafersim::test::TempDir dir;
   auto r = wafersim("run tiny --cycles 1000 --max-cycles 10 --out " + dir.path().string(), true);
   EXPECT_EQ(r.code, 4) << r.out;
+}
+
+TEST(Cli, MemoryxPlanPlacesLayersDramFirst) {
+  auto r = wafersim("memoryx-plan tiny-cluster --params 240e6 --layers 8 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["layers"].size(), 8u);
+  EXPECT_EQ(j["layers"][0]["tier"], "dram");
+  EXPECT_EQ(j["layers"][1]["tier"], "flash");
+  EXPECT_EQ(j["staging"]["bytes"], 240025600u);  // 2 slots of 120 MB rounded up to 16 KiB flash pages
+  EXPECT_EQ(j["flash"]["used"], 7u * 600014848u);
+}
+
+TEST(Cli, MemoryxPlanForAModelThatDoesNotFitIsExitCodeTwo) {
+  auto r = wafersim("memoryx-plan tiny-cluster --params 270e6 --layers 9", true);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("model does not fit: layer 'layer8' (#8, 30000000 parameters x 20 B) needs 600014848 B"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(wafersim("memoryx-plan tiny --params 1000 --optimizer lamb").code, 2);
+  EXPECT_EQ(wafersim("memoryx-plan tiny --params 0.5").code, 2);
 }
 
 }  // namespace
