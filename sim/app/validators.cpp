@@ -1,10 +1,17 @@
 #include "sim/app/validators.h"
 
+#include <fmt/format.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "models/model_spec.h"
 #include "platforms/platform_spec.h"
+#include "sim/app/cli.h"
+#include "sim/app/sweep/plan.h"
+#include "sim/config/loader.h"
+#include "sim/errors.h"
 
 namespace wafersim::app {
 namespace {
@@ -30,10 +37,29 @@ bool looks_like_model(const std::string& path) {
   }
 }
 
+// Whether the file on disk is a sweep file (a top-level `sweep:` mapping).
+bool is_sweep_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return sweep::is_sweep_document(sim::config::Loader::parse(ss.str(), path));
+  } catch (const sim::Error&) {
+    return false;  // malformed: reported by the platform reader
+  }
+}
+
 }  // namespace
 
 std::string validate_file(const std::string& path, const std::vector<std::string>& overrides) {
-  // Program, route-table and sweep files join this list as their parsers land.
+  // Program and route-table files join this list as their parsers land.
+  if (is_sweep_file(path)) {
+    if (!overrides.empty()) throw sim::InputError(fmt::format("{}: --set applies to platform files, not sweeps", path));
+    auto plan = sweep::Plan::make(path, sweep_catalog());
+    return fmt::format("sweep of {} points", plan.points().size());
+  }
   if (looks_like_model(path)) {
     models::load_model(path, overrides);
     return "model";
