@@ -104,6 +104,7 @@ int run_cli(int argc, char** argv) {
       "  wafersim validate my-platform.yaml            check a file and report every error\n"
       "  wafersim run tiny --set fabric.queue_depth=4  override a key from the command line\n"
       "  wafersim memoryx-plan andromeda --params 1.3e9 --layers 24   where MemoryX keeps a model\n"
+      "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
       "  wafersim exec tiny --program prog.s           run hand-written PE programs (docs/isa.md)\n"
       "Run 'wafersim COMMAND --help' for a command's options.");
 
@@ -112,6 +113,8 @@ int run_cli(int argc, char** argv) {
   add_validate_command(app);
   add_schema_command(app);
   add_memoryx_plan_command(app);
+  add_sweep_command(app);
+  add_collect_command(app);
   add_exec_command(app);
 
   try {

@@ -12,6 +12,7 @@
 #include "platforms/wafer.h"
 #include "sim/app/run_dir.h"
 #include "sim/app/run_driver.h"
+#include "sim/app/sweep/catalog.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::app {
@@ -55,6 +56,11 @@ void add_validate_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
 void add_memoryx_plan_command(CLI::App& app);
 void add_exec_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
+void add_collect_command(CLI::App& app);
+
+// The commands a sweep may run (cmd_sweep.cpp holds the table) with their options.
+sweep::Catalog sweep_catalog();
 
 // Parses and runs one command; returns the process exit code.
 int run_cli(int argc, char** argv);

@@ -1,11 +1,18 @@
 #include "sim/app/validators.h"
 
+#include <fmt/format.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "hw/isa/assembler.h"
 #include "models/model_spec.h"
 #include "platforms/platform_spec.h"
+#include "sim/app/cli.h"
+#include "sim/app/sweep/plan.h"
+#include "sim/config/loader.h"
+#include "sim/errors.h"
 
 namespace wafersim::app {
 namespace {
@@ -31,10 +38,24 @@ bool looks_like_model(const std::string& path) {
   }
 }
 
+// Whether the file on disk is a sweep file (a top-level `sweep:` mapping).
+bool is_sweep_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return sweep::is_sweep_document(sim::config::Loader::parse(ss.str(), path));
+  } catch (const sim::Error&) {
+    return false;  // malformed: reported by the platform reader
+  }
+}
+
 }  // namespace
 
 std::string validate_file(const std::string& path, const std::vector<std::string>& overrides) {
-  // Route-table and sweep files join this list as their parsers land.
+  // Route-table files join this list as their parser lands.
   auto ends_with = [&](const char* ext) {
     const std::string e(ext);
     return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
@@ -42,6 +63,11 @@ std::string validate_file(const std::string& path, const std::vector<std::string
   if (ends_with(".s") || ends_with(".asm")) {
     hw::isa::assemble_file(path);
     return "PE program";
+  }
+  if (is_sweep_file(path)) {
+    if (!overrides.empty()) throw sim::InputError(fmt::format("{}: --set applies to platform files, not sweeps", path));
+    auto plan = sweep::Plan::make(path, sweep_catalog());
+    return fmt::format("sweep of {} points", plan.points().size());
   }
   if (looks_like_model(path)) {
     models::load_model(path, overrides);
