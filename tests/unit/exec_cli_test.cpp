@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -121,6 +123,21 @@ TEST(Exec, ProgramErrorsAreSimulationErrors) {
   EXPECT_EQ(nofabric.code, 3);
   EXPECT_NE(nofabric.out.find("PE (0, 0): recv on a PE with no fabric attached ('recv r1, 3' at"), std::string::npos)
       << nofabric.out;
+}
+
+// exec is a command sweeps can run: the example sweep over the axpy program.
+TEST(Exec, SweepsRunHandWrittenPrograms) {
+  wafersim::test::TempDir dir;
+  // The program path in the sweep is relative to the repository root: run from there.
+  auto cmd = std::string("cd ") + WAFERSIM_SOURCE_DIR + " && " + WAFERSIM_BINARY +
+             " sweep sweeps/pe-fmac-latency-lanes.yaml --jobs 2 --out " + (dir.path() / "sw2").string() +
+             " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string csv = slurp(dir.path() / "sw2" / "results.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 13) << csv;
+  // The preset's latency (4) and lanes (4): the 127 cycles of `wafersim exec` on axpy.s.
+  EXPECT_NE(csv.find("\n7,4,4,ok,0,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",127,0,0\n"), std::string::npos) << csv;
 }
 
 TEST(Exec, HelpExplainsTheCommand) {
