@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <tuple>
 
 #include "hw/numerics/softfloat.h"
 #include "sim/config/diagnostics.h"
@@ -67,6 +68,21 @@ TEST(VectorTiming, DurationIsVectorStartPlusLatencyPlusSteps) {
         ++checked;
       }
   EXPECT_EQ(checked, 6 * 3 * 6);
+}
+
+TEST(VectorTiming, LanesComeFromThePlatform) {
+  // fp32 with 2 lanes: a step of 2 fp32 reads one word per source and writes one: full rate.
+  // fp16 with 2 lanes: half the steps of 4 lanes' rate.
+  for (auto [key, type, lanes] :
+       {std::tuple<const char*, const char*, unsigned>{"fp32", "f32", 2}, {"fp16", "f16", 2}, {"bf16", "bf16", 1}}) {
+    CoreRig rig({fmt::format("wafer.pe.simd_lanes.{}={}", key, lanes)});
+    rig.load(timed(fmt::format(".dsd a, mem, {0}, base=0x000, len=16\n.dsd b, mem, {0}, base=0x408, len=16\n"
+                               ".dsd c, mem, {0}, base=0x810, len=16\n",
+                               type),
+                   fmt::format("fadd.{} c, a, b", type)));
+    expect_completes_at(rig, 3 + 2 + 2 + 16 / lanes, key);
+    EXPECT_EQ(rig.counters().stall_total(), 0u) << key;
+  }
 }
 
 TEST(VectorTiming, ResultsAreComputedInTheirFormat) {
