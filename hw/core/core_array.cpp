@@ -93,6 +93,7 @@ void CoreArray::evaluate(Cycle now) {
   std::sort(ticking_.begin(), ticking_.end());
   for (std::uint32_t idx : ticking_) queued_[idx] = 0;
   const Cycle next_cycle = now + Cycle(1);
+  own_next_ = Cycle::never();
   core_ticks_ += ticking_.size();
   for (std::uint32_t idx : ticking_) {
     Core& c = *cores_[idx];
@@ -105,8 +106,9 @@ void CoreArray::evaluate(Cycle now) {
       sc_core::sc_stop();
       return;
     }
-    if (!options_.sleep && c.busy()) next = std::min(next, next_cycle);
-    if (next == next_cycle) {
+    const bool keep = next == next_cycle || (!options_.sleep && c.busy());
+    if (keep) {
+      own_next_ = std::min(own_next_, next);
       if (!queued_[idx]) {
         queued_[idx] = 1;
         awake_.push_back(idx);
@@ -117,17 +119,17 @@ void CoreArray::evaluate(Cycle now) {
   }
 }
 
-Cycle CoreArray::write(Cycle now) {
+Cycle CoreArray::write(Cycle /*now*/) {
   if (error_) return Cycle::never();
-  if (!awake_.empty()) return now + Cycle(1);
-  if (!timed_.empty()) return Cycle(timed_.top().cycle);
-  return Cycle::never();
+  return next_wake();
 }
 
 Cycle CoreArray::next_wake() const {
-  if (!awake_.empty()) return last_tick_ + Cycle(1);
-  if (!timed_.empty()) return Cycle(timed_.top().cycle);
-  return Cycle::never();
+  // Cores kept awake only because sleeping is off may have nothing of their own to do (they
+  // wait for a wavelet or a credit): they do not keep the simulation going by themselves.
+  Cycle next = own_next_;
+  if (!timed_.empty()) next = std::min(next, Cycle(timed_.top().cycle));
+  return next;
 }
 
 std::string CoreArray::describe() const {

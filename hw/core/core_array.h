@@ -23,7 +23,9 @@ namespace wafersim::hw {
 struct CoreArrayOptions {
   std::uint32_t colors = 24;  // routable colors of the fabric
   // Let cores that wait only for wavelets, credits or a known cycle sleep (and catch up
-  // their counters on waking); off ticks every core with work every cycle.
+  // their counters on waking). Off: every core with work is ticked in every cycle in which
+  // the array is ticked (the engine's --no-idle-skip ticks it every cycle until nothing can
+  // happen), which proves that sleeping changes no result.
   bool sleep = true;
 };
 
@@ -105,8 +107,9 @@ class CoreArray final : public sim::Clocked, public RampListener {
   std::vector<std::unique_ptr<Core>> cores_;  // by y * width + x
   std::uint64_t created_ = 0;
   std::uint64_t core_ticks_ = 0;
-  std::vector<std::uint32_t> loaded_;  // indices of cores with a program, ascending
-  std::vector<std::uint32_t> awake_;   // ticked in the next evaluate, ascending
+  std::vector<std::uint32_t> loaded_;          // indices of cores with a program, ascending
+  std::vector<std::uint32_t> awake_;           // ticked in the next evaluate, ascending
+  sim::Cycle own_next_ = sim::Cycle::never();  // earliest cycle an awake core has work of its own
   std::vector<std::uint32_t> ticking_;
   std::vector<std::uint8_t> queued_;  // per loaded core: already in awake_ (by index)
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> timed_;

@@ -329,21 +329,27 @@ void Core::retire(VectorOp& op, Cycle now) {
 std::string Core::describe_state() const {
   std::string s = fmt::format("PE ({}, {}):", coord_.x, coord_.y);
   if (!program_) return s + " no program";
+  auto op_state = [&](const VectorOp& op) {
+    std::string t = fmt::format("{}: element {} of {}", program_->describe(op.pc), op.next, op.n);
+    if (op.in_slot >= 0) t += fmt::format(", reads color {}", op.d[op.in_slot].color);
+    if (op.fab_out) t += fmt::format(", writes color {}", op.d[0].color);
+    if (op.last_stall >= 0) t += fmt::format(", stalled: {}", stall_name(static_cast<Stall>(op.last_stall)));
+    return t;
+  };
   if (running_ >= 0) {
     const isa::TaskDecl* t = program_->task(static_cast<std::uint8_t>(running_));
-    s += fmt::format(" task '{}' at {}", t ? t->name : "?", program_->describe(pc_));
-    if (main_stall_ >= 0) s += fmt::format(" (stalled: {})", stall_name(static_cast<Stall>(main_stall_)));
+    s += fmt::format(" task '{}'", t ? t->name : "?");
+    if (ops_[0].live) {
+      s += " waits for " + op_state(ops_[0]);
+    } else {
+      s += " at " + program_->describe(pc_);
+      if (main_stall_ >= 0) s += fmt::format(", stalled: {}", stall_name(static_cast<Stall>(main_stall_)));
+    }
   } else {
     s += " no task running";
   }
-  for (const auto& op : ops_) {
-    if (!op.live) continue;
-    s += fmt::format("; {} {} at element {} of {}", op.sync ? "vector op" : "async vector op",
-                     program_->describe(op.pc), op.next, op.n);
-    if (op.in_slot >= 0) s += fmt::format(" (reads color {})", op.d[op.in_slot].color);
-    if (op.fab_out) s += fmt::format(" (writes color {})", op.d[0].color);
-    if (op.last_stall >= 0) s += fmt::format(" (stalled: {})", stall_name(static_cast<Stall>(op.last_stall)));
-  }
+  for (std::size_t i = 1; i < ops_.size(); ++i)
+    if (ops_[i].live) s += "; async " + op_state(ops_[i]);
   return s;
 }
 
