@@ -113,6 +113,35 @@ TEST(VectorTiming, StridedAccessIsLimitedByThePorts) {
   EXPECT_EQ(rig.counters().sram_writes, 4u);
 }
 
+TEST(VectorTiming, StridesGatherMoreWordsPerStep) {
+  struct Case {
+    const char* type;
+    int stride;
+    unsigned n;
+    std::uint64_t cycles_per_step;  // issue cycles of one step
+    std::uint64_t port_stalls_per_step;
+  };
+  // fmov moves one port word of elements per step (4 fp16 or 2 fp32):
+  // - fp32 stride 3: elements 12 bytes apart, two words per step, both read in one cycle;
+  // - fp16 stride 4: every element in its own word, four reads over two cycles;
+  // - fp16 stride 1 and fp32 stride 1: one word read, one written.
+  const Case cases[] = {
+      {"f32", 3, 10, 1, 0}, {"f16", 4, 12, 2, 1}, {"f16", 1, 12, 1, 0}, {"f32", 1, 10, 1, 0}, {"f32", -3, 6, 1, 0}};
+  for (const auto& c : cases) {
+    const unsigned per_step = std::string(c.type) == "f16" ? 4 : 2;
+    const std::uint64_t steps = (c.n + per_step - 1) / per_step;
+    CoreRig rig;
+    rig.load(
+        timed(fmt::format(".dsd s, mem, {0}, base={1}, len={2}, stride={3}\n.dsd d, mem, {0}, base=0x800, len={2}\n",
+                          c.type, c.stride < 0 ? 0x400 : 0x0, c.n, c.stride),
+              fmt::format("fmov.{} d, s", c.type)));
+    const std::string what = fmt::format("fmov.{} stride {}", c.type, c.stride);
+    expect_completes_at(rig, 3 + 2 + 1 + steps * c.cycles_per_step, what);
+    EXPECT_EQ(rig.stall(Stall::SramPort), steps * c.port_stalls_per_step) << what;
+    EXPECT_EQ(rig.stall(Stall::SramBank), 0u) << what;
+  }
+}
+
 TEST(VectorTiming, NegativeStrideAndCircularBuffer) {
   CoreRig rig;
   rig.load(

@@ -125,6 +125,18 @@ TEST(Exec, ProgramErrorsAreSimulationErrors) {
       << nofabric.out;
 }
 
+TEST(Exec, RunLimitsAreExitCodeFourAndKeepTheRunFolder) {
+  wafersim::test::TempDir dir;
+  auto prog = dir.write("loop.s", ".task main, 0\n.entry main\nmain:\n  jmp main\n");
+  auto r = wafersim("exec tiny --program " + prog + " --max-cycles 1000 --out " + (dir.path() / "l").string(), true);
+  EXPECT_EQ(r.code, 4) << r.out;
+  auto run = nlohmann::json::parse(slurp(dir.path() / "l" / "run.json"));
+  EXPECT_EQ(run["status"], "limit");
+  EXPECT_EQ(run["cycles"], 1000);
+  auto stats = nlohmann::json::parse(slurp(dir.path() / "l" / "stats.json"));
+  EXPECT_EQ(stats["stats"]["cluster"]["wafer0"]["cores"]["instructions"], 998);  // one per cycle from cycle 2
+}
+
 // exec is a command sweeps can run: the example sweep over the axpy program.
 TEST(Exec, SweepsRunHandWrittenPrograms) {
   wafersim::test::TempDir dir;
