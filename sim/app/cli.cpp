@@ -103,12 +103,14 @@ int run_cli(int argc, char** argv) {
       "  wafersim info wse2 --json                     derived figures of the WSE-2 preset\n"
       "  wafersim validate my-platform.yaml            check a file and report every error\n"
       "  wafersim run tiny --set fabric.queue_depth=4  override a key from the command line\n"
+      "  wafersim traffic tiny --pattern uniform --rate 0.3   synthetic traffic on the fabric\n"
       "Run 'wafersim COMMAND --help' for a command's options.");
 
   add_run_command(app);
   add_info_command(app);
   add_validate_command(app);
   add_schema_command(app);
+  add_traffic_command(app);
 
   try {
     app.parse(argc, argv);

@@ -53,6 +53,7 @@ void add_run_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
+void add_traffic_command(CLI::App& app);
 
 // Parses and runs one command; returns the process exit code.
 int run_cli(int argc, char** argv);
