@@ -274,7 +274,6 @@ class Mesh final : public sim::Clocked {
 
   std::uint64_t router_evaluations_ = 0;
   sim::Cycle last_progress_{0};
-  sim::Cycle last_read_ = sim::Cycle::never();
 };
 
 }  // namespace wafersim::fabric
