@@ -45,7 +45,6 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
     throw std::logic_error("Mesh: the route table was built for another mesh shape or color count");
   const std::size_t n = geometry_.routers();
   nonempty_.assign(n * kPorts, 0);
-  full_.assign(n * kPorts, 0);
   block_.assign(n, kNone);
   active_flag_.assign(n, 0);
   queued_.assign(n, 0);
@@ -76,7 +75,18 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
   }
   ep_block_.assign(ep_router_.size(), kNone);
   ep_visible_.assign(ep_router_.size(), 0);
-  ep_full_.assign(ep_router_.size(), 0);
+  ep_full_base_ = static_cast<std::uint32_t>(n * kPorts);
+  full_.resize(std::size_t{ep_full_base_} + ep_router_.size() + 1, 0);
+  full_.back() = ~std::uint64_t{0};
+  down_.resize(n * kPorts);
+  for (std::uint32_t r = 0; r < n; ++r)
+    for (std::uint32_t o = 0; o < kPorts; ++o) {
+      const std::uint32_t nb = o == index(Port::Ramp) ? kNone : next_router(r, o);
+      const std::uint32_t ep = nb == kNone ? endpoint_beyond(r, port_at(o)) : kNone;
+      down_[r * kPorts + o] = nb != kNone   ? nb * kPorts + (o ^ 2u)  // the facing input port
+                              : ep != kNone ? ep_full_base_ + ep
+                                            : static_cast<std::uint32_t>(full_.size() - 1);
+    }
   ports_.resize(ep_router_.size());
   color_forwarded_.assign(colors_, 0);
   color_stalled_.assign(colors_, 0);
@@ -165,7 +175,7 @@ std::uint64_t Mesh::allocated_bytes() const {
          v(block_router_) + v(slots_) + v(rr_) + v(req_) + v(out_flags_) + v(owned_by_) + v(owned_outs_) +
          v(port_forwarded_) + v(port_stalled_) + v(port_occupancy_) + v(port_queued_) + v(link_forwarded_) +
          v(link_stalled_) + v(link_occupancy_) + v(flits_) + v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) +
-         v(ep_visible_) + v(ep_full_) + v(rx_) + v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) + v(active_) +
+         v(ep_visible_) + v(down_) + v(rx_) + v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) + v(active_) +
          v(incoming_) + v(grants_);
 }
 
@@ -324,7 +334,7 @@ void Mesh::read(sim::Cycle now) {
   input_returns_.clear();
   for (const Return& ret : ep_returns_) {
     --rx_[std::size_t{ep_block_[ret.target]} * colors_ + ret.color].occ;
-    ep_full_[ret.target] &= ~(std::uint64_t{1} << ret.color);
+    full_[ep_full_base_ + ret.target] &= ~(std::uint64_t{1} << ret.color);
   }
   ep_returns_.clear();
 
@@ -371,14 +381,12 @@ void Mesh::evaluate(sim::Cycle /*now*/) {
   const std::uint32_t* const port_queued = port_queued_.data();
   std::uint64_t* const port_occupancy = port_occupancy_.data();
   const std::uint64_t* const full = full_.data();
-  const std::uint8_t* const boundary = boundary_.data();
-  const std::int64_t step[4] = {-static_cast<std::int64_t>(geometry_.width()), 1,
-                                static_cast<std::int64_t>(geometry_.width()), -1};
+  const std::uint32_t* const down = down_.data();
   const bool xy = options_.routing == Routing::XY;
   const bool per_router = detail_ != StatsDetail::Totals;
   std::uint64_t dir[kPorts] = {};
 
-  auto evaluate_router = [&](std::uint32_t r) {
+  auto evaluate_router = [&](std::uint32_t r) __attribute__((always_inline)) {
     const std::uint32_t b = block[r];
     const std::uint32_t* queued = port_queued + std::size_t{b} * kPorts;
     for (std::uint32_t p = 0; p < kPorts; ++p) dir[p] += queued[p];
@@ -402,30 +410,28 @@ void Mesh::evaluate(sim::Cycle /*now*/) {
         out_flags[b] &= ~(1u << o);
         continue;
       }
-      std::uint64_t credit;
-      if (o == index(Port::Ramp))
-        credit = ~ep_full_[r];
-      else if (!(boundary[r] >> o & 1u))
-        credit = ~full[(r + step[o]) * kPorts + (o ^ 2u)];  // the neighbour's facing input
-      else
-        credit = ~downstream_full(r, o);
+      const std::uint64_t credit = ~full[down[r * kPorts + o]];
       if (any & ~credit) stall(b, o, any & ~credit);
       if (!(any & credit)) continue;
-      // XY: a color of this output held by a packet from input q is open only to q.
-      const std::uint64_t* own = (owned >> o & 1u) ? &owned_by_[(std::size_t{b} * kPorts + o) * kPorts] : nullptr;
-      const std::uint64_t held = own ? own[0] | own[1] | own[2] | own[3] | own[4] : 0;
-      auto open = [&](std::uint32_t p) { return want[p] & credit & ~(held & ~(own ? own[p] : 0)); };
+      std::uint64_t open[kPorts] = {want[0] & credit, want[1] & credit, want[2] & credit, want[3] & credit,
+                                    want[4] & credit};
+      if (owned >> o & 1u) {
+        // XY: a color of this output held by a packet from input q is open only to q.
+        const std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
+        const std::uint64_t held = own[0] | own[1] | own[2] | own[3] | own[4];
+        for (std::uint32_t p = 0; p < kPorts; ++p) open[p] &= ~(held & ~own[p]);
+      }
       // Round robin over (input, color), starting after the last grant.
       std::uint32_t start = rr[std::size_t{b} * kPorts + o] + 1u;
       if (start == kRrSpan) start = 0;
       const std::uint32_t sp = start >> 6, sc = start & 63u;
       std::uint32_t pick = kNone;
-      if (const std::uint64_t m = open(sp) & (~std::uint64_t{0} << sc)) {
+      if (const std::uint64_t m = open[sp] & (~std::uint64_t{0} << sc)) {
         pick = sp * 64 + lowest(m);
       } else {
         for (std::uint32_t k = 1, p = sp; k <= kPorts; ++k) {
           if (++p == kPorts) p = 0;
-          std::uint64_t m2 = open(p);
+          std::uint64_t m2 = open[p];
           if (k == kPorts) m2 &= (std::uint64_t{1} << sc) - 1;
           if (m2) {
             pick = p * 64 + lowest(m2);
@@ -435,7 +441,7 @@ void Mesh::evaluate(sim::Cycle /*now*/) {
       }
       if (pick == kNone) continue;
       rr[std::size_t{b} * kPorts + o] = static_cast<std::uint16_t>(pick);
-      *out++ = Grant{r, static_cast<std::uint16_t>(o), static_cast<std::uint16_t>(pick >> 6), pick & 63u};
+      *out++ = Grant{r | std::uint64_t{o} << 32 | std::uint64_t{pick >> 6} << 40 | std::uint64_t{pick & 63u} << 48};
     }
   };
 
@@ -519,7 +525,7 @@ void Mesh::apply_grants(sim::Cycle now) {
   // The head of queue (r, p, c) in block b changed to a wavelet with `payload`: record the
   // outputs it requests.
   auto request = [&](std::uint32_t r, std::uint32_t b, std::uint32_t p, std::uint32_t c, const Slot& q,
-                     std::uint32_t payload) {
+                     std::uint32_t payload) __attribute__((always_inline)) {
     std::uint64_t* rq = req + std::size_t{b} * kPorts * kPorts;
     const std::uint64_t cb = std::uint64_t{1} << c;
     if (xy) {
@@ -537,7 +543,7 @@ void Mesh::apply_grants(sim::Cycle now) {
 
   const Grant* const end = grants_.data() + grant_count_;
   for (const Grant* g = grants_.data(); g != end; ++g) {
-    const std::uint32_t r = g->router, o = g->out, p = g->in, c = g->color;
+    const std::uint32_t r = g->router(), o = g->out(), p = g->in(), c = g->color();
     const std::uint64_t cb = std::uint64_t{1} << c;
     const std::uint32_t b = block[r];
     Slot& q = slots[b * PC + p * C + c];
@@ -581,7 +587,7 @@ void Mesh::apply_grants(sim::Cycle now) {
         throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
                                            geometry_.name(r), c, port_name(port_at(o))));
       RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * C + c];
-      if (++rq.occ >= D) ep_full_[ep] |= cb;
+      if (++rq.occ >= D) full[ep_full_base_ + ep] |= cb;
       wheel_[(now.count() + ramp_) % wheel_.size()].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
       ++wheel_count_;
       notify_arrival(ep, c, now + sim::Cycle(ramp_));

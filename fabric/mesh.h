@@ -147,10 +147,12 @@ class Mesh final : public sim::Clocked {
     std::uint16_t color;
     Flit flit;
   };
-  struct Grant {
-    std::uint32_t router;
-    std::uint16_t out, in;
-    std::uint32_t color;
+  struct Grant {  // router | output << 32 | input << 40 | color << 48
+    std::uint64_t bits;
+    [[nodiscard]] std::uint32_t router() const { return static_cast<std::uint32_t>(bits); }
+    [[nodiscard]] std::uint32_t out() const { return static_cast<std::uint32_t>(bits >> 32) & 0xffu; }
+    [[nodiscard]] std::uint32_t in() const { return static_cast<std::uint32_t>(bits >> 40) & 0xffu; }
+    [[nodiscard]] std::uint32_t color() const { return static_cast<std::uint32_t>(bits >> 48); }
   };
   struct Return {
     std::uint32_t target;
@@ -189,11 +191,7 @@ class Mesh final : public sim::Clocked {
   }
   // Colors with no credit beyond output o of router r (all, if nothing is connected).
   [[nodiscard]] std::uint64_t downstream_full(std::uint32_t r, std::uint32_t o) const {
-    if (o == index(Port::Ramp)) return ep_full_[r];
-    const std::uint32_t n = next_router(r, o);
-    if (n != kNone) return full_[n * kPorts + (o ^ 2u)];  // the facing port: north <-> south, east <-> west
-    const std::uint32_t ep = endpoint_beyond(r, port_at(o));
-    return ep == kNone ? ~std::uint64_t{0} : ep_full_[ep];
+    return full_[down_[r * kPorts + o]];
   }
   // Whether input port p of router r is fed from outside the mesh (ramp, edge channel).
   [[nodiscard]] bool endpoint_fed(std::uint32_t r, std::uint32_t p) const {
@@ -226,8 +224,13 @@ class Mesh final : public sim::Clocked {
 
   // Per router (always allocated, small).
   std::vector<std::uint64_t> nonempty_;  // [router * 5 + port]: colors with a visible wavelet
-  std::vector<std::uint64_t> full_;      // [router * 5 + port]: colors with no free slot (no credit)
-  std::vector<std::uint32_t> block_;     // router -> block of dynamic state, or kNone
+  // Colors with no free slot (no credit): [router * 5 + input port] for router input
+  // queues, then [ep_full_base_ + endpoint] for endpoint receive queues, then ~0 for
+  // "nothing connected".
+  std::vector<std::uint64_t> full_;
+  std::uint32_t ep_full_base_ = 0;
+  std::vector<std::uint32_t> down_;   // [router * 5 + output]: index in full_ of what it feeds
+  std::vector<std::uint32_t> block_;  // router -> block of dynamic state, or kNone
   std::vector<std::uint32_t> active_flag_;
   std::vector<std::uint32_t> queued_;   // router -> wavelets visible in its queues
   std::vector<std::uint32_t> coord_;    // router -> x | y << 16
@@ -250,7 +253,6 @@ class Mesh final : public sim::Clocked {
   std::vector<std::uint8_t> ep_port_;
   std::vector<std::uint32_t> ep_block_;
   std::vector<std::uint64_t> ep_visible_;
-  std::vector<std::uint64_t> ep_full_;
   std::vector<RxQueue> rx_;                                // [ep block][color]
   std::vector<std::uint64_t> ep_last_send_, ep_last_pop_;  // [ep block]: cycle + 1 (0 never)
   std::vector<Flit> rx_flits_;

@@ -56,11 +56,12 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
     throw sim::InputError("no PE can send: no route in the route table accepts a color from a ramp");
   measurement_ = Measurement(options_.warmup, window_end_, sources_count_, routers_);
   sources_.resize(routers_);
+  calendar_.resize(kCalendar);
   for (std::uint32_t r = 0; r < routers_; ++r) {
     Source& s = sources_[r];
     s.rng = SplitMix64::stream(options_.seed, r);
     s.colors = masks[r];
-    if (s.colors) s.next_packet = process_.gap(s.rng);
+    if (s.colors) schedule(r, process_.gap(s.rng), 0);
   }
   sink_pending_.assign(routers_, 0);
   sink_rr_.assign(routers_, 0);
@@ -80,6 +81,18 @@ void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_
   if (!scripted_.empty() && at.count() < scripted_.back().at) scripted_sorted_ = false;
   scripted_.push_back(Scripted{at.count(), g.router(src), g.router(dst), size});
   if (engine_) engine_->wake(this, at);
+}
+
+void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now) {
+  sources_[s].next_packet = at;
+  if (at >= BernoulliProcess::kNever) return;
+  if (at - now < kCalendar) {
+    calendar_[at % kCalendar].push_back(s);
+    ++calendar_count_;
+  } else {
+    far_.emplace_back(at, s);
+    far_min_ = std::min(far_min_, at);
+  }
 }
 
 std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now,
@@ -238,17 +251,33 @@ void TrafficGenerator::evaluate(sim::Cycle now) {
   }
 
   if (xy_ || t < window_end_) {
-    for (std::uint32_t r = 0; r < routers_; ++r) {
-      Source& s = sources_[r];
-      if (s.next_packet != t) {
-        if (s.next_packet < t) throw std::logic_error("synthetic traffic: a source missed its injection cycle");
-        continue;
+    if (far_min_ < t + kCalendar) {
+      std::size_t kept = 0;
+      far_min_ = BernoulliProcess::kNever;
+      for (const auto& [at, src] : far_) {
+        if (at < t + kCalendar) {
+          calendar_[at % kCalendar].push_back(src);
+          ++calendar_count_;
+        } else {
+          far_[kept++] = {at, src};
+          far_min_ = std::min(far_min_, at);
+        }
       }
+      far_.resize(kept);
+    }
+    // Scheduling never adds to this cycle's bucket (the next packet is at least a cycle later).
+    auto& due = calendar_[t % kCalendar];
+    for (std::size_t i = 0; i < due.size(); ++i) {
+      const std::uint32_t r = due[i];
+      Source& s = sources_[r];
+      if (s.next_packet != t) throw std::logic_error("synthetic traffic: a source missed its injection cycle");
       const std::uint32_t dst = xy_ ? pattern_.destination(r, s.rng) : r;  // static: the routes decide
       enqueue(r, new_packet(r, dst, xy_ ? options_.packet_size : 1, t, measurement_.in_window(t)));
       const std::uint64_t gap = process_.gap(s.rng);
-      s.next_packet = gap >= BernoulliProcess::kNever ? BernoulliProcess::kNever : t + 1 + gap;
+      schedule(r, gap >= BernoulliProcess::kNever ? BernoulliProcess::kNever : t + 1 + gap, t);
     }
+    calendar_count_ -= due.size();
+    due.clear();
   }
   while (next_scripted_ < scripted_.size() && scripted_[next_scripted_].at <= t) {
     const Scripted& sp = scripted_[next_scripted_++];
@@ -289,8 +318,15 @@ sim::Cycle TrafficGenerator::write(sim::Cycle now) {
   std::uint64_t next = std::max<std::uint64_t>(window_end_, t + 1);
   if (!xy_ && t + 1 >= window_end_) next = t + 1;  // waiting for the fabric to empty
   next = std::min(next, std::max<std::uint64_t>(drain_end_, t + 1));
-  if (xy_ || t + 1 < window_end_)
-    for (const Source& s : sources_) next = std::min(next, s.next_packet);
+  if (xy_ || t + 1 < window_end_) {
+    next = std::min(next, far_min_);
+    if (calendar_count_)
+      for (std::uint64_t k = 1; k < kCalendar; ++k)
+        if (!calendar_[(t + k) % kCalendar].empty()) {
+          next = std::min(next, t + k);
+          break;
+        }
+  }
   if (next_scripted_ < scripted_.size()) next = std::min(next, scripted_[next_scripted_].at);
   return sim::Cycle(std::max(next, t + 1));
 }

@@ -101,6 +101,8 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener {
     std::uint32_t src, dst, size;
   };
 
+  // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
+  void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
   std::uint32_t new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);
   void enqueue(std::uint32_t src, std::uint32_t id);
   void inject(std::uint32_t src, sim::Cycle now);
@@ -120,6 +122,13 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener {
   std::uint64_t window_end_, drain_end_;
 
   std::vector<Source> sources_;
+  // Sources by the cycle of their next random packet, so a cycle costs only the packets it
+  // creates: a wheel for the next kCalendar cycles, a list for later ones.
+  static constexpr std::uint64_t kCalendar = 1024;
+  std::vector<std::vector<std::uint32_t>> calendar_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> far_;
+  std::uint64_t far_min_ = BernoulliProcess::kNever;
+  std::uint64_t calendar_count_ = 0;
   std::vector<std::uint32_t> active_sources_;
   std::vector<Packet> packets_;
   std::uint32_t free_packets_ = kNone;
