@@ -6,6 +6,7 @@
 
 #include "fabric/route_loader.h"
 #include "sim/config/diagnostics.h"
+#include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
 namespace wafersim::fabric {
@@ -136,6 +137,16 @@ TEST(Routes, DuplicatesNeedReplace) {
                                     "r.yaml", kMesh, 24);
   EXPECT_EQ(t.at(kMesh.router(7, 4), 2).forward, bit(Port::Ramp));
   EXPECT_EQ(t.at(kMesh.router(6, 4), 2).forward, bit(Port::East));
+}
+
+TEST(Routes, TheExampleInTheDocsLoads) {
+  const std::string doc = test::slurp(std::string(WAFERSIM_SOURCE_DIR) + "/docs/routes.md");
+  const auto start = doc.find("```yaml\n");
+  ASSERT_NE(start, std::string::npos);
+  const auto end = doc.find("```", start + 8);
+  const RouteTable t = parse_routes(doc.substr(start + 8, end - start - 8), "docs/routes.md", kMesh, 24);
+  EXPECT_EQ(t.at(kMesh.router(3, 2), 3).forward, bit(Port::East) | bit(Port::South) | bit(Port::Ramp));
+  EXPECT_EQ(t.at(kMesh.router(3, 7), 3).forward, bit(Port::Ramp));
 }
 
 TEST(Routes, MissingFileIsReported) {
