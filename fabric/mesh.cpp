@@ -441,13 +441,28 @@ void Mesh::evaluate(sim::Cycle /*now*/) {
       }
       if (pick == kNone) continue;
       rr[std::size_t{b} * kPorts + o] = static_cast<std::uint16_t>(pick);
+      __builtin_prefetch(&slots_[slot_index(b, pick >> 6, pick & 63u)]);  // apply_grants reads it
       *out++ = Grant{r | std::uint64_t{o} << 32 | std::uint64_t{pick >> 6} << 40 | std::uint64_t{pick & 63u} << 48};
     }
   };
 
   if (idle_skip_) {
     router_evaluations_ += active_.size();
-    for (std::uint32_t r : active_) evaluate_router(r);
+    const std::size_t n = active_.size();
+    const std::uint32_t* const list = active_.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + 4 < n) {  // fetch a few routers ahead: their state is scattered over the mesh
+        const std::uint32_t b = block[list[i + 4]];
+        const std::uint64_t* rq = req + std::size_t{b} * kPorts * kPorts;
+        for (std::uint32_t line = 0; line < kPorts * kPorts; line += 8) __builtin_prefetch(rq + line);
+        __builtin_prefetch(port_queued + std::size_t{b} * kPorts);
+        __builtin_prefetch(port_occupancy + std::size_t{b} * kPorts, 1);
+        __builtin_prefetch(out_flags + b);
+        __builtin_prefetch(rr + std::size_t{b} * kPorts);
+        __builtin_prefetch(down + std::size_t{list[i + 4]} * kPorts);
+      }
+      evaluate_router(list[i]);
+    }
   } else {
     router_evaluations_ += geometry_.routers();
     for (std::uint32_t r = 0, n = geometry_.routers(); r < n; ++r)
@@ -542,7 +557,16 @@ void Mesh::apply_grants(sim::Cycle now) {
   };
 
   const Grant* const end = grants_.data() + grant_count_;
+  constexpr std::ptrdiff_t kAhead = 8;  // grants whose wavelet and destination are fetched early
   for (const Grant* g = grants_.data(); g != end; ++g) {
+    if (end - g > kAhead) {
+      const Grant& a = g[kAhead];
+      const Slot& qa = slots[block[a.router()] * PC + a.in() * C + a.color()];
+      if (qa.buf != kNone) __builtin_prefetch(&flits_[qa.buf + qa.head]);
+      const std::uint32_t da = down_[a.router() * kPorts + a.out()];
+      if (da < ep_full_base_ && block[da / kPorts] != kNone)
+        __builtin_prefetch(&slots[block[da / kPorts] * PC + (da % kPorts) * C + a.color()], 1);
+    }
     const std::uint32_t r = g->router(), o = g->out(), p = g->in(), c = g->color();
     const std::uint64_t cb = std::uint64_t{1} << c;
     const std::uint32_t b = block[r];
