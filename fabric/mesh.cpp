@@ -122,6 +122,7 @@ std::uint32_t Mesh::edge_endpoint(EdgeSide side, std::uint32_t channel) const {
 // ---- dynamic state -------------------------------------------------------------------
 
 std::uint32_t Mesh::new_block(std::uint32_t r) {
+  reserve_blocks(1);  // a no-op inside apply_grants, which reserved for all its grants
   const auto b = static_cast<std::uint32_t>(block_router_.size());
   block_router_.push_back(r);
   block_[r] = b;
@@ -484,9 +485,13 @@ void Mesh::stall(std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
 }
 
 void Mesh::reserve_blocks(std::size_t more) {
-  auto grow = [more](auto& v, std::size_t per_block) {
-    const std::size_t need = v.size() + more * per_block;
-    if (v.capacity() < need) v.reserve(std::max(need, 2 * v.capacity()));
+  // Grow geometrically, but never beyond one block per router (a whole wafer in use).
+  const std::size_t routers = geometry_.routers();
+  const std::size_t blocks = block_router_.size();
+  const std::size_t target = std::min(blocks + more, routers);
+  auto grow = [&](auto& v, std::size_t per_block) {
+    if (v.capacity() >= target * per_block) return;
+    v.reserve(std::max(target, std::min(2 * blocks, routers)) * per_block);
   };
   const std::size_t per = std::size_t{kPorts} * colors_;
   grow(block_router_, 1);
@@ -507,7 +512,8 @@ void Mesh::reserve_blocks(std::size_t more) {
     grow(link_stalled_, per);
     grow(link_occupancy_, per);
   }
-  grow(flits_, depth_);
+  if (flits_.capacity() < flits_.size() + more * depth_)
+    flits_.reserve(std::max(flits_.size() + more * depth_, 2 * flits_.capacity()));
 }
 
 // Applies this cycle's grants: each moves the head of an input queue to the next router's
