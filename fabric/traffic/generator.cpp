@@ -63,10 +63,11 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
     s.colors = masks[r];
     if (s.colors) schedule(r, process_.gap(s.rng), 0);
   }
-  sink_pending_.assign(routers_, 0);
-  sink_rr_.assign(routers_, 0);
+  sink_pending_.assign(mesh.endpoints(), 0);
+  sink_rr_.assign(mesh.endpoints(), 0);
   if (xy_) sink_packet_.assign(std::size_t{routers_} * options_.colors, kNone);
   mesh_.set_arrival_listener(this);
+  mesh_.set_edge_listener(this);
   if (engine_) {
     engine_->add(this);
     engine_->wake(this, sim::Cycle(0));
@@ -338,6 +339,14 @@ void TrafficGenerator::on_arrival(hw::PeCoord pe, hw::Color, sim::Cycle at) {
 }
 
 void TrafficGenerator::on_credit(hw::PeCoord, hw::Color, sim::Cycle) {}
+
+void TrafficGenerator::on_arrival(EdgeSide side, std::uint32_t channel, hw::Color, sim::Cycle at) {
+  const std::uint32_t sink = mesh_.edge_endpoint(side, channel);
+  if (sink_pending_[sink]++ == 0) sinks_.push_back(sink);
+  wake(at);
+}
+
+void TrafficGenerator::on_credit(EdgeSide, std::uint32_t, hw::Color, sim::Cycle) {}
 
 void TrafficGenerator::wake(sim::Cycle at) {
   if (!engine_ || at == last_wake_) return;

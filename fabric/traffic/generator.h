@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "fabric/edge_listener.h"
 #include "fabric/mesh.h"
 #include "fabric/traffic/bernoulli.h"
 #include "fabric/traffic/measurement.h"
@@ -34,12 +35,13 @@ namespace wafersim::fabric::traffic {
 //   wavelets on those colors (round robin among those with a credit); each copy a
 //   multicast delivers counts as ejected, with its own latency. Injection stops at the end
 //   of the window; the run ends when the fabric is empty (or the drain limit is reached).
-// Sinks pop one wavelet per cycle per ramp (round robin over colors), as a core would.
+// Sinks pop one wavelet per cycle per ramp (round robin over colors), as a core would;
+// with static routes, edge channels a route ends in are drained the same way.
 //
 // Contract: uses the mesh only from evaluate(); with an engine, ends the simulation
 // (sc_stop) in the cycle it finishes; without one, the owner ticks it after the mesh in
 // every phase and stops when finished() is true.
-class TrafficGenerator final : public sim::Clocked, public hw::RampListener {
+class TrafficGenerator final : public sim::Clocked, public hw::RampListener, public EdgeListener {
  public:
   TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engine* engine);
 
@@ -48,7 +50,7 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener {
   void add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_t size, sim::Cycle at);
 
   struct Delivery {
-    std::uint32_t src = 0, dst = 0;  // routers
+    std::uint32_t src = 0, dst = 0;  // routers (dst: the mesh endpoint, an edge channel's above the routers)
     std::uint32_t color = 0;
     std::uint32_t size = 1;
     std::uint64_t seq = 0;  // per source, in creation order (XY routing)
@@ -75,6 +77,9 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener {
   // hw::RampListener
   void on_arrival(hw::PeCoord pe, hw::Color c, sim::Cycle at) override;
   void on_credit(hw::PeCoord pe, hw::Color c, sim::Cycle at) override;
+  // EdgeListener: static routes may end in an edge channel; its sink drains it too.
+  void on_arrival(EdgeSide side, std::uint32_t channel, hw::Color c, sim::Cycle at) override;
+  void on_credit(EdgeSide side, std::uint32_t channel, hw::Color c, sim::Cycle at) override;
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;
@@ -136,8 +141,8 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener {
   std::size_t next_scripted_ = 0;
   bool scripted_sorted_ = true;
 
-  std::vector<std::uint32_t> sinks_;         // sinks with wavelets visible or on the way
-  std::vector<std::uint32_t> sink_pending_;  // per router: wavelets on the way or visible
+  std::vector<std::uint32_t> sinks_;         // endpoints with wavelets visible or on the way
+  std::vector<std::uint32_t> sink_pending_;  // per endpoint: wavelets on the way or visible
   std::vector<std::uint8_t> sink_rr_;
   std::vector<std::uint32_t> sink_packet_;  // XY: [router * colors + color] packet in progress
 

@@ -106,6 +106,32 @@ TEST(CliTraffic, StaticRoutesRun) {
   EXPECT_NEAR(j["accepted"].get<double>(), 0.5 * 7 / 64, 0.01);
 }
 
+// Multicast over 3-cycle links, ending in ramps and in both edge channels (drained by the
+// traffic sinks): every copy arrives, and idle skipping changes no statistic.
+TEST(CliTraffic, StaticMulticastOverSlowLinksReachesRampsAndEdges) {
+  TempDir dir;
+  const auto routes = dir.write("tree.yaml", R"(routes:
+  - {color: 3, at: [0, 2], from: ramp, to: [east, south]}
+  - {color: 3, x: 1..6, y: 2, from: west, to: [east, ramp]}
+  - {color: 3, at: [7, 2], from: west, to: [ramp, east]}
+  - {color: 3, x: 0, y: 3..6, from: north, to: [south, ramp]}
+  - {color: 3, at: [0, 7], from: north, to: [ramp, west]}
+)");
+  const std::string common = "traffic tiny --routes " + routes +
+                             " --set 'fabric.hop_latency=3 cycles' --set 'fabric.ramp_latency=2 cycles' "
+                             "--set fabric.queue_depth=2 --rate 0.4 --measure 400 ";
+  ASSERT_EQ(wafersim(common + "--out " + (dir.path() / "a").string()).code, 0);
+  ASSERT_EQ(wafersim(common + "--no-idle-skip --out " + (dir.path() / "b").string()).code, 0);
+  const std::string a = slurp(dir.path() / "a" / "stats.json");
+  EXPECT_EQ(a, slurp(dir.path() / "b" / "stats.json"));
+  const auto fabric = nlohmann::json::parse(a)["stats"]["wafer0"]["fabric"];
+  const long injected = fabric["wavelets_injected"].get<long>();
+  EXPECT_GT(injected, 100);
+  // 7 ramps on row 2, 5 on column 0 and the two edge channels: 14 copies of each wavelet.
+  EXPECT_EQ(fabric["wavelets_delivered"].get<long>(), 14 * injected);
+  EXPECT_EQ(fabric["wavelets_in_flight"].get<long>(), 0);
+}
+
 TEST(CliTraffic, BadInputIsExitCodeTwo) {
   TempDir dir;
   auto r = wafersim("traffic tiny --pattern unifrom --rate 0.1 --out " + dir.path().string(), true);
