@@ -290,6 +290,7 @@ void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
 
 // ---- the cycle -----------------------------------------------------------------------
 
+// (apply_grants has its own copy of this over local pointers, for speed: keep them alike.)
 inline void Mesh::request_head(std::uint32_t r, std::uint32_t b, std::uint32_t p, std::uint32_t c) {
   const Slot& q = slots_[slot_index(b, p, c)];
   std::uint64_t* req = &req_[std::size_t{b} * kPorts * kPorts];
@@ -544,7 +545,7 @@ void Mesh::apply_grants(sim::Cycle now) {
                                 static_cast<std::int64_t>(geometry_.width()), -1};
 
   // The head of queue (r, p, c) in block b changed to a wavelet with `payload`: record the
-  // outputs it requests.
+  // outputs it requests (as request_head()).
   auto request = [&](std::uint32_t r, std::uint32_t b, std::uint32_t p, std::uint32_t c, const Slot& q,
                      std::uint32_t payload) __attribute__((always_inline)) {
     std::uint64_t* rq = req + std::size_t{b} * kPorts * kPorts;

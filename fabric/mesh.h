@@ -125,7 +125,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::string deadlock_report(sim::Cycle now) const;
 
  private:
-  // One (port, color) of a router: its input queue and, in XY mode, the output state.
+  // One (port, color) input queue of a router.
   struct Slot {
     std::uint32_t buf = kNone;  // offset of `depth` flits in flits_, allocated on first use
     std::uint16_t head = 0;
@@ -192,10 +192,6 @@ class Mesh final : public sim::Clocked {
   // Colors with no credit beyond output o of router r (all, if nothing is connected).
   [[nodiscard]] std::uint64_t downstream_full(std::uint32_t r, std::uint32_t o) const {
     return full_[down_[r * kPorts + o]];
-  }
-  // Whether input port p of router r is fed from outside the mesh (ramp, edge channel).
-  [[nodiscard]] bool endpoint_fed(std::uint32_t r, std::uint32_t p) const {
-    return p == index(Port::Ramp) || ((p == index(Port::West) || p == index(Port::East)) && (boundary_[r] >> p & 1u));
   }
   [[nodiscard]] std::uint32_t endpoint_beyond(std::uint32_t r, Port o) const;
   [[nodiscard]] Port xy_output(std::uint32_t x, std::uint32_t y, std::uint32_t payload) const;
