@@ -8,10 +8,18 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
       spec_(spec),
       engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles}) {
   auto& g = stats.group(basename());
+  stats_ = &g;
+  fabric::MeshOptions mesh_options;
+  mesh_options.routing = options.routing;
+  mesh_options.routes = options.routes;
+  mesh_ = std::make_unique<fabric::Mesh>(
+      spec.fabric, fabric::MeshGeometry(spec.wafer.width, spec.wafer.height, spec.fabric.edge_io_channels),
+      mesh_options, &engine_);
   g.formula("pe_count", [this] { return static_cast<double>(spec_.wafer.pe_count()); }, "PEs",
             "processing elements on this wafer", true);
   g.formula("cycles", [this] { return static_cast<double>(engine_.first_cycle_at_or_after(sc_core::sc_time_stamp()).count()); },
             "cycles", "cycles simulated on this wafer's clock", true);
+  mesh_->add_stats(g.group("fabric"));
 }
 
 }  // namespace wafersim::platforms

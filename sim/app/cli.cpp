@@ -105,6 +105,7 @@ int run_cli(int argc, char** argv) {
       "  wafersim run tiny --set fabric.queue_depth=4  override a key from the command line\n"
       "  wafersim memoryx-plan andromeda --params 1.3e9 --layers 24   where MemoryX keeps a model\n"
       "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
+      "  wafersim traffic tiny --pattern uniform --rate 0.3   synthetic traffic on the fabric\n"
       "Run 'wafersim COMMAND --help' for a command's options.");
 
   add_run_command(app);
@@ -114,6 +115,7 @@ int run_cli(int argc, char** argv) {
   add_memoryx_plan_command(app);
   add_sweep_command(app);
   add_collect_command(app);
+  add_traffic_command(app);
 
   try {
     app.parse(argc, argv);
