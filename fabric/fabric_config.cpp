@@ -1,6 +1,7 @@
 #include "fabric/fabric_config.h"
 
 #include <algorithm>
+#include <string>
 
 namespace wafersim::fabric {
 using sim::Cycle;
@@ -19,6 +20,14 @@ FabricConfig FabricConfig::read(sim::config::Section s, const hw::WaferConfig& w
                 "I/O channels on each of the west and east edges (at most one per PE row)"));
   c.deadlock_timeout = s.cycles("deadlock_timeout", Cycle(10000), Cycle(10), Cycle(1000000000),
                                 "cycles without progress, wavelets in flight, before a deadlock is reported");
+  const std::string detail =
+      s.choice("stats_detail", "auto", {"auto", "totals", "routers", "links"},
+               "per-link statistics kept: totals (per color and direction), routers (+ per router and link), "
+               "links (+ per link and color); auto: links up to 64 routers, routers up to 4096");
+  c.stats_detail = detail == "totals"    ? StatsDetail::Totals
+                   : detail == "routers" ? StatsDetail::Routers
+                   : detail == "links"   ? StatsDetail::Links
+                                         : StatsDetail::Auto;
   return c;
 }
 

@@ -11,17 +11,21 @@ namespace wafersim::hw {
 
 // Contract (implemented by the fabric, used by the core; both ticked by the same engine):
 // - Receive side: the router delivers wavelets routed to the ramp into a per-color queue
-//   for the core. A wavelet pushed during cycle t's write phase is visible to the core from
-//   cycle t+1 (has()/front()). The core pops at most one wavelet per cycle in total (the
-//   ramp carries one wavelet per cycle into the core); a pop frees a credit that the router
-//   sees from the next cycle.
+//   (fabric.queue_depth deep) for the core. A wavelet the router sends down the ramp in
+//   cycle t is visible to the core (has()/front()) from cycle t + ramp_latency (1 by
+//   default). The core pops at most one wavelet per cycle in total (the ramp carries one
+//   wavelet per cycle into the core); a pop frees a credit that the router sees from the
+//   next cycle.
 // - Send side: the core sends at most one wavelet per cycle, only when can_send(color) is
 //   true (a credit for that color's ramp input queue at the router); the router sees it
-//   from the next cycle. Sending without a credit is a logic error, never a silent drop.
+//   from cycle t + ramp_latency. A slot the router frees in cycle t is a credit the core
+//   sees from cycle t + 1. Sending without a credit, or twice in a cycle, is a logic error
+//   (std::logic_error), never a silent drop.
 // - Calls happen only from the core's evaluate() or write() phase, so the order in which
 //   the engine ticks routers and cores cannot change results.
-// - When a wavelet arrives for a sleeping core, the fabric calls the listener given to
-//   set_arrival_listener (the core array wakes that PE).
+// - The fabric tells the listener given to Mesh::set_arrival_listener, from its write
+//   phase, when a wavelet will become visible (`at`) and when a credit will become usable
+//   (`at`), so a sleeping core can be woken for exactly that cycle.
 class RampPort {
  public:
   virtual ~RampPort() = default;
@@ -34,13 +38,15 @@ class RampPort {
   virtual void send(const Wavelet& w, sim::Cycle now) = 0;
 };
 
-// Called by the fabric when a wavelet lands in a PE's ramp queue (the PE may be asleep).
+// Called by the fabric when a wavelet is on its way into a PE's ramp queue (the PE may be
+// asleep): it is visible from cycle `at`, later than the current cycle.
 class RampListener {
  public:
   virtual ~RampListener() = default;
-  virtual void on_arrival(PeCoord pe, Color c, sim::Cycle now) = 0;
-  // A credit came back on the send side (the PE may be stalled on a full queue).
-  virtual void on_credit(PeCoord pe, Color c, sim::Cycle now) = 0;
+  virtual void on_arrival(PeCoord pe, Color c, sim::Cycle at) = 0;
+  // A credit comes back on the send side, usable from cycle `at` (the PE may be stalled
+  // on a full queue).
+  virtual void on_credit(PeCoord pe, Color c, sim::Cycle at) = 0;
 };
 
 }  // namespace wafersim::hw

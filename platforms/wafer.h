@@ -1,13 +1,15 @@
 #pragma once
-// One wafer (one CS-X system) as a SystemC module: its clock-domain engine, the PE cores
-// with the host's TLM-2.0 socket into their SRAM and, as they land, the mesh fabric and
-// the edge I/O.
+// One wafer (one CS-X system) as a SystemC module: its clock-domain engine, the mesh fabric
+// with its ramps and edge I/O channels, the PE cores on the ramps, and the host's TLM-2.0
+// socket into the PEs' SRAM.
 
 #include <systemc>
 
 #include <cstdint>
 #include <memory>
 
+#include "fabric/mesh.h"
+#include "fabric/route_table.h"
 #include "hw/core/core_array.h"
 #include "hw/tlm/host_port.h"
 #include "platforms/platform_spec.h"
@@ -20,6 +22,10 @@ struct BuildOptions {
   bool idle_skip = true;
   sim::Cycle max_cycles = sim::Cycle::never();
   std::uint64_t seed = 1;
+  // How the mesh routes: static color routes (the real fabric) or packet-switched XY
+  // (synthetic traffic).
+  fabric::Routing routing = fabric::Routing::Static;
+  std::shared_ptr<const fabric::RouteTable> routes;  // static routes; none: nothing routed
 };
 
 class Wafer : public sc_core::sc_module {
@@ -30,18 +36,25 @@ class Wafer : public sc_core::sc_module {
   [[nodiscard]] sim::Engine& engine() { return engine_; }
   [[nodiscard]] const sim::Engine& engine() const { return engine_; }
   [[nodiscard]] const PlatformSpec& spec() const { return spec_; }
-  // The PE cores: load programs, activate tasks, read counters.
+  [[nodiscard]] fabric::Mesh& mesh() { return *mesh_; }
+  [[nodiscard]] const fabric::Mesh& mesh() const { return *mesh_; }
+  // The PE cores, each on its router's ramp: load programs, activate tasks, read counters.
   [[nodiscard]] hw::CoreArray& cores() { return cores_; }
-  // The host's way in: one TLM-2.0 target socket reaching every PE's SRAM (see hw/tlm/host_port.h).
+  [[nodiscard]] const hw::CoreArray& cores() const { return cores_; }
+  // The host's way in: one TLM-2.0 target socket reaching every PE's SRAM (hw/tlm/host_port.h).
   [[nodiscard]] tlm_utils::simple_target_socket_optional<hw::HostPort>& host_socket() { return host_.socket; }
   [[nodiscard]] const hw::AddressMap& address_map() const { return host_.map(); }
   [[nodiscard]] const hw::HostPort& host_port() const { return host_; }
+  // This wafer's statistics group ("wafer0"), for components added by commands.
+  [[nodiscard]] sim::stats::Group& stats() { return *stats_; }
 
  private:
   const PlatformSpec& spec_;
   sim::Engine engine_;
+  std::unique_ptr<fabric::Mesh> mesh_;
   hw::CoreArray cores_;
   hw::HostPort host_;
+  sim::stats::Group* stats_;
 };
 
 }  // namespace wafersim::platforms

@@ -34,6 +34,11 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
     if (!stop.is_never()) target = std::min(target, stop);
     auto t0 = std::chrono::steady_clock::now();
     sc_start(reference.time_of(target) - sc_time_stamp(), SC_RUN_TO_TIME);
+    for (const auto* e : engines) {
+      if (!e->failed()) continue;
+      progress.finish();
+      e->rethrow_failure();
+    }
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (dt < 0.05 && slice < (std::uint64_t{1} << 40)) slice *= 2;
     if (dt > 0.4 && slice > 1) slice /= 2;

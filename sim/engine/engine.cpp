@@ -102,6 +102,22 @@ void Engine::tick() {
   in_tick_ = true;
   ++engine_ticks_;
 
+  try {
+    tick_components(now);
+  } catch (...) {
+    failure_ = std::current_exception();
+    in_tick_ = false;
+    sc_core::sc_stop();
+    return;
+  }
+  component_ticks_ += ticking_.size();
+  cycles_ = now + Cycle(1);
+  schedule_next();
+  in_tick_ = false;
+  current_ = now + Cycle(1);
+}
+
+void Engine::tick_components(Cycle now) {
   ticking_.clear();
   if (options_.idle_skip) {
     ticking_.swap(awake_);
@@ -126,11 +142,6 @@ void Engine::tick() {
       timed_.push(Wake{next.count(), id});
     }
   }
-  component_ticks_ += ticking_.size();
-  cycles_ = now + Cycle(1);
-  schedule_next();
-  in_tick_ = false;
-  current_ = now + Cycle(1);
 }
 
 }  // namespace wafersim::sim

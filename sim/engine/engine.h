@@ -5,6 +5,7 @@
 #include <systemc>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <queue>
 #include <vector>
@@ -47,6 +48,14 @@ class Engine : public sc_core::sc_module {
   // Nothing awake and nothing scheduled.
   [[nodiscard]] bool quiescent() const;
 
+  // An exception thrown by a component's tick (a deadlock report, a simulation error) is
+  // caught here, the simulation is stopped (sc_stop) and the error kept: whoever called
+  // sc_start calls rethrow_failure() (the run driver does) to raise it outside the kernel.
+  [[nodiscard]] bool failed() const { return static_cast<bool>(failure_); }
+  void rethrow_failure() const {
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
   // Engine work counters (not model statistics: they differ with idle skipping).
   [[nodiscard]] std::uint64_t component_ticks() const { return component_ticks_; }
   [[nodiscard]] std::uint64_t engine_ticks() const { return engine_ticks_; }
@@ -60,6 +69,7 @@ class Engine : public sc_core::sc_module {
     bool operator>(const Wake& o) const { return cycle != o.cycle ? cycle > o.cycle : id > o.id; }
   };
   void tick();
+  void tick_components(Cycle now);
   void schedule_next();
   void end_of_elaboration() override;
   std::uint32_t id_of(Clocked* c) const;
@@ -77,6 +87,7 @@ class Engine : public sc_core::sc_module {
   Cycle scheduled_ = Cycle::never();  // cycle the tick event is armed for
   bool in_tick_ = false;
   bool limit_reached_ = false;
+  std::exception_ptr failure_;
   std::uint64_t component_ticks_ = 0;
   std::uint64_t engine_ticks_ = 0;
   std::uint64_t cycles_skipped_ = 0;

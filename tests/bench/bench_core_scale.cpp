@@ -2,7 +2,7 @@
 // and host socket, its memory and the cost of an idle cycle; the memory of loaded cores; the
 // simulation rate of busy cores.
 //
-//   bench_core_scale [benchmark flags]
+//   bench_core_scale [benchmark flags]      (BM_WholeWafer runs once per process: SystemC elaborates once)
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -47,6 +47,49 @@ loop:
   ret
 )";
 
+
+// A whole WSE-2 wafer, elaborated once (SystemC elaborates once per process): elaboration
+// time and memory, the memory of a loaded core, the cost of idle cycles.
+void BM_WholeWafer(benchmark::State& state) {
+  static bool elaborated = false;
+  if (elaborated) {
+    state.SkipWithError("SystemC elaborates once per process: run BM_WholeWafer once");
+    for (auto _ : state) {
+    }
+    return;
+  }
+  elaborated = true;
+  double elaborate_s = 0, idle_bytes = 0, per_core = 0, idle_run_s = 0;
+  std::uint64_t pes = 0;
+  for (auto _ : state) {
+    const double before = rss_bytes();
+    auto t0 = std::chrono::steady_clock::now();
+    // Kept until the process ends (SystemC modules are not destroyed after simulation).
+    auto* platform = new wafersim::platforms::LoadedPlatform(wafersim::platforms::load_platform("wse2"));
+    auto* stats = new wafersim::sim::stats::Group("");
+    auto& wafer = *new wafersim::platforms::Wafer("wafer", platform->spec, {}, *stats);
+    elaborate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    idle_bytes = rss_bytes() - before;
+    pes = platform->spec.wafer.pe_count();
+    // A small program on 10,000 PEs (no data): memory per loaded core.
+    auto placements = wafersim::hw::isa::assemble(".pe 0..99, 0..99\n.task main, 0\nmain:\n  ret\n", "idle.s");
+    const double before_load = rss_bytes();
+    for (const auto& p : placements) wafer.cores().load(p);
+    per_core = (rss_bytes() - before_load) / 10000.0;
+    // A million cycles with nothing to do: the engine skips them.
+    auto t1 = std::chrono::steady_clock::now();
+    sc_core::sc_start(wafer.engine().time_of(wafersim::sim::Cycle(1'000'000)));
+    idle_run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  }
+  state.counters["pes"] = static_cast<double>(pes);
+  state.counters["elaboration_s"] = elaborate_s;
+  state.counters["bytes_per_pe"] = idle_bytes / static_cast<double>(pes);
+  state.counters["loaded_core_bytes"] = per_core;
+  state.counters["core_object_bytes"] = static_cast<double>(sizeof(wafersim::hw::Core) + sizeof(wafersim::hw::VectorOp));
+  state.counters["idle_Mcycles_s"] = idle_run_s;
+}
+BENCHMARK(BM_WholeWafer)->Iterations(1)->Unit(benchmark::kMillisecond);
+
 void BM_BusyCores(benchmark::State& state) {
   const auto side = static_cast<unsigned>(state.range(0));
   std::uint64_t ticks = 0;
@@ -71,44 +114,9 @@ void BM_BusyCores(benchmark::State& state) {
 }
 BENCHMARK(BM_BusyCores)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond);
 
-// Elaborates a whole WSE-2 wafer once (SystemC elaborates once per process) and reports.
-void whole_wafer() {
-  const double before = rss_bytes();
-  auto t0 = std::chrono::steady_clock::now();
-  auto platform = wafersim::platforms::load_platform("wse2");
-  wafersim::sim::stats::Group stats("");
-  auto* wafer = new wafersim::platforms::Wafer("wafer", platform.spec, {}, stats);
-  const double elaborate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double idle_bytes = rss_bytes() - before;
-  const auto pes = platform.spec.wafer.pe_count();
-
-  // Load a small program onto 10,000 PEs (no data): memory per loaded core.
-  auto placements = wafersim::hw::isa::assemble(".pe 0..99, 0..99\n.task main, 0\nmain:\n  ret\n", "idle.s");
-  const double before_load = rss_bytes();
-  for (const auto& p : placements) wafer->cores().load(p);
-  const double per_core = (rss_bytes() - before_load) / 10000.0;
-
-  // Idle cycles: run the engine over a million cycles with nothing to do.
-  auto t1 = std::chrono::steady_clock::now();
-  sc_core::sc_start(wafer->engine().time_of(wafersim::sim::Cycle(1'000'000)));
-  const double idle_run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-
-  std::cout << fmt::format(
-      "Whole WSE-2 wafer ({} x {} = {} PEs) with its core array and host socket:\n"
-      "  elaboration        {:.3f} s\n"
-      "  memory             {:.1f} MB ({:.1f} bytes per PE)\n"
-      "  loaded core        {:.0f} bytes each, measured (sizeof Core {} + one vector-instruction slot {}; the\n"
-      "                     program is shared, SRAM pages are allocated on first write)\n"
-      "  1,000,000 idle cycles (10,000 PEs loaded, nothing to do) {:.3f} s\n",
-      platform.spec.wafer.width, platform.spec.wafer.height, pes, elaborate_s, idle_bytes / 1e6,
-      idle_bytes / static_cast<double>(pes), per_core, sizeof(wafersim::hw::Core), sizeof(wafersim::hw::VectorOp),
-      idle_run_s);
-}
-
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
-  whole_wafer();  // first, while the process's heap is fresh
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -1,0 +1,277 @@
+#pragma once
+// The 2D mesh of five-port routers of one wafer, as a single clocked component: per input
+// port and color queues with credit flow control, round-robin output arbitration, static
+// color routes or packet-switched XY routing, and the ramps and edge I/O channels.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/edge_listener.h"
+#include "fabric/fabric_config.h"
+#include "fabric/flit.h"
+#include "fabric/geometry.h"
+#include "fabric/port.h"
+#include "fabric/route_table.h"
+#include "hw/ramp.h"
+#include "sim/engine/clocked.h"
+#include "sim/stats/stats.h"
+
+namespace wafersim::sim {
+class Engine;
+}
+
+namespace wafersim::fabric {
+
+enum class Routing : std::uint8_t {
+  Static,  // per (router, color) routes from a RouteTable; multicast allowed
+  XY,      // packet-switched: a head wavelet carries its destination; wormhole, X then Y
+};
+
+struct MeshOptions {
+  Routing routing = Routing::Static;
+  std::shared_ptr<const RouteTable> routes;  // Static: the routes (none: no color is routed)
+  bool idle_skip = true;                     // without an engine; with one, the engine's option
+};
+
+class Endpoint;
+
+// Timing (docs/fabric.md): a wavelet granted an output in cycle t is in the next router's
+// input queue, visible to its arbitration, from t + hop_latency, and in an endpoint's
+// receive queue from t + ramp_latency; one sent by an endpoint in cycle t is in its
+// router's input queue from t + ramp_latency. A slot freed in cycle t is a credit the
+// sender can use from t + 1. Each output sends at most one wavelet per cycle; each input
+// queue (port, color) sends its head to at most one output per cycle, several queues of
+// one port may send in the same cycle (to different outputs).
+//
+// Contract: the mesh changes state only in read() (arrivals and credits due this cycle)
+// and write() (grants computed in evaluate()), and endpoints are used only from other
+// components' evaluate() or write(), so the order of ticking cannot change results.
+// Routers with empty queues cost nothing; the mesh sleeps when none is busy.
+class Mesh final : public sim::Clocked {
+ public:
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+
+  // `engine` may be null: the owner then ticks the mesh itself every cycle (benchmarks,
+  // stand-alone traffic runs); otherwise the mesh registers with it.
+  Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions options, sim::Engine* engine);
+  ~Mesh() override;
+  Mesh(const Mesh&) = delete;
+  Mesh& operator=(const Mesh&) = delete;
+
+  [[nodiscard]] const MeshGeometry& geometry() const { return geometry_; }
+  [[nodiscard]] const FabricConfig& config() const { return config_; }
+  [[nodiscard]] Routing routing() const { return options_.routing; }
+  [[nodiscard]] const RouteTable* routes() const { return options_.routes.get(); }
+  [[nodiscard]] std::uint32_t colors() const { return colors_; }
+  [[nodiscard]] std::uint32_t depth() const { return depth_; }
+  [[nodiscard]] StatsDetail stats_detail() const { return detail_; }
+
+  // The ramp of PE `pe` (the core's side of its router's ramp port), per hw/ramp.h.
+  hw::RampPort& ramp(hw::PeCoord pe);
+  // An edge I/O channel (the same operations, for host, MemoryX or SwarmX traffic).
+  hw::RampPort& edge_channel(EdgeSide side, std::uint32_t channel);
+  void set_arrival_listener(hw::RampListener* listener) { ramp_listener_ = listener; }
+  void set_edge_listener(EdgeListener* listener) { edge_listener_ = listener; }
+
+  // Endpoint-level access used by the ramps, the edge channels and synthetic traffic.
+  // Endpoint e < routers() is router e's ramp; then the west channels, then the east ones.
+  [[nodiscard]] std::uint32_t endpoints() const { return static_cast<std::uint32_t>(ep_router_.size()); }
+  [[nodiscard]] std::uint32_t edge_endpoint(EdgeSide side, std::uint32_t channel) const;
+  [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const;
+  // Sends `f` on color c into the endpoint's router (requires can_send; at most once per
+  // cycle per endpoint).
+  void send(std::uint32_t ep, hw::Color c, Flit f, sim::Cycle now);
+  // Colors with a wavelet visible in the endpoint's receive queue (bit c).
+  [[nodiscard]] std::uint64_t visible(std::uint32_t ep) const { return ep_visible_[ep]; }
+  [[nodiscard]] Flit front(std::uint32_t ep, hw::Color c) const;
+  // Pops the head of color c (at most one pop per cycle per endpoint).
+  void pop(std::uint32_t ep, hw::Color c, sim::Cycle now);
+
+  // sim::Clocked
+  void read(sim::Cycle now) override;
+  void evaluate(sim::Cycle now) override;
+  sim::Cycle write(sim::Cycle now) override;
+  [[nodiscard]] std::string describe() const override;
+
+  // Registers the fabric statistics in `g` (units and descriptions; mesh_stats.cpp).
+  void add_stats(sim::stats::Group& g);
+
+  // Wavelets in router queues or on links between routers.
+  [[nodiscard]] std::uint64_t in_network() const { return in_network_; }
+  // Nothing in router queues, on links or on the way to an endpoint.
+  [[nodiscard]] bool idle() const { return in_network_ == 0 && wheel_count_ == 0; }
+  // Wavelets sent by endpoints, and delivered into endpoint receive queues.
+  [[nodiscard]] std::uint64_t injected() const { return injected_; }
+  [[nodiscard]] std::uint64_t delivered() const { return delivered_; }
+  // Grants over all router outputs (router-to-router, ramp and edge).
+  [[nodiscard]] std::uint64_t forwarded() const { return forwarded_; }
+  // Work counter (differs with idle skipping; not a model statistic).
+  [[nodiscard]] std::uint64_t router_evaluations() const { return router_evaluations_; }
+  // Routers that ever held a wavelet (their queue state is allocated).
+  [[nodiscard]] std::uint32_t touched_routers() const { return static_cast<std::uint32_t>(block_router_.size()); }
+  // Bytes of dynamic state allocated so far (queues, counters), for the benchmarks.
+  [[nodiscard]] std::uint64_t allocated_bytes() const;
+
+  // Occupancy integral over all router input queues, in wavelet-cycles.
+  [[nodiscard]] std::uint64_t occupancy_integral() const {
+    std::uint64_t sum = 0;
+    for (std::uint64_t v : dir_occupancy_) sum += v;
+    return sum;
+  }
+
+  // The deadlock report (deadlock_report.cpp): stuck routers, ports, colors, contents.
+  [[nodiscard]] std::string deadlock_report(sim::Cycle now) const;
+
+ private:
+  // One (port, color) input queue of a router.
+  struct Slot {
+    std::uint32_t buf = kNone;  // offset of `depth` flits in flits_, allocated on first use
+    std::uint16_t head = 0;
+    std::uint16_t count = 0;  // wavelets visible in the queue
+    std::uint16_t occ = 0;    // visible + on the way + not yet returned as credit
+    std::uint16_t route = 0;  // Static: outputs the head was already sent to; XY: locked output + 1
+  };
+  // (No char-typed fields or arrays are written on the hot path: they would alias every
+  // pointer and force the compiler to reload them.)
+  struct RxQueue {  // an endpoint's receive queue for one color
+    std::uint32_t buf = kNone;
+    std::uint16_t head = 0;
+    std::uint16_t count = 0;
+    std::uint16_t occ = 0;
+  };
+  struct Transit {         // a wavelet on a link, due at the start of a later cycle
+    std::uint32_t target;  // router * 5 + port, or endpoint
+    std::uint16_t to_endpoint;
+    std::uint16_t color;
+    Flit flit;
+  };
+  struct Grant {  // router | output << 32 | input << 40 | color << 48
+    std::uint64_t bits;
+    [[nodiscard]] std::uint32_t router() const { return static_cast<std::uint32_t>(bits); }
+    [[nodiscard]] std::uint32_t out() const { return static_cast<std::uint32_t>(bits >> 32) & 0xffu; }
+    [[nodiscard]] std::uint32_t in() const { return static_cast<std::uint32_t>(bits >> 40) & 0xffu; }
+    [[nodiscard]] std::uint32_t color() const { return static_cast<std::uint32_t>(bits >> 48); }
+  };
+  struct Return {
+    std::uint32_t target;
+    std::uint32_t color;
+  };
+
+  void stall(std::uint32_t b, std::uint32_t o, std::uint64_t colors);
+  // The head of queue (r, p, c) changed: record the outputs it requests.
+  inline void request_head(std::uint32_t r, std::uint32_t b, std::uint32_t p, std::uint32_t c);
+  void apply_grants(sim::Cycle now);
+  inline void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
+  // Reserves room for `more` new blocks so creating them does not move the arrays.
+  void reserve_blocks(std::size_t more);
+  void activate(std::uint32_t r) {
+    if (active_flag_[r]) return;
+    active_flag_[r] = 1;
+    incoming_.push_back(r);
+  }
+  std::uint32_t ensure_block(std::uint32_t r) { return block_[r] != kNone ? block_[r] : new_block(r); }
+  std::uint32_t new_block(std::uint32_t r);
+  void ensure_buffer(std::uint32_t si);
+  std::uint32_t ensure_ep_block(std::uint32_t ep);
+  // The router beyond output o (0 .. 3) of r, or kNone at the mesh boundary.
+  [[nodiscard]] std::uint32_t next_router(std::uint32_t r, std::uint32_t o) const {
+    if (boundary_[r] & (1u << o)) return kNone;
+    switch (o) {
+      case 0:
+        return r - geometry_.width();
+      case 1:
+        return r + 1;
+      case 2:
+        return r + geometry_.width();
+      default:
+        return r - 1;
+    }
+  }
+  // Colors with no credit beyond output o of router r (all, if nothing is connected).
+  [[nodiscard]] std::uint64_t downstream_full(std::uint32_t r, std::uint32_t o) const {
+    return full_[down_[r * kPorts + o]];
+  }
+  [[nodiscard]] std::uint32_t endpoint_beyond(std::uint32_t r, Port o) const;
+  [[nodiscard]] Port xy_output(std::uint32_t x, std::uint32_t y, std::uint32_t payload) const;
+  [[nodiscard]] std::uint32_t slot_index(std::uint32_t block, std::uint32_t p, std::uint32_t c) const {
+    return (block * kPorts + p) * colors_ + c;
+  }
+  [[nodiscard]] const Slot* find_slot(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
+  [[nodiscard]] const RxQueue* find_rx(std::uint32_t ep, std::uint32_t c) const;
+  void notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
+  void notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
+  void wake_self(sim::Cycle at);
+  [[noreturn]] void route_error(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) const;
+  void check_deadlock(sim::Cycle now);
+  [[nodiscard]] std::string describe_queue(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
+
+  friend class Endpoint;
+
+  FabricConfig config_;
+  MeshGeometry geometry_;
+  MeshOptions options_;
+  sim::Engine* engine_;
+  std::uint32_t colors_, depth_, hop_, ramp_;
+  StatsDetail detail_;
+  bool link_stats_;
+  bool idle_skip_;
+
+  // Per router (always allocated, small).
+  std::vector<std::uint64_t> nonempty_;  // [router * 5 + port]: colors with a visible wavelet
+  // Colors with no free slot (no credit): [router * 5 + input port] for router input
+  // queues, then [ep_full_base_ + endpoint] for endpoint receive queues, then ~0 for
+  // "nothing connected".
+  std::vector<std::uint64_t> full_;
+  std::uint32_t ep_full_base_ = 0;
+  std::vector<std::uint32_t> down_;   // [router * 5 + output]: index in full_ of what it feeds
+  std::vector<std::uint32_t> block_;  // router -> block of dynamic state, or kNone
+  std::vector<std::uint32_t> active_flag_;
+  std::vector<std::uint32_t> queued_;   // router -> wavelets visible in its queues
+  std::vector<std::uint32_t> coord_;    // router -> x | y << 16
+  std::vector<std::uint8_t> boundary_;  // router -> bit o set: no neighbour beyond output o
+  // Per block (a router that ever held a wavelet).
+  std::vector<std::uint32_t> block_router_;
+  std::vector<Slot> slots_;                // [block][port][color]
+  std::vector<std::uint16_t> rr_;          // [block][output]: last granted input * 64 + color
+  std::vector<std::uint64_t> req_;         // [block][output][input]: colors whose head wants the output
+  std::vector<std::uint32_t> out_flags_;   // [block]: outputs that may have requests (cleared lazily)
+  std::vector<std::uint64_t> owned_by_;    // XY: [block][output][input]: colors of the output held by a packet
+  std::vector<std::uint32_t> owned_outs_;  // XY: [block]: outputs with a color held by a packet
+  std::vector<std::uint64_t> port_forwarded_, port_stalled_, port_occupancy_;  // [block][port]
+  std::vector<std::uint32_t> port_queued_;
+  std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // [block][port][color]
+  std::vector<Flit> flits_;
+  // Per endpoint.
+  std::vector<std::unique_ptr<Endpoint>> ports_;  // RampPort adapters, created on request
+  std::vector<std::uint32_t> ep_router_;
+  std::vector<std::uint8_t> ep_port_;
+  std::vector<std::uint32_t> ep_block_;
+  std::vector<std::uint64_t> ep_visible_;
+  std::vector<RxQueue> rx_;                                // [ep block][color]
+  std::vector<std::uint64_t> ep_last_send_, ep_last_pop_;  // [ep block]: cycle + 1 (0 never)
+  std::vector<Flit> rx_flits_;
+  // Per color totals.
+  std::vector<std::uint64_t> color_forwarded_, color_stalled_, color_occupancy_, color_queued_;
+  std::uint64_t dir_occupancy_[kPorts] = {};
+
+  std::vector<std::vector<Transit>> wheel_;         // [cycle % size]
+  std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
+  std::vector<std::uint32_t> active_, incoming_;
+  std::vector<Grant> grants_;  // this cycle's grants: the first grant_count_ entries
+  std::size_t grant_count_ = 0;
+  std::uint64_t wheel_count_ = 0;
+
+  hw::RampListener* ramp_listener_ = nullptr;
+  EdgeListener* edge_listener_ = nullptr;
+  sim::Cycle last_wake_request_ = sim::Cycle::never();
+
+  std::uint64_t in_network_ = 0;
+  std::uint64_t injected_ = 0, delivered_ = 0, forwarded_ = 0, stalled_ = 0;
+
+  std::uint64_t router_evaluations_ = 0;
+  sim::Cycle last_progress_{0};
+};
+
+}  // namespace wafersim::fabric

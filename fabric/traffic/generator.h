@@ -1,0 +1,161 @@
+#pragma once
+// Synthetic traffic on the ramps of a mesh: a source and a sink on every PE's ramp, in the
+// way NoC studies characterise a network (Bernoulli injection into unbounded source
+// queues, warm-up, measurement and drain phases).
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "fabric/edge_listener.h"
+#include "fabric/mesh.h"
+#include "fabric/traffic/bernoulli.h"
+#include "fabric/traffic/measurement.h"
+#include "fabric/traffic/pattern.h"
+#include "fabric/traffic/rng.h"
+#include "fabric/traffic/traffic_options.h"
+#include "hw/ramp.h"
+#include "sim/engine/clocked.h"
+#include "sim/stats/stats.h"
+
+namespace wafersim::sim {
+class Engine;
+}
+
+namespace wafersim::fabric::traffic {
+
+// Two modes, after the mesh's routing:
+// - XY (packet switched): packets of `packet_size` wavelets to destinations from the
+//   pattern; a packet takes the first of colors 0 .. colors-1 (round robin from the last
+//   one used) whose ramp queue has a credit when its head is sent, and keeps it; latency
+//   runs from the packet's creation to the ejection of its tail. Injection continues
+//   through the drain phase; the run ends when every packet created in the measurement
+//   window has been delivered (or the drain limit is reached).
+// - Static color routes: every PE whose route accepts a color from its ramp sends single
+//   wavelets on those colors (round robin among those with a credit); each copy a
+//   multicast delivers counts as ejected, with its own latency. Injection stops at the end
+//   of the window; the run ends when the fabric is empty (or the drain limit is reached).
+// Sinks pop one wavelet per cycle per ramp (round robin over colors), as a core would;
+// with static routes, edge channels a route ends in are drained the same way.
+//
+// Contract: uses the mesh only from evaluate(); with an engine, ends the simulation
+// (sc_stop) in the cycle it finishes; without one, the owner ticks it after the mesh in
+// every phase and stops when finished() is true.
+class TrafficGenerator final : public sim::Clocked, public hw::RampListener, public EdgeListener {
+ public:
+  TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engine* engine);
+
+  // One packet of `size` wavelets from `src` to `dst` created at cycle `at` (XY routing;
+  // measured whatever the window). For tests and examples, with or without random traffic.
+  void add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_t size, sim::Cycle at);
+
+  struct Delivery {
+    std::uint32_t src = 0, dst = 0;  // routers (dst: the mesh endpoint, an edge channel's above the routers)
+    std::uint32_t color = 0;
+    std::uint32_t size = 1;
+    std::uint64_t seq = 0;  // per source, in creation order (XY routing)
+    std::uint64_t created = 0, ejected = 0;
+  };
+  // Called for every packet delivered (XY) or wavelet copy delivered (static routes).
+  void set_observer(std::function<void(const Delivery&)> observer) { observer_ = std::move(observer); }
+
+  [[nodiscard]] bool finished() const { return finished_; }
+  [[nodiscard]] TrafficResult result() const;
+  [[nodiscard]] const Pattern& pattern() const { return pattern_; }
+  [[nodiscard]] std::uint32_t sources() const { return sources_count_; }
+  // Packets (XY) or wavelets (static) created and delivered so far, and still queued at sources.
+  [[nodiscard]] std::uint64_t generated_wavelets() const { return generated_wavelets_; }
+  [[nodiscard]] std::uint64_t ejected_wavelets() const { return ejected_wavelets_; }
+  [[nodiscard]] std::uint64_t queued_wavelets() const { return queued_wavelets_; }
+  void add_stats(sim::stats::Group& g);
+
+  // sim::Clocked
+  void evaluate(sim::Cycle now) override;
+  sim::Cycle write(sim::Cycle now) override;
+  [[nodiscard]] std::string describe() const override;
+
+  // hw::RampListener
+  void on_arrival(hw::PeCoord pe, hw::Color c, sim::Cycle at) override;
+  void on_credit(hw::PeCoord pe, hw::Color c, sim::Cycle at) override;
+  // EdgeListener: static routes may end in an edge channel; its sink drains it too.
+  void on_arrival(EdgeSide side, std::uint32_t channel, hw::Color c, sim::Cycle at) override;
+  void on_credit(EdgeSide side, std::uint32_t channel, hw::Color c, sim::Cycle at) override;
+
+ private:
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  struct Packet {
+    std::uint64_t created = 0;
+    std::uint64_t seq = 0;
+    std::uint32_t src = 0, dst = 0;
+    std::uint32_t next = kNone;  // source FIFO link, or free-list link
+    std::uint32_t size = 1, sent = 0, received = 0;
+    std::uint8_t color = 0;
+    bool measured = false;
+  };
+  struct Source {
+    std::uint64_t next_packet = BernoulliProcess::kNever;  // cycle of its next random packet
+    SplitMix64 rng;
+    std::uint32_t head = kNone, tail = kNone;  // FIFO of packets not yet fully sent
+    std::uint64_t colors = 0;                  // colors it may send on
+    std::uint64_t seq = 0;
+    std::uint8_t rr = 0;
+    bool active = false;
+  };
+  struct Scripted {
+    std::uint64_t at;
+    std::uint32_t src, dst, size;
+  };
+
+  // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
+  void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
+  std::uint32_t new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);
+  void enqueue(std::uint32_t src, std::uint32_t id);
+  void inject(std::uint32_t src, sim::Cycle now);
+  void eject(std::uint32_t sink, sim::Cycle now);
+  void finish(sim::Cycle now);
+  void wake(sim::Cycle at);
+
+  Mesh& mesh_;
+  TrafficOptions options_;
+  sim::Engine* engine_;
+  Pattern pattern_;
+  BernoulliProcess process_;
+  Measurement measurement_;
+  bool xy_;
+  std::uint32_t routers_;
+  std::uint32_t sources_count_ = 0;
+  std::uint64_t window_end_, drain_end_;
+
+  std::vector<Source> sources_;
+  // Sources by the cycle of their next random packet, so a cycle costs only the packets it
+  // creates: a wheel for the next kCalendar cycles, a list for later ones.
+  static constexpr std::uint64_t kCalendar = 1024;
+  std::vector<std::vector<std::uint32_t>> calendar_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> far_;
+  std::uint64_t far_min_ = BernoulliProcess::kNever;
+  std::uint64_t calendar_count_ = 0;
+  std::vector<std::uint32_t> active_sources_;
+  std::vector<Packet> packets_;
+  std::uint32_t free_packets_ = kNone;
+  std::vector<Scripted> scripted_;  // sorted by cycle when the run starts
+  std::size_t next_scripted_ = 0;
+  bool scripted_sorted_ = true;
+
+  std::vector<std::uint32_t> sinks_;         // endpoints with wavelets visible or on the way
+  std::vector<std::uint32_t> sink_pending_;  // per endpoint: wavelets on the way or visible
+  std::vector<std::uint8_t> sink_rr_;
+  std::vector<std::uint32_t> sink_packet_;  // XY: [router * colors + color] packet in progress
+
+  std::function<void(const Delivery&)> observer_;
+  std::uint64_t generated_packets_ = 0, generated_wavelets_ = 0;
+  std::uint64_t delivered_packets_ = 0, ejected_wavelets_ = 0;
+  std::uint64_t queued_wavelets_ = 0;
+  std::uint64_t measured_outstanding_ = 0;  // XY: measured packets not delivered
+  std::uint64_t measured_created_ = 0;
+  bool finished_ = false;
+  bool drained_ = false;
+  std::uint64_t end_cycle_ = 0;
+  sim::Cycle last_wake_ = sim::Cycle::never();
+};
+
+}  // namespace wafersim::fabric::traffic
