@@ -165,6 +165,17 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     }
   }
 
+  for (std::size_t i = 0; i < arrivals_.size();) {
+    if (arrivals_[i].first <= now) {
+      maybe_in_ |= std::uint64_t{1} << arrivals_[i].second;
+      arrivals_[i] = arrivals_.back();
+      arrivals_.pop_back();
+    } else {
+      want(arrivals_[i].first);
+      ++i;
+    }
+  }
+
   take_control_wavelet(now, r);
   if (r.ramp_in) want(next_cycle);
 

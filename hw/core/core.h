@@ -89,7 +89,8 @@ class Core {
 
   // Host and fabric events.
   void host_activate(std::uint8_t task, sim::Cycle at);
-  void arrived(Color c) { maybe_in_ |= std::uint64_t{1} << c.id(); }
+  // A wavelet on color c becomes visible at cycle `at` (the fabric's RampListener contract).
+  void arrived(Color c, sim::Cycle at) { arrivals_.emplace_back(at, c.id()); }
 
   [[nodiscard]] PeCoord coord() const { return coord_; }
   [[nodiscard]] bool loaded() const { return program_ != nullptr; }
@@ -148,6 +149,7 @@ class Core {
   std::uint32_t seq_ = 0;
   sim::Cycle iter_busy_until_{0};
   std::vector<std::pair<sim::Cycle, std::uint8_t>> host_activations_;
+  std::vector<std::pair<sim::Cycle, std::uint8_t>> arrivals_;  // (visible from, color), not yet in maybe_in_
   sim::Cycle slept_from_ = sim::Cycle::never();
   bool sleep_busy_ = false;
   std::uint8_t sleep_stalls_[kStallCauses] = {};

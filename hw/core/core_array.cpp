@@ -136,19 +136,19 @@ std::string CoreArray::describe() const {
   return fmt::format("{}: {} cores loaded, {} awake", name_, loaded_.size(), awake_.size());
 }
 
-void CoreArray::on_arrival(PeCoord pe, Color c, Cycle now) {
+void CoreArray::on_arrival(PeCoord pe, Color c, Cycle at) {
   if (!contains(pe)) return;
   Core* core = cores_[index(pe)].get();
   if (!core || !core->loaded()) return;
-  core->arrived(c);
-  wake(index(pe), now + Cycle(1));
+  core->arrived(c, at);
+  wake(index(pe), at);
 }
 
-void CoreArray::on_credit(PeCoord pe, Color /*c*/, Cycle now) {
+void CoreArray::on_credit(PeCoord pe, Color /*c*/, Cycle at) {
   if (!contains(pe)) return;
   Core* core = cores_[index(pe)].get();
   if (!core || !core->loaded()) return;
-  wake(index(pe), now + Cycle(1));
+  wake(index(pe), at);
 }
 
 void CoreArray::check() const {

@@ -67,8 +67,8 @@ class CoreArray final : public sim::Clocked, public RampListener {
   sim::Cycle write(sim::Cycle now) override;
   [[nodiscard]] std::string describe() const override;
   // RampListener
-  void on_arrival(PeCoord pe, Color c, sim::Cycle now) override;
-  void on_credit(PeCoord pe, Color c, sim::Cycle now) override;
+  void on_arrival(PeCoord pe, Color c, sim::Cycle at) override;
+  void on_credit(PeCoord pe, Color c, sim::Cycle at) override;
 
   // The next cycle at which some core wants to be ticked (Cycle::never(): none).
   [[nodiscard]] sim::Cycle next_wake() const;

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <regex>
 
+#include "fabric/route_loader.h"
 #include "hw/isa/assembler.h"
 #include "hw/numerics/softfloat.h"
 #include "platforms/cluster.h"
@@ -80,13 +81,17 @@ struct ExecCommand {
     std::vector<Dump> parsed;
     for (const auto& d : dumps) parsed.push_back(parse_dump(d));
     auto placements = hw::isa::assemble_file(program);
-    if (!routes.empty())
-      throw sim::InputError(
-          "--routes: this build has no mesh fabric yet, so programs cannot exchange wavelets between PEs "
-          "(the route-table format arrives with the fabric)");
+    platforms::BuildOptions build = sim.build_options();
+    build.routing = fabric::Routing::Static;
+    if (!routes.empty()) {
+      const auto& w = loaded.spec.wafer;
+      build.routes = std::make_shared<fabric::RouteTable>(
+          fabric::load_routes(routes, fabric::MeshGeometry(w.width, w.height, loaded.spec.fabric.edge_io_channels),
+                              loaded.spec.fabric.colors));
+    }
     RunDir dir = RunDir::create(sim.out, "exec");
     sim::stats::Group root("");
-    platforms::Cluster cluster("cluster", loaded.spec, sim.build_options(), root);
+    platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
     for (const auto& p : placements) wafer.cores().load(p);
     std::vector<const sim::Engine*> engines;
@@ -100,6 +105,10 @@ struct ExecCommand {
     } catch (const sim::LimitReached&) {
       write_run_files(dir, loaded, root, invocation_text(), progress.elapsed_seconds(), wafer.engine().cycles(),
                       "limit");
+      throw;
+    } catch (const sim::SimulationError&) {  // e.g. the fabric's deadlock watchdog
+      write_run_files(dir, loaded, root, invocation_text(), progress.elapsed_seconds(), wafer.engine().cycles(),
+                      "error");
       throw;
     }
     auto& cores = wafer.cores();
@@ -185,7 +194,8 @@ void add_exec_command(CLI::App& app) {
                   "assembly file (docs/isa.md): `.pe X, Y` sections say which PEs run what")
       ->required()
       ->type_name("FILE");
-  sub->add_option("--routes", cmd->routes, "static color routes for the mesh (format of the fabric's route tables)")
+  sub->add_option("--routes", cmd->routes,
+                  "static color routes of the mesh (docs/routes.md); without it no color is routed between PEs")
       ->type_name("FILE");
   sub->add_option("--dump", cmd->dumps, "print SRAM contents after the run, e.g. --dump 0,0:0x100:4:f32 (repeatable)")
       ->type_name("X,Y:ADDR:COUNT:TYPE");

@@ -47,7 +47,6 @@ loop:
   ret
 )";
 
-
 // A whole WSE-2 wafer, elaborated once (SystemC elaborates once per process): elaboration
 // time and memory, the memory of a loaded core, the cost of idle cycles.
 void BM_WholeWafer(benchmark::State& state) {
@@ -85,7 +84,8 @@ void BM_WholeWafer(benchmark::State& state) {
   state.counters["elaboration_s"] = elaborate_s;
   state.counters["bytes_per_pe"] = idle_bytes / static_cast<double>(pes);
   state.counters["loaded_core_bytes"] = per_core;
-  state.counters["core_object_bytes"] = static_cast<double>(sizeof(wafersim::hw::Core) + sizeof(wafersim::hw::VectorOp));
+  state.counters["core_object_bytes"] =
+      static_cast<double>(sizeof(wafersim::hw::Core) + sizeof(wafersim::hw::VectorOp));
   state.counters["idle_Mcycles_s"] = idle_run_s;
 }
 BENCHMARK(BM_WholeWafer)->Iterations(1)->Unit(benchmark::kMillisecond);

@@ -1,5 +1,6 @@
 #pragma once
-// A scripted stand-in for the mesh, implementing the hw::RampPort contract: point-to-point
+// A scripted stand-in for the mesh, implementing the hw::RampPort contract (the listener is
+// told in the write phase of cycle t about wavelets and credits usable from t + 1): point-to-point
 // links (src PE, color) -> (dst PE, color) with a fixed latency and credit flow control,
 // wavelets injected at given cycles, and a sink recording what is sent on unlinked colors.
 
@@ -54,7 +55,7 @@ class FakeFabric final : public sim::Clocked {
       if (it->visible <= t + 1) {
         auto* p = static_cast<Port*>(port(it->dst));
         p->in[it->color.id()].push_back(Queued{it->w, it->linked, it->src, it->src_color});
-        listener_->on_arrival(it->dst, it->color, now);
+        listener_->on_arrival(it->dst, it->color, now + sim::Cycle(1));  // visible from the next cycle
         it = flights_.erase(it);
       } else {
         ++it;
@@ -63,7 +64,7 @@ class FakeFabric final : public sim::Clocked {
     for (auto it = credit_returns_.begin(); it != credit_returns_.end();) {
       if (it->at <= t + 1) {
         ++static_cast<Port*>(port(it->pe))->credits[it->color.id()];
-        listener_->on_credit(it->pe, it->color, now);
+        listener_->on_credit(it->pe, it->color, now + sim::Cycle(1));
         it = credit_returns_.erase(it);
       } else {
         ++it;

@@ -115,14 +115,18 @@ TEST(Exec, ProgramErrorsAreSimulationErrors) {
   EXPECT_NE(over.out.find("PE (0, 0): SRAM access at address 0xc000 (4 bytes) is beyond the 48 KiB SRAM"),
             std::string::npos)
       << over.out;
-  // Until the mesh is part of the wafer, a PE that talks to the fabric is a program error.
-  auto nofabric = wafersim("exec tiny --program " +
-                               dir.write("recv.s", ".task main, 0\n.entry main\nmain:\n  recv r1, 3\n  ret\n") +
-                               " --out " + (dir.path() / "d").string(),
-                           true);
-  EXPECT_EQ(nofabric.code, 3);
-  EXPECT_NE(nofabric.out.find("PE (0, 0): recv on a PE with no fabric attached ('recv r1, 3' at"), std::string::npos)
-      << nofabric.out;
+  // A receive on a color no route delivers: nothing can happen any more, a deadlock.
+  auto dead = wafersim("exec tiny --program " +
+                           dir.write("recv.s", ".task main, 0\n.entry main\nmain:\n  recv r1, 3\n  ret\n") + " --out " +
+                           (dir.path() / "d").string(),
+                       true);
+  EXPECT_EQ(dead.code, 3);
+  EXPECT_NE(dead.out.find("the simulation ran out of events while 1 PE(s) still had work (deadlock):\n  PE (0, 0): "
+                          "task 'main' at 'recv r1, 3' at"),
+            std::string::npos)
+      << dead.out;
+  EXPECT_NE(dead.out.find("stalled: fabric_in"), std::string::npos) << dead.out;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "d" / "stats.json"));
 }
 
 TEST(Exec, RunLimitsAreExitCodeFourAndKeepTheRunFolder) {
