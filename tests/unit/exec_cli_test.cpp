@@ -79,6 +79,34 @@ TEST(Exec, RunsProgramsAndPrintsCyclesStatsAndDumps) {
   EXPECT_EQ(slurp(dir.path() / "a" / "stats.json"), slurp(dir.path() / "c" / "stats.json"));
 }
 
+TEST(Exec, ProgramsTalkOverTheMeshWithStaticRoutes) {
+  wafersim::test::TempDir dir;
+  const std::string ex = std::string(WAFERSIM_SOURCE_DIR) + "/examples/programs/";
+  auto r = wafersim("exec tiny --program " + ex + "stream.s --routes " + ex +
+                    "stream-routes.yaml --dump 3,0:0x100:12:f16 --dump 3,0:0x200:1:u32 --json --out " +
+                    (dir.path() / "s").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["dumps"][0]["values"], nlohmann::json::parse("[2,4,6,8,10,12,14,16,18,20,22,24]"));
+  EXPECT_EQ(j["dumps"][1]["values"][0], 25);  // the consumer's own cycle count, as annotated in stream.s
+  EXPECT_EQ(j["stalls"]["fabric_in"], 5);
+  auto stats = nlohmann::json::parse(slurp(dir.path() / "s" / "stats.json"));
+  EXPECT_EQ(stats["stats"]["cluster"]["wafer0"]["cores"]["wavelets_in"], 12);
+  // Without the routes the first wavelet has nowhere to go: a simulation error naming the router.
+  auto none = wafersim("exec tiny --program " + ex + "stream.s --out " + (dir.path() / "n").string(), true);
+  EXPECT_EQ(none.code, 3);
+  EXPECT_NE(none.out.find("reached router (0, 0) from its ramp port, but the route table has no route for color 1"),
+            std::string::npos)
+      << none.out;
+  // A broken route table is bad input, with its line and column.
+  auto bad = wafersim("exec tiny --program " + ex + "stream.s --routes " +
+                          dir.write("bad.yaml", "routes:\n  - {color: 1, at: [0, 0], from: rmap, to: east}\n") +
+                          " --out " + (dir.path() / "b").string(),
+                      true);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("bad.yaml:2:"), std::string::npos) << bad.out;
+}
+
 TEST(Exec, BadAssemblyIsExitCodeTwoWithLineAndColumn) {
   wafersim::test::TempDir dir;
   auto prog = dir.write("bad.s", ".pe 0, 0\nmain:\n  fadd.f32 r1, r2\n  jmp nowhere\n");
