@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <iostream>
-#include <regex>
 
 #include "fabric/route_loader.h"
 #include "hw/isa/assembler.h"
@@ -26,20 +25,41 @@ struct Dump {
   std::string text;
 };
 
+// Parses "X,Y:ADDRESS:COUNT:TYPE" (ADDRESS decimal or 0x hex).
 Dump parse_dump(const std::string& s) {
-  static const std::regex re(
-      R"(^\s*(\d+)\s*,\s*(\d+)\s*:\s*(0[xX][0-9a-fA-F]+|\d+)\s*:\s*(\d+)\s*:\s*([a-z0-9]+)\s*$)");
-  std::smatch m;
-  if (!std::regex_match(s, m, re))
-    throw sim::InputError(fmt::format("--dump '{}': expected X,Y:ADDRESS:COUNT:TYPE, e.g. 0,0:0x100:4:f32", s));
+  auto bad = [&]() -> sim::InputError {
+    return sim::InputError(fmt::format("--dump '{}': expected X,Y:ADDRESS:COUNT:TYPE, e.g. 0,0:0x100:4:f32", s));
+  };
+  std::vector<std::string> parts;  // "X,Y", ADDRESS, COUNT, TYPE
+  std::size_t from = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == ':') {
+      parts.push_back(s.substr(from, i - from));
+      from = i + 1;
+    }
+  if (parts.size() != 4) throw bad();
+  const auto comma = parts[0].find(',');
+  if (comma == std::string::npos) throw bad();
+  parts.insert(parts.begin() + 1, parts[0].substr(comma + 1));
+  parts[0].resize(comma);
+  auto number = [&](const std::string& t, std::uint64_t max) {
+    const bool hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+    const std::string digits = hex ? t.substr(2) : t;
+    if (digits.empty() || digits.size() > 12 ||
+        digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string::npos)
+      throw bad();
+    const std::uint64_t v = std::stoull(digits, nullptr, hex ? 16 : 10);
+    if (v > max) throw bad();
+    return v;
+  };
   Dump d;
   d.text = s;
-  d.pe = hw::PeCoord{static_cast<std::uint16_t>(std::stoul(m[1])), static_cast<std::uint16_t>(std::stoul(m[2]))};
-  d.addr = static_cast<std::uint32_t>(std::stoul(m[3], nullptr, 0));
-  d.count = static_cast<std::uint32_t>(std::stoul(m[4]));
-  auto t = hw::parse_dtype(m[5].str());
-  if (!t)
-    throw sim::InputError(fmt::format("--dump '{}': unknown type '{}' (f16, bf16, f32, u16, u32)", s, m[5].str()));
+  d.pe = hw::PeCoord{static_cast<std::uint16_t>(number(parts[0], 65535)),
+                     static_cast<std::uint16_t>(number(parts[1], 65535))};
+  d.addr = static_cast<std::uint32_t>(number(parts[2], 0xffffffffu));
+  d.count = static_cast<std::uint32_t>(number(parts[3], 1u << 24));
+  auto t = hw::parse_dtype(parts[4]);
+  if (!t) throw sim::InputError(fmt::format("--dump '{}': unknown type '{}' (f16, bf16, f32, u16, u32)", s, parts[4]));
   d.type = *t;
   return d;
 }

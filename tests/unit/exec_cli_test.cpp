@@ -184,6 +184,21 @@ TEST(Exec, SweepsRunHandWrittenPrograms) {
   EXPECT_NE(csv.find(",127,0,0\n"), std::string::npos) << csv;
 }
 
+TEST(Exec, MalformedDumpsAreBadInput) {
+  wafersim::test::TempDir dir;
+  auto prog = dir.write("ret.s", ".task main, 0\n.entry main\nmain:\n  ret\n");
+  for (const char* d :
+       {"0,0:0x10:4", "0:0:0x10:4:f32", "0,0:0x1g:4:f32", "0,0:16:4:f64", "9,0:0:1:f32", "0,0:0xC000:1:f32"}) {
+    auto r = wafersim("exec tiny --program " + prog + " --dump " + d + " --out " + (dir.path() / "o").string(), true);
+    EXPECT_EQ(r.code, 2) << d << ": " << r.out;
+    EXPECT_NE(r.out.find(std::string("--dump '") + d + "'"), std::string::npos) << r.out;
+  }
+  auto ok =
+      wafersim("exec tiny --program " + prog + " --dump 0,0:0xBFFC:1:f32 --json --out " + (dir.path() / "p").string());
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["dumps"][0]["values"], nlohmann::json::parse("[0.0]"));
+}
+
 TEST(Exec, HelpExplainsTheCommand) {
   auto r = wafersim("exec --help");
   EXPECT_EQ(r.code, 0);
