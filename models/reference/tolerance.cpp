@@ -16,8 +16,10 @@ double reduction_tolerance(Format result, Format accumulation, std::uint64_t ter
   return spread + ulp(result, std::fabs(magnitude) + spread);
 }
 
-double relative_tolerance(Format result, Format accumulation, std::uint64_t terms, double factor, double magnitude) {
-  const double spread = factor * gamma(terms, accumulation) * std::fabs(magnitude);
+double relative_tolerance(Format result, Format accumulation, std::uint64_t terms, double factor, unsigned ops,
+                          double magnitude) {
+  const double spread =
+      (factor * gamma(terms, accumulation) + 2.0 * ops * unit_roundoff(accumulation)) * std::fabs(magnitude);
   if (result == accumulation) return spread;
   return spread + ulp(result, std::fabs(magnitude) + spread);
 }

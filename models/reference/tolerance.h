@@ -26,9 +26,14 @@ double gamma(std::uint64_t n, Format accumulation);
 double reduction_tolerance(Format result, Format accumulation, std::uint64_t terms, double sum_abs, double magnitude);
 
 // For results that depend on a reduction of `terms` non-negative values only through a
-// relative factor (softmax: each output is e_j / sum, factor 2; rmsnorm: the square root
-// halves the sum's error, factor 1): factor gamma_terms |magnitude| + ulp_result(|magnitude|).
-double relative_tolerance(Format result, Format accumulation, std::uint64_t terms, double factor, double magnitude);
+// relative factor, followed by `ops` rounded operations in the accumulation format (each
+// evaluation's own, so they count twice):
+//   (factor gamma_terms + 2 ops u) |magnitude| + ulp_result(|magnitude|)   [ulp term only if rounded]
+// softmax: factor 2 (the two orders of the sum of exponentials), ops 2 (recip, mul);
+// rmsnorm: factor 1 (the square root halves the mean square's spread), ops 8 (x 1/d, + eps,
+// rsqrt counted as 4, x rstd, x gamma).
+double relative_tolerance(Format result, Format accumulation, std::uint64_t terms, double factor, unsigned ops,
+                          double magnitude);
 
 // Per element of linear_forward(x, w, bias) = y: terms K (+1 with a bias), sum_abs =
 // |b_n| + sum_k |x_rk w_kn|.

@@ -177,6 +177,38 @@ TEST(ReferenceTraining, TinyTransformerLossFallsOnTheBigramTask) {
   EXPECT_LT(mean(l, 15, 5), 0.8 * mean(l, 0, 5)) << l.front() << " -> " << l.back();
 }
 
+TEST(ReferenceTraining, EveryOptimizerStepsTheSummedGradientWithTheMemoryXReference) {
+  const ModelSpec spec = preset("tiny-mlp");
+  const Model model(spec);
+  const TensorMap init = model.initial_parameters(2);
+  const Inputs batch = SyntheticTask(spec, model.format(), 2).batch(0, 8);
+  const StepPlan plan{2, 4, 1};
+  for (auto kind : {memoryx::OptimizerKind::Sgd, memoryx::OptimizerKind::Momentum, memoryx::OptimizerKind::Adam,
+                    memoryx::OptimizerKind::AdamW}) {
+    SCOPED_TRACE(memoryx::to_string(kind));
+    memoryx::OptimizerConfig c;
+    c.kind = kind;
+    c.learning_rate = 0.05F;
+    c.weight_decay = 0.01F;
+    c.gradient_scale = plan.mean_scale();
+    Trainer t(model, init, c);
+    const StepGradients g = t.step(batch, plan);
+    const TensorMap after = t.parameters();
+    for (const ParameterInfo& info : model.parameters()) {
+      memoryx::ReferenceState s = memoryx::ReferenceState::with_weights(init.at(info.name).to_floats(), kind);
+      memoryx::reference_step(c, s, g.sum.at(info.name).to_floats());
+      EXPECT_EQ(after.at(info.name), Tensor::of_floats(info.shape, s.weights)) << info.name;
+      EXPECT_NE(after.at(info.name), init.at(info.name)) << info.name;
+    }
+    if (kind == memoryx::OptimizerKind::Sgd) {
+      // w - lr (g / 2 + wd w), each operation in fp32.
+      const float w = init.at("fc1.weight").to_floats()[5], gs = g.sum.at("fc1.weight").to_floats()[5];
+      const float step = gs * 0.5F + 0.01F * w;
+      EXPECT_EQ(after.at("fc1.weight").to_floats()[5], w - 0.05F * step);
+    }
+  }
+}
+
 TEST(ReferenceTraining, SwarmXSumOrderFollowsTheTree) {
   // Values whose sum depends on the order: 1 + 2^-24 + 2^-24 ... in fp32.
   const double e = std::ldexp(1.0, -24);

@@ -10,7 +10,9 @@
 #include "models/reference/arith.h"
 #include "models/reference/compare.h"
 #include "models/reference/linear.h"
+#include "models/reference/norms.h"
 #include "models/reference/random.h"
+#include "models/reference/softmax.h"
 #include "models/reference/tensor.h"
 #include "models/reference/tolerance.h"
 
@@ -200,6 +202,67 @@ TEST(ReferenceTolerance, CatchesAccumulationInTheStorageFormat) {
   EXPECT_FALSE(compare_within(y, z, linear_tolerance(x, w, nullptr, y)).ok());
 }
 
+// softmax with the sum of exponentials taken in decreasing index order.
+Tensor softmax_reversed(const Tensor& x) {
+  const Format s = x.format(), a = Format::FP32;
+  const Arith A(a), S(s);
+  Tensor y(s, x.shape());
+  for (std::uint64_t r = 0; r < x.rows(); ++r) {
+    Bits m = A.from(s, x.bits(x.at(r, 0)));
+    for (std::uint64_t j = 1; j < x.cols(); ++j) m = A.max(m, A.from(s, x.bits(x.at(r, j))));
+    std::vector<Bits> e(x.cols());
+    Bits l = Arith::kZero;
+    for (std::uint64_t j = x.cols(); j-- > 0;) {
+      e[j] = A.exp(A.sub(A.from(s, x.bits(x.at(r, j))), m));
+      l = A.add(l, e[j]);
+    }
+    const Bits inv = A.recip(l);
+    for (std::uint64_t j = 0; j < x.cols(); ++j) y.set_bits(y.at(r, j), S.from(a, A.mul(e[j], inv)));
+  }
+  return y;
+}
+
+// rmsnorm (gamma 1) with the sum of squares in decreasing index order.
+Tensor rmsnorm_reversed(const Tensor& x, double epsilon) {
+  const Format s = x.format(), a = Format::FP32;
+  const Arith A(a), S(s);
+  Tensor y(s, x.shape());
+  const Bits inv_d = A.of(1.0 / static_cast<double>(x.cols())), eps = A.of(epsilon), one = A.of(1.0);
+  for (std::uint64_t r = 0; r < x.rows(); ++r) {
+    Bits sq = Arith::kZero;
+    for (std::uint64_t j = x.cols(); j-- > 0;) {
+      const Bits v = A.from(s, x.bits(x.at(r, j)));
+      sq = A.fma(v, v, sq);
+    }
+    const Bits rstd = A.rsqrt(A.add(A.mul(sq, inv_d), eps));
+    for (std::uint64_t j = 0; j < x.cols(); ++j)
+      y.set_bits(y.at(r, j), S.from(a, A.mul(A.mul(A.from(s, x.bits(x.at(r, j))), rstd), one)));
+  }
+  return y;
+}
+
+TEST(ReferenceTolerance, SoftmaxAndRmsNormInAnotherOrderStayWithinTheRelativeBound) {
+  for (Format f : {Format::FP32, Format::BF16, Format::FP16}) {
+    SCOPED_TRACE(to_string(f));
+    const std::uint64_t n = 40;
+    const Tensor x = Tensor::uniform(f, Shape{4, 8, n}, -3, 3, 5);
+    const Tensor y = softmax_forward(x), z = softmax_reversed(x);
+    const Tensor ry = rmsnorm_forward(x, Tensor::filled(f, vector_shape(n), 1.0), 1e-5), rz = rmsnorm_reversed(x, 1e-5);
+    std::vector<double> soft(y.size()), rms(y.size());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      soft[i] = relative_tolerance(f, Format::FP32, n, 2, 2, y.value(i));
+      rms[i] = relative_tolerance(f, Format::FP32, n, 1, 8, ry.value(i));
+    }
+    const Comparison cs = compare_within(y, z, soft), cr = compare_within(ry, rz, rms);
+    EXPECT_TRUE(cs.ok()) << cs.describe();
+    EXPECT_TRUE(cr.ok()) << cr.describe();
+    if (f == Format::FP32) {
+      EXPECT_GT(cs.differing, 0u);
+      EXPECT_GT(cr.differing, 0u);
+    }
+  }
+}
+
 TEST(ReferenceTolerance, FormulaValues) {
   const double u = std::ldexp(1.0, -24);
   EXPECT_DOUBLE_EQ(gamma(10, Format::FP32), 10 * u / (1 - 10 * u));
@@ -209,8 +272,10 @@ TEST(ReferenceTolerance, FormulaValues) {
   // bf16 result: plus one bf16 ulp at the magnitude.
   EXPECT_DOUBLE_EQ(reduction_tolerance(Format::BF16, Format::FP32, 10, 3.0, 1.5),
                    2 * gamma(10, Format::FP32) * 3 + std::ldexp(1.0, -7));
-  EXPECT_DOUBLE_EQ(relative_tolerance(Format::FP16, Format::FP32, 8, 2.0, 0.5),
+  EXPECT_DOUBLE_EQ(relative_tolerance(Format::FP16, Format::FP32, 8, 2.0, 0, 0.5),
                    2 * gamma(8, Format::FP32) * 0.5 + std::ldexp(1.0, -11));
+  EXPECT_DOUBLE_EQ(relative_tolerance(Format::FP32, Format::FP32, 8, 1.0, 2, 0.5),
+                   (gamma(8, Format::FP32) + 4 * u) * 0.5);
 }
 
 }  // namespace
