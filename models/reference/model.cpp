@@ -50,7 +50,7 @@ Tensor total(Contributions& c, const std::string& name, Format s, const Shape& s
   std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   if (list.size() == 1) return list.front().second;
   const Format a = accumulation_of(s);
-  const Arith A(a), S(s);
+  const Arith A(a);
   Tensor acc = list.front().second.converted(a);
   for (std::size_t k = 1; k < list.size(); ++k)
     for (std::size_t i = 0; i < acc.size(); ++i) acc.set_bits(i, A.add(acc.bits(i), A.from(s, list[k].second.bits(i))));
