@@ -9,6 +9,7 @@
 
 #include "fabric/route_table.h"
 #include "models/compiler/colors.h"
+#include "models/compiler/feature_map.h"
 #include "models/compiler/layer_program.h"
 #include "models/compiler/layout.h"
 #include "models/compiler/target.h"
@@ -31,15 +32,19 @@ struct CompileOptions {
   bool emit = true;      // generate per-PE code and stream schedules (false: the mapping only)
 };
 
-// An activation-shaped tensor resident on the wafer (an input, a layer's output, a gradient)
-// or a scratch buffer: same address on every used PE, laid out as StreamingLayout says.
+// A tensor resident on the wafer, at the same address on every used PE: activation-shaped
+// (an input, a layer's output, a gradient; features divided among the rows by `map`, tokens
+// among the columns, feature-major per PE) or per token (`width` values per token, such as
+// token ids or per-token statistics, the same on every row of a column).
 struct Tensor {
   std::string name;
-  std::uint64_t features = 0;  // 0: token ids or labels (one 32-bit value per token)
+  std::uint64_t features = 0;  // 0: a per-token tensor
+  FeatureMap map;
+  std::uint32_t width = 1;  // per-token tensors
   hw::DType dtype = hw::DType::F16;
   std::uint32_t addr = 0;
   std::uint32_t bytes = 0;  // per PE, for the largest slice
-  [[nodiscard]] bool is_ids() const { return features == 0; }
+  [[nodiscard]] bool per_token() const { return features == 0; }
 };
 
 // A tensor that lives on the host side (MemoryX in a cluster): parameters and their gradients.

@@ -26,7 +26,9 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   const DType dt = ctx.dtype;
   const DType acc = ctx.accumulate == Accumulate::Fp32 ? DType::F32 : dt;
   const std::uint32_t esz = hw::size_of(dt), asz = hw::size_of(acc);
-  const std::uint64_t cmax = l.max_slice(m.f_out);
+  const FeatureMap& Am = ctx.tensors.at(m.in).map;
+  const FeatureMap& Om = ctx.tensors.at(m.out).map;
+  const std::uint64_t cmax = Om.max_count();
   const std::uint32_t lanes_dt = ctx.target.lanes(dt), lanes_acc = ctx.target.lanes(acc);
   const bool fp32_acc = acc != dt;
   const Tensor& in = ctx.tensors.at(m.in);
@@ -53,8 +55,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   std::vector<std::uint64_t> stream_len(G);
   Work& w = p.work;
   for (std::uint32_t s = 0; s < G; ++s) {
-    const Span A = l.features(m.f_in, s), Os = l.features(m.f_out, s);
-    const std::uint64_t a = A.size(), cs = Os.size();
+    const std::uint64_t a = Am.count(s), cs = Om.count(s);
     sram[s] = (a + cs) * t * esz + scratch_bytes;
     stream_len[s] = a * m.f_out + (bias ? cs : 0);
     Work k;
@@ -63,7 +64,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
     k.sram_writes = a * m.f_out * words(std::uint64_t{t} * asz);
     k.ramp_in = stream_len[s];
     for (std::uint32_t j = 0; j < G; ++j) {
-      const std::uint64_t cj = l.features(m.f_out, j).size(), n = std::uint64_t{t} * cj;
+      const std::uint64_t cj = Om.count(j), n = std::uint64_t{t} * cj;
       if (cj == 0) continue;
       k.sram_writes += words(n * asz);  // zeroing
       const bool from_north = s > 0 && j >= s, from_south = s + 1 < G && j <= s;
@@ -112,7 +113,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   // south and those owned at or above flow north.
   for (std::uint32_t s = 0; s + 1 < G; ++s) {
     std::uint64_t south = 0, north = 0;
-    for (std::uint32_t j = 0; j < G; ++j) (j > s ? south : north) += std::uint64_t{t} * l.features(m.f_out, j).size();
+    for (std::uint32_t j = 0; j < G; ++j) (j > s ? south : north) += std::uint64_t{t} * Om.count(j);
     w.link = std::max({w.link, south, north});
   }
   w.flops = 2 * l.tokens * m.f_in * m.f_out + (bias ? l.tokens * m.f_out : 0);
@@ -134,22 +135,19 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
       st.color = ctx.colors.weight[l.position_of[s]];
       st.into_wafer = true;
       st.dtype = dt;
-      const Span A = l.features(m.f_in, s), Os = l.features(m.f_out, s);
-      if (bias && !Os.empty())
-        st.segments.push_back({static_cast<std::uint32_t>(m.bias), Os.lo, 1, Os.size(), 0, 1});
-      for (std::uint32_t j = 0; j < G; ++j) {
-        const Span O = l.features(m.f_out, j);
-        if (A.empty() || O.empty()) continue;
-        st.segments.push_back({m.weight, m.weight_base + A.lo * static_cast<std::uint64_t>(m.sf) +
-                                             O.lo * static_cast<std::uint64_t>(m.so),
-                               A.size(), O.size(), m.sf, m.so});
-      }
+      if (bias)
+        for (const Span& o : Om.runs(s)) st.segments.push_back({static_cast<std::uint32_t>(m.bias), o.lo, 1, o.size(), 0, 1});
+      for (std::uint32_t j = 0; j < G; ++j)
+        for (const Span& A : Am.runs(s))
+          for (const Span& O : Om.runs(j))
+            st.segments.push_back({m.weight, m.weight_base + A.lo * static_cast<std::uint64_t>(m.sf) +
+                                                 O.lo * static_cast<std::uint64_t>(m.so),
+                                   A.size(), O.size(), m.sf, m.so});
       if (st.wavelets()) p.streams.push_back(std::move(st));
     }
 
   for (std::uint32_t s = 0; s < G; ++s) {
-    const Span A = l.features(m.f_in, s), Os = l.features(m.f_out, s);
-    const std::uint32_t a = static_cast<std::uint32_t>(A.size()), cs = static_cast<std::uint32_t>(Os.size());
+    const std::uint32_t cs = static_cast<std::uint32_t>(Om.count(s));
     const std::uint8_t cw = ctx.colors.weight[l.position_of[s]];
     ProgramBuilder b(fmt::format("{}.{}.r{}", m.layer, to_string(m.phase), s));
     const unsigned w_in = b.fabin("w_in", dt, cw, cs);
@@ -180,7 +178,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
 
     for (std::uint32_t j = 0; j < G; ++j) {
       b.start(chunk[j]);
-      const std::uint32_t cj = static_cast<std::uint32_t>(l.features(m.f_out, j).size());
+      const std::uint32_t cj = static_cast<std::uint32_t>(Om.count(j));
       const std::uint32_t n = t * cj;
       const std::uint32_t pb = P[j % 2];
       const bool next2 = j + 2 < G;
@@ -189,20 +187,27 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
         b.dsd(Op::DsdLen, pall, n);
         b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3));
       }
-      if (a > 0 && cj > 0) {
-        b.dsd(Op::DsdBase, acol, in.addr);
-        b.mov(2, a);
-        const unsigned loop = b.label();
-        b.bind(loop);
-        b.dsd(Op::DsdBase, pcol, pb);
-        for (std::uint32_t o = 0; o < cj; ++o) {
-          b.recv(1, cw);
-          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {true});
-          b.dsd(Op::DsdAdd, pcol, t);
+      // For every run of this slice's inputs and of chunk j's outputs: y[o] += x[f] w[f][o].
+      std::uint32_t apos = 0;
+      for (const Span& ra : Am.runs(s)) {
+        std::uint32_t opos = 0;
+        for (const Span& ro : Om.runs(j)) {
+          b.dsd(Op::DsdBase, acol, in.addr + apos * t * esz);
+          b.mov(2, ra.size());
+          const unsigned loop = b.label();
+          b.bind(loop);
+          b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
+          for (std::uint64_t o = 0; o < ro.size(); ++o) {
+            b.recv(1, cw);
+            b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {true});
+            b.dsd(Op::DsdAdd, pcol, t);
+          }
+          b.dsd(Op::DsdAdd, acol, t);
+          b.alu(Op::Sub, 2, 2, 1);
+          b.branch(hw::isa::Cond::Ne, 2, 0, loop);
+          opos += static_cast<std::uint32_t>(ro.size());
         }
-        b.dsd(Op::DsdAdd, acol, t);
-        b.alu(Op::Sub, 2, 2, 1);
-        b.branch(hw::isa::Cond::Ne, 2, 0, loop);
+        apos += static_cast<std::uint32_t>(ra.size());
       }
       ProgramBuilder::VectorOptions async{true, next2 ? OnDone::Unblock : OnDone::None,
                                           next2 ? chunk[j + 2] : std::uint8_t{0}};

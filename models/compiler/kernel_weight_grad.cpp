@@ -25,7 +25,9 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
   const std::uint32_t G = l.slices(), t = l.tokens_per_pe, C = l.columns;
   const DType dt = ctx.dtype;
   const std::uint32_t esz = hw::size_of(dt);
-  const std::uint64_t cmax = l.max_slice(m.f_out), amax = l.max_slice(m.f_in);
+  const FeatureMap& Xm = ctx.tensors.at(m.x).map;
+  const FeatureMap& Dm = ctx.tensors.at(m.dy).map;
+  const std::uint64_t cmax = Dm.max_count(), amax = Xm.max_count();
   const bool bias = m.bias_grad >= 0;
   const Tensor& x = ctx.tensors.at(m.x);
   const Tensor& dy = ctx.tensors.at(m.dy);
@@ -45,15 +47,15 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
 
   // Blocks of a slice: chunk j < G is dM[A_s][O_j], chunk G the bias gradient of O_s.
   auto block = [&](std::uint32_t s, std::uint32_t j) -> std::uint64_t {
-    if (j == G) return l.features(m.f_out, s).size();
-    return l.features(m.f_in, s).size() * l.features(m.f_out, j).size();
+    if (j == G) return Dm.count(s);
+    return Xm.count(s) * Dm.count(j);
   };
   const std::uint32_t chunks = G + (bias ? 1 : 0);
 
   std::vector<std::uint64_t> sram(G);
   Work& w = p.work;
   for (std::uint32_t s = 0; s < G; ++s) {
-    const std::uint64_t a = l.features(m.f_in, s).size(), cs = l.features(m.f_out, s).size();
+    const std::uint64_t a = Xm.count(s), cs = Dm.count(s);
     sram[s] = (a + cs) * t * esz + scratch_bytes;
     Work k;
     std::uint64_t blocks = 0;
@@ -78,7 +80,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
   }
   for (std::uint32_t s = 0; s + 1 < G; ++s) {  // column broadcasts across the link below slice s
     std::uint64_t south = 0, north = 0;
-    for (std::uint32_t j = 0; j < G; ++j) (j <= s ? south : north) += std::uint64_t{t} * l.features(m.f_out, j).size();
+    for (std::uint32_t j = 0; j < G; ++j) (j <= s ? south : north) += std::uint64_t{t} * Dm.count(j);
     w.link = std::max({w.link, south, north});
   }
   for (const auto& b : l.bands) {
@@ -114,15 +116,26 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
     for (std::uint32_t j = 0; j < chunks; ++j)
       for (std::uint32_t s : order) {
         if (!block(s, j)) continue;
-        const Span Os = l.features(m.f_out, s);
         if (j == G) {
-          st.segments.push_back({static_cast<std::uint32_t>(m.bias_grad), Os.lo, 1, Os.size(), 0, 1});
-        } else {
-          const Span A = l.features(m.f_in, s), O = l.features(m.f_out, j);
-          st.segments.push_back({m.grad,
-                                 m.grad_base + A.lo * static_cast<std::uint64_t>(m.sf) +
-                                     O.lo * static_cast<std::uint64_t>(m.so),
-                                 A.size(), O.size(), m.sf, m.so});
+          for (const Span& o : Dm.runs(s))
+            st.segments.push_back({static_cast<std::uint32_t>(m.bias_grad), o.lo, 1, o.size(), 0, 1});
+          continue;
+        }
+        const std::vector<Span> oruns = Dm.runs(j);
+        for (const Span& A : Xm.runs(s)) {
+          if (oruns.size() == 1) {
+            st.segments.push_back({m.grad,
+                                   m.grad_base + A.lo * static_cast<std::uint64_t>(m.sf) +
+                                       oruns[0].lo * static_cast<std::uint64_t>(m.so),
+                                   A.size(), oruns[0].size(), m.sf, m.so});
+            continue;
+          }
+          for (std::uint64_t f = A.lo; f < A.hi; ++f)
+            for (const Span& O : oruns)
+              st.segments.push_back({m.grad,
+                                     m.grad_base + f * static_cast<std::uint64_t>(m.sf) +
+                                         O.lo * static_cast<std::uint64_t>(m.so),
+                                     1, O.size(), 0, m.so});
         }
       }
     if (st.wavelets()) p.streams.push_back(std::move(st));
@@ -130,8 +143,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
 
   const std::uint32_t one_bits = hw::numerics::from_double(dt, 1.0);
   for (std::uint32_t s = 0; s < G; ++s) {
-    const Span A = l.features(m.f_in, s), Os = l.features(m.f_out, s);
-    const std::uint32_t a = static_cast<std::uint32_t>(A.size()), cs = static_cast<std::uint32_t>(Os.size());
+    const std::uint32_t a = static_cast<std::uint32_t>(Xm.count(s)), cs = static_cast<std::uint32_t>(Dm.count(s));
     const Band& band = l.bands[l.band_of[s]];
     const std::uint32_t first = band.slices.front(), last = band.slices.back();
     // One program per column class: first, middle (by parity), last.
@@ -178,7 +190,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
         const std::uint32_t n_blk = static_cast<std::uint32_t>(block(s, j));
         const std::uint32_t pb = Pw[j % 2];
         if (j < G) {
-          const std::uint32_t cj = static_cast<std::uint32_t>(l.features(m.f_out, j).size());
+          const std::uint32_t cj = static_cast<std::uint32_t>(Dm.count(j));
           const std::uint32_t n = t * cj;
           // 1. dy of chunk j from its owner row, down and up the column (route-level broadcast).
           if (G > 1 && n > 0) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/compiler/compiled_model.h"
+#include "models/compiler/elementwise.h"
 #include "models/compiler/sram_arena.h"
 
 namespace wafersim::models::compiler {
@@ -59,6 +60,19 @@ struct WeightGradArgs {
   int bias_grad = -1;
 };
 LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& a);
+
+// A tensor id standing for a scratch buffer (an input gradient nobody needs).
+inline constexpr std::uint32_t kScratchTensor = 0xffffffffu;
+
+// An elementwise layer (or its backward): `tensors` are the program's inputs then outputs.
+struct ElementwiseArgs {
+  std::string layer;
+  LayerKind kind = LayerKind::Add;
+  Phase phase = Phase::Forward;
+  EwProgram program;
+  std::vector<std::uint32_t> tensors;
+};
+LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& a);
 
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);

@@ -81,6 +81,7 @@ struct LayerProgram {
   std::vector<hw::isa::Placement> code;  // empty when the mapping was planned without code
   std::vector<EdgeStream> streams;       // empty when planned without code
   std::vector<std::uint32_t> reads, writes;  // activation tensors (CompiledModel::tensors)
+  std::vector<std::uint32_t> operands;       // the kernel's tensors in its own order (kinds that need it)
   Work work;
   Bound bound;
   SramUse sram;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "sim/errors.h"
 
@@ -52,13 +53,38 @@ Schedule make_schedule(const CompiledModel& cm) {
   const hw::DType dt = hw_dtype(m.dtype);
   Schedule s;
   std::map<std::string, std::uint32_t> tensor_of;
-  auto add_tensor = [&](const std::string& name, std::uint64_t features) {
+  // Attention reads q, k and v with each key/value head's features on one row (Heads maps).
+  std::map<std::string, FeatureMap> maps;
+  for (const auto& layer : m.layers) {
+    if (layer.kind != LayerKind::Attention) continue;
+    const std::uint32_t kv = layer.kv_heads ? layer.kv_heads : layer.heads;
+    const Shape q = m.shape_of(layer.inputs[0]), k = m.shape_of(layer.inputs[1]);
+    maps[layer.inputs[0]] = FeatureMap::heads(q.features, l.slices(), kv);
+    maps[layer.inputs[1]] = FeatureMap::heads(k.features, l.slices(), kv);
+    maps[layer.inputs[2]] = FeatureMap::heads(k.features, l.slices(), kv);
+    maps[layer.name] = FeatureMap::heads(q.features, l.slices(), kv);
+  }
+  auto map_of = [&](const std::string& name, std::uint64_t features) {
+    auto it = maps.find(name);
+    return it != maps.end() ? it->second : FeatureMap::even(features, l.slices());
+  };
+  auto add_tensor = [&](const std::string& name, std::uint64_t features, const std::string& map_name) {
     Tensor t;
     t.name = name;
     t.features = features;
-    t.dtype = features ? dt : hw::DType::U32;
-    t.bytes = static_cast<std::uint32_t>(features ? l.max_slice(features) * l.tokens_per_pe * hw::size_of(dt)
-                                                  : std::uint64_t{l.tokens_per_pe} * 4);
+    t.map = map_of(map_name, features);
+    t.dtype = dt;
+    t.bytes = static_cast<std::uint32_t>(t.map.max_count() * l.tokens_per_pe * hw::size_of(dt));
+    tensor_of[name] = static_cast<std::uint32_t>(s.tensors.size());
+    s.tensors.push_back(t);
+    return tensor_of[name];
+  };
+  auto add_token_tensor = [&](const std::string& name, std::uint32_t width, hw::DType type) {
+    Tensor t;
+    t.name = name;
+    t.width = width;
+    t.dtype = type;
+    t.bytes = l.tokens_per_pe * width * hw::size_of(type);
     tensor_of[name] = static_cast<std::uint32_t>(s.tensors.size());
     s.tensors.push_back(t);
     return tensor_of[name];
@@ -68,13 +94,17 @@ Schedule make_schedule(const CompiledModel& cm) {
   };
 
   for (const auto& in : m.inputs) {
-    const auto id = add_tensor(in.name, in.kind == InputSpec::Kind::Activations ? in.features : 0);
+    const auto id = in.kind == InputSpec::Kind::Activations ? add_tensor(in.name, in.features, in.name)
+                                                            : add_token_tensor(in.name, 1, hw::DType::U32);
     s.preloaded.push_back(id);
   }
   std::set<std::string> consumed;
   for (const auto& layer : m.layers) {
     for (const auto& i : layer.inputs) consumed.insert(i);
-    add_tensor(layer.name, layer.kind == LayerKind::CrossEntropy ? 1 : layer.output.features);
+    if (layer.kind == LayerKind::CrossEntropy)
+      add_token_tensor(layer.name, 1, hw::DType::F32);
+    else
+      add_tensor(layer.name, layer.output.features, layer.name);
     switch (layer.kind) {
       case LayerKind::Linear:
       case LayerKind::Gemv:
@@ -86,6 +116,13 @@ Schedule make_schedule(const CompiledModel& cm) {
           add_host(layer.name + ".bias", {layer.features}, false);
           if (cm.options.training) add_host(layer.name + ".bias.grad", {layer.features}, true);
         }
+        break;
+      case LayerKind::Add:
+      case LayerKind::Mul:
+      case LayerKind::Gelu:
+      case LayerKind::Silu:
+      case LayerKind::Relu:
+      case LayerKind::Swiglu:
         break;
       default:
         throw sim::InputError(fmt::format("layer '{}': {} layers are not supported by the compiler yet", layer.name,
@@ -119,7 +156,7 @@ Schedule make_schedule(const CompiledModel& cm) {
   std::set<std::string> written;
   for (const auto& layer : m.layers)
     if (layer.kind != LayerKind::CrossEntropy) {
-      const auto id = add_tensor(grad_name(layer.name), layer.output.features);
+      const auto id = add_tensor(grad_name(layer.name), layer.output.features, layer.name);
       if (!consumed.count(layer.name)) {  // a final output: its gradient comes from the host
         s.preloaded.push_back(id);
         written.insert(grad_name(layer.name));
@@ -134,7 +171,13 @@ Schedule make_schedule(const CompiledModel& cm) {
     st.out = static_cast<int>(tensor_of.at(layer.name));
     for (const auto& name : layer.inputs) st.in.push_back(static_cast<int>(tensor_of.at(name)));
     if (layer.kind != LayerKind::CrossEntropy) st.grad_out = static_cast<int>(tensor_of.at(grad_name(layer.name)));
+    std::set<std::string> written_here;
     for (const auto& name : layer.inputs) {
+      if (written_here.count(grad_name(name))) {  // the same tensor twice: the second adds
+        st.grad_in.push_back(static_cast<int>(tensor_of.at(grad_name(name))));
+        st.grad_accumulate.push_back(true);
+        continue;
+      }
       if (inputs.count(name)) {
         st.grad_in.push_back(-1);
         st.grad_accumulate.push_back(false);
@@ -142,6 +185,7 @@ Schedule make_schedule(const CompiledModel& cm) {
       }
       st.grad_in.push_back(static_cast<int>(tensor_of.at(grad_name(name))));
       st.grad_accumulate.push_back(written.count(grad_name(name)) > 0);
+      written_here.insert(grad_name(name));
     }
     const Saved saved = saved_for_backward(layer.kind);
     Step data = st;
@@ -226,6 +270,29 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
       g.so = sn;
       g.bias_grad = layer.bias ? host(layer.name + ".bias.grad") : -1;
       return lower_weight_gradient(ctx, g);
+    }
+    case LayerKind::Add:
+    case LayerKind::Mul:
+    case LayerKind::Gelu:
+    case LayerKind::Silu:
+    case LayerKind::Relu:
+    case LayerKind::Swiglu: {
+      ElementwiseArgs e;
+      e.layer = st.layer;
+      e.kind = layer.kind;
+      e.phase = st.phase;
+      if (st.phase == Phase::Forward) {
+        e.program = elementwise_forward(layer.kind);
+        for (int i : st.in) e.tensors.push_back(static_cast<std::uint32_t>(i));
+        e.tensors.push_back(static_cast<std::uint32_t>(st.out));
+      } else {
+        e.program = elementwise_backward(layer.kind, st.grad_accumulate);
+        e.tensors.push_back(static_cast<std::uint32_t>(st.grad_out));
+        if (layer.kind != LayerKind::Add)
+          for (int i : st.in) e.tensors.push_back(static_cast<std::uint32_t>(i));
+        for (int g : st.grad_in) e.tensors.push_back(g >= 0 ? static_cast<std::uint32_t>(g) : kScratchTensor);
+      }
+      return lower_elementwise(ctx, e);
     }
     default:
       break;

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "hw/numerics/softfloat.h"
+#include "models/compiler/elementwise.h"
+#include "models/compiler/kernels.h"
 #include "models/runtime/pe_order.h"
 #include "sim/errors.h"
 
@@ -38,13 +40,13 @@ sc_core::sc_time Executor::load_inputs() {
 Bits Executor::gather(std::uint32_t tensor) {
   const auto& l = cm_.layout;
   const compiler::Tensor& t = cm_.tensors[tensor];
-  Bits v(l.tokens * (t.features ? t.features : 1));
+  Bits v(l.tokens * (t.per_token() ? t.width : t.features));
   for (std::uint32_t s = 0; s < l.slices(); ++s) {
     for (std::uint32_t x = 0; x < l.columns; ++x) {
       const hw::PeCoord pe{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.rows[s])};
       from_pe_bytes(cm_, t, link_.read(pe, t.addr, pe_size(cm_, t, s)), x, s, v);
     }
-    if (t.is_ids()) break;
+    if (t.per_token()) break;
   }
   return v;
 }
@@ -193,12 +195,14 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       if (p.phase == Phase::Forward) {
         const WeightView w{&data_.host[wid], 0, sk, sn};
         const Bits* bias = layer->bias ? &data_.host[cm_.host_tensor(layer->name + ".bias")] : nullptr;
-        const Bits want = expect_matmul(cm_, before_.at(p.reads[0]), K, N, w, bias, nullptr);
+        const Bits want = expect_matmul(cm_, before_.at(p.reads[0]), cm_.tensors[p.reads[0]].map,
+                                        cm_.tensors[p.writes[0]].map, w, bias, nullptr);
         out.push_back(compare(layer->name, dt, gather(p.writes[0]), want, true, 0));
       } else if (p.phase == Phase::BackwardData) {
         const WeightView w{&data_.host[wid], 0, sn, sk};
         const bool acc = p.reads.size() > 1;
-        const Bits want = expect_matmul(cm_, before_.at(p.reads[0]), N, K, w, nullptr, acc ? &before_.at(p.reads[1]) : nullptr);
+        const Bits want = expect_matmul(cm_, before_.at(p.reads[0]), cm_.tensors[p.reads[0]].map,
+                                        cm_.tensors[p.writes[0]].map, w, nullptr, acc ? &before_.at(p.reads[1]) : nullptr);
         out.push_back(compare(cm_.tensors[p.writes[0]].name, dt, gather(p.writes[0]), want, true, 0));
       } else {
         const WeightGrad g = expect_weight_grad(cm_, before_.at(p.reads[0]), before_.at(p.reads[1]), K, N, layer->bias);
@@ -218,6 +222,35 @@ std::vector<Check> Executor::check_step(std::size_t i) {
           out.push_back(compare(layer->name + ".bias.grad", hw::DType::F32, step_streams_.at(bid), g.db, true, 0));
         }
       }
+      break;
+    }
+    case LayerKind::Add:
+    case LayerKind::Mul:
+    case LayerKind::Gelu:
+    case LayerKind::Silu:
+    case LayerKind::Relu:
+    case LayerKind::Swiglu: {
+      const auto& ops = p.operands;
+      const std::size_t ins = p.phase == Phase::Forward ? layer->inputs.size()
+                                                        : 1 + (layer->kind == LayerKind::Add ? 0 : layer->inputs.size());
+      std::vector<bool> acc;
+      for (std::size_t k = ins; k < ops.size(); ++k)
+        acc.push_back(ops[k] != compiler::kScratchTensor &&
+                      std::find(p.reads.begin(), p.reads.end(), ops[k]) != p.reads.end());
+      const compiler::EwProgram prog = p.phase == Phase::Forward ? compiler::elementwise_forward(layer->kind)
+                                                                 : compiler::elementwise_backward(layer->kind, acc);
+      std::vector<Bits> bufs(prog.buffers.size());
+      for (std::size_t k = 0; k < ops.size(); ++k)
+        if (ops[k] != compiler::kScratchTensor && before_.count(ops[k])) bufs[k] = before_.at(ops[k]);
+      const std::size_t n = bufs[0].size();
+      for (auto& b : bufs)
+        if (b.size() != n) b.assign(n, 0);
+      std::vector<Bits*> ptrs;
+      for (auto& b : bufs) ptrs.push_back(&b);
+      compiler::run_elementwise(prog, dt, ptrs);
+      for (std::size_t k = ins; k < ops.size(); ++k)
+        if (ops[k] != compiler::kScratchTensor)
+          out.push_back(compare(cm_.tensors[ops[k]].name, dt, gather(ops[k]), bufs[k], true, 0));
       break;
     }
     default:

@@ -51,6 +51,7 @@ HostData make_host_data(const CompiledModel& cm, std::uint64_t seed) {
     for (const auto& l : m.layers)
       for (const auto& i : l.inputs) consumed = consumed || i == fwd;
     if (consumed) continue;
+    if (t.per_token()) continue;
     Bits v(tokens * t.features);
     for (auto& e : v) e = hw::numerics::from_double(dt, 2 * rng.uniform() - 1);
     d.preload.emplace_back(static_cast<std::uint32_t>(cm.tensor(t.name)), std::move(v));
@@ -60,48 +61,49 @@ HostData make_host_data(const CompiledModel& cm, std::uint64_t seed) {
 
 std::uint32_t pe_size(const CompiledModel& cm, const Tensor& t, std::uint32_t s) {
   const auto& l = cm.layout;
-  if (t.is_ids()) return l.tokens_per_pe * 4;
-  return static_cast<std::uint32_t>(l.features(t.features, s).size() * l.tokens_per_pe * hw::size_of(t.dtype));
+  if (t.per_token()) return l.tokens_per_pe * t.width * hw::size_of(t.dtype);
+  return static_cast<std::uint32_t>(t.map.count(s) * l.tokens_per_pe * hw::size_of(t.dtype));
 }
+
+namespace {
+
+// Calls each(host index, byte offset in the PE's buffer) for every element PE (x, s) holds.
+template <typename F>
+void for_each_element(const CompiledModel& cm, const Tensor& t, std::uint32_t x, std::uint32_t s, F&& each) {
+  const std::uint32_t tp = cm.layout.tokens_per_pe;
+  const unsigned es = hw::size_of(t.dtype);
+  if (t.per_token()) {
+    for (std::uint32_t i = 0; i < tp; ++i)
+      for (std::uint32_t k = 0; k < t.width; ++k)
+        each((std::uint64_t{x} * tp + i) * t.width + k, (std::uint64_t{i} * t.width + k) * es);
+    return;
+  }
+  std::uint64_t pos = 0;
+  for (const compiler::Span& r : t.map.runs(s))
+    for (std::uint64_t f = r.lo; f < r.hi; ++f, ++pos)
+      for (std::uint32_t i = 0; i < tp; ++i) each((std::uint64_t{x} * tp + i) * t.features + f, (pos * tp + i) * es);
+}
+
+}  // namespace
 
 std::vector<std::uint8_t> pe_bytes(const CompiledModel& cm, const Tensor& t, const Bits& v, std::uint32_t x,
                                    std::uint32_t s) {
-  const auto& l = cm.layout;
-  const std::uint32_t tp = l.tokens_per_pe;
   std::vector<std::uint8_t> out(pe_size(cm, t, s));
-  auto put = [&](std::size_t at, std::uint32_t bits, unsigned size) {
-    for (unsigned k = 0; k < size; ++k) out[at + k] = static_cast<std::uint8_t>(bits >> (8 * k));
-  };
-  if (t.is_ids()) {
-    for (std::uint32_t i = 0; i < tp; ++i) put(i * 4, v[std::uint64_t{x} * tp + i], 4);
-    return out;
-  }
-  const compiler::Span F = l.features(t.features, s);
   const unsigned es = hw::size_of(t.dtype);
-  for (std::uint64_t f = 0; f < F.size(); ++f)
-    for (std::uint32_t i = 0; i < tp; ++i)
-      put((f * tp + i) * es, v[(std::uint64_t{x} * tp + i) * t.features + F.lo + f], es);
+  for_each_element(cm, t, x, s, [&](std::uint64_t idx, std::uint64_t at) {
+    for (unsigned k = 0; k < es; ++k) out[at + k] = static_cast<std::uint8_t>(v[idx] >> (8 * k));
+  });
   return out;
 }
 
 void from_pe_bytes(const CompiledModel& cm, const Tensor& t, const std::vector<std::uint8_t>& b, std::uint32_t x,
                    std::uint32_t s, Bits& v) {
-  const auto& l = cm.layout;
-  const std::uint32_t tp = l.tokens_per_pe;
-  auto get = [&](std::size_t at, unsigned size) {
-    std::uint32_t bits = 0;
-    for (unsigned k = 0; k < size; ++k) bits |= std::uint32_t{b[at + k]} << (8 * k);
-    return bits;
-  };
-  if (t.is_ids()) {
-    for (std::uint32_t i = 0; i < tp; ++i) v[std::uint64_t{x} * tp + i] = get(i * 4, 4);
-    return;
-  }
-  const compiler::Span F = l.features(t.features, s);
   const unsigned es = hw::size_of(t.dtype);
-  for (std::uint64_t f = 0; f < F.size(); ++f)
-    for (std::uint32_t i = 0; i < tp; ++i)
-      v[(std::uint64_t{x} * tp + i) * t.features + F.lo + f] = get((f * tp + i) * es, es);
+  for_each_element(cm, t, x, s, [&](std::uint64_t idx, std::uint64_t at) {
+    std::uint32_t bits = 0;
+    for (unsigned k = 0; k < es; ++k) bits |= std::uint32_t{b[at + k]} << (8 * k);
+    v[idx] = bits;
+  });
 }
 
 }  // namespace wafersim::models::runtime

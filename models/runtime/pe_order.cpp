@@ -7,8 +7,9 @@ using compiler::Accumulate;
 using hw::DType;
 namespace nm = hw::numerics;
 
-Bits expect_matmul(const compiler::CompiledModel& cm, const Bits& in, std::uint64_t f_in, std::uint64_t f_out,
-                   const WeightView& w, const Bits* bias, const Bits* existing) {
+Bits expect_matmul(const compiler::CompiledModel& cm, const Bits& in, const compiler::FeatureMap& in_map,
+                   const compiler::FeatureMap& out_map, const WeightView& w, const Bits* bias, const Bits* existing) {
+  const std::uint64_t f_in = in_map.features, f_out = out_map.features;
   const auto& l = cm.layout;
   const DType dt = cm.dtype();
   const DType acc = cm.options.accumulate == Accumulate::Fp32 ? DType::F32 : dt;
@@ -20,13 +21,12 @@ Bits expect_matmul(const compiler::CompiledModel& cm, const Bits& in, std::uint6
   for (std::uint64_t m = 0; m < M; ++m)
     for (std::uint64_t o = 0; o < f_out; ++o) {
       for (std::uint32_t s = 0; s < G; ++s) {
-        const compiler::Span A = l.features(f_in, s);
         std::uint32_t p = 0;
-        for (std::uint64_t f = A.lo; f < A.hi; ++f) p = nm::fma(acc, widen(in[m * f_in + f]), widen(w.at(f, o)), p);
+        for (const compiler::Span& A : in_map.runs(s))
+          for (std::uint64_t f = A.lo; f < A.hi; ++f) p = nm::fma(acc, widen(in[m * f_in + f]), widen(w.at(f, o)), p);
         part[s] = p;
       }
-      std::uint32_t j = 0;
-      while (!(l.features(f_out, j).lo <= o && o < l.features(f_out, j).hi)) ++j;
+      const std::uint32_t j = out_map.owner(o);
       std::uint32_t r = part[j];
       if (j > 0) {
         std::uint32_t south = part[0];

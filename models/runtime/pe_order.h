@@ -22,8 +22,8 @@ struct WeightView {
 
 // out[token][o] of the streamed product (forward of linear, or its data gradient), with an
 // optional bias and an optional gradient already in `out` to add to.
-Bits expect_matmul(const compiler::CompiledModel& cm, const Bits& in, std::uint64_t f_in, std::uint64_t f_out,
-                   const WeightView& w, const Bits* bias, const Bits* existing);
+Bits expect_matmul(const compiler::CompiledModel& cm, const Bits& in, const compiler::FeatureMap& in_map,
+                   const compiler::FeatureMap& out_map, const WeightView& w, const Bits* bias, const Bits* existing);
 
 // dM[f][o] (fp32 bits, f_in x f_out row-major) and db[o] (fp32 bits) of the weight gradient.
 struct WeightGrad {
