@@ -33,7 +33,8 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
     Cycle target = idle ? stop : now + Cycle(slice);
     if (!stop.is_never()) target = std::min(target, stop);
     auto t0 = std::chrono::steady_clock::now();
-    sc_start(reference.time_of(target) - sc_time_stamp(), SC_RUN_TO_TIME);
+    sc_start(reference.time_of(target) - sc_time_stamp(),
+             limits.stop_at_last_event ? SC_EXIT_ON_STARVATION : SC_RUN_TO_TIME);
     for (const auto* e : engines) {
       if (!e->failed()) continue;
       progress.finish();
