@@ -53,11 +53,14 @@ Schedule make_schedule(const CompiledModel& cm) {
   const hw::DType dt = hw_dtype(m.dtype);
   Schedule s;
   std::map<std::string, std::uint32_t> tensor_of;
-  // Attention reads q, k and v with each key/value head's features on one row (Heads maps).
+  // Attention reads q, k and v with each key/value head's features on one row (Heads maps)
+  // when there are at least as many key/value heads as rows; else heads span several rows
+  // (even maps, and the attention's dot products are summed down the columns).
   std::map<std::string, FeatureMap> maps;
   for (const auto& layer : m.layers) {
     if (layer.kind != LayerKind::Attention) continue;
     const std::uint32_t kv = layer.kv_heads ? layer.kv_heads : layer.heads;
+    if (kv < l.slices()) continue;
     const Shape q = m.shape_of(layer.inputs[0]), k = m.shape_of(layer.inputs[1]);
     maps[layer.inputs[0]] = FeatureMap::heads(q.features, l.slices(), kv);
     maps[layer.inputs[1]] = FeatureMap::heads(k.features, l.slices(), kv);
@@ -117,16 +120,25 @@ Schedule make_schedule(const CompiledModel& cm) {
           if (cm.options.training) add_host(layer.name + ".bias.grad", {layer.features}, true);
         }
         break;
-      case LayerKind::Add:
-      case LayerKind::Mul:
-      case LayerKind::Gelu:
-      case LayerKind::Silu:
-      case LayerKind::Relu:
-      case LayerKind::Swiglu:
+      case LayerKind::Embedding:
+        add_host(layer.name + ".weight", {layer.vocabulary, layer.features}, false);
+        if (cm.options.training) add_host(layer.name + ".weight.grad", {layer.vocabulary, layer.features}, true);
+        if (layer.learned_positions) {
+          add_host(layer.name + ".positions", {m.sequence, layer.features}, false);
+          if (cm.options.training) add_host(layer.name + ".positions.grad", {m.sequence, layer.features}, true);
+        }
+        break;
+      case LayerKind::LayerNorm:
+      case LayerKind::RmsNorm:
+        add_host(layer.name + ".weight", {layer.in_features}, false);
+        if (cm.options.training) add_host(layer.name + ".weight.grad", {layer.in_features}, true);
+        if (layer.kind == LayerKind::LayerNorm) {
+          add_host(layer.name + ".bias", {layer.in_features}, false);
+          if (cm.options.training) add_host(layer.name + ".bias.grad", {layer.in_features}, true);
+        }
         break;
       default:
-        throw sim::InputError(fmt::format("layer '{}': {} layers are not supported by the compiler yet", layer.name,
-                                          to_string(layer.kind)));
+        break;
     }
   }
 
@@ -197,6 +209,8 @@ Schedule make_schedule(const CompiledModel& cm) {
       data.writes.push_back(static_cast<std::uint32_t>(data.grad_in[k]));
     }
     const bool weights = layer.kind == LayerKind::Linear || layer.kind == LayerKind::Gemv;
+    const bool params = weights || layer.kind == LayerKind::Embedding || layer.kind == LayerKind::LayerNorm ||
+                        layer.kind == LayerKind::RmsNorm;
     if (!weights) {
       for (int k : saved.inputs) data.reads.push_back(static_cast<std::uint32_t>(data.in[static_cast<std::size_t>(k)]));
       if (saved.output) data.reads.push_back(static_cast<std::uint32_t>(data.out));
@@ -206,7 +220,7 @@ Schedule make_schedule(const CompiledModel& cm) {
     if (any_grad) s.steps.push_back(data);
     for (std::size_t k = 0; k < layer.inputs.size(); ++k)
       if (data.grad_in[k] >= 0) written.insert(grad_name(layer.inputs[k]));
-    if (weights) {
+    if (params) {
       Step wg = st;
       wg.phase = Phase::BackwardWeights;
       wg.reads = {static_cast<std::uint32_t>(st.in[0]), static_cast<std::uint32_t>(st.grad_out)};
@@ -297,8 +311,7 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
     default:
       break;
   }
-  throw sim::InputError(fmt::format("layer '{}': no {} kernel for {} layers yet", st.layer, to_string(st.phase),
-                                    to_string(layer.kind)));
+  return plan_without_code(ctx, cm, st);
 }
 
 }  // namespace wafersim::models::compiler

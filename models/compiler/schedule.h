@@ -34,6 +34,9 @@ struct Schedule {
 
 Schedule make_schedule(const CompiledModel& cm);
 LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step& step);
+// The mapping (SRAM, streams, work, bound) of a step whose kind has no PE code yet; throws
+// sim::InputError naming the layer when ctx.emit asks for code.
+LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, const Step& step);
 
 // Names of the tensors of a layer: its output is the layer's name, a gradient "d:NAME".
 inline std::string grad_name(const std::string& tensor) { return "d:" + tensor; }
