@@ -51,11 +51,13 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   const std::uint64_t scratch_bytes = 2 * pbytes + (bias ? cmax * esz + (fp32_acc ? cmax * 4 : 0) : 0) +
                                       (m.accumulate_out && fp32_acc ? std::uint64_t{t} * cmax * 4 : 0);
 
+  std::vector<std::uint64_t> oc(G);  // Om.count by slice (count() divides: hoisted out of the loops)
+  for (std::uint32_t j = 0; j < G; ++j) oc[j] = Om.count(j);
   std::vector<std::uint64_t> sram(G);
   std::vector<std::uint64_t> stream_len(G);
   Work& w = p.work;
   for (std::uint32_t s = 0; s < G; ++s) {
-    const std::uint64_t a = Am.count(s), cs = Om.count(s);
+    const std::uint64_t a = Am.count(s), cs = oc[s];
     sram[s] = (a + cs) * t * esz + scratch_bytes;
     stream_len[s] = a * m.f_out + (bias ? cs : 0);
     Work k;
@@ -64,7 +66,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
     k.sram_writes = a * m.f_out * words(std::uint64_t{t} * asz);
     k.ramp_in = stream_len[s];
     for (std::uint32_t j = 0; j < G; ++j) {
-      const std::uint64_t cj = Om.count(j), n = std::uint64_t{t} * cj;
+      const std::uint64_t cj = oc[j], n = std::uint64_t{t} * cj;
       if (cj == 0) continue;
       k.sram_writes += words(n * asz);  // zeroing
       const bool from_north = s > 0 && j >= s, from_south = s + 1 < G && j <= s;
@@ -81,7 +83,8 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
       k.ramp_in += inputs * n;
       k.datapath_steps += inputs * n;
       if (bias) k.datapath_steps += cj * ceil_div(t, lanes_acc);
-      if (m.accumulate_out) k.datapath_steps += fp32_acc ? ceil_div(n, lanes_dt) + ceil_div(n, lanes_acc) : ceil_div(n, lanes_dt);
+      if (m.accumulate_out)
+        k.datapath_steps += fp32_acc ? ceil_div(n, lanes_dt) + ceil_div(n, lanes_acc) : ceil_div(n, lanes_dt);
       if (fp32_acc) k.datapath_steps += ceil_div(n, lanes_dt);
       k.sram_writes += words(n * esz);
     }
@@ -113,7 +116,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   // south and those owned at or above flow north.
   for (std::uint32_t s = 0; s + 1 < G; ++s) {
     std::uint64_t south = 0, north = 0;
-    for (std::uint32_t j = 0; j < G; ++j) (j > s ? south : north) += std::uint64_t{t} * Om.count(j);
+    for (std::uint32_t j = 0; j < G; ++j) (j > s ? south : north) += std::uint64_t{t} * oc[j];
     w.link = std::max({w.link, south, north});
   }
   w.flops = 2 * l.tokens * m.f_in * m.f_out + (bias ? l.tokens * m.f_out : 0);
@@ -136,13 +139,15 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
       st.into_wafer = true;
       st.dtype = dt;
       if (bias)
-        for (const Span& o : Om.runs(s)) st.segments.push_back({static_cast<std::uint32_t>(m.bias), o.lo, 1, o.size(), 0, 1});
+        for (const Span& o : Om.runs(s))
+          st.segments.push_back({static_cast<std::uint32_t>(m.bias), o.lo, 1, o.size(), 0, 1});
       for (std::uint32_t j = 0; j < G; ++j)
         for (const Span& A : Am.runs(s))
           for (const Span& O : Om.runs(j))
-            st.segments.push_back({m.weight, m.weight_base + A.lo * static_cast<std::uint64_t>(m.sf) +
-                                                 O.lo * static_cast<std::uint64_t>(m.so),
-                                   A.size(), O.size(), m.sf, m.so});
+            st.segments.push_back(
+                {m.weight,
+                 m.weight_base + A.lo * static_cast<std::uint64_t>(m.sf) + O.lo * static_cast<std::uint64_t>(m.so),
+                 A.size(), O.size(), m.sf, m.so});
       if (st.wavelets()) p.streams.push_back(std::move(st));
     }
 

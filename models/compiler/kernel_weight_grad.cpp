@@ -46,9 +46,14 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
   const std::uint64_t scratch_bytes = rbytes + 2 * pbytes + (bias ? std::uint64_t{t} * esz : 0);
 
   // Blocks of a slice: chunk j < G is dM[A_s][O_j], chunk G the bias gradient of O_s.
+  std::vector<std::uint64_t> xc(G), dc(G);  // counts by slice (count() divides: hoisted out of the loops)
+  for (std::uint32_t j = 0; j < G; ++j) {
+    xc[j] = Xm.count(j);
+    dc[j] = Dm.count(j);
+  }
   auto block = [&](std::uint32_t s, std::uint32_t j) -> std::uint64_t {
-    if (j == G) return Dm.count(s);
-    return Xm.count(s) * Dm.count(j);
+    if (j == G) return dc[s];
+    return xc[s] * dc[j];
   };
   const std::uint32_t chunks = G + (bias ? 1 : 0);
 
@@ -80,7 +85,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
   }
   for (std::uint32_t s = 0; s + 1 < G; ++s) {  // column broadcasts across the link below slice s
     std::uint64_t south = 0, north = 0;
-    for (std::uint32_t j = 0; j < G; ++j) (j <= s ? south : north) += std::uint64_t{t} * Dm.count(j);
+    for (std::uint32_t j = 0; j < G; ++j) (j <= s ? south : north) += std::uint64_t{t} * dc[j];
     w.link = std::max({w.link, south, north});
   }
   for (const auto& b : l.bands) {
@@ -124,18 +129,17 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
         const std::vector<Span> oruns = Dm.runs(j);
         for (const Span& A : Xm.runs(s)) {
           if (oruns.size() == 1) {
-            st.segments.push_back({m.grad,
-                                   m.grad_base + A.lo * static_cast<std::uint64_t>(m.sf) +
-                                       oruns[0].lo * static_cast<std::uint64_t>(m.so),
-                                   A.size(), oruns[0].size(), m.sf, m.so});
+            st.segments.push_back(
+                {m.grad,
+                 m.grad_base + A.lo * static_cast<std::uint64_t>(m.sf) + oruns[0].lo * static_cast<std::uint64_t>(m.so),
+                 A.size(), oruns[0].size(), m.sf, m.so});
             continue;
           }
           for (std::uint64_t f = A.lo; f < A.hi; ++f)
             for (const Span& O : oruns)
-              st.segments.push_back({m.grad,
-                                     m.grad_base + f * static_cast<std::uint64_t>(m.sf) +
-                                         O.lo * static_cast<std::uint64_t>(m.so),
-                                     1, O.size(), 0, m.so});
+              st.segments.push_back(
+                  {m.grad, m.grad_base + f * static_cast<std::uint64_t>(m.sf) + O.lo * static_cast<std::uint64_t>(m.so),
+                   1, O.size(), 0, m.so});
         }
       }
     if (st.wavelets()) p.streams.push_back(std::move(st));
