@@ -74,6 +74,16 @@ struct ElementwiseArgs {
 };
 LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& a);
 
+// RMSNorm forward: y = x rstd gamma per token, the sum of squares chained down the column in
+// feature order (bit-exact with models/reference), gamma (host tensor) streamed in.
+struct NormArgs {
+  std::string layer;
+  std::uint32_t in = 0, out = 0;
+  std::uint32_t gamma = 0;
+  double epsilon = 1e-5;
+};
+LayerProgram lower_rmsnorm_forward(KernelContext& ctx, const NormArgs& a);
+
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);
 

@@ -308,6 +308,17 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
       }
       return lower_elementwise(ctx, e);
     }
+    case LayerKind::RmsNorm:
+      if (st.phase == Phase::Forward) {
+        NormArgs n;
+        n.layer = st.layer;
+        n.in = static_cast<std::uint32_t>(st.in[0]);
+        n.out = static_cast<std::uint32_t>(st.out);
+        n.gamma = static_cast<std::uint32_t>(host(layer.name + ".weight"));
+        n.epsilon = layer.epsilon;
+        return lower_rmsnorm_forward(ctx, n);
+      }
+      break;
     default:
       break;
   }

@@ -8,6 +8,7 @@
 #include "hw/numerics/softfloat.h"
 #include "models/compiler/elementwise.h"
 #include "models/compiler/kernels.h"
+#include "models/reference/norms.h"
 #include "models/runtime/pe_order.h"
 #include "sim/errors.h"
 
@@ -82,8 +83,8 @@ void Executor::start(std::size_t i) {
         const Bits& h = data_.host.at(seg.tensor);
         for (std::uint64_t a = 0; a < seg.n0; ++a)
           for (std::uint64_t b = 0; b < seg.n1; ++b)
-            s.payloads.push_back(h.at(seg.base + a * static_cast<std::uint64_t>(seg.s0) +
-                                      b * static_cast<std::uint64_t>(seg.s1)));
+            s.payloads.push_back(
+                h.at(seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1)));
       }
       in.push_back(std::move(s));
     } else {
@@ -117,8 +118,8 @@ const StepResult& Executor::finish(std::size_t i) {
     }
   }
   if (!driver_.done())
-    throw sim::SimulationError(fmt::format("{}: every PE is idle but edge streams are incomplete (deadlock):{}",
-                                           p.name(), driver_.pending()));
+    throw sim::SimulationError(
+        fmt::format("{}: every PE is idle but edge streams are incomplete (deadlock):{}", p.name(), driver_.pending()));
   r.end = std::max({r.start, cores.finish_cycle(), driver_.last_activity()});
   r.executed_flops = cores.total(&hw::CoreCounters::flops) - flops_at_start_;
   for (int k = 0; k < hw::kStallCauses; ++k)
@@ -139,7 +140,8 @@ const StepResult& Executor::finish(std::size_t i) {
       if (mine.empty()) mine.assign(h.size(), 0);
       for (std::uint64_t a = 0; a < seg.n0; ++a)
         for (std::uint64_t b = 0; b < seg.n1; ++b) {
-          const std::uint64_t idx = seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1);
+          const std::uint64_t idx =
+              seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1);
           const std::uint32_t v = got.at(n++);
           h[idx] = st.accumulate ? nm::add(hw::DType::F32, h[idx], v) : v;
           mine[idx] = v;
@@ -201,8 +203,9 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       } else if (p.phase == Phase::BackwardData) {
         const WeightView w{&data_.host[wid], 0, sn, sk};
         const bool acc = p.reads.size() > 1;
-        const Bits want = expect_matmul(cm_, before_.at(p.reads[0]), cm_.tensors[p.reads[0]].map,
-                                        cm_.tensors[p.writes[0]].map, w, nullptr, acc ? &before_.at(p.reads[1]) : nullptr);
+        const Bits want =
+            expect_matmul(cm_, before_.at(p.reads[0]), cm_.tensors[p.reads[0]].map, cm_.tensors[p.writes[0]].map, w,
+                          nullptr, acc ? &before_.at(p.reads[1]) : nullptr);
         out.push_back(compare(cm_.tensors[p.writes[0]].name, dt, gather(p.writes[0]), want, true, 0));
       } else {
         const WeightGrad g = expect_weight_grad(cm_, before_.at(p.reads[0]), before_.at(p.reads[1]), K, N, layer->bias);
@@ -231,8 +234,9 @@ std::vector<Check> Executor::check_step(std::size_t i) {
     case LayerKind::Relu:
     case LayerKind::Swiglu: {
       const auto& ops = p.operands;
-      const std::size_t ins = p.phase == Phase::Forward ? layer->inputs.size()
-                                                        : 1 + (layer->kind == LayerKind::Add ? 0 : layer->inputs.size());
+      const std::size_t ins = p.phase == Phase::Forward
+                                  ? layer->inputs.size()
+                                  : 1 + (layer->kind == LayerKind::Add ? 0 : layer->inputs.size());
       std::vector<bool> acc;
       for (std::size_t k = ins; k < ops.size(); ++k)
         acc.push_back(ops[k] != compiler::kScratchTensor &&
@@ -253,6 +257,26 @@ std::vector<Check> Executor::check_step(std::size_t i) {
           out.push_back(compare(cm_.tensors[ops[k]].name, dt, gather(ops[k]), bufs[k], true, 0));
       break;
     }
+    case LayerKind::RmsNorm: {
+      if (p.phase != Phase::Forward) break;
+      // models/reference in the same order (the chain down the column is its feature order).
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(cm_.model.dtype);
+      const std::uint64_t d = layer->in_features;
+      ref::Tensor x(f, Shape{cm_.model.batch, cm_.model.sequence, d});
+      const Bits& xb = before_.at(p.operands[0]);
+      for (std::size_t k = 0; k < xb.size(); ++k) x.set_bits(k, xb[k]);
+      ref::Tensor g(f, ref::vector_shape(d));
+      const Bits& gb = data_.host[cm_.host_tensor(layer->name + ".weight")];
+      for (std::size_t k = 0; k < gb.size(); ++k) g.set_bits(k, gb[k]);
+      const ref::Tensor y = ref::rmsnorm_forward(x, g, layer->epsilon);
+      Bits want(y.size());
+      for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+      Check c = compare(layer->name, dt, gather(p.operands[1]), want, true, 0);
+      c.reference = "models/reference rmsnorm_forward";
+      out.push_back(std::move(c));
+      break;
+    }
     default:
       break;
   }
@@ -270,38 +294,48 @@ void Executor::add_stats(sim::stats::Group& g) {
     auto res = [this, i]() -> const StepResult* { return i < results_.size() ? &results_[i] : nullptr; };
     const double hz = cm_.target.wafer.clock.hz;
     const double peak = static_cast<double>(cm_.target.wafer.pe_count()) * cm_.target.peak_flops_per_cycle(cm_.dtype());
-    s.formula("start_cycle", [res] { return res() ? static_cast<double>(res()->start) : 0.0; }, "cycles",
-              "cycle at which the step started", true);
-    s.formula("cycles", [res] { return res() ? static_cast<double>(res()->cycles()) : 0.0; }, "cycles",
-              "cycles from the step's start to its last PE or edge activity", true);
-    s.formula("bound_cycles", [&p] { return static_cast<double>(p.bound.cycles); }, "cycles",
-              "analytical lower bound on the step's cycles", true);
-    s.formula("flops", [&p] { return static_cast<double>(p.work.flops); }, "FLOP", "useful FLOPs of the step", true);
-    s.formula("executed_flops", [res] { return res() ? static_cast<double>(res()->executed_flops) : 0.0; }, "FLOP",
-              "FLOPs the PEs executed (partial-sum additions included)", true);
+    s.formula(
+        "start_cycle", [res] { return res() ? static_cast<double>(res()->start) : 0.0; }, "cycles",
+        "cycle at which the step started", true);
+    s.formula(
+        "cycles", [res] { return res() ? static_cast<double>(res()->cycles()) : 0.0; }, "cycles",
+        "cycles from the step's start to its last PE or edge activity", true);
+    s.formula(
+        "bound_cycles", [&p] { return static_cast<double>(p.bound.cycles); }, "cycles",
+        "analytical lower bound on the step's cycles", true);
+    s.formula(
+        "flops", [&p] { return static_cast<double>(p.work.flops); }, "FLOP", "useful FLOPs of the step", true);
+    s.formula(
+        "executed_flops", [res] { return res() ? static_cast<double>(res()->executed_flops) : 0.0; }, "FLOP",
+        "FLOPs the PEs executed (partial-sum additions included)", true);
     s.formula(
         "flops_per_second",
         [res, &p, hz] {
-          return res() && res()->cycles() ? static_cast<double>(p.work.flops) * hz / static_cast<double>(res()->cycles())
-                                          : 0.0;
+          return res() && res()->cycles()
+                     ? static_cast<double>(p.work.flops) * hz / static_cast<double>(res()->cycles())
+                     : 0.0;
         },
         "FLOP/s", "useful FLOPs per second of simulated time");
     s.formula(
         "peak_fraction",
         [res, &p, peak] {
-          return res() && res()->cycles() ? static_cast<double>(p.work.flops) / (static_cast<double>(res()->cycles()) * peak)
-                                          : 0.0;
+          return res() && res()->cycles()
+                     ? static_cast<double>(p.work.flops) / (static_cast<double>(res()->cycles()) * peak)
+                     : 0.0;
         },
         "ratio", "useful FLOPs over the wafer's dense peak for the model's number format in the same cycles");
-    s.formula("wavelets_in", [res] { return res() ? static_cast<double>(res()->wavelets_in) : 0.0; }, "wavelets",
-              "wavelets the edge driver sent into the wafer", true);
-    s.formula("wavelets_out", [res] { return res() ? static_cast<double>(res()->wavelets_out) : 0.0; }, "wavelets",
-              "wavelets the edge driver received from the wafer", true);
+    s.formula(
+        "wavelets_in", [res] { return res() ? static_cast<double>(res()->wavelets_in) : 0.0; }, "wavelets",
+        "wavelets the edge driver sent into the wafer", true);
+    s.formula(
+        "wavelets_out", [res] { return res() ? static_cast<double>(res()->wavelets_out) : 0.0; }, "wavelets",
+        "wavelets the edge driver received from the wafer", true);
     for (int k = 0; k < hw::kStallCauses; ++k) {
       const auto cause = static_cast<hw::Stall>(k);
-      s.formula(fmt::format("stall_{}", hw::stall_name(cause)),
-                [res, k] { return res() ? static_cast<double>(res()->stalls[k]) : 0.0; }, "cycles",
-                fmt::format("thread-cycles stalled in this step: {}", hw::stall_description(cause)), true);
+      s.formula(
+          fmt::format("stall_{}", hw::stall_name(cause)),
+          [res, k] { return res() ? static_cast<double>(res()->stalls[k]) : 0.0; }, "cycles",
+          fmt::format("thread-cycles stalled in this step: {}", hw::stall_description(cause)), true);
     }
     s.formula(
         "check_mismatches",

@@ -64,6 +64,36 @@ TEST(CompilerLayers, ElementwiseKindsForwardAndBackwardOnTiny) {
   expect_all_checked(results);
 }
 
+// RMSNorm forward (inference): 20 features over the 8 rows (uneven slices), bit-exact with
+// models/reference in fp16 and bf16.
+std::string rmsnorm_model(const char* dtype) {
+  return std::string("name: rms\ndtype: ") + dtype + R"(
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 20}]
+layers:
+  - {name: n, kind: rmsnorm, inputs: [x], epsilon: 0.001}
+  - {name: fc, kind: linear, inputs: [n], features: 8}
+)";
+}
+
+void run_rmsnorm(const char* dtype) {
+  models::compiler::CompileOptions o;
+  o.training = false;
+  test::ModelRun run("tiny", {}, rmsnorm_model(dtype), o);
+  const auto& results = run.run();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].kind, LayerKind::RmsNorm);
+  ASSERT_EQ(results[0].checks.size(), 1u);
+  EXPECT_EQ(results[0].checks[0].compared, 2u * 8 * 20);
+  EXPECT_EQ(results[0].checks[0].reference, "models/reference rmsnorm_forward");
+  expect_all_checked(results);
+}
+
+// One wafer per process (a fresh SystemC kernel): one test per format.
+TEST(CompilerLayers, RmsNormForwardFp16MatchesTheReferenceBitForBit) { run_rmsnorm("fp16"); }
+TEST(CompilerLayers, RmsNormForwardBf16MatchesTheReferenceBitForBit) { run_rmsnorm("bf16"); }
+
 // 256 tokens x 128 features -> 128 on the 8 x 8 wafer, accumulating in fp16: 32 tokens and
 // 16 input features per PE, enough work per streamed weight to be compute bound.
 const char* kGemm = R"(
