@@ -41,8 +41,8 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
       throw sim::SimulationError(fmt::format("simulated time cannot advance past cycle {}", now.count()));
     auto t0 = std::chrono::steady_clock::now();
     const sc_time before = sc_time_stamp();
-    sc_start(reference.time_of(target) - before, SC_RUN_TO_TIME);
-    if (sc_time_stamp() == before && sc_get_status() != SC_STOPPED)
+    sc_start(reference.time_of(target) - before, limits.stop_at_last_event ? SC_EXIT_ON_STARVATION : SC_RUN_TO_TIME);
+    if (!limits.stop_at_last_event && sc_time_stamp() == before && sc_get_status() != SC_STOPPED)
       throw sim::SimulationError(fmt::format("simulated time did not advance past cycle {}", now.count()));
     for (const auto* e : engines) {
       if (!e->failed()) continue;
