@@ -6,7 +6,9 @@
 #include <iostream>
 
 #include "platforms/cluster.h"
+#include "platforms/run_trace.h"
 #include "sim/app/cli.h"
+#include "sim/app/trace_args.h"
 #include "sim/units/quantity.h"
 
 namespace wafersim::app {
@@ -15,13 +17,24 @@ namespace {
 struct RunCommand {
   PlatformArgs platform;
   SimArgs sim;
+  TraceArgs trace;
   std::uint64_t cycles = 10000;
 
   void execute() const {
     auto loaded = platform.load();
+    const sim::trace::TraceOptions trace_options = trace.options();
     RunDir dir = RunDir::create(sim.out, "run");
+    platforms::BuildOptions build = sim.build_options();
+    std::unique_ptr<platforms::RunTrace> tracing;
+    if (trace_options.any()) {
+      tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), loaded.spec, cycles);
+      tracing->configure(build);
+    }
     sim::stats::Group root("");
-    platforms::Cluster cluster("cluster", loaded.spec, sim.build_options(), root);
+    platforms::Cluster cluster("cluster", loaded.spec, build, root);
+    if (tracing)
+      for (std::size_t i = 0; i < cluster.wafer_count(); ++i)
+        tracing->attach(cluster.wafer(i), static_cast<std::uint32_t>(i));
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
     const sim::Engine& ref = cluster.wafer(0).engine();
@@ -29,6 +42,7 @@ struct RunCommand {
     Progress progress("run", cycles, "cycles", Progress::terminal() && !sim.json);
     RunOutcome outcome = run_simulation(ref, engines, sim::Cycle(cycles), sim.limits(), progress);
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "ok");
+    if (tracing) tracing->finish(outcome.cycles);
 
     const double rate = outcome.wall_seconds > 0 ? static_cast<double>(outcome.cycles.count()) / outcome.wall_seconds : 0;
     if (sim.json) {
@@ -61,6 +75,7 @@ void add_run_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("run", "simulate a platform and print a summary (default: the 'tiny' preset)");
   cmd->platform.add(*sub, "tiny");
   cmd->sim.add(*sub);
+  cmd->trace.add(*sub);
   sub->add_option("--cycles", cmd->cycles, "cycles to simulate when no workload ends the run by itself")
       ->capture_default_str();
   sub->footer("Writes config.yaml, stats.json, stats.txt and run.json into the output folder;\n"
