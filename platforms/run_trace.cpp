@@ -133,7 +133,6 @@ void RunTrace::attach(StreamingCluster& cluster) {
     for (std::uint32_t e = 0; e < cluster.endpoint_count(); ++e)
       links_->attach(cluster.endpoint(e).gradients_out(p), "edge", fmt::format("p{} wafer{} to SwarmX (gradients)", p, e));
   }
-  recorder_->add_producer(links_.get());
 }
 
 void RunTrace::record_steps(const StreamingCluster& cluster, const StepTimeline& timeline) {
@@ -191,6 +190,10 @@ void RunTrace::record_steps(const StreamingCluster& cluster, const StepTimeline&
 
 std::vector<std::string> RunTrace::finish(sim::Cycle end) {
   for (const sim::Engine* e : engines_) end = std::max(end, e->cycles());
+  if (samplers_.empty())
+    recorder_->meta()["fabric_absent"] = engines_.empty() ? "this run simulated no wafer fabric (model endpoints stand in "
+                                                            "for the wafers)"
+                                                          : "congestion windows were not traced (--trace windows)";
   std::vector<std::string> files = recorder_->finish(end);
   if (recorder_->meta().contains("steps")) files.push_back("steps.json");
   return files;

@@ -116,6 +116,7 @@ int run_cli(int argc, char** argv) {
   add_sweep_command(app);
   add_collect_command(app);
   add_traffic_command(app);
+  add_stream_loop_command(app);
   add_report_command(app);
 
   try {

@@ -49,7 +49,7 @@ void WindowTable::combine(std::vector<std::uint64_t>& into, const std::uint64_t*
 
 void WindowTable::add(std::uint64_t window, const std::uint64_t* keys, const std::uint64_t* values) {
   if (closed_) throw std::logic_error("WindowTable " + name_ + ": add after close");
-  if (window < open_window_) throw std::logic_error("WindowTable " + name_ + ": windows out of order");
+  if (window < open_window_) throw std::logic_error(fmt::format("WindowTable {}: window {} after window {}", name_, window, open_window_));
   bool nonzero = false;
   for (std::size_t i = 0; i < values_.size(); ++i) nonzero |= values[i] != 0;
   if (!nonzero) return;

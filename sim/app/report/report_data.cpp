@@ -319,6 +319,7 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
     for (const auto& w : meta.at("fabric"))
       fabric.push_back(fabric_section(dir, meta, w, windows, window_cycles, end_cycle, options));
   out["fabric"] = std::move(fabric);
+  out["fabric_absent"] = meta.value("fabric_absent", std::string("congestion windows were not traced (--trace windows)"));
   out["links"] = links_section(dir, meta, windows);
 
   if (meta.contains("steps")) {

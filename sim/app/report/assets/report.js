@@ -47,6 +47,14 @@
     if (Number.isInteger(v)) return v.toLocaleString('en-US');
     return v.toFixed(digits === undefined ? 3 : digits);
   }
+  // 1234567 -> "1.23M": axis labels
+  function si(v) {
+    var a = Math.abs(v);
+    if (a >= 1e9) return +(v / 1e9).toPrecision(3) + 'G';
+    if (a >= 1e6) return +(v / 1e6).toPrecision(3) + 'M';
+    if (a >= 1e4) return +(v / 1e3).toPrecision(3) + 'k';
+    return num(v, 2);
+  }
   function pct(v) { return isFinite(v) ? (100 * v).toFixed(1) + '%' : '–'; }
   function seconds(s) {
     if (!isFinite(s)) return '–';
@@ -279,7 +287,7 @@
       { id: 'queued-time-w' + f.wafer, name: 'wavelets queued (mean over the window)', v: f.series.occupancy }
     ].map(function (c, i) {
       var ch = lineChart({ id: c.id, x: windowsX(c.v.length), series: [{ name: c.name, values: perCycle(c.v) }],
-                           xlabel: i === 2 ? 'cycle' : '', ylabel: '', height: 150, color: i });
+                           xlabel: i === 2 ? 'cycle (' + si(clock) + 'Hz clock)' : '', ylabel: '', height: 150, color: i });
       box.appendChild(ch.figure);
       return ch;
     });
@@ -347,7 +355,7 @@
     var ymax = 0;
     opts.series.forEach(function (s) { s.values.forEach(function (v) { if (isFinite(v)) ymax = Math.max(ymax, v); }); });
     if (ymax <= 0) ymax = 1;
-    ymax = niceCeil(ymax);
+    ymax = 4 * niceCeil(ymax / 4);
     var X = function (c) { return L + (W - L - R) * c / Math.max(1, xmax); };
     var Y = function (v) { return T + (H - T - B) * (1 - v / ymax); };
     var band = svg('rect', { x: 0, y: T, width: 0, height: H - T - B, fill: '#2f6fd6', 'fill-opacity': 0.10 });
@@ -355,11 +363,11 @@
     for (var k = 0; k <= 4; k++) {
       var v = ymax * k / 4;
       node.appendChild(svg('line', { class: 'gridline', x1: L, x2: W - R, y1: Y(v), y2: Y(v) }));
-      node.appendChild(svg('text', { x: L - 6, y: Y(v) + 4, 'font-size': 10, 'text-anchor': 'end', text: num(v, 2) }));
+      node.appendChild(svg('text', { x: L - 6, y: Y(v) + 4, 'font-size': 10, 'text-anchor': 'end', text: si(v) }));
     }
     var xstep = niceCeil(xmax / 6);
     for (var c = 0; c <= xmax; c += xstep)
-      node.appendChild(svg('text', { x: X(c), y: H - B + 14, 'font-size': 10, 'text-anchor': 'middle', text: num(c) }));
+      node.appendChild(svg('text', { x: X(c), y: H - B + 14, 'font-size': 10, 'text-anchor': 'middle', text: si(c) }));
     if (opts.xlabel) node.appendChild(svg('text', { x: (L + W - R) / 2, y: H - 4, 'font-size': 10.5, 'text-anchor': 'middle', text: opts.xlabel }));
     if (opts.ylabel) node.appendChild(svg('text', { x: 12, y: (T + H - B) / 2, 'font-size': 10.5, 'text-anchor': 'middle',
                                    transform: 'rotate(-90 12 ' + ((T + H - B) / 2) + ')', text: opts.ylabel }));
@@ -399,7 +407,7 @@
   // ---- sections ----------------------------------------------------------------------------
   root.appendChild(el('h2', { text: 'Fabric congestion' }));
   if (!D.fabric.length) {
-    root.appendChild(el('p', { class: 'absent', text: 'Not recorded: this run traced no congestion windows (run with --trace windows).' }));
+    root.appendChild(el('p', { class: 'absent', text: 'Not recorded: ' + D.fabric_absent + '.' }));
   } else {
     var boxes = D.fabric.map(fabricSection);
     if (boxes.length > 1) {
@@ -418,7 +426,7 @@
     var nwin = D.links.series.length ? D.links.series[0].bytes.length : 0;
     var secondsOf = function (i) { return (windowEnd(i) - windowStart(i)) / clock; };
     var chart = lineChart({
-      id: 'bandwidth', x: windowsX(nwin), xlabel: 'cycle', ylabel: 'Gb/s',
+      id: 'bandwidth', x: windowsX(nwin), xlabel: 'cycle (' + si(clock) + 'Hz clock; ' + seconds(trace.end_cycle / clock) + ' in all)', ylabel: 'Gb/s',
       series: D.links.series.map(function (s) {
         return { name: s.name, values: s.bytes.map(function (b, i) { return 8 * b / secondsOf(i) / 1e9; }) };
       })
