@@ -75,7 +75,7 @@ void Recorder::merge() {
   for (WindowProducer* p : free_producers_) p->windows_merged();
 }
 
-void WindowSource::close_one(Cycle end) {
+void WindowSource::close_last(Cycle end) {
   while (closed_ >= recorder_.options_.max_windows) recorder_.merge();
   for (WindowProducer* p : producers_) p->close_window(closed_, sampled_until_, end);
   sampled_until_ = end;
@@ -85,17 +85,27 @@ void WindowSource::close_one(Cycle end) {
 void WindowSource::close_through(Cycle now) {
   // The first window to close holds everything since the last sample; the ones after it up
   // to `now` saw no tick of this engine, so nothing happened in them.
-  if (Cycle((closed_ + 1) * recorder_.window_) > now) return;
-  close_one(Cycle((closed_ + 1) * recorder_.window_));
-  while (Cycle((closed_ + 1) * recorder_.window_) <= now) {
-    const std::uint64_t last = now.count() / recorder_.window_;  // windows [closed_, last) are empty
-    if (last > recorder_.options_.max_windows) {
+  const std::uint64_t max = recorder_.options_.max_windows;
+  bool first = true;
+  while (true) {
+    if (closed_ >= max) {
       recorder_.merge();
       continue;
     }
+    const std::uint64_t k = recorder_.window_;
+    const Cycle end((closed_ + 1) * k);
+    if (end > now) return;
+    if (first) {
+      for (WindowProducer* p : producers_) p->close_window(closed_, sampled_until_, end);
+      sampled_until_ = end;
+      ++closed_;
+      first = false;
+      continue;
+    }
+    const std::uint64_t last = std::min<std::uint64_t>(now.count() / k, max);  // [closed_, last) are empty
     for (WindowProducer* p : producers_) p->skip_windows(closed_, last - closed_);
     closed_ = last;
-    sampled_until_ = Cycle(last * recorder_.window_);
+    sampled_until_ = Cycle(last * k);
   }
 }
 
@@ -107,7 +117,7 @@ std::vector<std::string> Recorder::finish(Cycle end) {
   if (finished_) throw std::logic_error("Recorder::finish called twice");
   for (auto& s : sources_) {
     s->close_through(end);
-    if (s->sampled_until_ < end) s->close_one(end);
+    if (s->sampled_until_ < end) s->close_last(end);
   }
   finished_ = true;
   // Every source closed the same windows; producers without an engine may need more.
@@ -146,7 +156,7 @@ std::vector<std::string> Recorder::finish(Cycle end) {
     meta["timeline"] = nullptr;
   }
   if (vcd_) {
-    vcd_->close();
+    vcd_->close(end.count() ? time_of(Cycle(end.count() - 1)).count() : 0);
     meta["vcd"] = {{"file", "routers.vcd"}, {"variables", vcd_->variables()}};
     files.push_back("routers.vcd");
   } else {

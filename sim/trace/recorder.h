@@ -38,7 +38,7 @@ class WindowSource final : public TickObserver {
  private:
   friend class Recorder;
   void close_through(Cycle now);
-  void close_one(Cycle end);
+  void close_last(Cycle end);
 
   Recorder& recorder_;
   std::vector<WindowProducer*> producers_;
@@ -86,7 +86,8 @@ class Recorder {
 
   // Closes the windows up to `end` (the run's length in cycles; the last window may be
   // short), lets producers finish, closes every file and writes meta.json. Returns the
-  // names of the files written.
+  // names of the files written. The VCD gets the values of cycle end - 1 if SystemC did not
+  // write them (a run ended by sc_stop).
   std::vector<std::string> finish(Cycle end);
   [[nodiscard]] bool finished() const { return finished_; }
   // The number of windows (final after finish()).

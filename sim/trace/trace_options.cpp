@@ -115,7 +115,7 @@ void check_inside(const Rect& r, std::uint32_t width, std::uint32_t height, cons
 
 std::uint64_t auto_window_cycles(std::uint64_t expected_cycles) {
   if (expected_cycles == 0) return 1000;
-  const std::uint64_t want = std::max<std::uint64_t>(1, expected_cycles / 100);
+  const std::uint64_t want = (expected_cycles + 99) / 100;  // at most 100 windows
   for (std::uint64_t scale = 1;; scale *= 10)
     for (std::uint64_t m : {1, 2, 5})
       if (m * scale >= want) return m * scale;
