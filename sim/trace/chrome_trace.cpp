@@ -29,9 +29,16 @@ std::string args_json(const Args& args) {
   return out + "}";
 }
 
+// Slices end where they end: start and end round to the nanosecond each, and the duration
+// is their difference, so slices that follow each other still do.
+std::uint64_t rounded_ns(Picos t) { return (t.count() + 500) / 1000 * 1000; }
+
 }  // namespace
 
-std::string micros(Picos t) { return fmt::format("{}.{:06}", t.count() / 1'000'000, t.count() % 1'000'000); }
+std::string micros(Picos t) {
+  const std::uint64_t ns = (t.count() + 500) / 1000;
+  return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
+}
 
 std::string json_string(std::string_view s) {
   std::string out = "\"";
@@ -53,7 +60,7 @@ ChromeTrace::ChromeTrace(std::filesystem::path path, std::uint64_t max_events)
     : path_(std::move(path)), max_events_(max_events) {
   out_.open(path_, std::ios::binary | std::ios::trunc);
   if (!out_) throw InputError(fmt::format("cannot write {}: {}", path_.string(), std::strerror(errno)));
-  buffer_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  buffer_ = "{\"traceEvents\":[\n";
 }
 
 ChromeTrace::~ChromeTrace() {
@@ -114,8 +121,8 @@ void ChromeTrace::slice(TrackId t, std::string_view name, std::string_view categ
   if (end < start) throw std::logic_error("ChromeTrace: a slice ends before it starts");
   if (!admit()) return;
   emit(fmt::format(R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",
-                   json_string(name), json_string(category), t.process, t.thread, micros(start), micros(end - start),
-                   args_json(args)));
+                   json_string(name), json_string(category), t.process, t.thread, micros(start),
+                   micros(Picos(rounded_ns(end) - rounded_ns(start))), args_json(args)));
 }
 
 void ChromeTrace::instant(TrackId t, std::string_view name, Picos at, const Args& args) {

@@ -12,8 +12,10 @@
 
 namespace wafersim::sim::trace {
 
-// Times are microseconds with six decimals (exact picoseconds). Processes and threads are
-// numbered in creation order and named with metadata events (sorted in that order).
+// Times are microseconds with three decimals: nanoseconds, rounded (Perfetto keeps
+// nanoseconds). No displayTimeUnit: some Perfetto versions read "ns" there as the unit of
+// the timestamps. Processes and threads are numbered in creation order and named with
+// metadata events (sorted in that order).
 class ChromeTrace final : public Timeline {
  public:
   // Creates (truncates) `path`. At most `max_events` events are written.
@@ -51,7 +53,7 @@ class ChromeTrace final : public Timeline {
   bool closed_ = false;
 };
 
-// "123.456789": picoseconds as microseconds, exactly.
+// "123.457": picoseconds as microseconds, rounded to the nanosecond.
 std::string micros(Picos t);
 // `s` as a JSON string literal (quotes and escapes).
 std::string json_string(std::string_view s);
