@@ -42,14 +42,37 @@ WindowTable::~WindowTable() {
   }
 }
 
-void WindowTable::combine(std::vector<std::uint64_t>& into, const std::uint64_t* values) const {
+void WindowTable::combine(std::uint64_t* into, const std::uint64_t* values) const {
   for (std::size_t i = 0; i < values_.size(); ++i)
     into[i] = values_[i].merge == Merge::Sum ? into[i] + values[i] : std::max(into[i], values[i]);
 }
 
+void WindowTable::canonical(std::vector<std::uint64_t>& rows) const {
+  const std::size_t nk = keys_.size(), stride = nk + values_.size();
+  const std::size_t n = rows.size() / stride;
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  auto key_less = [&](std::size_t a, std::size_t b) {
+    return std::lexicographical_compare(&rows[a * stride], &rows[a * stride + nk], &rows[b * stride],
+                                        &rows[b * stride + nk]);
+  };
+  std::stable_sort(order.begin(), order.end(), key_less);
+  std::vector<std::uint64_t> out;
+  out.reserve(rows.size());
+  for (std::size_t i : order) {
+    const std::uint64_t* row = &rows[i * stride];
+    if (!out.empty() && std::equal(row, row + nk, out.end() - static_cast<std::ptrdiff_t>(stride)))
+      combine(&*(out.end() - static_cast<std::ptrdiff_t>(values_.size())), row + nk);
+    else
+      out.insert(out.end(), row, row + stride);
+  }
+  rows.swap(out);
+}
+
 void WindowTable::add(std::uint64_t window, const std::uint64_t* keys, const std::uint64_t* values) {
   if (closed_) throw std::logic_error("WindowTable " + name_ + ": add after close");
-  if (window < open_window_) throw std::logic_error(fmt::format("WindowTable {}: window {} after window {}", name_, window, open_window_));
+  if (window < open_window_)
+    throw std::logic_error(fmt::format("WindowTable {}: window {} after window {}", name_, window, open_window_));
   bool nonzero = false;
   for (std::size_t i = 0; i < values_.size(); ++i) nonzero |= values[i] != 0;
   if (!nonzero) return;
@@ -57,21 +80,31 @@ void WindowTable::add(std::uint64_t window, const std::uint64_t* keys, const std
     write_open_window();
     open_window_ = window;
   }
-  auto [it, fresh] = open_.try_emplace(std::vector<std::uint64_t>(keys, keys + keys_.size()),
-                                       std::vector<std::uint64_t>(values_.size(), 0));
-  combine(it->second, values);
+  const std::size_t nk = keys_.size();
+  if (open_sorted_ && !open_.empty()) {
+    const std::uint64_t* last = &open_[open_.size() - nk - values_.size()];
+    open_sorted_ = std::lexicographical_compare(last, last + nk, keys, keys + nk);
+  }
+  open_.insert(open_.end(), keys, keys + nk);
+  open_.insert(open_.end(), values, values + values_.size());
+}
+
+void WindowTable::append_rows(std::uint64_t window, const std::vector<std::uint64_t>& rows, std::string& out) const {
+  const std::size_t stride = keys_.size() + values_.size();
+  auto it = std::back_inserter(out);
+  for (std::size_t r = 0; r < rows.size(); r += stride) {
+    fmt::format_to(it, "{}", window);
+    for (std::size_t i = 0; i < stride; ++i) fmt::format_to(it, ",{}", rows[r + i]);
+    out += '\n';
+  }
 }
 
 void WindowTable::write_open_window() {
-  auto it = std::back_inserter(buffer_);
-  for (const auto& [k, v] : open_) {
-    fmt::format_to(it, "{}", open_window_);
-    for (auto x : k) fmt::format_to(it, ",{}", x);
-    for (auto x : v) fmt::format_to(it, ",{}", x);
-    buffer_ += '\n';
-    ++rows_;
-  }
+  if (!open_sorted_) canonical(open_);
+  append_rows(open_window_, open_, buffer_);
+  rows_ += open_.size() / (keys_.size() + values_.size());
   open_.clear();
+  open_sorted_ = true;
   if (buffer_.size() >= kFlushBytes) flush();
 }
 
@@ -104,20 +137,16 @@ void WindowTable::merge_pairs() {
   out << line << "\n";
   std::uint64_t rows = 0;
   std::uint64_t window = 0;
+  const std::size_t stride = nk + nv;
   auto emit = [&] {
+    canonical(open_);
     std::string text;
-    auto it = std::back_inserter(text);
-    for (const auto& [k, v] : open_) {
-      fmt::format_to(it, "{}", window);
-      for (auto x : k) fmt::format_to(it, ",{}", x);
-      for (auto x : v) fmt::format_to(it, ",{}", x);
-      text += '\n';
-      ++rows;
-    }
+    append_rows(window, open_, text);
     out << text;
+    rows += open_.size() / stride;
     open_.clear();
   };
-  std::vector<std::uint64_t> fields(1 + nk + nv);
+  std::vector<std::uint64_t> fields(1 + stride);
   while (std::getline(in, line)) {
     const char* p = line.c_str();
     for (auto& f : fields) {
@@ -130,14 +159,13 @@ void WindowTable::merge_pairs() {
       emit();
       window = w;
     }
-    auto [it, fresh] = open_.try_emplace(
-        std::vector<std::uint64_t>(fields.begin() + 1, fields.begin() + 1 + static_cast<std::ptrdiff_t>(nk)),
-        std::vector<std::uint64_t>(nv, 0));
-    combine(it->second, fields.data() + 1 + nk);
+    open_.insert(open_.end(), fields.begin() + 1, fields.end());
   }
   // Windows only grow, so the open window (halved) is the last in the file or a later one.
   const std::uint64_t open = open_window_ / 2;
   if (window != open) emit();
+  canonical(open_);
+  open_sorted_ = true;
   out.close();
   if (!out) io_error(tmp, "write");
   in.close();

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -52,7 +51,10 @@ class WindowTable {
  private:
   void flush();
   void open_append();
-  void combine(std::vector<std::uint64_t>& into, const std::uint64_t* values) const;
+  void combine(std::uint64_t* into, const std::uint64_t* values) const;
+  // Sorts rows (flat, keys then values) by key and combines rows of equal keys.
+  void canonical(std::vector<std::uint64_t>& rows) const;
+  void append_rows(std::uint64_t window, const std::vector<std::uint64_t>& rows, std::string& out) const;
   void write_open_window();
 
   std::filesystem::path path_;
@@ -62,7 +64,8 @@ class WindowTable {
   std::string buffer_;
   std::uint64_t rows_ = 0;  // written rows
   std::uint64_t open_window_ = 0;
-  std::map<std::vector<std::uint64_t>, std::vector<std::uint64_t>> open_;  // the last window's rows
+  std::vector<std::uint64_t> open_;  // the last window's rows, flat (keys, then values)
+  bool open_sorted_ = true;          // keys strictly ascending as added (the usual case)
   bool closed_ = false;
 };
 
