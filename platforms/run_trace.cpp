@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 
 #include "sim/errors.h"
 
@@ -69,9 +70,9 @@ RunTrace::RunTrace(const sim::trace::TraceOptions& options, const std::filesyste
   meta["selection"] = {{"region", options.region ? options.region->str() : "all"}, {"pes", nlohmann::json::array()}};
   for (const Rect& r : options.pes) meta["selection"]["pes"].push_back(r.str());
   meta["fabric"] = nlohmann::ordered_json::array();
-  // Producers that land with the PE core fill these; until then the report says why not.
-  meta["pe"] = {{"recorded", false}, {"reason", "the PE core is not part of this build"}};
-  meta["sram"] = {{"recorded", false}, {"reason", "the PE core is not part of this build"}};
+  // The PE cores' samplers fill these when a wafer with programs is attached.
+  meta["pe"] = {{"recorded", false}, {"reason", "this run simulated no PE cores (model endpoints stand in for the wafers)"}};
+  meta["sram"] = meta["pe"];
 }
 
 RunTrace::~RunTrace() = default;
@@ -93,6 +94,17 @@ void RunTrace::attach(Wafer& wafer, std::uint32_t index) {
           wafer.mesh(), index, *recorder_, o.region ? *o.region : Rect{0, 0, w - 1, h - 1}, by_color_));
       source.add_producer(samplers_.back().get());
     }
+    core_samplers_.push_back(std::make_unique<hw::trace::CoreWindowSampler>(
+        wafer.cores(), index, *recorder_, o.region ? *o.region : Rect{0, 0, w - 1, h - 1}));
+    source.add_producer(core_samplers_.back().get());
+  }
+  if (o.timeline && !o.pes.empty()) {
+    core_timelines_.push_back(std::make_unique<hw::trace::CoreTimeline>(*recorder_, index));
+    for (const Rect& r : o.pes)
+      for (std::uint32_t y = r.y0; y <= r.y1; ++y)
+        for (std::uint32_t x = r.x0; x <= r.x1; ++x)
+          wafer.cores().observe(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)},
+                                core_timelines_.back().get());
   }
   if (o.vcd) {
     std::vector<std::uint32_t> routers;
@@ -188,14 +200,41 @@ void RunTrace::record_steps(const StreamingCluster& cluster, const StepTimeline&
   lanes(*t, "Training steps", "steps", "step", std::move(steps));
 }
 
+void RunTrace::phase(std::uint32_t wafer, std::string name, sim::Cycle start, sim::Cycle end, sim::trace::Args args) {
+  if (end < start) throw std::logic_error("RunTrace::phase: a phase ends before it starts");
+  phases_.push_back(Phase{wafer, std::move(name), start, end, std::move(args)});
+}
+
 std::vector<std::string> RunTrace::finish(sim::Cycle end) {
   for (const sim::Engine* e : engines_) end = std::max(end, e->cycles());
+  if (!phases_.empty()) {
+    std::stable_sort(phases_.begin(), phases_.end(), [](const Phase& a, const Phase& b) {
+      return a.wafer != b.wafer ? a.wafer < b.wafer : a.start < b.start;
+    });
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    std::map<std::uint32_t, std::vector<Span>> spans;
+    for (const Phase& p : phases_) {
+      rows.push_back({{"wafer", p.wafer}, {"name", p.name}, {"start", p.start.count()}, {"end", p.end.count()}});
+      sim::trace::Args args = p.args;
+      args.push_back(Arg::num("start_cycle", static_cast<double>(p.start.count())));
+      args.push_back(Arg::num("cycles", static_cast<double>((p.end - p.start).count())));
+      spans[p.wafer].push_back(Span{recorder_->time_of(p.start), recorder_->time_of(p.end), p.name, std::move(args)});
+    }
+    if (sim::trace::Timeline* t = recorder_->timeline())
+      for (auto& [wafer, list] : spans) lanes(*t, fmt::format("wafer{} layers", wafer), "phases", "phase", std::move(list));
+    const auto path = recorder_->dir() / "phases.json";
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << nlohmann::ordered_json{{"format", "wafersim-phases/1"}, {"phases", rows}}.dump(1) << "\n";
+    if (!out) throw sim::InputError(fmt::format("cannot write {}", path.string()));
+    recorder_->meta()["phases"] = {{"file", "phases.json"}, {"count", rows.size()}};
+  }
   if (samplers_.empty())
     recorder_->meta()["fabric_absent"] = engines_.empty() ? "this run simulated no wafer fabric (model endpoints stand in "
                                                             "for the wafers)"
                                                           : "congestion windows were not traced (--trace windows)";
   std::vector<std::string> files = recorder_->finish(end);
   if (recorder_->meta().contains("steps")) files.push_back("steps.json");
+  if (recorder_->meta().contains("phases")) files.push_back("phases.json");
   return files;
 }
 

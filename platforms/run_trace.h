@@ -1,6 +1,7 @@
 #pragma once
 // Tracing spliced into a run's module tree, only when the run asks for it (--trace): the
-// recorder, the fabric's window samplers and router probes of each wafer, and the chunk-link
+// recorder, the fabric's window samplers and router probes of each wafer, its PE cores'
+// windows and task tracks, layer phases from the runtime, and the chunk-link
 // tracer of the weight-streaming cluster; after the run, MemoryX's records and the per-step
 // breakdown. docs/trace.md describes the files.
 
@@ -12,6 +13,8 @@
 
 #include "fabric/trace/mesh_windows.h"
 #include "fabric/trace/router_probe.h"
+#include "hw/trace/core_timeline.h"
+#include "hw/trace/core_windows.h"
 #include "platforms/step_timeline.h"
 #include "platforms/streaming_cluster.h"
 #include "platforms/wafer.h"
@@ -33,8 +36,14 @@ class RunTrace {
 
   // What the wafers must be built with (the per-link counters the windows read).
   void configure(BuildOptions& build) const;
-  // Samples wafer `index`'s fabric (windows, timeline counters, router waveforms).
+  // Samples wafer `index`'s fabric (windows, timeline counters, router waveforms) and its PE
+  // cores (busy cycles by cause and SRAM per window; tasks and vector operations of the
+  // --trace-pes on the timeline), whatever programs they run (hand-written or compiled).
   void attach(Wafer& wafer, std::uint32_t index);
+  // A layer phase of wafer `wafer` (e.g. "L3 forward") over cycles [start, end), called by
+  // the runtime that drives compiled layers: a slice on the timeline's "wafer<N> layers"
+  // process (overlapping phases spread over numbered tracks) and a row of phases.json.
+  void phase(std::uint32_t wafer, std::string name, sim::Cycle start, sim::Cycle end, sim::trace::Args args = {});
   // Traces every chunk link of the cluster (MemoryX, SwarmX, wafer edges).
   void attach(StreamingCluster& cluster);
   // After the run: MemoryX's streams, gradients and updates and the steps on the timeline;
@@ -54,6 +63,15 @@ class RunTrace {
   std::unique_ptr<sim::trace::Recorder> recorder_;
   std::vector<std::unique_ptr<fabric::trace::MeshWindowSampler>> samplers_;
   std::vector<std::unique_ptr<fabric::trace::RouterProbe>> probes_;
+  std::vector<std::unique_ptr<hw::trace::CoreWindowSampler>> core_samplers_;
+  std::vector<std::unique_ptr<hw::trace::CoreTimeline>> core_timelines_;
+  struct Phase {
+    std::uint32_t wafer;
+    std::string name;
+    sim::Cycle start, end;
+    sim::trace::Args args;
+  };
+  std::vector<Phase> phases_;
   std::unique_ptr<sim::trace::LinkTracer> links_;
   std::vector<const sim::Engine*> engines_;
 };

@@ -13,7 +13,7 @@ MeshWindowSampler::MeshWindowSampler(const Mesh& mesh, std::uint32_t wafer, sim:
     : mesh_(mesh),
       wafer_(wafer),
       recorder_(recorder),
-      grid_(RegionGrid::fit(area, recorder.options().max_cells)),
+      grid_(sim::trace::RegionGrid::fit(area, recorder.options().max_cells)),
       by_color_(by_color),
       colors_(by_color ? mesh.colors() : 1),
       table_(nullptr),
@@ -119,11 +119,13 @@ void MeshWindowSampler::close_window(std::uint64_t index, sim::Cycle start, sim:
   now_.swap(last_);
   last_end_ = end;
   for (std::uint32_t v = 0; v < kValues; ++v) totals_[v] += window_totals[v];
-  if (recorder_.timeline() && end > start) {
+  const bool zero = window_totals[0] == 0 && window_totals[1] == 0 && window_totals[2] == 0;
+  // Zero after zero is left out: a window the engine skipped writes nothing either.
+  if (recorder_.timeline() && end > start && !(zero && counters_zero_)) {
     const auto cycles = static_cast<double>((end - start).count());
     counters(recorder_.time_of(start), static_cast<double>(window_totals[0]) / cycles,
              static_cast<double>(window_totals[1]) / cycles, static_cast<double>(window_totals[2]) / cycles);
-    counters_zero_ = window_totals[0] == 0 && window_totals[1] == 0 && window_totals[2] == 0;
+    counters_zero_ = zero;
   }
 }
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fabric/mesh.h"
-#include "fabric/trace/region_grid.h"
+#include "sim/trace/region_grid.h"
 #include "sim/trace/recorder.h"
 
 namespace wafersim::fabric::trace {
@@ -27,7 +27,7 @@ class MeshWindowSampler final : public sim::trace::WindowProducer {
   MeshWindowSampler(const Mesh& mesh, std::uint32_t wafer, sim::trace::Recorder& recorder,
                     const sim::trace::Rect& area, bool by_color);
 
-  [[nodiscard]] const RegionGrid& grid() const { return grid_; }
+  [[nodiscard]] const sim::trace::RegionGrid& grid() const { return grid_; }
   [[nodiscard]] bool by_color() const { return by_color_; }
 
   void close_window(std::uint64_t index, sim::Cycle start, sim::Cycle end) override;
@@ -42,7 +42,7 @@ class MeshWindowSampler final : public sim::trace::WindowProducer {
   const Mesh& mesh_;
   std::uint32_t wafer_;
   sim::trace::Recorder& recorder_;
-  RegionGrid grid_;
+  sim::trace::RegionGrid grid_;
   bool by_color_;
   std::uint32_t colors_;  // color slots per (cell, dir): the mesh's colors, or 1 (all)
   sim::trace::WindowTable* table_;

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Opens `wafersim report` pages in headless Chromium and checks what they show.
 
-    report_browser_test.py WAFERSIM [--keep DIR] [--screenshot PNG]
+    report_browser_test.py WAFERSIM [--keep DIR] [--screenshot PNG] [--screenshot-exec PNG]
 
-Runs a hotspot traffic run and a weight-streaming loop with tracing, writes their reports and
-loads each page in Debian's Chromium (headless, no network, a fresh profile), driven over the
+Runs a hotspot traffic run, a PE pipeline (`wafersim exec`) and a weight-streaming loop with
+tracing, writes their reports and loads each page in Debian's Chromium (headless, no network, a fresh profile), driven over the
 DevTools protocol on a pipe (--remote-debugging-pipe; no extra packages). Fails on any console
 error or uncaught exception, and checks the rendered page: the number of heatmap cells, the
-hotspot and busiest-link tables, the absent sections, the window slider, SVG export, the
+hotspot and busiest-link tables, the PE heatmaps and tables, the absent sections, the window slider, SVG export, the
 bandwidth chart and the step table. Also checks the runs' Perfetto JSON against the trace-event
 format (trace_event_check.py) and that their VCD parses. Exits 77 (skipped) without Chromium.
 """
@@ -238,7 +238,7 @@ def check_traffic_page(b, run_dir):
     busiest = b.eval("(() => { const r = document.querySelector('#busiest-w0 tbody tr'); return [r.dataset.x, r.dataset.y, r.dataset.dir]; })()")
     check(busiest == ["5", "2", "ramp"], f"the busiest link should be the hot router's ramp, found {busiest}")
     text = b.eval("document.body.innerText")
-    for absent in ("PE busy", "SRAM usage", "Not recorded: the PE core is not part of this build",
+    for absent in ("PE busy", "SRAM usage", "Not recorded: no PE ran a program in this run",
                    "Not recorded: no MemoryX or SwarmX in this run", "Not recorded: no training steps in this run",
                    "exactly the run's statistics"):
         check(absent in text, f"the page does not say {absent!r}")
@@ -250,6 +250,29 @@ def check_traffic_page(b, run_dir):
     check(svg.startswith("<?xml") and "<svg" in svg and svg.count("class=\"cell\"") == 64, "SVG export")
     charts = b.eval("document.querySelectorAll('svg.chart path').length")
     check(charts >= 3, f"expected the three throughput charts, found {charts} lines")
+
+
+def check_exec_page(b, run_dir):
+    check(b.eval("document.body.dataset.reportReady") == "1", "the page did not finish drawing")
+    maps = b.eval("Array.from(document.querySelectorAll('svg.heatmap')).map(s => [s.id, s.querySelectorAll('rect.cell').length])")
+    check(len(maps) == 11, f"expected 11 heatmaps (7 fabric, PE busy, PE stalls, SRAM in use, SRAM accesses), found {len(maps)}")
+    for name, cells in maps:
+        check(cells == 64, f"heatmap {name} has {cells} cells, expected 8 x 8 = 64")
+    # Every PE runs a program (pipeline.s): every cell of the PE busy map is colored above zero.
+    titles = b.eval("Array.from(document.querySelectorAll('svg[id^=pe-busy] rect.cell title')).map(t => t.textContent)")
+    check(len(titles) == 64 and all(not t.endswith(": 0") for t in titles), f"PE busy cells: {titles[:4]}")
+    # The two PEs computing exponentials lead the busiest regions; their leading stall is their own datapath.
+    first = b.eval("(() => { const r = document.querySelectorAll('#busiest-pes-w0 tbody tr'); return Array.from(r).slice(0, 2).map(x => [x.dataset.x, x.dataset.y, x.cells[5].textContent]); })()")
+    check(sorted(f[:2] for f in first) == [["4", "2"], ["4", "3"]], f"the busiest PEs should be (4, 2) and (4, 3), found {first}")
+    causes = b.eval("Array.from(document.querySelectorAll('#pe-causes-w0 tr')).map(r => r.cells[0].textContent)")
+    check(len(causes) == 10 and causes[1] == "busy", f"the cause table: {causes}")
+    text = b.eval("document.body.innerText")
+    for want in ("PE cores over time", "Busiest PEs", "the windows add up to the cores' statistics exactly",
+                 "Not recorded: no layer phases in this run"):
+        check(want in text, f"the page does not say {want!r}")
+    check("Not recorded: no PE" not in text, "the PE panels are marked absent")
+    svg = b.eval("wafersimReport.exportSvg(document.querySelector('svg[id^=pe-busy]').id)")
+    check(svg.count("class=\"cell\"") == 64, "SVG export of the PE busy map")
 
 
 def check_loop_page(b, run_dir):
@@ -270,6 +293,7 @@ def main():
     ap.add_argument("wafersim")
     ap.add_argument("--keep", help="write the runs here and keep them")
     ap.add_argument("--screenshot", help="save a PNG of the traffic report")
+    ap.add_argument("--screenshot-exec", help="save a PNG of the exec (PE program) report")
     args = ap.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
@@ -277,7 +301,7 @@ def main():
         return 77
     work = args.keep or tempfile.mkdtemp(prefix="wafersim-report-")
     try:
-        traffic, loop = os.path.join(work, "hotspot"), os.path.join(work, "loop")
+        traffic, loop, pipe = os.path.join(work, "hotspot"), os.path.join(work, "loop"), os.path.join(work, "pipe")
         run([args.wafersim, "traffic", "tiny", "--pattern", "hotspot", "--hotspot", "5,2", "--hotspot-fraction", "0.3",
              "--rate", "0.05", "--warmup", "200", "--measure", "2000", "--seed", "3",
              "--trace", "windows,timeline,vcd", "--trace-pes", "5,2:5,3", "-o", traffic])
@@ -285,8 +309,14 @@ def main():
         run([args.wafersim, "stream-loop", "tiny-cluster", "--params", "1e6", "--layers", "3", "--steps", "2",
              "--forward-rate", "400 Gb/s", "--backward-rate", "200 Gb/s", "--trace", "windows,timeline", "-o", loop])
         run([args.wafersim, "report", loop, "-o", os.path.join(loop, "page.html")])
+        programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../examples/programs")
+        run([args.wafersim, "exec", "tiny", "--program", os.path.join(programs, "pipeline.s"), "--routes",
+             os.path.join(programs, "pipeline-routes.yaml"), "--trace", "windows,timeline", "--trace-pes", "3,2:5,2",
+             "-o", pipe])
+        run([args.wafersim, "report", pipe])
 
-        for timeline in (os.path.join(traffic, "trace/timeline.json"), os.path.join(loop, "trace/timeline.json")):
+        for timeline in (os.path.join(traffic, "trace/timeline.json"), os.path.join(loop, "trace/timeline.json"),
+                         os.path.join(pipe, "trace/timeline.json")):
             problems, n = trace_event_check.validate(timeline)
             check(not problems, "\n".join(problems[:10]))
             check(n > 10, f"{timeline}: only {n} events")
@@ -294,6 +324,7 @@ def main():
         check(len(names) == 30 and changes > 100, f"VCD: {len(names)} variables, {changes} changes")
 
         for run_dir, page, checker in ((traffic, os.path.join(traffic, "report.html"), check_traffic_page),
+                                       (pipe, os.path.join(pipe, "report.html"), check_exec_page),
                                        (loop, os.path.join(loop, "page.html"), check_loop_page)):
             profile = tempfile.mkdtemp(prefix="wafersim-chromium-")
             b = Browser(chromium, profile)
@@ -302,6 +333,8 @@ def main():
                 checker(b, run_dir)
                 if args.screenshot and checker is check_traffic_page:
                     b.screenshot(args.screenshot)
+                if args.screenshot_exec and checker is check_exec_page:
+                    b.screenshot(args.screenshot_exec)
                 problems = b.problems()
                 check(not problems, f"{page}: console problems:\n" + "\n".join(problems))
             finally:

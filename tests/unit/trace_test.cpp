@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/trace/region_grid.h"
+#include "sim/trace/region_grid.h"
 #include "sim/engine/engine.h"
 #include "sim/errors.h"
 #include "sim/trace/chrome_trace.h"
@@ -87,7 +87,7 @@ TEST(TraceOptions, AutoWindowGivesAboutAHundredWindows) {
 // The smallest R with ceil(W/R) x ceil(H/R) <= max cells: a WSE-2 fabric in 4096 regions
 // needs R = 14 (55 x 72 = 3960); R = 13 would give 59 x 77 = 4543.
 TEST(RegionGrid, FitsTheSmallestRegionSize) {
-  using fabric::trace::RegionGrid;
+  using sim::trace::RegionGrid;
   const RegionGrid tiny = RegionGrid::fit(Rect{0, 0, 7, 7}, 4096);
   EXPECT_EQ(tiny.size, 1u);
   EXPECT_EQ(tiny.cells(), 64u);

@@ -215,6 +215,131 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
   return out;
 }
 
+// The PE windows of one wafer (tables pe-w<N> and sram-w<N>), on the fabric's region grid
+// and frames: busy, stalled and SRAM per frame and region, series per window, the whole run's
+// busy cycles by cause and the busiest regions.
+void add_pe(json& fabric, const fs::path& dir, const json& meta, const json& pe, const json& sram,
+            std::uint64_t windows, std::uint64_t end_cycle, const ReportOptions& options) {
+  const fs::path meta_path = dir / "meta.json";
+  for (const char* k : {"cols", "rows", "region_size", "area"})
+    if (pe.at(k) != fabric.at(k))
+      throw sim::InputError(fmt::format("{}: the PE windows of wafer {} are not on the fabric's regions ('{}' differs)",
+                                        meta_path.string(), fabric.at("wafer").dump(), k));
+  const auto cols = fabric.at("cols").get<std::uint32_t>(), rows = fabric.at("rows").get<std::uint32_t>();
+  const auto size = fabric.at("region_size").get<std::uint32_t>();
+  const auto area = fabric.at("area").get<std::vector<std::uint32_t>>();
+  const std::uint32_t cells = cols * rows;
+  const std::size_t frame_count = fabric.at("frames").size();
+  const std::uint64_t per_frame = frame_count == 0 ? 1 : (windows + frame_count - 1) / frame_count;
+  const auto causes = field<std::vector<std::string>>(pe, "stall_causes", meta_path);
+  const std::size_t nc = causes.size();
+
+  std::vector<std::vector<std::uint64_t>> busy(frame_count, std::vector<std::uint64_t>(cells, 0));
+  std::vector<std::vector<std::uint64_t>> stalled(frame_count, std::vector<std::uint64_t>(cells, 0));
+  std::vector<std::vector<std::uint64_t>> access(frame_count, std::vector<std::uint64_t>(cells, 0));
+  std::vector<std::vector<std::uint64_t>> in_use(frame_count, std::vector<std::uint64_t>(cells, 0));
+  std::vector<std::uint64_t> s_busy(windows, 0), s_flops(windows, 0), s_instr(windows, 0), s_bytes(windows, 0);
+  std::vector<std::vector<std::uint64_t>> s_stall(nc, std::vector<std::uint64_t>(windows, 0));
+  std::vector<std::uint64_t> c_busy(cells, 0), c_flops(cells, 0), c_in_use(cells, 0);
+  std::vector<std::vector<std::uint64_t>> c_stall(cells, std::vector<std::uint64_t>(nc, 0));
+  std::uint64_t t_busy = 0, t_flops = 0, t_instr = 0;
+  std::vector<std::uint64_t> t_stall(nc, 0);
+  auto cell_of = [&](std::uint64_t x, std::uint64_t y, const fs::path& table, std::uint64_t line) {
+    if (x < area[0] || y < area[1] || x > area[2] || y > area[3] || (x - area[0]) % size || (y - area[1]) % size)
+      throw sim::InputError(fmt::format("{}:{}: region out of range", table.string(), line));
+    return static_cast<std::uint32_t>((y - area[1]) / size * cols + (x - area[0]) / size);
+  };
+  const json& pe_describe = meta.at("tables").at(field<std::string>(pe, "table", meta_path));
+  if (pe_describe.at("values").size() != 6 + nc)
+    throw sim::InputError(fmt::format("{}: the PE table has {} values, expected {}", meta_path.string(),
+                                      pe_describe.at("values").size(), 6 + nc));
+  const fs::path pe_table = dir / pe_describe.at("file").get<std::string>();
+  read_table(pe_table, pe_describe, [&](const std::vector<std::uint64_t>& f, std::uint64_t line) {
+    const std::uint64_t w = f[0];
+    if (w >= windows) throw sim::InputError(fmt::format("{}:{}: window out of range", pe_table.string(), line));
+    const std::uint32_t cell = cell_of(f[1], f[2], pe_table, line);
+    const std::uint64_t fr = w / per_frame;
+    std::uint64_t st = 0;
+    for (std::size_t c = 0; c < nc; ++c) {
+      st += f[9 + c];
+      s_stall[c][w] += f[9 + c];
+      c_stall[cell][c] += f[9 + c];
+      t_stall[c] += f[9 + c];
+    }
+    busy[fr][cell] += f[3];
+    stalled[fr][cell] += st;
+    s_busy[w] += f[3];
+    s_instr[w] += f[4];
+    s_flops[w] += f[6];
+    c_busy[cell] += f[3];
+    c_flops[cell] += f[6];
+    t_busy += f[3];
+    t_flops += f[6];
+    t_instr += f[4];
+  });
+  const json& sram_describe = meta.at("tables").at(field<std::string>(sram, "table", meta_path));
+  const fs::path sram_table = dir / sram_describe.at("file").get<std::string>();
+  read_table(sram_table, sram_describe, [&](const std::vector<std::uint64_t>& f, std::uint64_t line) {
+    const std::uint64_t w = f[0];
+    if (w >= windows || f.size() != 8)
+      throw sim::InputError(fmt::format("{}:{}: window out of range", sram_table.string(), line));
+    const std::uint32_t cell = cell_of(f[1], f[2], sram_table, line);
+    const std::uint64_t fr = w / per_frame;
+    access[fr][cell] += f[3] + f[4];
+    in_use[fr][cell] = std::max(in_use[fr][cell], f[7]);
+    c_in_use[cell] = std::max(c_in_use[cell], f[7]);
+    s_bytes[w] += f[5] + f[6];
+  });
+  json& frames = fabric["frames"];
+  for (std::size_t fr = 0; fr < frame_count; ++fr) {
+    frames[fr]["busy"] = busy[fr];
+    frames[fr]["pe_stall"] = stalled[fr];
+    frames[fr]["sram_access"] = access[fr];
+    frames[fr]["sram_in_use"] = in_use[fr];
+  }
+  json out;
+  out["pes"] = pe.at("pes");
+  out["pes_loaded"] = pe.at("pes_loaded");
+  out["capacity_bytes"] = sram.at("capacity_bytes");
+  out["causes"] = causes;
+  json ss = json::array();
+  for (std::size_t c = 0; c < nc; ++c) ss.push_back(s_stall[c]);
+  out["series"] = {{"busy", s_busy}, {"instructions", s_instr}, {"flops", s_flops}, {"sram_bytes", s_bytes}, {"stall", ss}};
+  out["totals"] = {{"busy", t_busy}, {"flops", t_flops}, {"instructions", t_instr}, {"stall", t_stall}};
+  out["stats_totals"] = pe.at("totals");
+  // The busiest regions, with their leading stall cause.
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t c = 0; c < cells; ++c)
+    if (c_busy[c]) order.push_back(c);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return c_busy[a] > c_busy[b]; });
+  const auto pes = pe.at("pes").get<std::vector<std::uint32_t>>();
+  json top = json::array();
+  for (std::uint32_t c : order) {
+    if (top.size() >= options.top) break;
+    const std::uint32_t x0 = area[0] + c % cols * size, y0 = area[1] + c / cols * size;
+    std::size_t lead = 0;
+    std::uint64_t st = 0;
+    for (std::size_t k = 0; k < nc; ++k) {
+      st += c_stall[c][k];
+      if (c_stall[c][k] > c_stall[c][lead]) lead = k;
+    }
+    const double pe_cycles = static_cast<double>(pes.at(c)) * static_cast<double>(std::max<std::uint64_t>(1, end_cycle));
+    top.push_back({{"x0", x0},
+                   {"y0", y0},
+                   {"x1", std::min(area[2], x0 + size - 1)},
+                   {"y1", std::min(area[3], y0 + size - 1)},
+                   {"busy", c_busy[c]},
+                   {"busy_fraction", static_cast<double>(c_busy[c]) / pe_cycles},
+                   {"flops", c_flops[c]},
+                   {"stalled", st},
+                   {"lead_cause", st ? json(causes[lead]) : json(nullptr)},
+                   {"lead_share", st ? static_cast<double>(c_stall[c][lead]) / static_cast<double>(st) : 0.0},
+                   {"sram_in_use", c_in_use[c]}});
+  }
+  out["busiest"] = std::move(top);
+  fabric["pe"] = std::move(out);
+}
+
 json links_section(const fs::path& dir, const json& meta, std::uint64_t windows) {
   json out;
   if (!meta.contains("links") || !meta.at("tables").contains("links")) {
@@ -318,6 +443,18 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
   if (meta.contains("fabric"))
     for (const auto& w : meta.at("fabric"))
       fabric.push_back(fabric_section(dir, meta, w, windows, window_cycles, end_cycle, options));
+  const json& pe_meta = meta.value("pe", json::object());
+  const json& sram_meta = meta.value("sram", json::object());
+  if (pe_meta.value("recorded", false) && sram_meta.value("recorded", false))
+    for (auto& f : fabric) {
+      const json* pw = nullptr;
+      const json* sw = nullptr;
+      for (const auto& w : pe_meta.at("wafers"))
+        if (w.at("wafer") == f.at("wafer")) pw = &w;
+      for (const auto& w : sram_meta.at("wafers"))
+        if (w.at("wafer") == f.at("wafer")) sw = &w;
+      if (pw && sw) add_pe(f, dir, meta, *pw, *sw, windows, end_cycle, options);
+    }
   out["fabric"] = std::move(fabric);
   out["fabric_absent"] = meta.value("fabric_absent", std::string("congestion windows were not traced (--trace windows)"));
   out["links"] = links_section(dir, meta, windows);
@@ -327,6 +464,12 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
     out["steps"] = {{"present", true}, {"rows", steps.value("steps", json::array())}};
   } else {
     out["steps"] = {{"present", false}, {"reason", "no training steps in this run (a fabric-only run)"}};
+  }
+  if (meta.contains("phases")) {
+    const json phases = read_json(dir / meta.at("phases").value("file", "phases.json"), "the layer phases");
+    out["phases"] = {{"present", true}, {"rows", phases.value("phases", json::array())}};
+  } else {
+    out["phases"] = {{"present", false}, {"reason", "no layer phases in this run (no compiled layers ran)"}};
   }
   auto absent = [&](const char* key) {
     json j = meta.value(key, json::object());

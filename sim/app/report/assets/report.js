@@ -6,7 +6,7 @@
   var DIRS = ['north', 'east', 'south', 'west', 'ramp'];
   var ACTIVITIES = ['compute', 'stream', 'reduce', 'optimizer'];
   var ACT_COLORS = { compute: '#3b8a5a', stream: '#2f6fd6', reduce: '#d08a24', optimizer: '#9b4fc2', idle: '#c8ccd4' };
-  var SERIES_COLORS = ['#2f6fd6', '#d0452f', '#3b8a5a', '#9b4fc2', '#d08a24', '#3aa0b8'];
+  var SERIES_COLORS = ['#2f6fd6', '#d0452f', '#3b8a5a', '#9b4fc2', '#d08a24', '#3aa0b8', '#c2417a', '#7a7f8c'];
   var root = document.getElementById('report');
 
   // ---- DOM helpers ------------------------------------------------------------------------
@@ -121,6 +121,11 @@
     card('wavelets forwarded', num(f0.totals.forwarded));
     card('throughput', num(f0.totals.forwarded / Math.max(1, trace.end_cycle), 2) + ' wavelets/cycle');
     card('credit stalls', num(f0.totals.stalled));
+    if (f0.pe) {
+      card('PE cores', num(f0.pe.pes_loaded) + ' with a program');
+      card('PE busy', pct(f0.pe.totals.busy / (Math.max(1, f0.pe.pes_loaded) * Math.max(1, trace.end_cycle))) + ' of their cycles');
+      card('FLOP', num(f0.pe.totals.flops));
+    }
   }
   card('status', D.run.status || '–');
   root.appendChild(cards);
@@ -214,11 +219,18 @@
     var cells = f.cols * f.rows;
     var t = { start: 0, end: trace.end_cycle, fwd: DIRS.map(function () { return new Array(cells).fill(0); }),
               stall: new Array(cells).fill(0), occ: new Array(cells).fill(0) };
+    if (f.pe) ['busy', 'pe_stall', 'sram_access', 'sram_in_use'].forEach(function (k) { t[k] = new Array(cells).fill(0); });
     f.frames.forEach(function (fr) {
       for (var c = 0; c < cells; c++) {
         for (var d = 0; d < DIRS.length; d++) t.fwd[d][c] += fr.fwd[d][c];
         t.stall[c] += fr.stall[c];
         t.occ[c] += fr.occ[c];
+        if (f.pe) {
+          t.busy[c] += fr.busy[c];
+          t.pe_stall[c] += fr.pe_stall[c];
+          t.sram_access[c] += fr.sram_access[c];
+          t.sram_in_use[c] = Math.max(t.sram_in_use[c], fr.sram_in_use[c]);
+        }
       }
     });
     return t;
@@ -273,10 +285,23 @@
     box.appendChild(el('p', { class: 'note', text: 'Regions of ' + f.region_size + ' × ' + f.region_size + ' routers' +
       (f.region_size > 1 ? ' (values per region are per router and link within it)' : '') + '; north is up, x grows east. ' +
       'Colors: a frame on the scale of the largest value over all frames of its map; the whole run on its own.' + framesNote }));
+    if (f.pe) {
+      var pes = f.pe.pes, cap = f.pe.capacity_bytes;
+      maps.push(new Heatmap(f, 'PE busy', 'fraction of cycles with a task or vector operation, per PE',
+        function (fr, c) { return fr.busy[c] / (pes[c] * cyc(fr)); }, 'pe-busy-w' + f.wafer + '-' + (heatmapIds++)));
+      maps.push(new Heatmap(f, 'PE stalls', 'stalled thread-cycles per PE per cycle (all causes)',
+        function (fr, c) { return fr.pe_stall[c] / (pes[c] * cyc(fr)); }, 'pe-stalls-w' + f.wafer + '-' + (heatmapIds++)));
+      maps.push(new Heatmap(f, 'SRAM in use', 'fraction of the PEs\' SRAM the loaded programs occupy',
+        function (fr, c) { return fr.sram_in_use[c] / (pes[c] * cap); }, 'sram-use-w' + f.wafer + '-' + (heatmapIds++)));
+      maps.push(new Heatmap(f, 'SRAM accesses', 'port accesses (reads + writes) per PE per cycle',
+        function (fr, c) { return fr.sram_access[c] / (pes[c] * cyc(fr)); }, 'sram-access-w' + f.wafer + '-' + (heatmapIds++)));
+    }
     var grid = el('div', { class: 'grid' });
     maps.forEach(function (m) { grid.appendChild(m.figure); });
-    grid.appendChild(D.pe.recorded ? peBusyPanel(f) : absentPanel('PE busy', D.pe.reason || 'not traced'));
-    grid.appendChild(D.sram.recorded ? absentPanel('SRAM usage', 'no reader for this trace yet') : absentPanel('SRAM usage', D.sram.reason || 'not traced'));
+    if (!f.pe) {
+      grid.appendChild(absentPanel('PE busy', D.pe.reason || 'not traced'));
+      grid.appendChild(absentPanel('SRAM usage', D.sram.reason || 'not traced'));
+    }
     box.appendChild(grid);
 
     box.appendChild(el('h2', { text: 'Fabric throughput over time' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
@@ -291,6 +316,7 @@
       box.appendChild(ch.figure);
       return ch;
     });
+    if (f.pe) charts = charts.concat(peSection(f, box));
     chart = { mark: function (fr) { charts.forEach(function (c) { c.mark(fr); }); } };
     box.appendChild(el('h2', { text: 'Hotspots' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
     box.appendChild(hotspotTable(f));
@@ -299,7 +325,51 @@
     show(frames.length - 1);
     return box;
   }
-  function peBusyPanel() { return absentPanel('PE busy', 'no reader for this trace yet'); }
+  // PE cores: busy and stalls over time, busy cycles by cause, the busiest regions.
+  function peSection(f, box) {
+    var p = f.pe, nw = p.series.busy.length, loaded = Math.max(1, p.pes_loaded);
+    box.appendChild(el('h2', { text: 'PE cores over time' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
+    var busy = lineChart({ id: 'pe-busy-time-w' + f.wafer, x: windowsX(nw), height: 150, color: 3,
+      series: [{ name: 'busy PEs (fraction of the ' + num(p.pes_loaded) + ' with a program)',
+                 values: perCycle(p.series.busy).map(function (v) { return v / loaded; }) }] });
+    var stalls = lineChart({ id: 'pe-stalls-time-w' + f.wafer, x: windowsX(nw), height: 190, xlabel: 'cycle (' + si(clock) + 'Hz clock)',
+      series: p.causes.map(function (c, i) { return { name: 'stalled: ' + c.replace('_', ' '), values: perCycle(p.series.stall[i]).map(function (v) { return v / loaded; }) }; })
+        .filter(function (s) { return s.values.some(function (v) { return v > 0; }); }) });
+    box.appendChild(busy.figure);
+    box.appendChild(el('p', { class: 'note', text: 'Stalled thread-cycles per loaded PE per cycle, by cause (a PE stalls in several threads at once: the task and its microthreads).' }));
+    box.appendChild(stalls.figure);
+    box.appendChild(el('h2', { text: 'PE busy cycles by cause' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
+    var tot = p.totals, st = tot.stall.reduce(function (a, b) { return a + b; }, 0);
+    var same = p.stats_totals.busy === tot.busy;
+    var rows = [['busy', tot.busy, 'cycles with a task running or a vector operation in flight, all PEs']];
+    p.causes.forEach(function (c, i) { rows.push(['stalled: ' + c.replace('_', ' '), tot.stall[i], 'thread-cycles']); });
+    var t = el('table', { id: 'pe-causes-w' + f.wafer }, el('tr', null, ['', 'cycles', 'share of stalls', ''].map(function (h, i) {
+      return el('th', { class: i === 0 || i === 3 ? 'l' : null, text: h }); })));
+    rows.forEach(function (r, i) {
+      t.appendChild(el('tr', null, [el('td', { class: 'l', text: r[0] }), el('td', { text: num(r[1]) }),
+        el('td', { text: i && st ? pct(r[1] / st) : '' }), el('td', { class: 'l note', text: r[2] })]));
+    });
+    box.appendChild(el('p', { class: 'note', text: num(tot.instructions) + ' instructions and ' + num(tot.flops) + ' FLOP over ' +
+      num(p.pes_loaded) + ' PEs with a program; the windows add up to the cores\' statistics' + (same ? ' exactly.' : ' (busy ' + num(p.stats_totals.busy) + ').') }));
+    box.appendChild(t);
+    box.appendChild(el('h2', { text: 'Busiest PEs' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
+    var head = ['#', 'region (x, y)', 'busy', 'FLOP', 'stalled thread-cycles', 'leading stall', 'SRAM in use'];
+    var bt = el('table', { class: 'busiest-pes', id: 'busiest-pes-w' + f.wafer }, [
+      el('thead', null, el('tr', null, head.map(function (h, i) { return el('th', { class: i < 2 || i === 5 ? 'l' : null, text: h }); })))]);
+    var body = el('tbody');
+    p.busiest.forEach(function (h, i) {
+      var where = h.x0 === h.x1 && h.y0 === h.y1 ? '(' + h.x0 + ', ' + h.y0 + ')' : '(' + h.x0 + ', ' + h.y0 + ')–(' + h.x1 + ', ' + h.y1 + ')';
+      body.appendChild(el('tr', { 'data-x': h.x0, 'data-y': h.y0 }, [
+        el('td', { class: 'l', text: String(i + 1) }), el('td', { class: 'l mono', text: where }),
+        el('td', { text: pct(h.busy_fraction) }), el('td', { text: num(h.flops) }), el('td', { text: num(h.stalled) }),
+        el('td', { class: 'l', text: h.lead_cause ? h.lead_cause.replace('_', ' ') + ' (' + pct(h.lead_share) + ')' : '–' }),
+        el('td', { text: bytes(h.sram_in_use) })]));
+    });
+    bt.appendChild(body);
+    box.appendChild(el('p', { class: 'note', text: 'Regions by busy cycles over the run; busy: fraction of the region\'s PE-cycles.' }));
+    box.appendChild(bt);
+    return [busy, stalls];
+  }
 
   function windowStart(i) { return i * trace.window_cycles; }
   function windowEnd(i) { return Math.min(trace.end_cycle, (i + 1) * trace.window_cycles); }
@@ -441,6 +511,19 @@
     });
     root.appendChild(el('p', { class: 'note', text: 'Bytes of each window divided by its length: a chunk counts in the windows its transfer spans.' }));
     root.appendChild(lt);
+  }
+
+  root.appendChild(el('h2', { text: 'Layer phases' }));
+  if (!D.phases.present) {
+    root.appendChild(el('p', { class: 'absent', text: 'Not recorded: ' + D.phases.reason + '.' }));
+  } else {
+    var pt = el('table', { id: 'phases' }, el('tr', null, ['wafer', 'phase', 'start', 'end', 'cycles'].map(function (h, i) {
+      return el('th', { class: i < 2 ? 'l' : null, text: h }); })));
+    D.phases.rows.forEach(function (r) {
+      pt.appendChild(el('tr', null, [el('td', { class: 'l', text: String(r.wafer) }), el('td', { class: 'l', text: r.name }),
+        el('td', { text: num(r.start) }), el('td', { text: num(r.end) }), el('td', { text: num(r.end - r.start) })]));
+    });
+    root.appendChild(pt);
   }
 
   root.appendChild(el('h2', { text: 'Per-step breakdown' }));

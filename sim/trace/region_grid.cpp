@@ -1,11 +1,11 @@
-#include "fabric/trace/region_grid.h"
+#include "sim/trace/region_grid.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-namespace wafersim::fabric::trace {
+namespace wafersim::sim::trace {
 
-RegionGrid RegionGrid::fit(const sim::trace::Rect& area, std::uint32_t max_cells) {
+RegionGrid RegionGrid::fit(const Rect& area, std::uint32_t max_cells) {
   if (max_cells == 0) throw std::logic_error("RegionGrid::fit: max_cells must be at least 1");
   RegionGrid g;
   g.area = area;
@@ -26,9 +26,9 @@ RegionGrid RegionGrid::fit(const sim::trace::Rect& area, std::uint32_t max_cells
   return g;
 }
 
-sim::trace::Rect RegionGrid::rect(std::uint32_t i) const {
+Rect RegionGrid::rect(std::uint32_t i) const {
   const std::uint32_t cx = i % cols, cy = i / cols;
-  sim::trace::Rect r;
+  Rect r;
   r.x0 = area.x0 + cx * size;
   r.y0 = area.y0 + cy * size;
   r.x1 = std::min(area.x1, r.x0 + size - 1);
@@ -36,4 +36,4 @@ sim::trace::Rect RegionGrid::rect(std::uint32_t i) const {
   return r;
 }
 
-}  // namespace wafersim::fabric::trace
+}  // namespace wafersim::sim::trace

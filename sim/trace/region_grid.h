@@ -6,15 +6,15 @@
 
 #include "sim/trace/trace_options.h"
 
-namespace wafersim::fabric::trace {
+namespace wafersim::sim::trace {
 
 struct RegionGrid {
-  sim::trace::Rect area;  // the routers covered
+  Rect area;  // the routers covered
   std::uint32_t size = 1;  // R
   std::uint32_t cols = 1, rows = 1;
 
   // The smallest R whose regions over `area` number at most `max_cells`.
-  static RegionGrid fit(const sim::trace::Rect& area, std::uint32_t max_cells);
+  static RegionGrid fit(const Rect& area, std::uint32_t max_cells);
 
   [[nodiscard]] std::uint32_t cells() const { return cols * rows; }
   // The region of router (x, y), which must be inside `area`.
@@ -22,7 +22,7 @@ struct RegionGrid {
     return (y - area.y0) / size * cols + (x - area.x0) / size;
   }
   // The routers of region i.
-  [[nodiscard]] sim::trace::Rect rect(std::uint32_t i) const;
+  [[nodiscard]] Rect rect(std::uint32_t i) const;
 };
 
-}  // namespace wafersim::fabric::trace
+}  // namespace wafersim::sim::trace
