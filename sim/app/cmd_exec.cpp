@@ -113,8 +113,12 @@ struct ExecCommand {
                               loaded.spec.fabric.colors));
     }
     sim::trace::TraceOptions trace_options = trace.options();
-    // The run's length is not known ahead: windows start at one cycle and double as it goes.
-    if (trace_options.any() && trace_options.window_cycles == 0) trace_options.window_cycles = 1;
+    // The run's length is not known ahead: windows start at one cycle and double as it goes,
+    // to between 100 and 200 windows unless asked otherwise.
+    if (trace_options.any() && trace_options.window_cycles == 0) {
+      trace_options.window_cycles = 1;
+      if (!trace.max_windows_given()) trace_options.max_windows = 200;
+    }
     RunDir dir = RunDir::create(sim.out, "exec");
     std::unique_ptr<platforms::RunTrace> tracing;
     if (trace_options.any()) {

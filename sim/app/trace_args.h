@@ -16,7 +16,10 @@ struct TraceArgs {
   std::uint32_t max_windows = 1000;
   std::uint32_t cells = 4096;
   std::uint64_t max_events = 1'000'000;
+  CLI::Option* max_windows_option = nullptr;
   void add(CLI::App& cmd);
+  // Whether --trace-max-windows was given (commands may choose another default).
+  [[nodiscard]] bool max_windows_given() const { return max_windows_option && max_windows_option->count() > 0; }
   // The options, parsed and checked (sim::InputError naming the option on bad input).
   [[nodiscard]] sim::trace::TraceOptions options() const;
   [[nodiscard]] bool any() const { return options().any(); }

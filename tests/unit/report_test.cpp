@@ -81,7 +81,7 @@ TEST(Report, DataHasFramesHotspotsAndTheRunsTotals) {
   EXPECT_FALSE(d["links"]["present"].get<bool>());
   EXPECT_FALSE(d["steps"]["present"].get<bool>());
   EXPECT_FALSE(d["pe"]["recorded"].get<bool>());
-  EXPECT_EQ(d["pe"]["reason"], "the PE core is not part of this build");
+  EXPECT_EQ(d["pe"]["reason"], "no PE ran a program in this run");
 }
 
 TEST(Report, PageIsSelfContainedAndInlinesDataSafely) {

@@ -201,7 +201,7 @@
           '(' + x0 + ', ' + y0 + ')–(' + Math.min(f.area[2], x0 + f.region_size - 1) + ', ' + Math.min(f.area[3], y0 + f.region_size - 1) + ')';
         rects[c].firstChild.textContent = where + ': ' + num(v);
       }
-      hi.textContent = num(max) + ' ' + what;
+      hi.textContent = num(max);
     };
     this.figure = el('figure', { class: 'panel' }, [
       el('figcaption', null, [el('div', null, [el('h3', { text: title }), el('div', { class: 'what', text: what })]),
@@ -286,7 +286,8 @@
       (f.region_size > 1 ? ' (values per region are per router and link within it)' : '') + '; north is up, x grows east. ' +
       'Colors: a frame on the scale of the largest value over all frames of its map; the whole run on its own.' + framesNote }));
     if (f.pe) {
-      var pes = f.pe.pes, cap = f.pe.capacity_bytes;
+      var pes = f.pe.pes, cap = f.pe.capacity_bytes, fabricMaps = maps;
+      maps = [];
       maps.push(new Heatmap(f, 'PE busy', 'fraction of cycles with a task or vector operation, per PE',
         function (fr, c) { return fr.busy[c] / (pes[c] * cyc(fr)); }, 'pe-busy-w' + f.wafer + '-' + (heatmapIds++)));
       maps.push(new Heatmap(f, 'PE stalls', 'stalled thread-cycles per PE per cycle (all causes)',
@@ -295,6 +296,7 @@
         function (fr, c) { return fr.sram_in_use[c] / (pes[c] * cap); }, 'sram-use-w' + f.wafer + '-' + (heatmapIds++)));
       maps.push(new Heatmap(f, 'SRAM accesses', 'port accesses (reads + writes) per PE per cycle',
         function (fr, c) { return fr.sram_access[c] / (pes[c] * cyc(fr)); }, 'sram-access-w' + f.wafer + '-' + (heatmapIds++)));
+      maps = maps.concat(fabricMaps);
     }
     var grid = el('div', { class: 'grid' });
     maps.forEach(function (m) { grid.appendChild(m.figure); });
@@ -475,7 +477,7 @@
   }
 
   // ---- sections ----------------------------------------------------------------------------
-  root.appendChild(el('h2', { text: 'Fabric congestion' }));
+  root.appendChild(el('h2', { text: D.fabric.some(function (f) { return f.pe; }) ? 'PE cores and fabric congestion' : 'Fabric congestion' }));
   if (!D.fabric.length) {
     root.appendChild(el('p', { class: 'absent', text: 'Not recorded: ' + D.fabric_absent + '.' }));
   } else {
