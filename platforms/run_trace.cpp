@@ -23,8 +23,8 @@ struct Span {
   std::string name;
   sim::trace::Args args;
 };
-void lanes(sim::trace::Timeline& t, const std::string& process, const std::string& thread,
-           const std::string& category, std::vector<Span> spans) {
+void lanes(sim::trace::Timeline& t, const std::string& process, const std::string& thread, const std::string& category,
+           std::vector<Span> spans) {
   std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
   std::vector<Picos> free_at;
   std::vector<sim::trace::TrackId> tracks;
@@ -58,9 +58,10 @@ RunTrace::RunTrace(const sim::trace::TraceOptions& options, const std::filesyste
     throw sim::InputError(fmt::format("--trace-pes: {} routers selected; VCD probes at most {}", probed,
                                       sim::trace::TraceOptions::kMaxProbedRouters));
   const Rect area = options.region ? *options.region : Rect{0, 0, w - 1, h - 1};
-  by_color_ = options.windows && (options.by_color == sim::trace::ByColor::On ||
-                                  (options.by_color == sim::trace::ByColor::Auto &&
-                                   area.size() <= sim::trace::TraceOptions::kAutoColorRouters));
+  by_color_ =
+      options.windows &&
+      (options.by_color == sim::trace::ByColor::On ||
+       (options.by_color == sim::trace::ByColor::Auto && area.size() <= sim::trace::TraceOptions::kAutoColorRouters));
   const std::uint64_t window =
       options.window_cycles ? options.window_cycles : sim::trace::auto_window_cycles(expected_cycles);
   const std::filesystem::path dir = options.out.empty() ? run_dir / "trace" : std::filesystem::path(options.out);
@@ -71,7 +72,8 @@ RunTrace::RunTrace(const sim::trace::TraceOptions& options, const std::filesyste
   for (const Rect& r : options.pes) meta["selection"]["pes"].push_back(r.str());
   meta["fabric"] = nlohmann::ordered_json::array();
   // The PE cores' samplers fill these when a wafer with programs is attached.
-  meta["pe"] = {{"recorded", false}, {"reason", "this run simulated no PE cores (model endpoints stand in for the wafers)"}};
+  meta["pe"] = {{"recorded", false},
+                {"reason", "this run simulated no PE cores (model endpoints stand in for the wafers)"}};
   meta["sram"] = meta["pe"];
 }
 
@@ -143,7 +145,8 @@ void RunTrace::attach(StreamingCluster& cluster) {
         if (l > 0) links_->attach(node.up_out(), "swarmx", fmt::format("p{} switch {}.{} up (gradients)", p, l, i));
       }
     for (std::uint32_t e = 0; e < cluster.endpoint_count(); ++e)
-      links_->attach(cluster.endpoint(e).gradients_out(p), "edge", fmt::format("p{} wafer{} to SwarmX (gradients)", p, e));
+      links_->attach(cluster.endpoint(e).gradients_out(p), "edge",
+                     fmt::format("p{} wafer{} to SwarmX (gradients)", p, e));
   }
 }
 
@@ -164,18 +167,21 @@ void RunTrace::record_steps(const StreamingCluster& cluster, const StepTimeline&
   std::vector<Span> streams, gradients, updates;
   for (const auto& s : mx.streams()) {
     if (s.first_issue.is_never() || s.last_sent.is_never()) continue;
-    streams.push_back(Span{s.first_issue, s.last_sent,
+    streams.push_back(Span{s.first_issue,
+                           s.last_sent,
                            fmt::format("L{} {}", s.layer, sim::stream::to_string(s.pass)),
                            {Arg::num("step", s.step), Arg::num("layer", s.layer), Arg::num("chunks", s.chunks),
                             Arg::str("tier", s.flash ? "flash" : "dram")}});
   }
   for (const auto& g : mx.gradients())
     if (!g.first_arrival.is_never() && !g.complete.is_never())
-      gradients.push_back(Span{g.first_arrival, g.complete, fmt::format("L{} gradient", g.layer),
+      gradients.push_back(Span{g.first_arrival,
+                               g.complete,
+                               fmt::format("L{} gradient", g.layer),
                                {Arg::num("step", g.step), Arg::num("layer", g.layer)}});
   for (const auto& u : mx.updates())
-    updates.push_back(Span{u.start, u.end, fmt::format("L{} update", u.layer),
-                           {Arg::num("step", u.step), Arg::num("layer", u.layer)}});
+    updates.push_back(Span{
+        u.start, u.end, fmt::format("L{} update", u.layer), {Arg::num("step", u.step), Arg::num("layer", u.layer)}});
   lanes(*t, "MemoryX", "weight streams", "memoryx", std::move(streams));
   lanes(*t, "MemoryX", "gradients written", "memoryx", std::move(gradients));
   lanes(*t, "MemoryX", "optimizer", "memoryx", std::move(updates));
@@ -184,7 +190,8 @@ void RunTrace::record_steps(const StreamingCluster& cluster, const StepTimeline&
   std::map<Activity, std::vector<Span>> by_kind;
   for (const auto& i : timeline.intervals) {
     const std::string what = to_string(i.kind);
-    by_kind[i.kind].push_back(Span{i.start, i.end,
+    by_kind[i.kind].push_back(Span{i.start,
+                                   i.end,
                                    i.kind == Activity::Compute ? what : fmt::format("L{} {}", i.layer, what),
                                    {Arg::num("step", i.step), Arg::num("layer", i.layer)}});
   }
@@ -221,7 +228,8 @@ std::vector<std::string> RunTrace::finish(sim::Cycle end) {
       spans[p.wafer].push_back(Span{recorder_->time_of(p.start), recorder_->time_of(p.end), p.name, std::move(args)});
     }
     if (sim::trace::Timeline* t = recorder_->timeline())
-      for (auto& [wafer, list] : spans) lanes(*t, fmt::format("wafer{} layers", wafer), "phases", "phase", std::move(list));
+      for (auto& [wafer, list] : spans)
+        lanes(*t, fmt::format("wafer{} layers", wafer), "phases", "phase", std::move(list));
     const auto path = recorder_->dir() / "phases.json";
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << nlohmann::ordered_json{{"format", "wafersim-phases/1"}, {"phases", rows}}.dump(1) << "\n";
@@ -229,9 +237,10 @@ std::vector<std::string> RunTrace::finish(sim::Cycle end) {
     recorder_->meta()["phases"] = {{"file", "phases.json"}, {"count", rows.size()}};
   }
   if (samplers_.empty())
-    recorder_->meta()["fabric_absent"] = engines_.empty() ? "this run simulated no wafer fabric (model endpoints stand in "
-                                                            "for the wafers)"
-                                                          : "congestion windows were not traced (--trace windows)";
+    recorder_->meta()["fabric_absent"] = engines_.empty()
+                                             ? "this run simulated no wafer fabric (model endpoints stand in "
+                                               "for the wafers)"
+                                             : "congestion windows were not traced (--trace windows)";
   std::vector<std::string> files = recorder_->finish(end);
   if (recorder_->meta().contains("steps")) files.push_back("steps.json");
   if (recorder_->meta().contains("phases")) files.push_back("phases.json");

@@ -32,7 +32,8 @@ MeshWindowSampler::MeshWindowSampler(const Mesh& mesh, std::uint32_t wafer, sim:
   if (by_color) keys.push_back({"color", "", "color (virtual channel)", WindowTable::Merge::Sum});
   const std::string name = fmt::format("fabric-w{}", wafer);
   table_ = &recorder.add_table(
-      name + ".csv", name, fmt::format("wafer {}'s fabric per window, region, direction{}", wafer, by_color ? " and color" : ""),
+      name + ".csv", name,
+      fmt::format("wafer {}'s fabric per window, region, direction{}", wafer, by_color ? " and color" : ""),
       std::move(keys),
       {{"forwarded", "wavelets", "wavelets sent through the routers' outputs towards dir", WindowTable::Merge::Sum},
        {"stalled", "output-color-cycles", "cycles a color had a wavelet for the output towards dir but no credit",

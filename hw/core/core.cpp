@@ -57,7 +57,8 @@ namespace {
 // Bytes of [0, capacity) covered by the program's data and its memory descriptors as loaded.
 std::uint32_t footprint(const isa::Program& p, std::uint32_t capacity) {
   std::vector<std::pair<std::int64_t, std::int64_t>> spans;  // [begin, end)
-  for (const auto& d : p.data) spans.emplace_back(d.addr, std::int64_t{d.addr} + static_cast<std::int64_t>(d.bytes.size()));
+  for (const auto& d : p.data)
+    spans.emplace_back(d.addr, std::int64_t{d.addr} + static_cast<std::int64_t>(d.bytes.size()));
   for (const auto& decl : p.descriptors) {
     const isa::Descriptor& d = decl.init;
     const std::int64_t esize = size_of(d.dtype);

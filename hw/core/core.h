@@ -155,7 +155,7 @@ class Core {
   int running_ = -1;
   std::uint32_t pc_ = 0;
   sim::Cycle ready_at_{0};
-  sim::Cycle task_start_{0};  // the running task's start (for traces)
+  sim::Cycle task_start_{0};   // the running task's start (for traces)
   int main_stall_ = -1;        // cause of the main thread's last stall (for reports)
   std::vector<VectorOp> ops_;  // [0] the synchronous slot, [1..] the microthreads
   std::uint32_t seq_ = 0;

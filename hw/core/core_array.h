@@ -112,7 +112,7 @@ class CoreArray final : public sim::Clocked, public RampListener {
   CoreArrayOptions options_;
   sim::Engine* engine_ = nullptr;
   std::function<RampPort*(PeCoord)> ramp_of_;
-  std::vector<std::unique_ptr<Core>> cores_;  // by y * width + x
+  std::vector<std::unique_ptr<Core>> cores_;                        // by y * width + x
   std::vector<std::pair<std::uint32_t, CoreObserver*>> observers_;  // (index, observer), for cores not yet made
   std::uint64_t created_ = 0;
   std::uint64_t core_ticks_ = 0;

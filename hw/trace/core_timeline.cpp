@@ -30,15 +30,16 @@ void CoreTimeline::task_ran(PeCoord pe, const isa::Program& program, const isa::
 void CoreTimeline::vector_op_ran(PeCoord pe, const isa::Program& program, std::uint32_t pc, std::uint32_t thread,
                                  std::uint32_t elements, sim::Cycle start, sim::Cycle end) {
   ++vector_ops_;
-  const std::string text = pc < program.text.size() ? program.text[pc] : std::string(isa::info(program.code[pc].op).mnemonic);
+  const std::string text =
+      pc < program.text.size() ? program.text[pc] : std::string(isa::info(program.code[pc].op).mnemonic);
   const std::string name = text.substr(0, text.find(' '));
-  recorder_.timeline()->slice(track(pe, thread), name, thread == 0 ? "vector" : "vector async",
-                              recorder_.time_of(start), recorder_.time_of(end),
-                              {Arg::str("instruction", text),
-                               Arg::str("at", pc < program.where.size() ? program.where[pc].str() : program.file),
-                               Arg::num("elements", elements),
-                               Arg::num("start_cycle", static_cast<double>(start.count())),
-                               Arg::num("cycles", static_cast<double>((end - start).count()))});
+  recorder_.timeline()->slice(
+      track(pe, thread), name, thread == 0 ? "vector" : "vector async", recorder_.time_of(start),
+      recorder_.time_of(end),
+      {Arg::str("instruction", text),
+       Arg::str("at", pc < program.where.size() ? program.where[pc].str() : program.file),
+       Arg::num("elements", elements), Arg::num("start_cycle", static_cast<double>(start.count())),
+       Arg::num("cycles", static_cast<double>((end - start).count()))});
 }
 
 }  // namespace wafersim::hw::trace

@@ -42,8 +42,8 @@ CoreWindowSampler::CoreWindowSampler(const CoreArray& cores, std::uint32_t wafer
                                               wafer),
                                   keys, std::move(pe));
   sram_table_ = &recorder.add_table(
-      sram_name + ".csv", sram_name, fmt::format("wafer {}'s PE SRAM per window and region: accesses and bytes in use", wafer),
-      keys,
+      sram_name + ".csv", sram_name,
+      fmt::format("wafer {}'s PE SRAM per window and region: accesses and bytes in use", wafer), keys,
       {{"reads", "accesses", "SRAM read port accesses (one port word each)", WindowTable::Merge::Sum},
        {"writes", "accesses", "SRAM write port accesses (one port word each)", WindowTable::Merge::Sum},
        {"bytes_read", "B", "element bytes read by instructions", WindowTable::Merge::Sum},

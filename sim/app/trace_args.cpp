@@ -31,10 +31,11 @@ void TraceArgs::add(CLI::App& cmd) {
                  "windows per color: on, off, or auto (per color up to 16384 routers traced)")
       ->capture_default_str()
       ->group("Tracing");
-  max_windows_option = cmd.add_option("--trace-max-windows", max_windows,
-                 "at most this many windows (even): a longer run doubles the window length and merges windows")
-      ->capture_default_str()
-      ->group("Tracing");
+  max_windows_option =
+      cmd.add_option("--trace-max-windows", max_windows,
+                     "at most this many windows (even): a longer run doubles the window length and merges windows")
+          ->capture_default_str()
+          ->group("Tracing");
   cmd.add_option("--trace-max-events", max_events, "timeline events kept (the rest are counted in meta.json)")
       ->capture_default_str()
       ->group("Tracing");

@@ -9,7 +9,7 @@
 namespace wafersim::sim::trace {
 
 struct RegionGrid {
-  Rect area;  // the routers covered
+  Rect area;               // the routers covered
   std::uint32_t size = 1;  // R
   std::uint32_t cols = 1, rows = 1;
 

@@ -76,8 +76,8 @@ Json stats_of(const std::filesystem::path& run) {
 
 // The timeline's complete slices of one process and thread, as (name, start_cycle, cycles).
 std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> slices(const Json& timeline,
-                                                                         const std::string& process,
-                                                                         const std::string& thread) {
+                                                                          const std::string& process,
+                                                                          const std::string& thread) {
   std::map<std::pair<int, int>, std::string> threads;
   std::map<int, std::string> processes;
   for (const auto& e : timeline["traceEvents"]) {
@@ -119,7 +119,8 @@ TEST(TraceCore, ExecWindowsAddUpToTheCoreStatistics) {
   EXPECT_EQ(pe.sum("flops"), cores["flops"].get<std::uint64_t>());
   EXPECT_EQ(pe.sum("wavelets_in"), 12u);
   EXPECT_EQ(pe.sum("wavelets_out"), 12u);
-  for (const auto& [cause, v] : cores["stall"].items()) EXPECT_EQ(pe.sum("stall_" + cause), v.get<std::uint64_t>()) << cause;
+  for (const auto& [cause, v] : cores["stall"].items())
+    EXPECT_EQ(pe.sum("stall_" + cause), v.get<std::uint64_t>()) << cause;
   EXPECT_EQ(pe.sum("stall_fabric_in", 3, 0), 5u);  // as exec reports for stream.s
   const auto per_pe = cores["per_pe"]["busy_cycles"];
   for (int x : {0, 3}) EXPECT_EQ(pe.sum("busy", x, 0), per_pe[x].get<std::uint64_t>()) << x;
@@ -172,8 +173,8 @@ TEST(TraceCore, EachBusyCycleCountsInTheWindowOfItsCycleAcrossSkippedCycles) {
 // per cycle; untraced PEs get no track.
 TEST(TraceCore, TasksAndVectorOperationsOfTheTracedPes) {
   test::TempDir tmp;
-  const auto r = wafersim(stream_args(tmp.path() / "s") +
-                          " --dump 3,0:0x200:1:u32 --trace timeline --trace-pes \"0,0;3,0\"");
+  const auto r =
+      wafersim(stream_args(tmp.path() / "s") + " --dump 3,0:0x200:1:u32 --trace timeline --trace-pes \"0,0;3,0\"");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(Json::parse(r.out)["dumps"][0]["values"][0], 25);
   const Json timeline = Json::parse(slurp(tmp.path() / "s/trace/timeline.json"));

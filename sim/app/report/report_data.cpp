@@ -53,8 +53,8 @@ void read_table(const fs::path& path, const json& describe, F&& row) {
   std::string line;
   std::getline(in, line);
   if (line != expect)
-    throw sim::InputError(fmt::format("{}:1: header '{}' does not match meta.json (expected '{}')", path.string(), line,
-                                      expect));
+    throw sim::InputError(
+        fmt::format("{}:1: header '{}' does not match meta.json (expected '{}')", path.string(), line, expect));
   const std::size_t n = 1 + describe.at("keys").size() + describe.at("values").size();
   std::vector<std::uint64_t> f(n);
   std::uint64_t number = 1;
@@ -109,8 +109,8 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
     const std::uint64_t w = f[0], x = f[1], y = f[2], d = f[3];
     const std::uint64_t color = by_color ? f[4] : 0;
     const std::size_t v = by_color ? 5 : 4;
-    if (w >= windows || d >= kDirs || x < area[0] || y < area[1] || x > area[2] || y > area[3] || (x - area[0]) % size ||
-        (y - area[1]) % size)
+    if (w >= windows || d >= kDirs || x < area[0] || y < area[1] || x > area[2] || y > area[3] ||
+        (x - area[0]) % size || (y - area[1]) % size)
       throw sim::InputError(fmt::format("{}:{}: window, region or direction out of range", table.string(), line));
     const auto cell = static_cast<std::uint32_t>((y - area[1]) / size * cols + (x - area[0]) / size);
     const std::uint64_t fr = w / per_frame;
@@ -130,8 +130,8 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
   });
 
   json out;
-  for (const char* k : {"wafer", "width", "height", "area", "region_size", "cols", "rows", "colors", "by_color",
-                        "routers", "links"})
+  for (const char* k :
+       {"wafer", "width", "height", "area", "region_size", "cols", "rows", "colors", "by_color", "routers", "links"})
     out[k] = wafer.at(k);
   json jf = json::array();
   for (std::uint64_t fr = 0; fr < frame_count; ++fr) {
@@ -304,7 +304,8 @@ void add_pe(json& fabric, const fs::path& dir, const json& meta, const json& pe,
   out["causes"] = causes;
   json ss = json::array();
   for (std::size_t c = 0; c < nc; ++c) ss.push_back(s_stall[c]);
-  out["series"] = {{"busy", s_busy}, {"instructions", s_instr}, {"flops", s_flops}, {"sram_bytes", s_bytes}, {"stall", ss}};
+  out["series"] = {
+      {"busy", s_busy}, {"instructions", s_instr}, {"flops", s_flops}, {"sram_bytes", s_bytes}, {"stall", ss}};
   out["totals"] = {{"busy", t_busy}, {"flops", t_flops}, {"instructions", t_instr}, {"stall", t_stall}};
   out["stats_totals"] = pe.at("totals");
   // The busiest regions, with their leading stall cause.
@@ -323,7 +324,8 @@ void add_pe(json& fabric, const fs::path& dir, const json& meta, const json& pe,
       st += c_stall[c][k];
       if (c_stall[c][k] > c_stall[c][lead]) lead = k;
     }
-    const double pe_cycles = static_cast<double>(pes.at(c)) * static_cast<double>(std::max<std::uint64_t>(1, end_cycle));
+    const double pe_cycles =
+        static_cast<double>(pes.at(c)) * static_cast<double>(std::max<std::uint64_t>(1, end_cycle));
     top.push_back({{"x0", x0},
                    {"y0", y0},
                    {"x1", std::min(area[2], x0 + size - 1)},
@@ -378,8 +380,10 @@ json links_section(const fs::path& dir, const json& meta, std::uint64_t windows)
     s.name = k;
     if (s.bytes.empty()) s.bytes.assign(windows, 0);
     for (std::uint64_t w = 0; w < windows; ++w) s.bytes[w] += bytes[i][w];
-    per.push_back({{"label", list[i].at("label")}, {"group", list[i].at("group")},
-                   {"bandwidth_bps", list[i].at("bandwidth_bps")}, {"bytes", list[i].at("bytes")}});
+    per.push_back({{"label", list[i].at("label")},
+                   {"group", list[i].at("group")},
+                   {"bandwidth_bps", list[i].at("bandwidth_bps")},
+                   {"bytes", list[i].at("bytes")}});
   }
   json js = json::array();
   for (const char* k : {"MemoryX out (weights)", "MemoryX in (gradients)", "SwarmX down (weights)",
@@ -398,16 +402,16 @@ json links_section(const fs::path& dir, const json& meta, std::uint64_t windows)
 
 json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
   if (!fs::is_directory(run_dir))
-    throw sim::InputError(fmt::format("{}: not a folder (expected a run folder written by a wafersim command)",
-                                      run_dir.string()));
+    throw sim::InputError(
+        fmt::format("{}: not a folder (expected a run folder written by a wafersim command)", run_dir.string()));
   const json run = read_json(run_dir / "run.json", "the run's metadata (is this a run folder?)");
   const json stats = read_json(run_dir / "stats.json", "the run's statistics");
   const fs::path dir = run_dir / "trace";
   if (!fs::exists(dir / "meta.json"))
-    throw sim::InputError(fmt::format(
-        "{}: no trace in this run folder (trace/meta.json); run the command again with --trace windows "
-        "(e.g. wafersim traffic tiny --pattern hotspot --rate 0.2 --trace windows -o {})",
-        run_dir.string(), run_dir.string()));
+    throw sim::InputError(
+        fmt::format("{}: no trace in this run folder (trace/meta.json); run the command again with --trace windows "
+                    "(e.g. wafersim traffic tiny --pattern hotspot --rate 0.2 --trace windows -o {})",
+                    run_dir.string(), run_dir.string()));
   const json meta = read_json(dir / "meta.json", "the trace description");
   if (meta.value("format", "") != "wafersim-trace/1")
     throw sim::InputError(fmt::format("{}: unknown trace format '{}' (expected wafersim-trace/1)",
@@ -426,15 +430,19 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                 {"status", run.value("status", "")},
                 {"version", run.value("wafersim_version", "")},
                 {"wall_seconds", run.value("wall_seconds", 0.0)}};
-  out["trace"] = {{"clock_hz", clock},        {"window_cycles", window_cycles},
-                  {"windows", windows},       {"end_cycle", end_cycle},
-                  {"merges", meta.value("merges", 0)}, {"selection", meta.value("selection", json::object())}};
+  out["trace"] = {{"clock_hz", clock},
+                  {"window_cycles", window_cycles},
+                  {"windows", windows},
+                  {"end_cycle", end_cycle},
+                  {"merges", meta.value("merges", 0)},
+                  {"selection", meta.value("selection", json::object())}};
   json files = json::array();
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.is_regular_file())
       files.push_back({{"name", entry.path().filename().string()}, {"bytes", entry.file_size()}});
-  std::sort(files.begin(), files.end(),
-            [](const json& a, const json& b) { return a.at("name").get<std::string>() < b.at("name").get<std::string>(); });
+  std::sort(files.begin(), files.end(), [](const json& a, const json& b) {
+    return a.at("name").get<std::string>() < b.at("name").get<std::string>();
+  });
   out["trace"]["files"] = std::move(files);
   out["trace"]["timeline"] = meta.value("timeline", json(nullptr));
   out["trace"]["vcd"] = meta.value("vcd", json(nullptr));
@@ -456,7 +464,8 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
       if (pw && sw) add_pe(f, dir, meta, *pw, *sw, windows, end_cycle, options);
     }
   out["fabric"] = std::move(fabric);
-  out["fabric_absent"] = meta.value("fabric_absent", std::string("congestion windows were not traced (--trace windows)"));
+  out["fabric_absent"] =
+      meta.value("fabric_absent", std::string("congestion windows were not traced (--trace windows)"));
   out["links"] = links_section(dir, meta, windows);
 
   if (meta.contains("steps")) {
