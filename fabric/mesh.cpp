@@ -35,7 +35,8 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
       hop_(static_cast<std::uint32_t>(config.hop_latency.count())),
       ramp_(static_cast<std::uint32_t>(config.ramp_latency.count())),
       detail_(resolve(config.stats_detail, geometry.routers())),
-      link_stats_(detail_ == StatsDetail::Links),
+      link_stats_(detail_ == StatsDetail::Links || options_.trace_counters == StatsDetail::Links),
+      per_router_(detail_ != StatsDetail::Totals || options_.trace_counters == StatsDetail::Routers || link_stats_),
       idle_skip_(engine ? engine->options().idle_skip : options_.idle_skip) {
   if (colors_ == 0 || colors_ > 64) throw std::logic_error("Mesh: colors must be 1 .. 64");
   if (depth_ == 0 || depth_ > 0xffff) throw std::logic_error("Mesh: queue depth must be 1 .. 65535");
@@ -385,7 +386,7 @@ void Mesh::evaluate(sim::Cycle /*now*/) {
   const std::uint64_t* const full = full_.data();
   const std::uint32_t* const down = down_.data();
   const bool xy = options_.routing == Routing::XY;
-  const bool per_router = detail_ != StatsDetail::Totals;
+  const bool per_router = per_router_;
   std::uint64_t dir[kPorts] = {};
 
   auto evaluate_router = [&](std::uint32_t r) __attribute__((always_inline)) {

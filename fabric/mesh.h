@@ -33,6 +33,17 @@ struct MeshOptions {
   Routing routing = Routing::Static;
   std::shared_ptr<const RouteTable> routes;  // Static: the routes (none: no color is routed)
   bool idle_skip = true;                     // without an engine; with one, the engine's option
+  // Tracing (fabric/trace): keep per-link (Routers) or per-link and color (Links) counters
+  // whatever the stats detail, without adding them to the statistics.
+  StatsDetail trace_counters = StatsDetail::Totals;
+};
+
+// Cumulative counters of one router port, for tracing (mesh_trace.cpp).
+struct LinkCounters {
+  std::uint64_t forwarded = 0;  // wavelets sent through the output
+  std::uint64_t stalled = 0;    // output-color-cycles without credit downstream
+  std::uint64_t occupancy = 0;  // occupancy integral of the input queues (wavelet-cycles)
+  std::uint32_t queued = 0;     // wavelets visible in the input queues now
 };
 
 class Endpoint;
@@ -120,6 +131,15 @@ class Mesh final : public sim::Clocked {
     for (std::uint64_t v : dir_occupancy_) sum += v;
     return sum;
   }
+
+  // Tracing (mesh_trace.cpp). Counters of port p of router r (forwarded and stalled count
+  // the output, occupancy and queued the input); per color when link counters are kept.
+  [[nodiscard]] LinkCounters link_counters(std::uint32_t r, std::uint32_t p) const;
+  [[nodiscard]] LinkCounters link_counters(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
+  [[nodiscard]] bool keeps_link_counters() const { return per_router_; }
+  [[nodiscard]] bool keeps_color_counters() const { return link_stats_; }
+  // Routers that ever held a wavelet (the only ones with nonzero counters), in first-use order.
+  [[nodiscard]] const std::vector<std::uint32_t>& counted_routers() const { return block_router_; }
 
   // The deadlock report (deadlock_report.cpp): stuck routers, ports, colors, contents.
   [[nodiscard]] std::string deadlock_report(sim::Cycle now) const;
@@ -216,6 +236,7 @@ class Mesh final : public sim::Clocked {
   std::uint32_t colors_, depth_, hop_, ramp_;
   StatsDetail detail_;
   bool link_stats_;
+  bool per_router_;  // per router and port occupancy integrals
   bool idle_skip_;
 
   // Per router (always allocated, small).

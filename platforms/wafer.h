@@ -26,6 +26,8 @@ struct BuildOptions {
   // (synthetic traffic).
   fabric::Routing routing = fabric::Routing::Static;
   std::shared_ptr<const fabric::RouteTable> routes;  // static routes; none: nothing routed
+  // Tracing: per-link counters the mesh keeps for the congestion windows (RunTrace::configure).
+  fabric::StatsDetail trace_counters = fabric::StatsDetail::Totals;
 };
 
 class Wafer : public sc_core::sc_module {

@@ -53,6 +53,36 @@ std::uint32_t CoreParams::lanes(DType t) const {
   return 1;
 }
 
+namespace {
+// Bytes of [0, capacity) covered by the program's data and its memory descriptors as loaded.
+std::uint32_t footprint(const isa::Program& p, std::uint32_t capacity) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans;  // [begin, end)
+  for (const auto& d : p.data)
+    spans.emplace_back(d.addr, std::int64_t{d.addr} + static_cast<std::int64_t>(d.bytes.size()));
+  for (const auto& decl : p.descriptors) {
+    const isa::Descriptor& d = decl.init;
+    const std::int64_t esize = size_of(d.dtype);
+    if (d.kind == isa::Descriptor::Kind::Circ) {
+      spans.emplace_back(d.base, d.base + std::int64_t{d.size} * esize);
+    } else if (d.kind == isa::Descriptor::Kind::Mem && d.length > 0) {
+      const std::int64_t a = d.address(0), b = d.address(d.length - 1);
+      spans.emplace_back(std::min(a, b), std::max(a, b) + esize);
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  std::int64_t used = 0, covered = 0;  // covered: the end of the union so far
+  for (auto [b, e] : spans) {
+    b = std::clamp<std::int64_t>(std::max(b, covered), 0, capacity);
+    e = std::clamp<std::int64_t>(e, 0, capacity);
+    if (e > b) {
+      used += e - b;
+      covered = e;
+    }
+  }
+  return static_cast<std::uint32_t>(used);
+}
+}  // namespace
+
 Core::Core(PeCoord coord, const CoreParams& params) : coord_(coord), p_(&params), sram_(params.sram_bytes) {}
 
 void Core::fault(const std::string& what, std::uint32_t pc) const {
@@ -108,6 +138,20 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
   for (auto id : program_->entry_tasks) host_activate(id, now);
   ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
   maybe_in_ = ~std::uint64_t{0};
+  sram_in_use_ = footprint(*program_, sram_.capacity());
+}
+
+CoreCounters Core::counters_at(Cycle at) const {
+  CoreCounters k = c_;
+  if (!slept_from_.is_never() && at > slept_from_) {
+    const std::uint64_t n = (at - slept_from_).count();
+    if (sleep_busy_) {
+      k.busy_cycles += n;
+      k.finish_cycle = at.count();
+    }
+    for (int s = 0; s < kStallCauses; ++s) k.stall[s] += n * sleep_stalls_[s];
+  }
+  return k;
 }
 
 void Core::host_activate(std::uint8_t task, Cycle at) {
@@ -302,6 +346,7 @@ bool Core::select_task(Cycle now, CycleResources& r) {
       regs_[0] = w.payload;
     }
     running_ = t.id;
+    task_start_ = now;
     pc_ = t.entry;
     ready_at_ = now + p_->pe.latency.task_switch;
     ++c_.task_activations;
@@ -490,6 +535,11 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
       break;
     case Op::Ret:
       ++c_.instructions;
+#ifndef WAFERSIM_NO_TRACE_HOOKS
+      if (observer_)
+        if (const isa::TaskDecl* t = prog.task(static_cast<std::uint8_t>(running_)))
+          observer_->task_ran(coord_, prog, *t, task_start_, now + Cycle(1));
+#endif
       running_ = -1;
       return Step::Progress;
     case Op::DsdBase:

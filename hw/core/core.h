@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hw/core/core_counters.h"
+#include "hw/core/core_observer.h"
 #include "hw/isa/program.h"
 #include "hw/pe_config.h"
 #include "hw/ramp.h"
@@ -64,6 +65,7 @@ struct VectorOp {
   std::uint32_t last_word[4] = {};
   bool has_last[4] = {};
   std::vector<Access> pending;
+  sim::Cycle issued_at{0};  // the cycle it was issued (for traces)
   std::uint32_t issued = 0;
   bool open = false;
   std::uint32_t acc = 0;  // reduction accumulator
@@ -101,6 +103,15 @@ class Core {
   [[nodiscard]] Sram& sram() { return sram_; }
   [[nodiscard]] const Sram& sram() const { return sram_; }
   [[nodiscard]] const CoreCounters& counters() const { return c_; }
+  // The counters as they will read once cycles [.., at) are accounted: a sleeping core's
+  // cycles up to `at` added as catch_up(at) would add them. `at` must not precede the cycle
+  // after the last tick. For tracing windows; the core is not changed.
+  [[nodiscard]] CoreCounters counters_at(sim::Cycle at) const;
+  // Bytes of SRAM the program occupies: the union of its data and of the memory its
+  // descriptors cover as loaded.
+  [[nodiscard]] std::uint32_t sram_in_use() const { return sram_in_use_; }
+  // Reports tasks and vector operations to `observer` (null: none). Tracing only.
+  void set_observer(CoreObserver* observer) { observer_ = observer; }
   [[nodiscard]] std::uint32_t reg(unsigned i) const { return regs_[i]; }
   // What the core is doing or waiting for (for end-of-run and deadlock reports).
   [[nodiscard]] std::string describe_state() const;
@@ -146,6 +157,7 @@ class Core {
   int running_ = -1;
   std::uint32_t pc_ = 0;
   sim::Cycle ready_at_{0};
+  sim::Cycle task_start_{0};   // the running task's start (for traces)
   int main_stall_ = -1;        // cause of the main thread's last stall (for reports)
   std::vector<VectorOp> ops_;  // [0] the synchronous slot, [1..] the microthreads
   std::uint32_t seq_ = 0;
@@ -156,6 +168,8 @@ class Core {
   bool sleep_busy_ = false;
   std::uint8_t sleep_stalls_[kStallCauses] = {};
   CoreCounters c_;
+  std::uint32_t sram_in_use_ = 0;
+  CoreObserver* observer_ = nullptr;
 };
 
 }  // namespace wafersim::hw

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "sim/config/diagnostics.h"
 #include "sim/errors.h"
@@ -34,9 +35,23 @@ Core& CoreArray::core(PeCoord pe) {
   if (!slot) {
     slot = std::make_unique<Core>(pe, params_);
     if (ramp_of_) slot->attach(ramp_of_(pe));
+    for (const auto& [idx, o] : observers_)
+      if (idx == index(pe)) slot->set_observer(o);
     ++created_;
   }
   return *slot;
+}
+
+void CoreArray::observe(PeCoord pe, CoreObserver* observer) {
+#ifdef WAFERSIM_NO_TRACE_HOOKS
+  (void)pe;
+  (void)observer;
+  throw std::logic_error("this build has no tracing hooks (configured with WAFERSIM_TRACE_HOOKS=OFF)");
+#else
+  if (!contains(pe)) throw std::logic_error("CoreArray::observe: PE outside the grid");
+  observers_.emplace_back(index(pe), observer);
+  if (cores_[index(pe)]) cores_[index(pe)]->set_observer(observer);
+#endif
 }
 
 const Core* CoreArray::find(PeCoord pe) const { return contains(pe) ? cores_[index(pe)].get() : nullptr; }

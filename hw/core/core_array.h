@@ -63,6 +63,14 @@ class CoreArray final : public sim::Clocked, public RampListener {
   Core& core(PeCoord pe);
   [[nodiscard]] const Core* find(PeCoord pe) const;
   [[nodiscard]] const CoreParams& params() const { return params_; }
+  // The cores with a program, in PE order (y * width + x), as f(const Core&).
+  template <class F>
+  void for_each_loaded(F&& f) const {
+    for (std::uint32_t idx : loaded_) f(static_cast<const Core&>(*cores_[idx]));
+  }
+  // Reports the tasks and vector operations of PE `pe` (whether loaded now or later) to
+  // `observer`. Tracing only: throws std::logic_error in a build without tracing hooks.
+  void observe(PeCoord pe, CoreObserver* observer);
   [[nodiscard]] std::uint64_t cores_created() const { return created_; }
   // Core ticks performed (engine work, not a model statistic: it differs with sleeping).
   [[nodiscard]] std::uint64_t core_ticks() const { return core_ticks_; }
@@ -109,7 +117,8 @@ class CoreArray final : public sim::Clocked, public RampListener {
   CoreArrayOptions options_;
   sim::Engine* engine_ = nullptr;
   std::function<RampPort*(PeCoord)> ramp_of_;
-  std::vector<std::unique_ptr<Core>> cores_;  // by y * width + x
+  std::vector<std::unique_ptr<Core>> cores_;                        // by y * width + x
+  std::vector<std::pair<std::uint32_t, CoreObserver*>> observers_;  // (index, observer), for cores not yet made
   std::uint64_t created_ = 0;
   std::uint64_t core_ticks_ = 0;
   std::vector<std::uint32_t> loaded_;          // indices of cores with a program, ascending

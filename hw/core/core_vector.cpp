@@ -67,6 +67,7 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   op.sync = !ins.async;
   op.pc = pc_;
   op.seq = seq_++;
+  op.issued_at = now;
   op.ins = &ins;
   const bool reduction = isa::is_reduction(ins.op);
   int first = -1;
@@ -309,6 +310,11 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
 void Core::retire(VectorOp& op, Cycle now) {
   (void)now;
   const Instruction& ins = *op.ins;
+#ifndef WAFERSIM_NO_TRACE_HOOKS
+  if (observer_)
+    observer_->vector_op_ran(coord_, *program_, op.pc, static_cast<std::uint32_t>(&op - ops_.data()), op.n,
+                             op.issued_at, op.done_at);
+#endif
   if (isa::is_reduction(ins.op)) regs_[ins.ops[0].reg] = op.acc;
   for (int k = 0; k < 4; ++k) {
     if (!op.is_dsd[k]) continue;

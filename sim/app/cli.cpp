@@ -158,6 +158,8 @@ int run_cli(int argc, char** argv) {
   add_traffic_command(app);
   add_exec_command(app);
   add_compile_command(app);
+  add_stream_loop_command(app);
+  add_report_command(app);
   guard_integer_options(app);
 
   try {

@@ -63,6 +63,8 @@ void add_collect_command(CLI::App& app);
 // The commands a sweep may run (cmd_sweep.cpp holds the table) with their options.
 sweep::Catalog sweep_catalog();
 void add_traffic_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+void add_stream_loop_command(CLI::App& app);
 
 // Parses and runs one command; returns the process exit code.
 int run_cli(int argc, char** argv);

@@ -9,7 +9,9 @@
 #include "hw/isa/assembler.h"
 #include "hw/numerics/softfloat.h"
 #include "platforms/cluster.h"
+#include "platforms/run_trace.h"
 #include "sim/app/cli.h"
+#include "sim/app/trace_args.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"
 
@@ -95,6 +97,7 @@ struct ExecCommand {
   std::string program;
   std::string routes;
   std::vector<std::string> dumps;
+  TraceArgs trace;
 
   void execute() const {
     auto loaded = platform.load();
@@ -109,10 +112,25 @@ struct ExecCommand {
           fabric::load_routes(routes, fabric::MeshGeometry(w.width, w.height, loaded.spec.fabric.edge_io_channels),
                               loaded.spec.fabric.colors));
     }
+    sim::trace::TraceOptions trace_options = trace.options();
+    // The run's length is not known ahead: windows start at one cycle and double as it goes,
+    // to between 100 and 200 windows unless asked otherwise.
+    if (trace_options.any() && trace_options.window_cycles == 0) {
+      trace_options.window_cycles = 1;
+      if (!trace.max_windows_given()) trace_options.max_windows = 200;
+    }
     RunDir dir = RunDir::create(sim.out, "exec");
+    std::unique_ptr<platforms::RunTrace> tracing;
+    if (trace_options.any()) {
+      tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), loaded.spec, 0);
+      tracing->configure(build);
+    }
     sim::stats::Group root("");
     platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
+    if (tracing)
+      for (std::size_t i = 0; i < cluster.wafer_count(); ++i)
+        tracing->attach(cluster.wafer(i), static_cast<std::uint32_t>(i));
     for (const auto& p : placements) wafer.cores().load(p);
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
@@ -125,10 +143,12 @@ struct ExecCommand {
     } catch (const sim::LimitReached&) {
       write_run_files(dir, loaded, root, invocation_text(), progress.elapsed_seconds(), wafer.engine().cycles(),
                       "limit");
+      if (tracing) tracing->finish(wafer.engine().cycles());
       throw;
     } catch (const sim::SimulationError&) {  // e.g. the fabric's deadlock watchdog
       write_run_files(dir, loaded, root, invocation_text(), progress.elapsed_seconds(), wafer.engine().cycles(),
                       "error");
+      if (tracing) tracing->finish(wafer.engine().cycles());
       throw;
     }
     auto& cores = wafer.cores();
@@ -137,10 +157,12 @@ struct ExecCommand {
       cores.check_finished();
     } catch (const sim::Error&) {
       write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "error");
+      if (tracing) tracing->finish(outcome.cycles);
       throw;
     }
     const std::uint64_t cycles = cores.finish_cycle();
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, sim::Cycle(cycles), status);
+    if (tracing) tracing->finish(sim::Cycle(cycles));
 
     nlohmann::ordered_json j;
     j["platform"] = loaded.spec.name;
@@ -174,6 +196,7 @@ struct ExecCommand {
     for (const auto& d : parsed) dumped.push_back({{"dump", d.text}, {"values", dump_values(cores, d)}});
     j["dumps"] = dumped;
     j["out"] = dir.path().string();
+    if (tracing) j["trace"] = tracing->dir().string();
     if (sim.json) {
       std::cout << j.dump(2) << "\n";
       return;
@@ -200,6 +223,9 @@ struct ExecCommand {
       std::cout << fmt::format("  {}  {}\n", d["dump"].get<std::string>(), d["values"].dump());
     std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n",
                              dir.path().string());
+    if (tracing)
+      std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes an HTML page of it)\n",
+                               tracing->dir().string(), dir.path().string());
   }
 };
 
@@ -220,11 +246,15 @@ void add_exec_command(CLI::App& app) {
   sub->add_option("--dump", cmd->dumps, "print SRAM contents after the run, e.g. --dump 0,0:0x100:4:f32 (repeatable)")
       ->type_name("X,Y:ADDR:COUNT:TYPE");
   cmd->sim.add(*sub);
+  cmd->trace.add(*sub);
   sub->footer(
       "The run ends when every PE is idle (no task running, no vector operation in flight).\n"
       "'cycles' is one past the last cycle in which any PE was busy. A program error (SRAM access\n"
       "beyond capacity, ...) or PEs left waiting forever is exit code 3; bad assembly is exit code 2\n"
-      "with FILE:LINE:COL for every error.");
+      "with FILE:LINE:COL for every error.\n"
+      "Tracing (docs/trace.md): --trace windows,timeline --trace-pes 1,1 records per-PE busy cycles by\n"
+      "cause, SRAM use, fabric windows, and the tasks and vector operations of the chosen PEs;\n"
+      "'wafersim report RUN_DIR' makes an HTML page of them.");
   sub->callback([cmd] { cmd->execute(); });
 }
 

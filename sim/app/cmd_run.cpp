@@ -9,9 +9,11 @@
 #include "models/compiler/compiler.h"
 #include "models/runtime/executor.h"
 #include "platforms/cluster.h"
+#include "platforms/run_trace.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
 #include "sim/errors.h"
+#include "sim/app/trace_args.h"
 #include "sim/units/quantity.h"
 
 namespace wafersim::app {
@@ -21,15 +23,26 @@ struct RunCommand {
   PlatformArgs platform;
   SimArgs sim;
   ModelArgs model;
+  TraceArgs trace;
   std::uint64_t cycles = 10000;
   bool no_check = false;
 
   void execute() const {
     if (!model.model.empty()) return run_model();
     auto loaded = platform.load();
+    const sim::trace::TraceOptions trace_options = trace.options();
     RunDir dir = RunDir::create(sim.out, "run");
+    platforms::BuildOptions build = sim.build_options();
+    std::unique_ptr<platforms::RunTrace> tracing;
+    if (trace_options.any()) {
+      tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), loaded.spec, cycles);
+      tracing->configure(build);
+    }
     sim::stats::Group root("");
-    platforms::Cluster cluster("cluster", loaded.spec, sim.build_options(), root);
+    platforms::Cluster cluster("cluster", loaded.spec, build, root);
+    if (tracing)
+      for (std::size_t i = 0; i < cluster.wafer_count(); ++i)
+        tracing->attach(cluster.wafer(i), static_cast<std::uint32_t>(i));
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
     const sim::Engine& ref = cluster.wafer(0).engine();
@@ -37,6 +50,7 @@ struct RunCommand {
     Progress progress("run", cycles, "cycles", Progress::terminal() && !sim.json);
     RunOutcome outcome = run_simulation(ref, engines, sim::Cycle(cycles), sim.limits(), progress);
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "ok");
+    if (tracing) tracing->finish(outcome.cycles);
 
     const double rate = outcome.wall_seconds > 0 ? static_cast<double>(outcome.cycles.count()) / outcome.wall_seconds : 0;
     if (sim.json) {
@@ -158,6 +172,7 @@ void add_run_command(CLI::App& app) {
              "of a compiled model with per-layer cycles, bounds and checked results");
   cmd->platform.add(*sub, "tiny");
   cmd->sim.add(*sub);
+  cmd->trace.add(*sub);
   sub->add_option("--cycles", cmd->cycles, "cycles to simulate when no workload ends the run by itself")
       ->capture_default_str();
   sub->add_option("--model,-m", cmd->model.model,

@@ -15,7 +15,9 @@
 
 #include "fabric/route_loader.h"
 #include "fabric/traffic/generator.h"
+#include "platforms/run_trace.h"
 #include "sim/app/cli.h"
+#include "sim/app/trace_args.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
@@ -28,6 +30,7 @@ struct Point {
   TrafficResult result;
   double bound = 0;
   std::string out;
+  std::string trace;  // trace folder, when traced
 };
 
 nlohmann::ordered_json point_json(const platforms::LoadedPlatform& p, const TrafficOptions& o, const Point& pt,
@@ -57,6 +60,7 @@ nlohmann::ordered_json point_json(const platforms::LoadedPlatform& p, const Traf
   if (pt.bound > 0) j["bound"] = pt.bound;
   j["seed"] = o.seed;
   j["out"] = pt.out;
+  if (!pt.trace.empty()) j["trace"] = pt.trace;
   return j;
 }
 
@@ -109,6 +113,7 @@ std::vector<double> parse_rates(const std::string& list, const std::string& swee
 struct TrafficCommand {
   PlatformArgs platform;
   SimArgs sim;
+  TraceArgs trace;
   TrafficOptions traffic;
   double rate = -1;
   std::string rates, sweep, routes_file, hotspot;
@@ -141,9 +146,16 @@ struct TrafficCommand {
       build.routing = fabric::Routing::XY;
     }
     o.validate(spec.fabric, geometry, !routes_file.empty());
+    const sim::trace::TraceOptions trace_options = trace.options();
     RunDir dir = RunDir::create(out, "traffic");
+    std::unique_ptr<platforms::RunTrace> tracing;
+    if (trace_options.any()) {
+      tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), spec, o.warmup + o.measure);
+      tracing->configure(build);
+    }
     sim::stats::Group root("");
     platforms::Wafer wafer("wafer0", spec, build, root);
+    if (tracing) tracing->attach(wafer, 0);
     fabric::traffic::TrafficGenerator gen(wafer.mesh(), o, &wafer.engine());
     gen.add_stats(wafer.stats().group("traffic"));
     Progress progress("traffic", o.warmup + o.measure, "cycles", Progress::terminal() && !sim.json && !quiet);
@@ -154,15 +166,20 @@ struct TrafficCommand {
                                [&gen] { return gen.finished(); });
     } catch (const sim::SimulationError& e) {
       const std::string msg = e.what();
-      write_run_files(dir, loaded, root, invocation_text(), progress.elapsed_seconds(),
-                      engine.first_cycle_at_or_after(sc_core::sc_time_stamp()),
+      const sim::Cycle at = engine.first_cycle_at_or_after(sc_core::sc_time_stamp());
+      write_run_files(dir, loaded, root, invocation_text(), progress.elapsed_seconds(), at,
                       "simulation error: " + msg.substr(0, msg.find('\n')));
+      if (tracing) tracing->finish(at);
       throw;
     }
     if (!gen.finished())
       throw std::logic_error("wafersim traffic: the simulation went idle before the traffic generator finished");
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "ok");
     Point pt;
+    if (tracing) {
+      tracing->finish(outcome.cycles);
+      pt.trace = tracing->dir().string();
+    }
     pt.result = gen.result();
     pt.bound = routes_file.empty() ? gen.pattern().bound() : 0;
     pt.out = dir.path().string();
@@ -192,6 +209,9 @@ struct TrafficCommand {
                                                      "beyond saturation",
                                                      r.undelivered));
     std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", pt.out);
+    if (!pt.trace.empty())
+      std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes an HTML page of it)\n", pt.trace,
+                               pt.out);
   }
 
   void execute() const {
@@ -207,6 +227,7 @@ struct TrafficCommand {
       return;
     }
     if (rate >= 0) throw sim::InputError("give either --rate or --rates/--sweep-rates, not both");
+    if (!trace.out.empty()) throw sim::InputError("--trace-out: not with several loads (each traces into its own folder)");
     if (!rates.empty() && !sweep.empty()) throw sim::InputError("give either --rates or --sweep-rates, not both");
     const std::vector<double> list = parse_rates(rates, sweep);
     for (double r : list)
@@ -291,6 +312,7 @@ void add_traffic_command(CLI::App& app) {
       "latency-throughput curve");
   cmd->platform.add(*sub, "");
   cmd->sim.add(*sub);
+  cmd->trace.add(*sub);
   const auto& names = fabric::traffic::Pattern::names();
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
@@ -330,7 +352,9 @@ void add_traffic_command(CLI::App& app) {
       "Examples:\n"
       "  wafersim traffic tiny --pattern uniform --rate 0.3 --json\n"
       "  wafersim traffic tiny --pattern transpose --sweep-rates 0.02:0.2:0.02\n"
-      "  wafersim traffic tiny --routes ring.yaml --rate 0.5     static routes; a deadlock exits with code 3");
+      "  wafersim traffic tiny --routes ring.yaml --rate 0.5     static routes; a deadlock exits with code 3\n"
+      "  wafersim traffic tiny --pattern hotspot --hotspot 5,2 --rate 0.2 --trace windows,timeline -o hot\n"
+      "  wafersim report hot                                       HTML page of the congestion windows");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -19,6 +19,15 @@ void Engine::add(Clocked* component) {
   awake_flag_.push_back(0);
 }
 
+void Engine::add_observer(TickObserver* observer) {
+#ifdef WAFERSIM_NO_TRACE_HOOKS
+  (void)observer;
+  throw std::logic_error("this build has no tracing hooks (configured with WAFERSIM_TRACE_HOOKS=OFF)");
+#else
+  observers_.push_back(observer);
+#endif
+}
+
 std::uint32_t Engine::id_of(Clocked* c) const {
   // Components are few (coarse objects such as a whole mesh); a linear search is fine.
   for (std::uint32_t i = 0; i < components_.size(); ++i)
@@ -134,6 +143,10 @@ void Engine::tick_components(Cycle now) {
   }
   for (std::uint32_t id : ticking_) awake_flag_[id] = 0;
 
+#ifndef WAFERSIM_NO_TRACE_HOOKS
+  if (!observers_.empty())
+    for (TickObserver* o : observers_) o->before_tick(now);
+#endif
   for (std::uint32_t id : ticking_) components_[id]->read(now);
   for (std::uint32_t id : ticking_) components_[id]->evaluate(now);
   for (std::uint32_t id : ticking_) {
@@ -148,6 +161,10 @@ void Engine::tick_components(Cycle now) {
       timed_.push(Wake{next.count(), id});
     }
   }
+#ifndef WAFERSIM_NO_TRACE_HOOKS
+  if (!observers_.empty())
+    for (TickObserver* o : observers_) o->after_tick(now);
+#endif
 }
 
 }  // namespace wafersim::sim

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/engine/clocked.h"
+#include "sim/engine/tick_observer.h"
 #include "sim/types.h"
 #include "sim/units/quantity.h"
 
@@ -31,6 +32,9 @@ class Engine : public sc_core::sc_module {
 
   // Registers a component; it starts asleep unless woken. Not owned.
   void add(Clocked* component);
+  // Registers a tick observer (tracing), called in registration order. Not owned. Throws
+  // std::logic_error when the build has no tracing hooks (WAFERSIM_TRACE_HOOKS=OFF).
+  void add_observer(TickObserver* observer);
   // Wakes `component` at cycle `at` (clamped to the next cycle the engine can still run).
   // Safe from inside a tick (a neighbour's write phase) and from other SystemC processes.
   void wake(Clocked* component, Cycle at);
@@ -80,9 +84,10 @@ class Engine : public sc_core::sc_module {
   EngineOptions options_;
   double period_ps_;
   std::vector<Clocked*> components_;
-  std::vector<std::uint8_t> awake_flag_;  // awake in the next tick
-  std::vector<std::uint32_t> awake_;      // ids awake in the next tick
-  std::vector<std::uint32_t> ticking_;    // ids being ticked now
+  std::vector<TickObserver*> observers_;
+  std::vector<std::uint8_t> awake_flag_;    // awake in the next tick
+  std::vector<std::uint32_t> awake_;        // ids awake in the next tick
+  std::vector<std::uint32_t> ticking_;      // ids being ticked now
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> timed_;
   sc_core::sc_event tick_event_;
   Cycle current_{0};

@@ -90,6 +90,9 @@ Picos ChunkOutPort::send(Chunk chunk, Picos now, Picos ready_at) {
   s->trans.set_byte_enable_ptr(nullptr);
   s->trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   s->ext->chunk = std::move(chunk);
+#ifndef WAFERSIM_NO_TRACE_HOOKS
+  if (observer_) observer_->on_send(*this, s->ext->chunk.info, now, now + serialization(bytes));
+#endif
 
   const Picos start_ok = std::max(ready_at, free_since_);
   if (now > start_ok) blocked_ps_ += (now - start_ok).count();
@@ -102,6 +105,14 @@ Picos ChunkOutPort::send(Chunk chunk, Picos now, Picos ready_at) {
   ++chunks_;
   bytes_ += bytes;
   return done_at_;
+}
+
+void ChunkOutPort::set_observer(ChunkObserver* observer) {
+#ifdef WAFERSIM_NO_TRACE_HOOKS
+  if (observer) throw std::logic_error("this build has no tracing hooks (configured with WAFERSIM_TRACE_HOOKS=OFF)");
+#else
+  observer_ = observer;
+#endif
 }
 
 bool ChunkOutPort::advance(Picos now) {

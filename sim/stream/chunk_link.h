@@ -19,6 +19,7 @@
 #include "sim/picos.h"
 #include "sim/stats/stats.h"
 #include "sim/stream/chunk.h"
+#include "sim/stream/chunk_observer.h"
 #include "sim/units/quantity.h"
 
 namespace wafersim::sim::stream {
@@ -99,6 +100,9 @@ class ChunkOutPort {
   [[nodiscard]] Picos serialization(std::uint64_t bytes) const { return transfer_time(bytes, bandwidth_); }
 
   [[nodiscard]] const std::string& name() const { return name_; }
+  // Tracing: `observer` sees every chunk this link starts (null: none). Throws
+  // std::logic_error when the build has no tracing hooks (WAFERSIM_TRACE_HOOKS=OFF).
+  void set_observer(ChunkObserver* observer);
   // Adds this link's counters to `g` (chunks, bytes, busy and back-pressure time).
   void add_stats(stats::Group& g) const;
   [[nodiscard]] std::uint64_t chunks() const { return chunks_; }
@@ -116,6 +120,7 @@ class ChunkOutPort {
   std::string name_;
   units::Bandwidth bandwidth_;
   std::function<void()> on_credit_;
+  ChunkObserver* observer_ = nullptr;
   std::uint32_t credits_ = 0;
   bool connected_ = false;
   bool busy_ = false;
