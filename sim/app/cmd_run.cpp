@@ -84,9 +84,22 @@ struct RunCommand {
     platforms::BuildOptions build = sim.build_options();
     build.routes = cm.routes;
     RunDir dir = RunDir::create(sim.out, "run");
+    // Traces: windows start at one cycle and double (the length is known only afterwards);
+    // each layer step becomes a phase on the timeline.
+    sim::trace::TraceOptions trace_options = trace.options();
+    if (trace_options.any() && trace_options.window_cycles == 0) {
+      trace_options.window_cycles = 1;
+      if (!trace.max_windows_given()) trace_options.max_windows = 200;
+    }
+    std::unique_ptr<platforms::RunTrace> tracing;
+    if (trace_options.any()) {
+      tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), loaded.spec, 0);
+      tracing->configure(build);
+    }
     sim::stats::Group root("");
     platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
+    if (tracing) tracing->attach(wafer, 0);
     models::runtime::Executor exec(cm, wafer, models::runtime::make_host_data(cm, sim.seed), {!no_check});
     exec.add_stats(wafer.stats().group("model"));
     std::vector<const sim::Engine*> engines;
@@ -101,6 +114,13 @@ struct RunCommand {
       nlohmann::ordered_json j = mapping_json(cm, loaded.spec.name);
       j["results"] = run_json(cm, exec.results());
       dir.write("model.json", j.dump(2) + "\n");
+      if (tracing) {
+        for (const auto& r : exec.results())
+          tracing->phase(0, r.name(), sim::Cycle(r.start), sim::Cycle(r.end),
+                         {sim::trace::Arg::num("bound_cycles", static_cast<double>(r.bound.cycles)),
+                          sim::trace::Arg::num("flops", static_cast<double>(r.executed_flops))});
+        tracing->finish(wafer.engine().cycles());
+      }
     };
     try {
       const sc_core::sc_time load = exec.load_inputs();
@@ -140,6 +160,7 @@ struct RunCommand {
       j["mismatches"] = failed;
       j["steps"] = run_json(cm, exec.results());
       j["out"] = dir.path().string();
+      if (tracing) j["trace"] = tracing->dir().string();
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << fmt::format("wafersim run: {} on {} ({} x {} PEs at {}), weight streaming, {}\n", cm.model.name,
@@ -156,6 +177,9 @@ struct RunCommand {
                                         : fmt::format("all {} result elements as expected", compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, model.json)\n",
                                dir.path().string());
+      if (tracing)
+        std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes an HTML page of it)\n",
+                                 tracing->dir().string(), dir.path().string());
     }
     if (failed)
       throw sim::SimulationError(
