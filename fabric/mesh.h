@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "fabric/cache_aligned.h"
 #include "fabric/edge_listener.h"
 #include "fabric/fabric_config.h"
 #include "fabric/flit.h"
 #include "fabric/geometry.h"
 #include "fabric/port.h"
 #include "fabric/route_table.h"
+#include "fabric/router_set.h"
 #include "hw/ramp.h"
 #include "sim/engine/clocked.h"
 #include "sim/stats/stats.h"
@@ -115,11 +117,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint64_t allocated_bytes() const;
 
   // Occupancy integral over all router input queues, in wavelet-cycles.
-  [[nodiscard]] std::uint64_t occupancy_integral() const {
-    std::uint64_t sum = 0;
-    for (std::uint64_t v : dir_occupancy_) sum += v;
-    return sum;
-  }
+  [[nodiscard]] std::uint64_t occupancy_integral() const;
 
   // The deadlock report (deadlock_report.cpp): stuck routers, ports, colors, contents.
   [[nodiscard]] std::string deadlock_report(sim::Cycle now) const;
@@ -129,17 +127,45 @@ class Mesh final : public sim::Clocked {
   struct Slot {
     std::uint32_t buf = kNone;  // offset of `depth` flits in flits_, allocated on first use
     std::uint16_t head = 0;
-    std::uint16_t count = 0;  // wavelets visible in the queue
-    std::uint16_t occ = 0;    // visible + on the way + not yet returned as credit
+    std::uint16_t count = 0;  // wavelets visible
+    std::uint16_t occ = 0;    // fed by an endpoint: its credit state (visible + on the way + not yet returned)
     std::uint16_t route = 0;  // Static: outputs the head was already sent to; XY: locked output + 1
   };
-  // (No char-typed fields or arrays are written on the hot path: they would alias every
-  // pointer and force the compiler to reload them.)
+  // What one output of a router needs to arbitrate and account, in one cache line.
+  struct alignas(64) Output {
+    std::uint64_t req[kPorts] = {};  // [input]: colors whose head wants this output
+    std::uint64_t full = 0;          // colors without a credit beyond it (all, if nothing is connected)
+    std::uint64_t forwarded = 0;
+    std::uint16_t rr = 0;  // last granted input * 64 + color
+  };
+  // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, taken
+  // in by the router the next cycle (so a router reads the other parity than is written).
+  struct alignas(64) Arrivals {
+    std::uint64_t ports = 0;  // bit p: a wavelet for input p, its color at bit kArrivingColor + 8p
+    Flit flit[kPorts];
+  };
+  static constexpr std::uint32_t kArrivingColor = 8;
+  // The state of one router, allocated in chunks of kChunk routers in router order (so
+  // neighbours' state is close in memory) when one of them first holds a wavelet; fields
+  // grouped by cache line in the order a busy router touches them. (No char-typed fields
+  // are written on the hot path: they would alias every pointer and force reloads.)
+  static constexpr std::uint32_t kChunk = 64;
+  struct alignas(64) Block {
+    std::uint32_t queued[kPorts] = {};     // [input]: wavelets visible
+    std::uint32_t total = 0;               // wavelets visible in its queues
+    std::uint64_t occupancy[kPorts] = {};  // [input]: occupancy integral
+    std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
+    std::uint32_t out_flags = 0;           // outputs that may have requests (cleared lazily)
+    std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
+    std::uint32_t xy = 0;                  // x | y << 16
+    Arrivals in[2];                        // by cycle parity
+    Output out[kPorts];
+    std::uint64_t stalled[kPorts] = {};  // [output]: output-color-cycles without credit
+  };
   struct RxQueue {  // an endpoint's receive queue for one color
     std::uint32_t buf = kNone;
     std::uint16_t head = 0;
     std::uint16_t count = 0;
-    std::uint16_t occ = 0;
   };
   struct Transit {         // a wavelet on a link, due at the start of a later cycle
     std::uint32_t target;  // router * 5 + port, or endpoint
@@ -147,33 +173,49 @@ class Mesh final : public sim::Clocked {
     std::uint16_t color;
     Flit flit;
   };
-  struct Grant {  // router | output << 32 | input << 40 | color << 48
-    std::uint64_t bits;
-    [[nodiscard]] std::uint32_t router() const { return static_cast<std::uint32_t>(bits); }
-    [[nodiscard]] std::uint32_t out() const { return static_cast<std::uint32_t>(bits >> 32) & 0xffu; }
-    [[nodiscard]] std::uint32_t in() const { return static_cast<std::uint32_t>(bits >> 40) & 0xffu; }
-    [[nodiscard]] std::uint32_t color() const { return static_cast<std::uint32_t>(bits >> 48); }
-  };
   struct Return {
-    std::uint32_t target;
+    std::uint32_t target;  // router * 5 + port, or endpoint
     std::uint32_t color;
   };
 
-  void stall(std::uint32_t b, std::uint32_t o, std::uint64_t colors);
-  // The head of queue (r, p, c) changed: record the outputs it requests.
-  inline void request_head(std::uint32_t r, std::uint32_t b, std::uint32_t p, std::uint32_t c);
-  void apply_grants(sim::Cycle now);
-  inline void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
-  // Reserves room for `more` new blocks so creating them does not move the arrays.
-  void reserve_blocks(std::size_t more);
-  void activate(std::uint32_t r) {
-    if (active_flag_[r]) return;
-    active_flag_[r] = 1;
-    incoming_.push_back(r);
+  // One cycle of router r: takes in the wavelets that arrived, counts occupancy, grants
+  // each output round robin and moves the granted wavelets. Returns the grants.
+  template <bool kXY>
+  std::uint32_t process(std::uint32_t r, std::uint64_t now, std::uint64_t* dir);
+  // Moves the granted wavelets of router r (`picks`: output | input << 8 | color << 16).
+  template <bool kXY>
+  void move(std::uint32_t r, const std::uint32_t* picks, std::uint32_t granted, std::uint64_t now);
+  // Sends `f` on color c from router r's output o (to a neighbour or an endpoint).
+  template <bool kXY>
+  void deliver(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
+  // The head of queue (r, p, c) changed to a wavelet with `payload`: record the outputs it requests.
+  template <bool kXY>
+  void request(Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q, std::uint32_t payload);
+  void stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors);
+  // Takes a wavelet off the wheel (a ramp or edge channel, or a hop longer than one cycle).
+  void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
+  // Allocates the chunk of router r; returns r's block.
+  std::uint32_t new_chunk(std::uint32_t r);
+  // Router r's block, allocated if need be; r counts as used from now on.
+  std::uint32_t use_router(std::uint32_t r) {
+    const std::uint32_t b = block_[r] != kNone ? block_[r] : new_chunk(r);
+    mark_used(r);
+    return b;
   }
-  std::uint32_t ensure_block(std::uint32_t r) { return block_[r] != kNone ? block_[r] : new_block(r); }
-  std::uint32_t new_block(std::uint32_t r);
-  void ensure_buffer(std::uint32_t si);
+  void mark_used(std::uint32_t r) {
+    std::uint64_t& w = used_[r >> 6];
+    if (w >> (r & 63u) & 1u) return;
+    w |= std::uint64_t{1} << (r & 63u);
+    block_router_.push_back(r);
+  }
+  // Credits of output o of block b, per color ([block][color][output], padded to a line).
+  [[nodiscard]] std::uint16_t* credits(std::uint32_t b) { return &credits_[std::size_t{b} * credit_stride_]; }
+  // Output o of router r regains a credit for color c.
+  void return_credit(std::uint32_t r, std::uint32_t o, std::uint32_t c) {
+    const std::uint32_t b = block_[r];
+    if (credits(b)[c * kPorts + o]++ == 0) blocks_[b].out[o].full &= ~(std::uint64_t{1} << c);
+  }
+  void ensure_buffer(Slot& q);
   std::uint32_t ensure_ep_block(std::uint32_t ep);
   // The router beyond output o (0 .. 3) of r, or kNone at the mesh boundary.
   [[nodiscard]] std::uint32_t next_router(std::uint32_t r, std::uint32_t o) const {
@@ -191,7 +233,7 @@ class Mesh final : public sim::Clocked {
   }
   // Colors with no credit beyond output o of router r (all, if nothing is connected).
   [[nodiscard]] std::uint64_t downstream_full(std::uint32_t r, std::uint32_t o) const {
-    return full_[down_[r * kPorts + o]];
+    return block_[r] == kNone ? 0 : blocks_[block_[r]].out[o].full;
   }
   [[nodiscard]] std::uint32_t endpoint_beyond(std::uint32_t r, Port o) const;
   [[nodiscard]] Port xy_output(std::uint32_t x, std::uint32_t y, std::uint32_t payload) const;
@@ -200,6 +242,12 @@ class Mesh final : public sim::Clocked {
   }
   [[nodiscard]] const Slot* find_slot(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
   [[nodiscard]] const RxQueue* find_rx(std::uint32_t ep, std::uint32_t c) const;
+  // Whether write() has not yet run for the last cycle evaluate() saw (a component ticked
+  // before the mesh stopped the cycle): its occupancy is then counted from the current state.
+  [[nodiscard]] bool cycle_unfinished() const { return evaluated_ > processed_; }
+  // Wavelets queued in that cycle in input p (and color c) of block b.
+  [[nodiscard]] std::uint64_t unfinished_queued(std::uint32_t b, std::uint32_t p) const;
+  [[nodiscard]] std::uint64_t unfinished_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c) const;
   void notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void wake_self(sim::Cycle at);
@@ -216,33 +264,23 @@ class Mesh final : public sim::Clocked {
   std::uint32_t colors_, depth_, hop_, ramp_;
   StatsDetail detail_;
   bool link_stats_;
+  bool per_router_;  // per router and port occupancy integrals
   bool idle_skip_;
+  bool xy_;
 
   // Per router (always allocated, small).
-  std::vector<std::uint64_t> nonempty_;  // [router * 5 + port]: colors with a visible wavelet
-  // Colors with no free slot (no credit): [router * 5 + input port] for router input
-  // queues, then [ep_full_base_ + endpoint] for endpoint receive queues, then ~0 for
-  // "nothing connected".
-  std::vector<std::uint64_t> full_;
-  std::uint32_t ep_full_base_ = 0;
-  std::vector<std::uint32_t> down_;   // [router * 5 + output]: index in full_ of what it feeds
-  std::vector<std::uint32_t> block_;  // router -> block of dynamic state, or kNone
-  std::vector<std::uint32_t> active_flag_;
-  std::vector<std::uint32_t> queued_;   // router -> wavelets visible in its queues
-  std::vector<std::uint32_t> coord_;    // router -> x | y << 16
+  std::vector<std::uint32_t> block_;    // router -> block, or kNone before its chunk is allocated
   std::vector<std::uint8_t> boundary_;  // router -> bit o set: no neighbour beyond output o
-  // Per block (a router that ever held a wavelet).
-  std::vector<std::uint32_t> block_router_;
-  std::vector<Slot> slots_;                // [block][port][color]
-  std::vector<std::uint16_t> rr_;          // [block][output]: last granted input * 64 + color
-  std::vector<std::uint64_t> req_;         // [block][output][input]: colors whose head wants the output
-  std::vector<std::uint32_t> out_flags_;   // [block]: outputs that may have requests (cleared lazily)
-  std::vector<std::uint64_t> owned_by_;    // XY: [block][output][input]: colors of the output held by a packet
-  std::vector<std::uint32_t> owned_outs_;  // XY: [block]: outputs with a color held by a packet
-  std::vector<std::uint64_t> port_forwarded_, port_stalled_, port_occupancy_;  // [block][port]
-  std::vector<std::uint32_t> port_queued_;
+  std::vector<std::uint64_t> used_;     // bit r: router r held a wavelet
+  // Per block (the routers of allocated chunks).
+  std::vector<std::uint32_t> block_router_;  // routers that ever held a wavelet, in first-use order
+  std::vector<Block> blocks_;
+  std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][port][color]
+  std::vector<std::uint16_t, CacheAligned<std::uint16_t>> credits_;
+  std::size_t credit_stride_ = 0;
+  std::vector<std::uint64_t> owned_by_;  // XY: [block][output][input]: colors of the output held by a packet
   std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // [block][port][color]
-  std::vector<Flit> flits_;
+  std::vector<Flit, CacheAligned<Flit>> flits_;
   // Per endpoint.
   std::vector<std::unique_ptr<Endpoint>> ports_;  // RampPort adapters, created on request
   std::vector<std::uint32_t> ep_router_;
@@ -258,9 +296,9 @@ class Mesh final : public sim::Clocked {
 
   std::vector<std::vector<Transit>> wheel_;         // [cycle % size]
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
-  std::vector<std::uint32_t> active_, incoming_;
-  std::vector<Grant> grants_;  // this cycle's grants: the first grant_count_ entries
-  std::size_t grant_count_ = 0;
+  std::vector<Return> link_returns_;                // router * 5 + output: credits freed, returned when the cycle ends
+  RouterSet active_;                                // routers with work in the coming cycle
+  RouterSet work_;                                  // those of the current cycle
   std::uint64_t wheel_count_ = 0;
 
   hw::RampListener* ramp_listener_ = nullptr;
@@ -271,6 +309,7 @@ class Mesh final : public sim::Clocked {
   std::uint64_t injected_ = 0, delivered_ = 0, forwarded_ = 0, stalled_ = 0;
 
   std::uint64_t router_evaluations_ = 0;
+  std::uint64_t evaluated_ = 0, processed_ = 0;  // last cycle + 1 of evaluate() and write()
   sim::Cycle last_progress_{0};
 };
 
