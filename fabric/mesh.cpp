@@ -34,6 +34,7 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
       depth_(config.queue_depth),
       hop_(static_cast<std::uint32_t>(config.hop_latency.count())),
       ramp_(static_cast<std::uint32_t>(config.ramp_latency.count())),
+      step_{0u - geometry.width(), 1u, geometry.width(), 0u - 1u},
       detail_(resolve(config.stats_detail, geometry.routers())),
       link_stats_(detail_ == StatsDetail::Links),
       per_router_(detail_ != StatsDetail::Totals),
@@ -47,8 +48,10 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
     throw std::logic_error("Mesh: the route table was built for another mesh shape or color count");
   const std::size_t n = geometry_.routers();
   block_.assign(n, kNone);
-  active_ = RouterSet(static_cast<std::uint32_t>(n));
-  work_ = RouterSet(static_cast<std::uint32_t>(n));
+  tiles_x_ = (geometry_.width() + kTile - 1) / kTile;
+  const std::uint32_t tiles = tiles_x_ * ((geometry_.height() + kTile - 1) / kTile);
+  active_ = RouterSet(tiles * kTile * kTile);
+  work_ = RouterSet(tiles * kTile * kTile);
   boundary_.resize(n);
   for (std::uint32_t r = 0; r < n; ++r) {
     std::uint8_t b = 0;
@@ -73,8 +76,18 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
   }
   ep_block_.assign(ep_router_.size(), kNone);
   ep_visible_.assign(ep_router_.size(), 0);
-  used_.assign((n + 63) / 64, 0);
-  credit_stride_ = (std::size_t{kPorts} * colors_ + 31) / 32 * 32;  // a whole number of cache lines
+  ep_full_base_ = static_cast<std::uint32_t>(n * kPorts);
+  full_.resize(std::size_t{ep_full_base_} + ep_router_.size() + 1, 0);
+  full_.back() = ~std::uint64_t{0};
+  down_.resize(n * kPorts);
+  for (std::uint32_t r = 0; r < n; ++r)
+    for (std::uint32_t o = 0; o < kPorts; ++o) {
+      const std::uint32_t nb = o == index(Port::Ramp) ? kNone : next_router(r, o);
+      const std::uint32_t ep = nb == kNone ? endpoint_beyond(r, port_at(o)) : kNone;
+      down_[r * kPorts + o] = nb != kNone   ? nb * kPorts + (o ^ 2u)  // the facing input port
+                              : ep != kNone ? ep_full_base_ + ep
+                                            : static_cast<std::uint32_t>(full_.size() - 1);
+    }
   ports_.resize(ep_router_.size());
   color_forwarded_.assign(colors_, 0);
   color_stalled_.assign(colors_, 0);
@@ -109,30 +122,23 @@ std::uint32_t Mesh::edge_endpoint(EdgeSide side, std::uint32_t channel) const {
 
 // ---- dynamic state -------------------------------------------------------------------
 
-std::uint32_t Mesh::new_chunk(std::uint32_t r) {
-  const std::uint32_t first = r - r % kChunk;
-  const std::uint32_t count = std::min(kChunk, geometry_.routers() - first);
+std::uint32_t Mesh::new_tile(std::uint32_t r) {
+  const std::uint32_t w = geometry_.width(), h = geometry_.height();
+  const std::uint32_t x0 = r % w / kTile * kTile, y0 = r / w / kTile * kTile;
   const auto base = static_cast<std::uint32_t>(blocks_.size());
-  blocks_.resize(std::size_t{base} + count);
-  credits_.resize(blocks_.size() * credit_stride_, 0);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const std::uint32_t q = first + i, b = base + i;
-    block_[q] = b;
-    Block& k = blocks_[b];
-    const hw::PeCoord pc = geometry_.coord(q);
-    k.xy = pc.x | (std::uint32_t{pc.y} << 16);
-    for (std::uint32_t o = 0; o < kPorts; ++o) {
-      k.out[o].rr = kRrSpan - 1;
-      const bool connected = (o < 4 && next_router(q, o) != kNone) || endpoint_beyond(q, port_at(o)) != kNone;
-      if (!connected) {
-        k.out[o].full = ~std::uint64_t{0};
-        continue;
-      }
-      for (std::uint32_t c = 0; c < colors_; ++c) credits(b)[c * kPorts + o] = static_cast<std::uint16_t>(depth_);
+  blocks_.resize(std::size_t{base} + kTile * kTile);
+  block_router_.resize(blocks_.size(), kNone);
+  for (std::uint32_t y = y0; y < std::min(y0 + kTile, h); ++y)
+    for (std::uint32_t x = x0; x < std::min(x0 + kTile, w); ++x) {
+      const std::uint32_t q = geometry_.router(x, y), b = base + (y - y0) * kTile + (x - x0);
+      block_[q] = b;
+      block_router_[b] = q;
+      Block& k = blocks_[b];
+      k.xy = x | (y << 16);
+      k.boundary = boundary_[q];
+      for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
     }
-  }
-  const std::size_t per = std::size_t{kPorts} * colors_;
-  slots_.resize(blocks_.size() * per);
+  slots_.resize(blocks_.size() * kPorts * colors_);
   if (xy_) owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
   if (link_stats_) {
     link_forwarded_.resize(slots_.size(), 0);
@@ -140,6 +146,20 @@ std::uint32_t Mesh::new_chunk(std::uint32_t r) {
     link_occupancy_.resize(slots_.size(), 0);
   }
   return block_[r];
+}
+
+void Mesh::prepare_neighbours(std::uint32_t r) {
+  for (std::uint32_t o = 0; o < 4; ++o)
+    if (!(boundary_[r] >> o & 1u)) ensure_block(r + step_[o]);
+  blocks_[block_[r]].ready = 1;
+}
+
+std::uint32_t Mesh::touched_routers() const {
+  // Routers sent a wavelet: marked when they took it in, or still arriving from the last cycle written.
+  const std::uint32_t parity = (processed_ + 1) & 1u;
+  std::uint32_t n = 0;
+  for (const Block& k : blocks_) n += (k.used || (processed_ && k.in[parity].ports)) ? 1u : 0u;
+  return n;
 }
 
 void Mesh::ensure_buffer(Slot& q) {
@@ -168,10 +188,10 @@ const Mesh::RxQueue* Mesh::find_rx(std::uint32_t ep, std::uint32_t c) const {
 
 std::uint64_t Mesh::allocated_bytes() const {
   auto v = [](const auto& vec) { return static_cast<std::uint64_t>(vec.capacity() * sizeof(vec[0])); };
-  return v(block_) + v(boundary_) + v(used_) + v(block_router_) + v(blocks_) + v(slots_) + v(credits_) + v(owned_by_) +
+  return v(full_) + v(down_) + v(block_) + v(boundary_) + v(block_router_) + v(blocks_) + v(slots_) + v(owned_by_) +
          v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) + v(flits_) + v(ports_) + v(ep_router_) +
          v(ep_port_) + v(ep_block_) + v(ep_visible_) + v(rx_) + v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) +
-         active_.allocated_bytes() + work_.allocated_bytes() + v(link_returns_);
+         active_.allocated_bytes() + work_.allocated_bytes() + v(unfull_);
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -249,7 +269,9 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
     throw std::logic_error(fmt::format("fabric: packet head for ({}, {}) outside the mesh", destination_x(f.payload),
                                        destination_y(f.payload)));
   const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
-  ++slots_[slot_index(use_router(r), p, c)].occ;
+  const std::uint32_t b = ensure_block(r);
+  blocks_[b].used = 1;
+  if (++slots_[slot_index(b, p, c)].occ >= depth_) full_[r * kPorts + p] |= std::uint64_t{1} << c;
   ++in_network_;
   ++injected_;
   wheel_[(now.count() + ramp_) % wheel_.size()].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
@@ -282,18 +304,15 @@ void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
 // ---- the cycle -----------------------------------------------------------------------
 
 template <bool kXY>
-void Mesh::request(Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q, std::uint32_t payload) {
-  const std::uint64_t cb = std::uint64_t{1} << c;
+inline std::uint16_t Mesh::head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
+                                      std::uint32_t payload) const {
   if constexpr (kXY) {
-    const std::uint32_t o = q.route ? q.route - 1u : index(xy_output(k.xy & 0xffffu, k.xy >> 16, payload));
-    k.out[o].req[p] |= cb;
-    k.out_flags |= 1u << o;
+    return static_cast<std::uint16_t>(
+        1u << (q.route ? q.route - 1u : index(xy_output(k.xy & 0xffffu, k.xy >> 16, payload))));
   } else {
     const RouteEntry e = options_.routes ? options_.routes->at(r, c) : RouteEntry{};
     if (!(e.accept & (1u << p))) route_error(r, p, c, Flit{payload, 0});
-    const std::uint32_t outs = e.forward & ~q.route;
-    for (std::uint32_t m = outs; m; m &= m - 1) k.out[lowest(m)].req[p] |= cb;
-    k.out_flags |= outs;
+    return static_cast<std::uint16_t>(e.forward & ~q.route);
   }
 }
 
@@ -310,21 +329,22 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
   ++color_queued_[c];
   if (q.count++ == 0) {
     k.nonempty[p] |= std::uint64_t{1} << c;
-    if (xy_)
-      request<true>(k, r, p, c, q, f.payload);
-    else
-      request<false>(k, r, p, c, q, f.payload);
+    q.want = xy_ ? head_wants<true>(k, r, p, c, q, f.payload) : head_wants<false>(k, r, p, c, q, f.payload);
   }
-  active_.insert(r);
+  active_.insert(b);
 }
 
 void Mesh::read(sim::Cycle now) {
   for (const Return& ret : input_returns_) {
     const std::uint32_t r = ret.target / kPorts, p = ret.target % kPorts;
     --slots_[slot_index(block_[r], p, ret.color)].occ;
+    full_[ret.target] &= ~(std::uint64_t{1} << ret.color);
   }
   input_returns_.clear();
-  for (const Return& ret : ep_returns_) return_credit(ep_router_[ret.target], ep_port_[ret.target], ret.color);
+  for (const Return& ret : ep_returns_) {
+    --rx_[std::size_t{ep_block_[ret.target]} * colors_ + ret.color].occ;
+    full_[ep_full_base_ + ret.target] &= ~(std::uint64_t{1} << ret.color);
+  }
   ep_returns_.clear();
 
   auto& bucket = wheel_[now.count() % wheel_.size()];
@@ -357,52 +377,23 @@ void Mesh::read(sim::Cycle now) {
 void Mesh::evaluate(sim::Cycle now) { evaluated_ = now.count() + 1; }
 
 template <bool kXY>
-void Mesh::deliver(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
-  if (o != index(Port::Ramp) && !(boundary_[r] >> o & 1u)) {
-    const std::uint32_t n = next_router(r, o);
-    const std::uint32_t pp = o ^ 2u;  // the facing port
-    mark_used(n);
-    ++in_network_;
-    if (hop_ != 1) {
-      wheel_[(now + hop_) % wheel_.size()].push_back(Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
-      ++wheel_count_;
-      return;
-    }
-    if constexpr (!kXY)  // the wavelet is the head of its queue there if the route is wrong
-      if (!((options_.routes ? options_.routes->at(n, c).accept : 0u) & (1u << pp))) route_error(n, pp, c, f);
-    ++color_queued_[c];
-    Arrivals& a = blocks_[block_[n]].in[now & 1u];
-    a.ports |= (std::uint64_t{1} << pp) | (std::uint64_t{c} << (kArrivingColor + 8 * pp));
-    a.flit[pp] = f;
-    active_.insert(n);
-    return;
-  }
-  const std::uint32_t ep = endpoint_beyond(r, port_at(o));
-  if (ep == kNone)
-    throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
-                                       geometry_.name(r), c, port_name(port_at(o))));
-  ensure_ep_block(ep);
-  wheel_[(now + ramp_) % wheel_.size()].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
-  ++wheel_count_;
-  notify_arrival(ep, c, sim::Cycle(now + ramp_));
-}
-
-template <bool kXY>
-std::uint32_t Mesh::process(std::uint32_t r, std::uint64_t now, std::uint64_t* dir) {
-  const std::uint32_t b = block_[r];
+std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* dir) {
+  const std::uint32_t r = block_router_[b];
+  if (!blocks_[b].ready) prepare_neighbours(r);  // before taking references into the arrays
   Block& k = blocks_[b];
-  const std::uint32_t C = colors_, D = depth_;
-  Slot* const slots = &slots_[std::size_t{b} * kPorts * C];
+  const std::uint32_t D = depth_;
+  Slot* const slots = &slots_[slot_index(b, 0, 0)];
 
   // Take in what the neighbours sent last cycle.
   Arrivals& in = k.in[(now + 1) & 1u];
   if (const std::uint64_t a = in.ports) {
     in.ports = 0;
+    k.used = 1;
     for (std::uint32_t m = static_cast<std::uint32_t>(a) & 31u; m; m &= m - 1) {
       const std::uint32_t p = lowest(m);
       const auto c = static_cast<std::uint32_t>(a >> (kArrivingColor + 8 * p)) & 63u;
       const Flit f = in.flit[p];
-      Slot& q = slots[p * C + c];
+      Slot& q = slots[c * kPorts + p];
       ensure_buffer(q);
       std::uint32_t pos = q.head + q.count;
       if (pos >= D) pos -= D;
@@ -411,7 +402,7 @@ std::uint32_t Mesh::process(std::uint32_t r, std::uint64_t now, std::uint64_t* d
       ++k.total;
       if (q.count++ == 0) {
         k.nonempty[p] |= std::uint64_t{1} << c;
-        request<kXY>(k, r, p, c, q, f.payload);
+        q.want = head_wants<kXY>(k, r, p, c, q, f.payload);
       }
     }
   }
@@ -428,84 +419,107 @@ std::uint32_t Mesh::process(std::uint32_t r, std::uint64_t now, std::uint64_t* d
         }
   }
 
-  // Arbitrate every output from the state at the start of the cycle.
-  std::uint32_t picks[kPorts];  // output | input << 8 | color << 16
-  std::uint32_t granted = 0;
-  for (std::uint32_t outs = k.out_flags; outs; outs &= outs - 1) {
-    const std::uint32_t o = lowest(outs);
-    Output& out = k.out[o];
-    const std::uint64_t* want = out.req;
-    const std::uint64_t any = want[0] | want[1] | want[2] | want[3] | want[4];
-    if (!any) {
-      k.out_flags &= ~(1u << o);
-      continue;
-    }
-    const std::uint64_t credit = ~out.full;
-    if (any & ~credit) stall(k, b, o, any & ~credit);
-    if (!(any & credit)) continue;
-    std::uint64_t open[kPorts] = {want[0] & credit, want[1] & credit, want[2] & credit, want[3] & credit,
-                                  want[4] & credit};
-    if (kXY && (k.owned_outs >> o & 1u)) {
-      // A color of this output held by a packet from input q is open only to q.
-      const std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
-      const std::uint64_t held = own[0] | own[1] | own[2] | own[3] | own[4];
-      for (std::uint32_t p = 0; p < kPorts; ++p) open[p] &= ~(held & ~own[p]);
-    }
-    // Round robin over (input, color), starting after the last grant.
-    std::uint32_t start = out.rr + 1u;
-    if (start == kRrSpan) start = 0;
-    const std::uint32_t sp = start >> 6, sc = start & 63u;
-    std::uint32_t pick = kNone;
-    if (const std::uint64_t m = open[sp] & (~std::uint64_t{0} << sc)) {
-      pick = sp * 64 + lowest(m);
-    } else {
-      for (std::uint32_t j = 1, p = sp; j <= kPorts; ++j) {
-        if (++p == kPorts) p = 0;
-        std::uint64_t m2 = open[p];
-        if (j == kPorts) m2 &= (std::uint64_t{1} << sc) - 1;
-        if (m2) {
-          pick = p * 64 + lowest(m2);
-          break;
-        }
+  // The requests of the heads at the start of the cycle: which colors of which input want
+  // each output. Grants below change heads but not these, so each output is arbitrated from
+  // the start-of-cycle state whatever the order.
+  std::uint64_t req[kPorts][kPorts];  // [output][input], valid where `ins` has the bit
+  std::uint32_t ins = 0;              // bit o * 5 + p
+  for (std::uint32_t p = 0; p < kPorts; ++p)
+    for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
+      const std::uint32_t c = lowest(m);
+      for (std::uint32_t w = slots[c * kPorts + p].want; w; w &= w - 1) {
+        const std::uint32_t o = lowest(w), bit = 1u << (o * kPorts + p);
+        req[o][p] = (ins & bit ? req[o][p] : 0) | std::uint64_t{1} << c;
+        ins |= bit;
       }
     }
-    if (pick == kNone) continue;
-    out.rr = static_cast<std::uint16_t>(pick);
-    picks[granted++] = o | (pick >> 6) << 8 | (pick & 63u) << 16;
-  }
-  if (!granted) {
-    if (k.total) active_.insert(r);
-    return 0;
-  }
-  // The neighbours' state must exist before move() takes references into the arrays.
-  for (std::uint32_t i = 0; i < granted; ++i) {
-    const std::uint32_t o = picks[i] & 0xffu;
-    if (o != index(Port::Ramp) && !(boundary_[r] >> o & 1u) && block_[next_router(r, o)] == kNone)
-      new_chunk(next_router(r, o));
-  }
-  move<kXY>(r, picks, granted, now);
-  return granted;
-}
 
-template <bool kXY>
-void Mesh::move(std::uint32_t r, const std::uint32_t* picks, std::uint32_t granted, std::uint64_t now) {
-  const std::uint32_t b = block_[r];
-  Block& k = blocks_[b];
-  const std::uint32_t C = colors_, D = depth_;
-  Slot* const slots = &slots_[std::size_t{b} * kPorts * C];
-  std::uint16_t* const cred = credits(b);
-  for (std::uint32_t i = 0; i < granted; ++i) {
-    const std::uint32_t o = picks[i] & 0xffu, p = (picks[i] >> 8) & 0xffu, c = picks[i] >> 16;
+  // Arbitrate each output (round robin over (input, color) in the order input * 64 + color,
+  // starting after the last grant) and move the granted wavelet (or a copy of it).
+  std::uint32_t granted = 0;
+  const bool hop1 = hop_ == 1;
+  for (std::uint32_t o = 0; o < kPorts; ++o) {
+    const std::uint32_t from = (ins >> (o * kPorts)) & 31u;
+    if (!from) continue;
+    const std::uint64_t blocked = full_[down_[r * kPorts + o]];
+    std::uint32_t start = k.out.rr[o] + 1u;
+    if (start == kRrSpan) start = 0;
+    const std::uint32_t sp = start >> 6, sc = start & 63u;
+    const std::uint64_t* held_by =
+        kXY && (k.owned_outs >> o & 1u) ? &owned_by_[(std::size_t{b} * kPorts + o) * kPorts] : nullptr;
+    // A color of the output held by a packet from input q is open only to q (XY wormhole).
+    auto closed = [held_by](std::uint32_t q) {
+      if (!held_by) return std::uint64_t{0};
+      const std::uint64_t held = held_by[0] | held_by[1] | held_by[2] | held_by[3] | held_by[4];
+      return held & ~held_by[q];
+    };
+    std::uint32_t p, c;
+    if (!(from & (from - 1))) {  // one input wants the output (the common case)
+      p = lowest(from);
+      const std::uint64_t want = req[o][p];
+      if (want & blocked) stall(k, b, o, want & blocked);
+      const std::uint64_t open = want & ~blocked & ~closed(p);
+      if (!open) continue;
+      const std::uint64_t after = p == sp ? open & (~std::uint64_t{0} << sc) : 0;
+      c = lowest(after ? after : open);
+    } else {
+      std::uint64_t any = 0, open[kPorts] = {};
+      std::uint32_t with = 0;  // inputs with an open candidate
+      for (std::uint32_t m = from; m; m &= m - 1) {
+        const std::uint32_t q = lowest(m);
+        any |= req[o][q];
+        open[q] = req[o][q] & ~blocked & ~closed(q);
+        with |= static_cast<std::uint32_t>(open[q] != 0) << q;
+      }
+      if (any & blocked) stall(k, b, o, any & blocked);
+      if (!with) continue;
+      const std::uint32_t later = with & ~((2u << sp) - 1u), earlier = with & ((1u << sp) - 1u);
+      if (const std::uint64_t m = open[sp] & (~std::uint64_t{0} << sc)) {
+        p = sp;
+        c = lowest(m);
+      } else if (later || earlier) {
+        p = lowest(later ? later : earlier);
+        c = lowest(open[p]);
+      } else {
+        p = sp;
+        c = lowest(open[sp]);
+      }
+    }
+    k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
+    ++granted;
+
+    // Send it.
     const std::uint64_t cb = std::uint64_t{1} << c;
-    Slot& q = slots[p * C + c];
+    Slot& q = slots[c * kPorts + p];
     const Flit f = flits_[q.buf + q.head];
-    Output& out = k.out[o];
-    if (--cred[c * kPorts + o] == 0) out.full |= cb;
-    deliver<kXY>(r, o, c, f, now);
-    ++out.forwarded;
+    const bool link = o != index(Port::Ramp) && !(k.boundary >> o & 1u);
+    if (link) {
+      const std::uint32_t n = r + step_[o];
+      const std::uint32_t pp = o ^ 2u;  // the facing port
+      const std::uint32_t nb = block_[n];
+      if (++slots_[slot_index(nb, pp, c)].occ >= D) full_[n * kPorts + pp] |= cb;
+      if (!kXY) ++in_network_;
+      Block& kn = blocks_[nb];
+      if (hop1) {
+        if constexpr (!kXY) {  // the wavelet is the head of its queue there if the route is wrong
+          if (!((options_.routes ? options_.routes->at(n, c).accept : 0u) & (1u << pp))) route_error(n, pp, c, f);
+          ++color_queued_[c];
+        }
+        Arrivals& a = kn.in[now & 1u];
+        a.ports |= (std::uint64_t{1} << pp) | (std::uint64_t{c} << (kArrivingColor + 8 * pp));
+        a.flit[pp] = f;
+        active_.insert(nb);
+      } else {
+        kn.used = 1;
+        wheel_[(now + hop_) % wheel_.size()].push_back(Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
+        ++wheel_count_;
+      }
+    } else {
+      to_endpoint(r, o, c, f, now);
+    }
+    ++k.out.forwarded[o];
     ++color_forwarded_[c];
     if (link_stats_) ++link_forwarded_[slot_index(b, o, c)];
-    out.req[p] &= ~cb;
     if constexpr (kXY) {
       if (f.head() != f.tail()) {
         std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
@@ -521,29 +535,49 @@ void Mesh::move(std::uint32_t r, const std::uint32_t* picks, std::uint32_t grant
       }
     } else {
       q.route = static_cast<std::uint16_t>(q.route | (1u << o));
-      if (options_.routes->at(r, c).forward & ~q.route) continue;  // copies still to send
+      q.want = static_cast<std::uint16_t>(q.want & ~(1u << o));
+      if (q.want) continue;  // copies still to send
       q.route = 0;
     }
 
-    // Pop the head; its slot is a credit for the sender from the next cycle.
+    // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
+    // and in its color's queue count.)
     q.head = static_cast<std::uint16_t>(q.head + 1u == D ? 0u : q.head + 1u);
     --k.queued[p];
     --k.total;
-    --color_queued_[c];
-    --in_network_;
+    if (!kXY || !link) --in_network_;
+    if (!kXY || !link || !hop1) --color_queued_[c];
     if (--q.count == 0)
       k.nonempty[p] &= ~cb;
     else
-      request<kXY>(k, r, p, c, q, flits_[q.buf + q.head].payload);
-    if (p != index(Port::Ramp) && !(boundary_[r] >> p & 1u)) {
-      link_returns_.push_back(Return{next_router(r, p) * kPorts + (p ^ 2u), c});
+      q.want = head_wants<kXY>(k, r, p, c, q, flits_[q.buf + q.head].payload);
+    if (p != index(Port::Ramp) && !(k.boundary >> p & 1u)) {
+      // The sender sees the freed slot from the next cycle: a full mark goes when the cycle ends.
+      if (q.occ-- == D) unfull_.push_back(Return{r * kPorts + p, c});
     } else {
-      input_returns_.push_back(Return{r * kPorts + p, c});  // fed by an endpoint: read() returns it
-      const std::uint32_t ep = endpoint_beyond(r, port_at(p));
-      if (ep != kNone) notify_credit(ep, c, sim::Cycle(now + 1));
+      return_to_endpoint(r, p, c, now);
     }
   }
-  if (k.total) active_.insert(r);
+  if (k.total) active_.insert(b);
+  return granted;
+}
+
+void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
+  const std::uint32_t ep = endpoint_beyond(r, port_at(o));
+  if (ep == kNone)
+    throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
+                                       geometry_.name(r), c, port_name(port_at(o))));
+  RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
+  if (++rq.occ >= depth_) full_[ep_full_base_ + ep] |= std::uint64_t{1} << c;
+  wheel_[(now + ramp_) % wheel_.size()].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
+  ++wheel_count_;
+  notify_arrival(ep, c, sim::Cycle(now + ramp_));
+}
+
+void Mesh::return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
+  input_returns_.push_back(Return{r * kPorts + p, c});  // read() returns it next cycle
+  const std::uint32_t ep = endpoint_beyond(r, port_at(p));
+  if (ep != kNone) notify_credit(ep, c, sim::Cycle(now + 1));
 }
 
 void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
@@ -565,21 +599,23 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   if (!work_.empty()) {
     for (std::uint32_t c = 0; c < colors_; ++c) color_occupancy_[c] += color_queued_[c];
     std::uint64_t dir[kPorts] = {};
-    auto one = [&](std::uint32_t r) { granted += xy_ ? process<true>(r, t, dir) : process<false>(r, t, dir); };
-    // In router order, so that neighbours' state is still in cache.
+    auto one = [&](std::uint32_t b) __attribute__((always_inline)) {
+      granted += xy_ ? process<true>(b, t, dir) : process<false>(b, t, dir);
+    };
+    // In block order, so that neighbours' state is still in cache.
     if (idle_skip_) {
       router_evaluations_ += work_.size();
       work_.drain(one);
     } else {
       router_evaluations_ += geometry_.routers();
       work_.drain([](std::uint32_t) {});
-      for (std::uint32_t r = 0, n = geometry_.routers(); r < n; ++r)
-        if (block_[r] != kNone) one(r);
+      for (std::uint32_t b = 0; b < blocks_.size(); ++b)
+        if (block_router_[b] != kNone) one(b);
     }
     for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir[p];
   }
-  for (const Return& ret : link_returns_) return_credit(ret.target / kPorts, ret.target % kPorts, ret.color);
-  link_returns_.clear();
+  for (const Return& u : unfull_) full_[u.target] &= ~(std::uint64_t{1} << u.color);
+  unfull_.clear();
   if (granted) {
     forwarded_ += granted;
     last_progress_ = now;

@@ -112,7 +112,7 @@ class Mesh final : public sim::Clocked {
   // Work counter (differs with idle skipping; not a model statistic).
   [[nodiscard]] std::uint64_t router_evaluations() const { return router_evaluations_; }
   // Routers that ever held a wavelet (their queue state is allocated).
-  [[nodiscard]] std::uint32_t touched_routers() const { return static_cast<std::uint32_t>(block_router_.size()); }
+  [[nodiscard]] std::uint32_t touched_routers() const;
   // Bytes of dynamic state allocated so far (queues, counters), for the benchmarks.
   [[nodiscard]] std::uint64_t allocated_bytes() const;
 
@@ -128,15 +128,10 @@ class Mesh final : public sim::Clocked {
     std::uint32_t buf = kNone;  // offset of `depth` flits in flits_, allocated on first use
     std::uint16_t head = 0;
     std::uint16_t count = 0;  // wavelets visible
-    std::uint16_t occ = 0;    // fed by an endpoint: its credit state (visible + on the way + not yet returned)
+    std::uint16_t occ = 0;    // visible + arriving + on the way + not yet returned as credit
     std::uint16_t route = 0;  // Static: outputs the head was already sent to; XY: locked output + 1
-  };
-  // What one output of a router needs to arbitrate and account, in one cache line.
-  struct alignas(64) Output {
-    std::uint64_t req[kPorts] = {};  // [input]: colors whose head wants this output
-    std::uint64_t full = 0;          // colors without a credit beyond it (all, if nothing is connected)
-    std::uint64_t forwarded = 0;
-    std::uint16_t rr = 0;  // last granted input * 64 + color
+    std::uint16_t want = 0;   // outputs the head still requests (set when the head changes)
+    std::uint16_t unused = 0;
   };
   // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, taken
   // in by the router the next cycle (so a router reads the other parity than is written).
@@ -145,27 +140,34 @@ class Mesh final : public sim::Clocked {
     Flit flit[kPorts];
   };
   static constexpr std::uint32_t kArrivingColor = 8;
-  // The state of one router, allocated in chunks of kChunk routers in router order (so
-  // neighbours' state is close in memory) when one of them first holds a wavelet; fields
-  // grouped by cache line in the order a busy router touches them. (No char-typed fields
-  // are written on the hot path: they would alias every pointer and force reloads.)
-  static constexpr std::uint32_t kChunk = 64;
+  struct alignas(64) Outputs {
+    std::uint64_t forwarded[kPorts] = {};
+    std::uint16_t rr[kPorts] = {};  // last granted input * 64 + color
+  };
+  // The state of one router, allocated for a tile of kTile x kTile routers (so neighbours'
+  // state is close in memory) when one of them first holds a wavelet; fields grouped by
+  // cache line in the order a busy router touches them. (No char-typed fields are written
+  // on the hot path: they would alias every pointer and force reloads.)
+  static constexpr std::uint32_t kTile = 8;
   struct alignas(64) Block {
     std::uint32_t queued[kPorts] = {};     // [input]: wavelets visible
     std::uint32_t total = 0;               // wavelets visible in its queues
     std::uint64_t occupancy[kPorts] = {};  // [input]: occupancy integral
     std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
-    std::uint32_t out_flags = 0;           // outputs that may have requests (cleared lazily)
-    std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
     std::uint32_t xy = 0;                  // x | y << 16
+    std::uint32_t boundary = 0;            // bit o: no neighbour beyond output o
+    std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
+    std::uint32_t used = 0;                // 1 once a wavelet was sent to it (the arriving ones count too)
+    std::uint32_t ready = 0;               // 1 once its neighbours' tiles are allocated
     Arrivals in[2];                        // by cycle parity
-    Output out[kPorts];
+    Outputs out;
     std::uint64_t stalled[kPorts] = {};  // [output]: output-color-cycles without credit
   };
   struct RxQueue {  // an endpoint's receive queue for one color
     std::uint32_t buf = kNone;
     std::uint16_t head = 0;
     std::uint16_t count = 0;
+    std::uint16_t occ = 0;
   };
   struct Transit {         // a wavelet on a link, due at the start of a later cycle
     std::uint32_t target;  // router * 5 + port, or endpoint
@@ -178,43 +180,28 @@ class Mesh final : public sim::Clocked {
     std::uint32_t color;
   };
 
-  // One cycle of router r: takes in the wavelets that arrived, counts occupancy, grants
-  // each output round robin and moves the granted wavelets. Returns the grants.
+  // One cycle of the router of block b: takes in the wavelets that arrived, counts
+  // occupancy, grants each output round robin and moves the granted wavelets. Returns the
+  // grants.
   template <bool kXY>
-  std::uint32_t process(std::uint32_t r, std::uint64_t now, std::uint64_t* dir);
-  // Moves the granted wavelets of router r (`picks`: output | input << 8 | color << 16).
+  std::uint32_t process(std::uint32_t b, std::uint64_t now, std::uint64_t* dir);
+  // Sends `f` on color c from router r's output o to the endpoint beyond it.
+  void to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
+  // Router r freed a slot of input p (fed by an endpoint), color c.
+  void return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now);
+  // The head of queue (r, p, c) changed to a wavelet with `payload`: the outputs it requests.
   template <bool kXY>
-  void move(std::uint32_t r, const std::uint32_t* picks, std::uint32_t granted, std::uint64_t now);
-  // Sends `f` on color c from router r's output o (to a neighbour or an endpoint).
-  template <bool kXY>
-  void deliver(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
-  // The head of queue (r, p, c) changed to a wavelet with `payload`: record the outputs it requests.
-  template <bool kXY>
-  void request(Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q, std::uint32_t payload);
+  std::uint16_t head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
+                           std::uint32_t payload) const;
   void stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors);
   // Takes a wavelet off the wheel (a ramp or edge channel, or a hop longer than one cycle).
   void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
-  // Allocates the chunk of router r; returns r's block.
-  std::uint32_t new_chunk(std::uint32_t r);
-  // Router r's block, allocated if need be; r counts as used from now on.
-  std::uint32_t use_router(std::uint32_t r) {
-    const std::uint32_t b = block_[r] != kNone ? block_[r] : new_chunk(r);
-    mark_used(r);
-    return b;
-  }
-  void mark_used(std::uint32_t r) {
-    std::uint64_t& w = used_[r >> 6];
-    if (w >> (r & 63u) & 1u) return;
-    w |= std::uint64_t{1} << (r & 63u);
-    block_router_.push_back(r);
-  }
-  // Credits of output o of block b, per color ([block][color][output], padded to a line).
-  [[nodiscard]] std::uint16_t* credits(std::uint32_t b) { return &credits_[std::size_t{b} * credit_stride_]; }
-  // Output o of router r regains a credit for color c.
-  void return_credit(std::uint32_t r, std::uint32_t o, std::uint32_t c) {
-    const std::uint32_t b = block_[r];
-    if (credits(b)[c * kPorts + o]++ == 0) blocks_[b].out[o].full &= ~(std::uint64_t{1} << c);
-  }
+  // Allocates the tile of router r; returns r's block.
+  std::uint32_t new_tile(std::uint32_t r);
+  // Allocates the tiles of router r's neighbours.
+  void prepare_neighbours(std::uint32_t r);
+  // Router r's block, allocated if need be.
+  std::uint32_t ensure_block(std::uint32_t r) { return block_[r] != kNone ? block_[r] : new_tile(r); }
   void ensure_buffer(Slot& q);
   std::uint32_t ensure_ep_block(std::uint32_t ep);
   // The router beyond output o (0 .. 3) of r, or kNone at the mesh boundary.
@@ -233,12 +220,13 @@ class Mesh final : public sim::Clocked {
   }
   // Colors with no credit beyond output o of router r (all, if nothing is connected).
   [[nodiscard]] std::uint64_t downstream_full(std::uint32_t r, std::uint32_t o) const {
-    return block_[r] == kNone ? 0 : blocks_[block_[r]].out[o].full;
+    return full_[down_[r * kPorts + o]];
   }
   [[nodiscard]] std::uint32_t endpoint_beyond(std::uint32_t r, Port o) const;
   [[nodiscard]] Port xy_output(std::uint32_t x, std::uint32_t y, std::uint32_t payload) const;
+  // Queues of a router are [color][port]: the few colors in use share cache lines.
   [[nodiscard]] std::uint32_t slot_index(std::uint32_t block, std::uint32_t p, std::uint32_t c) const {
-    return (block * kPorts + p) * colors_ + c;
+    return (block * colors_ + c) * kPorts + p;
   }
   [[nodiscard]] const Slot* find_slot(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
   [[nodiscard]] const RxQueue* find_rx(std::uint32_t ep, std::uint32_t c) const;
@@ -262,6 +250,7 @@ class Mesh final : public sim::Clocked {
   MeshOptions options_;
   sim::Engine* engine_;
   std::uint32_t colors_, depth_, hop_, ramp_;
+  std::uint32_t step_[4];  // router index offset to the neighbour beyond output 0 .. 3 (mod 2^32)
   StatsDetail detail_;
   bool link_stats_;
   bool per_router_;  // per router and port occupancy integrals
@@ -269,17 +258,20 @@ class Mesh final : public sim::Clocked {
   bool xy_;
 
   // Per router (always allocated, small).
+  // Colors with no free slot (no credit): [router * 5 + input port] for router input
+  // queues, then [ep_full_base_ + endpoint] for endpoint receive queues, then ~0 for
+  // "nothing connected".
+  std::vector<std::uint64_t> full_;
+  std::uint32_t ep_full_base_ = 0;
+  std::vector<std::uint32_t> down_;     // [router * 5 + output]: index in full_ of what it feeds
   std::vector<std::uint32_t> block_;    // router -> block, or kNone before its chunk is allocated
   std::vector<std::uint8_t> boundary_;  // router -> bit o set: no neighbour beyond output o
-  std::vector<std::uint64_t> used_;     // bit r: router r held a wavelet
-  // Per block (the routers of allocated chunks).
-  std::vector<std::uint32_t> block_router_;  // routers that ever held a wavelet, in first-use order
+  // Per block (the routers of allocated tiles).
+  std::vector<std::uint32_t> block_router_;  // block -> router (kNone beyond the mesh edge)
   std::vector<Block> blocks_;
-  std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][port][color]
-  std::vector<std::uint16_t, CacheAligned<std::uint16_t>> credits_;
-  std::size_t credit_stride_ = 0;
-  std::vector<std::uint64_t> owned_by_;  // XY: [block][output][input]: colors of the output held by a packet
-  std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // [block][port][color]
+  std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][color][port]
+  std::vector<std::uint64_t> owned_by_;          // XY: [block][output][input]: colors of the output held by a packet
+  std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // as slots_
   std::vector<Flit, CacheAligned<Flit>> flits_;
   // Per endpoint.
   std::vector<std::unique_ptr<Endpoint>> ports_;  // RampPort adapters, created on request
@@ -296,9 +288,10 @@ class Mesh final : public sim::Clocked {
 
   std::vector<std::vector<Transit>> wheel_;         // [cycle % size]
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
-  std::vector<Return> link_returns_;                // router * 5 + output: credits freed, returned when the cycle ends
-  RouterSet active_;                                // routers with work in the coming cycle
-  RouterSet work_;                                  // those of the current cycle
+  std::vector<Return> unfull_;  // full_ bits to clear when the cycle ends (slots freed in full queues)
+  RouterSet active_;            // blocks with work in the coming cycle
+  RouterSet work_;              // those of the current cycle
+  std::uint32_t tiles_x_ = 0;
   std::uint64_t wheel_count_ = 0;
 
   hw::RampListener* ramp_listener_ = nullptr;

@@ -28,7 +28,7 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "wavelets_in_flight", [this] { return static_cast<double>(in_network_); }, "wavelets",
       "wavelets in router queues or on links at the end of the run", true);
   g.formula(
-      "routers_used", [this] { return static_cast<double>(block_router_.size()); }, "routers",
+      "routers_used", [this] { return static_cast<double>(touched_routers()); }, "routers",
       "routers that held a wavelet at least once", true);
   g.formula(
       "bits_forwarded",
@@ -54,7 +54,7 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "forwarded_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = 0;
-        for (const Block& k : blocks_) sum += k.out[p].forwarded;
+        for (const Block& k : blocks_) sum += k.out.forwarded[p];
         return static_cast<double>(sum);
       },
       "wavelets", "wavelets forwarded, per output direction (north, east, south, west, ramp)");
@@ -84,7 +84,7 @@ void Mesh::add_stats(sim::stats::Group& g) {
     const Block& k = blocks_[b];
     switch (which) {
       case Counter::Forwarded:
-        return k.out[p].forwarded;
+        return k.out.forwarded[p];
       case Counter::Stalled:
         return k.stalled[p];
       case Counter::Occupancy:
@@ -133,11 +133,9 @@ void Mesh::add_stats(sim::stats::Group& g) {
     const std::size_t stride = std::size_t{kPorts} * colors_;
     const std::uint32_t b = block_[i / stride];
     if (b == kNone) return 0.0;
-    const std::size_t si = std::size_t{b} * stride + i % stride;
-    std::uint64_t value = v[si];
-    if (occupancy && cycle_unfinished())
-      value += unfinished_queued(b, static_cast<std::uint32_t>(i % stride / colors_),
-                                 static_cast<std::uint32_t>(i % colors_));
+    const auto p = static_cast<std::uint32_t>(i % stride / colors_), color = static_cast<std::uint32_t>(i % colors_);
+    std::uint64_t value = v[slot_index(b, p, color)];
+    if (occupancy && cycle_unfinished()) value += unfinished_queued(b, p, color);
     return static_cast<double>(value);
   };
   const std::size_t lc = n * kPorts * c;
