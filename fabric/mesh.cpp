@@ -135,7 +135,7 @@ std::uint32_t Mesh::new_tile(std::uint32_t r) {
       block_router_[b] = q;
       Block& k = blocks_[b];
       k.xy = x | (y << 16);
-      k.boundary = boundary_[q];
+      k.links = ~boundary_[q] & 15u;
       for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
     }
   slots_.resize(blocks_.size() * kPorts * colors_);
@@ -329,6 +329,7 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
   ++color_queued_[c];
   if (q.count++ == 0) {
     k.nonempty[p] |= std::uint64_t{1} << c;
+    k.busy |= 1u << p;
     q.want = xy_ ? head_wants<true>(k, r, p, c, q, f.payload) : head_wants<false>(k, r, p, c, q, f.payload);
   }
   active_.insert(b);
@@ -379,19 +380,18 @@ void Mesh::evaluate(sim::Cycle now) { evaluated_ = now.count() + 1; }
 template <bool kXY>
 std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* dir) {
   const std::uint32_t r = block_router_[b];
-  if (!blocks_[b].ready) prepare_neighbours(r);  // before taking references into the arrays
+  if (!blocks_[b].ready) prepare_neighbours(r);  // before taking pointers into the arrays
   Block& k = blocks_[b];
   const std::uint32_t D = depth_;
   Slot* const slots = &slots_[slot_index(b, 0, 0)];
 
   // Take in what the neighbours sent last cycle.
   Arrivals& in = k.in[(now + 1) & 1u];
-  if (const std::uint64_t a = in.ports) {
+  if (std::uint32_t m = in.ports) {
     in.ports = 0;
     k.used = 1;
-    for (std::uint32_t m = static_cast<std::uint32_t>(a) & 31u; m; m &= m - 1) {
-      const std::uint32_t p = lowest(m);
-      const auto c = static_cast<std::uint32_t>(a >> (kArrivingColor + 8 * p)) & 63u;
+    for (; m; m &= m - 1) {
+      const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
       Slot& q = slots[c * kPorts + p];
       ensure_buffer(q);
@@ -402,6 +402,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
       ++k.total;
       if (q.count++ == 0) {
         k.nonempty[p] |= std::uint64_t{1} << c;
+        k.busy |= 1u << p;
         q.want = head_wants<kXY>(k, r, p, c, q, f.payload);
       }
     }
@@ -419,29 +420,48 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
         }
   }
 
-  // The requests of the heads at the start of the cycle: which colors of which input want
-  // each output. Grants below change heads but not these, so each output is arbitrated from
-  // the start-of-cycle state whatever the order.
-  std::uint64_t req[kPorts][kPorts];  // [output][input], valid where `ins` has the bit
-  std::uint32_t ins = 0;              // bit o * 5 + p
-  for (std::uint32_t p = 0; p < kPorts; ++p)
+  // The requests of the heads at the start of the cycle. Grants below change heads but not
+  // these, so each output is arbitrated from the start-of-cycle state whatever the order.
+  // Most outputs are wanted by one head; masks per input are built only for the others.
+  std::uint32_t heads[kPorts * 64];               // input | color << 8
+  std::uint32_t first[kPorts];                    // [output]: the first head wanting it
+  std::uint32_t n_heads = 0, outs = 0, many = 0;  // bit o: one head / more than one head wants output o
+  for (std::uint32_t ports = k.busy; ports; ports &= ports - 1) {
+    const std::uint32_t p = lowest(ports);
     for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
-      const std::uint32_t c = lowest(m);
+      const std::uint32_t c = lowest(m), h = p | c << 8;
+      heads[n_heads++] = h;
       for (std::uint32_t w = slots[c * kPorts + p].want; w; w &= w - 1) {
-        const std::uint32_t o = lowest(w), bit = 1u << (o * kPorts + p);
-        req[o][p] = (ins & bit ? req[o][p] : 0) | std::uint64_t{1} << c;
-        ins |= bit;
+        const std::uint32_t o = lowest(w);
+        if (outs >> o & 1u)
+          many |= 1u << o;
+        else
+          first[o] = h;
+        outs |= 1u << o;
+        if (kXY) break;  // exactly one output
       }
     }
+  }
+  std::uint64_t req[kPorts][kPorts];  // [output][input], for the outputs in `many`
+  if (many) {
+    for (std::uint32_t m = many; m; m &= m - 1) std::fill(req[lowest(m)], req[lowest(m)] + kPorts, 0);
+    for (std::uint32_t i = 0; i < n_heads; ++i) {
+      const std::uint32_t p = heads[i] & 0xffu, c = heads[i] >> 8;
+      for (std::uint32_t w = slots[c * kPorts + p].want & many; w; w &= w - 1)
+        req[lowest(w)][p] |= std::uint64_t{1} << c;
+    }
+  }
 
   // Arbitrate each output (round robin over (input, color) in the order input * 64 + color,
   // starting after the last grant) and move the granted wavelet (or a copy of it).
-  std::uint32_t granted = 0;
+  Flit* const flits = flits_.data();
+  std::uint64_t* const full = full_.data();
+  const std::uint32_t links = k.links;
   const bool hop1 = hop_ == 1;
-  for (std::uint32_t o = 0; o < kPorts; ++o) {
-    const std::uint32_t from = (ins >> (o * kPorts)) & 31u;
-    if (!from) continue;
-    const std::uint64_t blocked = full_[down_[r * kPorts + o]];
+  std::uint32_t granted = 0;
+  for (; outs; outs &= outs - 1) {
+    const std::uint32_t o = lowest(outs);
+    const std::uint64_t blocked = full[down_[r * kPorts + o]];
     std::uint32_t start = k.out.rr[o] + 1u;
     if (start == kRrSpan) start = 0;
     const std::uint32_t sp = start >> 6, sc = start & 63u;
@@ -454,19 +474,16 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
       return held & ~held_by[q];
     };
     std::uint32_t p, c;
-    if (!(from & (from - 1))) {  // one input wants the output (the common case)
-      p = lowest(from);
-      const std::uint64_t want = req[o][p];
+    if (!(many >> o & 1u)) {  // one head wants the output (the common case)
+      p = first[o] & 0xffu;
+      c = first[o] >> 8;
+      const std::uint64_t want = std::uint64_t{1} << c;
       if (want & blocked) stall(k, b, o, want & blocked);
-      const std::uint64_t open = want & ~blocked & ~closed(p);
-      if (!open) continue;
-      const std::uint64_t after = p == sp ? open & (~std::uint64_t{0} << sc) : 0;
-      c = lowest(after ? after : open);
+      if (!(want & ~blocked & ~closed(p))) continue;
     } else {
       std::uint64_t any = 0, open[kPorts] = {};
       std::uint32_t with = 0;  // inputs with an open candidate
-      for (std::uint32_t m = from; m; m &= m - 1) {
-        const std::uint32_t q = lowest(m);
+      for (std::uint32_t q = 0; q < kPorts; ++q) {
         any |= req[o][q];
         open[q] = req[o][q] & ~blocked & ~closed(q);
         with |= static_cast<std::uint32_t>(open[q] != 0) << q;
@@ -491,13 +508,13 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
     // Send it.
     const std::uint64_t cb = std::uint64_t{1} << c;
     Slot& q = slots[c * kPorts + p];
-    const Flit f = flits_[q.buf + q.head];
-    const bool link = o != index(Port::Ramp) && !(k.boundary >> o & 1u);
+    const Flit f = flits[q.buf + q.head];
+    const bool link = links >> o & 1u;
     if (link) {
       const std::uint32_t n = r + step_[o];
       const std::uint32_t pp = o ^ 2u;  // the facing port
       const std::uint32_t nb = block_[n];
-      if (++slots_[slot_index(nb, pp, c)].occ >= D) full_[n * kPorts + pp] |= cb;
+      if (++slots_[slot_index(nb, pp, c)].occ >= D) full[n * kPorts + pp] |= cb;
       if (!kXY) ++in_network_;
       Block& kn = blocks_[nb];
       if (hop1) {
@@ -506,7 +523,8 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
           ++color_queued_[c];
         }
         Arrivals& a = kn.in[now & 1u];
-        a.ports |= (std::uint64_t{1} << pp) | (std::uint64_t{c} << (kArrivingColor + 8 * pp));
+        a.ports |= 1u << pp;
+        a.color[pp] = c;
         a.flit[pp] = f;
         active_.insert(nb);
       } else {
@@ -547,11 +565,11 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
     --k.total;
     if (!kXY || !link) --in_network_;
     if (!kXY || !link || !hop1) --color_queued_[c];
-    if (--q.count == 0)
-      k.nonempty[p] &= ~cb;
-    else
-      q.want = head_wants<kXY>(k, r, p, c, q, flits_[q.buf + q.head].payload);
-    if (p != index(Port::Ramp) && !(k.boundary >> p & 1u)) {
+    if (--q.count != 0)
+      q.want = head_wants<kXY>(k, r, p, c, q, flits[q.buf + q.head].payload);
+    else if (!(k.nonempty[p] &= ~cb))
+      k.busy &= ~(1u << p);
+    if (links >> p & 1u) {
       // The sender sees the freed slot from the next cycle: a full mark goes when the cycle ends.
       if (q.occ-- == D) unfull_.push_back(Return{r * kPorts + p, c});
     } else {
@@ -643,8 +661,8 @@ std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p) const {
 }
 
 std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c) const {
-  const std::uint64_t a = blocks_[b].in[evaluated_ & 1u].ports;
-  const bool arriving = ((a >> p) & 1u) && ((a >> (kArrivingColor + 8 * p)) & 63u) == c;
+  const Arrivals& a = blocks_[b].in[evaluated_ & 1u];
+  const bool arriving = ((a.ports >> p) & 1u) && a.color[p] == c;
   return slots_[slot_index(b, p, c)].count + (arriving ? 1u : 0u);
 }
 

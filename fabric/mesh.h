@@ -136,10 +136,10 @@ class Mesh final : public sim::Clocked {
   // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, taken
   // in by the router the next cycle (so a router reads the other parity than is written).
   struct alignas(64) Arrivals {
-    std::uint64_t ports = 0;  // bit p: a wavelet for input p, its color at bit kArrivingColor + 8p
+    std::uint32_t ports = 0;  // bit p: a wavelet for input p
+    std::uint32_t color[kPorts] = {};
     Flit flit[kPorts];
   };
-  static constexpr std::uint32_t kArrivingColor = 8;
   struct alignas(64) Outputs {
     std::uint64_t forwarded[kPorts] = {};
     std::uint16_t rr[kPorts] = {};  // last granted input * 64 + color
@@ -155,7 +155,8 @@ class Mesh final : public sim::Clocked {
     std::uint64_t occupancy[kPorts] = {};  // [input]: occupancy integral
     std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
     std::uint32_t xy = 0;                  // x | y << 16
-    std::uint32_t boundary = 0;            // bit o: no neighbour beyond output o
+    std::uint32_t links = 0;               // bit o: a neighbouring router beyond port o
+    std::uint32_t busy = 0;                // bit p: nonempty[p] is not 0
     std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
     std::uint32_t used = 0;                // 1 once a wavelet was sent to it (the arriving ones count too)
     std::uint32_t ready = 0;               // 1 once its neighbours' tiles are allocated
