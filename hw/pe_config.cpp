@@ -36,6 +36,7 @@ PeConfig PeConfig::read(sim::config::Section s) {
   const Cycle lo(0), hi(1000000);
   c.latency.scalar = lat.cycles("scalar", Cycle(1), Cycle(1), hi, "scalar ALU, compare and branch");
   c.latency.vector_start = lat.cycles("vector_start", Cycle(2), lo, hi, "vector op issue to first element");
+  c.latency.mov = lat.cycles("mov", Cycle(1), Cycle(1), hi, "copy (FMOV) pipeline depth");
   c.latency.add = lat.cycles("add", Cycle(2), Cycle(1), hi, "FP add/sub/min/max pipeline depth");
   c.latency.mul = lat.cycles("mul", Cycle(3), Cycle(1), hi, "FP multiply pipeline depth");
   c.latency.fmac = lat.cycles("fmac", Cycle(4), Cycle(1), hi, "FMAC pipeline depth");

@@ -30,6 +30,7 @@ struct SimdLanes {
 struct LatencyConfig {
   sim::Cycle scalar;        // scalar ALU op, compare, branch
   sim::Cycle vector_start;  // issue to first element of a vector op (descriptor setup)
+  sim::Cycle mov;           // copy (FMOV) pipeline depth
   sim::Cycle add;           // FP add/sub/min/max pipeline depth
   sim::Cycle mul;           // FP multiply pipeline depth
   sim::Cycle fmac;          // fused multiply-accumulate pipeline depth

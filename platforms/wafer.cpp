@@ -6,7 +6,10 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
              sim::stats::Group& stats)
     : sc_core::sc_module(name),
       spec_(spec),
-      engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles}) {
+      engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles}),
+      cores_(std::string(basename()) + ".cores", spec.wafer,
+             hw::CoreArrayOptions{spec.fabric.colors, options.idle_skip}),
+      host_("host", cores_, engine_) {
   auto& g = stats.group(basename());
   stats_ = &g;
   fabric::MeshOptions mesh_options;
@@ -15,11 +18,20 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
   mesh_ = std::make_unique<fabric::Mesh>(
       spec.fabric, fabric::MeshGeometry(spec.wafer.width, spec.wafer.height, spec.fabric.edge_io_channels),
       mesh_options, &engine_);
-  g.formula("pe_count", [this] { return static_cast<double>(spec_.wafer.pe_count()); }, "PEs",
-            "processing elements on this wafer", true);
-  g.formula("cycles", [this] { return static_cast<double>(engine_.first_cycle_at_or_after(sc_core::sc_time_stamp()).count()); },
-            "cycles", "cycles simulated on this wafer's clock", true);
+  // Each core sits on its router's ramp; arrivals and returned credits wake sleeping cores.
+  cores_.set_engine(&engine_);
+  engine_.add(&cores_);
+  cores_.connect([this](hw::PeCoord pe) { return &mesh_->ramp(pe); });
+  mesh_->set_arrival_listener(&cores_);
+  g.formula(
+      "pe_count", [this] { return static_cast<double>(spec_.wafer.pe_count()); }, "PEs",
+      "processing elements on this wafer", true);
+  g.formula(
+      "cycles",
+      [this] { return static_cast<double>(engine_.first_cycle_at_or_after(sc_core::sc_time_stamp()).count()); },
+      "cycles", "cycles simulated on this wafer's clock", true);
   mesh_->add_stats(g.group("fabric"));
+  cores_.add_stats(g);
 }
 
 }  // namespace wafersim::platforms

@@ -1,6 +1,7 @@
 #pragma once
 // One wafer (one CS-X system) as a SystemC module: its clock-domain engine, the mesh fabric
-// with its ramps and edge I/O channels and, as they land, the PE cores.
+// with its ramps and edge I/O channels, the PE cores on the ramps, and the host's TLM-2.0
+// socket into the PEs' SRAM.
 
 #include <systemc>
 
@@ -9,6 +10,8 @@
 
 #include "fabric/mesh.h"
 #include "fabric/route_table.h"
+#include "hw/core/core_array.h"
+#include "hw/tlm/host_port.h"
 #include "platforms/platform_spec.h"
 #include "sim/engine/engine.h"
 #include "sim/stats/stats.h"
@@ -35,6 +38,13 @@ class Wafer : public sc_core::sc_module {
   [[nodiscard]] const PlatformSpec& spec() const { return spec_; }
   [[nodiscard]] fabric::Mesh& mesh() { return *mesh_; }
   [[nodiscard]] const fabric::Mesh& mesh() const { return *mesh_; }
+  // The PE cores, each on its router's ramp: load programs, activate tasks, read counters.
+  [[nodiscard]] hw::CoreArray& cores() { return cores_; }
+  [[nodiscard]] const hw::CoreArray& cores() const { return cores_; }
+  // The host's way in: one TLM-2.0 target socket reaching every PE's SRAM (hw/tlm/host_port.h).
+  [[nodiscard]] tlm_utils::simple_target_socket_optional<hw::HostPort>& host_socket() { return host_.socket; }
+  [[nodiscard]] const hw::AddressMap& address_map() const { return host_.map(); }
+  [[nodiscard]] const hw::HostPort& host_port() const { return host_; }
   // This wafer's statistics group ("wafer0"), for components added by commands.
   [[nodiscard]] sim::stats::Group& stats() { return *stats_; }
 
@@ -42,6 +52,8 @@ class Wafer : public sc_core::sc_module {
   const PlatformSpec& spec_;
   sim::Engine engine_;
   std::unique_ptr<fabric::Mesh> mesh_;
+  hw::CoreArray cores_;
+  hw::HostPort host_;
   sim::stats::Group* stats_;
 };
 

@@ -106,6 +106,7 @@ int run_cli(int argc, char** argv) {
       "  wafersim memoryx-plan andromeda --params 1.3e9 --layers 24   where MemoryX keeps a model\n"
       "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
       "  wafersim traffic tiny --pattern uniform --rate 0.3   synthetic traffic on the fabric\n"
+      "  wafersim exec tiny --program prog.s           run hand-written PE programs (docs/isa.md)\n"
       "Run 'wafersim COMMAND --help' for a command's options.");
 
   add_run_command(app);
@@ -116,6 +117,7 @@ int run_cli(int argc, char** argv) {
   add_sweep_command(app);
   add_collect_command(app);
   add_traffic_command(app);
+  add_exec_command(app);
 
   try {
     app.parse(argc, argv);

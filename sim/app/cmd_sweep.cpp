@@ -29,6 +29,8 @@ struct Sweepable {
 };
 constexpr Sweepable kSweepable[] = {
     {"run", add_run_command},
+    {"traffic", add_traffic_command},
+    {"exec", add_exec_command},
 };
 
 // Options the sweep sets itself on every point.

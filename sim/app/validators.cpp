@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "hw/isa/assembler.h"
 #include "models/model_spec.h"
 #include "platforms/platform_spec.h"
 #include "sim/app/cli.h"
@@ -54,7 +55,15 @@ bool is_sweep_file(const std::string& path) {
 }  // namespace
 
 std::string validate_file(const std::string& path, const std::vector<std::string>& overrides) {
-  // Program and route-table files join this list as their parsers land.
+  // Route-table files join this list as their parser lands.
+  auto ends_with = [&](const char* ext) {
+    const std::string e(ext);
+    return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  if (ends_with(".s") || ends_with(".asm")) {
+    hw::isa::assemble_file(path);
+    return "PE program";
+  }
   if (is_sweep_file(path)) {
     if (!overrides.empty()) throw sim::InputError(fmt::format("{}: --set applies to platform files, not sweeps", path));
     auto plan = sweep::Plan::make(path, sweep_catalog());

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <yaml-cpp/eventhandler.h>
 
 namespace wafersim::sim::config {
 namespace fs = std::filesystem;
@@ -83,18 +84,54 @@ std::string normalize(const std::string& p) { return fs::path(p).lexically_norma
 Loader::Loader(const BuiltinFiles* builtins, std::string builtin_dir)
     : builtins_(builtins), builtin_dir_(std::move(builtin_dir)) {}
 
+namespace {
+
+// Notes where each document starts; nothing else.
+class DocumentMarks : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
 Node Loader::parse(std::string_view text, const std::string& file_name) {
+  // YAML::LoadAll never returns on some malformed input (e.g. ","), so the first document
+  // is read with Load and at most one more document start is looked for.
   std::vector<YAML::Node> docs;
+  DocumentMarks marks;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    docs.push_back(YAML::Load(std::string(text)));
+    if (!docs[0].IsNull()) {
+      std::istringstream in{std::string(text)};
+      YAML::Parser parser(in);
+      if (parser.HandleNextDocument(marks)) parser.HandleNextDocument(marks);
+    }
   } catch (const YAML::Exception& e) {
     throw ConfigError(Diagnostic{Location{file_name, e.mark.line + 1, e.mark.column + 1}, {},
                                  fmt::format("malformed YAML: {}", e.msg)});
   }
-  if (docs.empty() || docs[0].IsNull())
-    throw ConfigError(Diagnostic{Location{file_name, 1, 1}, {}, "empty file: expected a mapping of settings"});
-  if (docs.size() > 1)
-    throw ConfigError(Diagnostic{at(file_name, docs[1].Mark(), Location{file_name, 1, 1}), {},
+  if (docs[0].IsNull()) {
+    bool blank = true;
+    std::istringstream lines{std::string(text)};
+    for (std::string line; blank && std::getline(lines, line);) {
+      std::size_t i = line.find_first_not_of(" \t\r");
+      blank = i == std::string::npos || line[i] == '#';
+    }
+    throw ConfigError(Diagnostic{Location{file_name, 1, 1}, {},
+                                 blank ? "empty file: expected a mapping of settings"
+                                       : "expected a mapping of settings, found no YAML value"});
+  }
+  if (marks.starts.size() > 1)
+    throw ConfigError(Diagnostic{at(file_name, marks.starts[1], Location{file_name, 1, 1}), {},
                                  "several YAML documents in one file; expected exactly one"});
   Node root;
   try {

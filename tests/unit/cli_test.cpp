@@ -9,34 +9,15 @@
 #include <sstream>
 #include <sys/wait.h>
 
+#include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
+using wafersim::test::slurp;
+using wafersim::test::wafersim;
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
 
-// Runs wafersim with `args`; stdout captured, stderr appended when `with_stderr`.
-Result wafersim(const std::string& args, bool with_stderr = false) {
-  std::string cmd = std::string(WAFERSIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(Cli, HelpExplainsItselfAndExitsZero) {
   auto r = wafersim("--help");

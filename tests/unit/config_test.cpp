@@ -233,3 +233,23 @@ TEST(ConfigSemantics, SchemaDocumentsEveryKey) {
 
 }  // namespace
 }  // namespace wafersim::platforms
+
+namespace wafersim::platforms {
+namespace {
+
+// yaml-cpp's LoadAll never returns on "," (found by fuzz_routes): the loader must not hang.
+TEST(ConfigRegressions, LoneCommaIsAnErrorNotAHang) {
+  test::TempDir dir;
+  for (const char* text : {",", ",\xff\xff\x7f", "name: x\n,\n"}) {
+    auto f = dir.write("p.yaml", text);
+    try {
+      load_platform(f);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.diagnostics().front().location.file, f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wafersim::platforms

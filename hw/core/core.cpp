@@ -1,0 +1,569 @@
+#include "hw/core/core.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "hw/numerics/elementary.h"
+#include "hw/numerics/softfloat.h"
+#include "sim/config/diagnostics.h"
+#include "sim/errors.h"
+#include "sim/units/quantity.h"
+
+namespace wafersim::hw {
+using isa::Instruction;
+using isa::Op;
+using isa::Operand;
+using sim::Cycle;
+
+CoreParams::CoreParams(const PeConfig& c, std::uint32_t n_colors)
+    : pe(c), banks(c.sram), colors(n_colors), sram_bytes(static_cast<std::uint32_t>(c.sram.size.bytes())) {}
+
+Cycle CoreParams::latency(isa::LatencyClass c) const {
+  switch (c) {
+    case isa::LatencyClass::Scalar:
+      return pe.latency.scalar;
+    case isa::LatencyClass::Mov:
+      return pe.latency.mov;
+    case isa::LatencyClass::Add:
+      return pe.latency.add;
+    case isa::LatencyClass::Mul:
+      return pe.latency.mul;
+    case isa::LatencyClass::Fmac:
+      return pe.latency.fmac;
+    case isa::LatencyClass::Exp:
+      return pe.latency.exp;
+    case isa::LatencyClass::Recip:
+      return pe.latency.recip;
+  }
+  return pe.latency.scalar;
+}
+
+std::uint32_t CoreParams::lanes(DType t) const {
+  switch (t) {
+    case DType::F16:
+    case DType::U16:
+      return pe.simd_lanes.fp16;
+    case DType::BF16:
+      return pe.simd_lanes.bf16;
+    case DType::F32:
+    case DType::U32:
+      return pe.simd_lanes.fp32;
+  }
+  return 1;
+}
+
+Core::Core(PeCoord coord, const CoreParams& params) : coord_(coord), p_(&params), sram_(params.sram_bytes) {}
+
+void Core::fault(const std::string& what, std::uint32_t pc) const {
+  throw sim::SimulationError(fmt::format("PE ({}, {}): {} ({})", coord_.x, coord_.y, what, program_->describe(pc)));
+}
+
+void Core::address_fault(std::int64_t addr, unsigned bytes, std::uint32_t pc) const {
+  if (addr < 0 || !sram_.in_range(static_cast<std::uint64_t>(addr), bytes))
+    fault(fmt::format("SRAM access at address {}{:#x} ({} bytes) is beyond the {} SRAM", addr < 0 ? "-" : "",
+                      addr < 0 ? -addr : addr, bytes, units::format(p_->pe.sram.size)),
+          pc);
+  fault(fmt::format("misaligned {}-byte SRAM access at address {:#x}", bytes, addr), pc);
+}
+
+void Core::load(std::shared_ptr<const isa::Program> program, Cycle now) {
+  using sim::config::ConfigError;
+  using sim::config::Diagnostic;
+  std::vector<Diagnostic> errors;
+  const std::string pe = fmt::format("PE ({}, {})", coord_.x, coord_.y);
+  if (program_) throw sim::InputError(fmt::format("{} already has a program ({})", pe, program_->file));
+  for (const auto& d : program->data)
+    if (!sram_.in_range(d.addr, d.bytes.size()))
+      errors.push_back({d.location, "",
+                        fmt::format("{} bytes at address {:#x} do not fit the {} SRAM of {}", d.bytes.size(), d.addr,
+                                    units::format(p_->pe.sram.size), pe)});
+  for (const auto& d : program->descriptors)
+    if (d.init.is_fabric() && d.init.color >= p_->colors)
+      errors.push_back(
+          {d.location, "", fmt::format("color {} is beyond the platform's {} colors", d.init.color, p_->colors)});
+  for (const auto& t : program->tasks)
+    if (t.data && t.color >= p_->colors)
+      errors.push_back(
+          {t.location, "", fmt::format("color {} is beyond the platform's {} colors", t.color, p_->colors)});
+  for (std::size_t pc = 0; pc < program->code.size(); ++pc) {
+    const Instruction& ins = program->code[pc];
+    const int slot = ins.op == Op::Send ? 0 : ins.op == Op::Recv ? 1 : -1;
+    if (slot >= 0 && ins.ops[slot].imm >= p_->colors)
+      errors.push_back({program->where[pc], "",
+                        fmt::format("color {} is beyond the platform's {} colors", ins.ops[slot].imm, p_->colors)});
+  }
+  if (!errors.empty()) throw ConfigError(errors);
+  program_ = std::move(program);
+  dsd_.clear();
+  for (const auto& d : program_->descriptors) dsd_.push_back(d.init);
+  for (const auto& d : program_->data) sram_.write(d.addr, d.bytes.data(), static_cast<std::uint32_t>(d.bytes.size()));
+  for (auto id : program_->entry_tasks) host_activate(id, now);
+  ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
+  maybe_in_ = ~std::uint64_t{0};
+}
+
+void Core::host_activate(std::uint8_t task, Cycle at) {
+  if (!program_)
+    throw sim::InputError(fmt::format("PE ({}, {}) has no program: cannot activate task {}", coord_.x, coord_.y, task));
+  const isa::TaskDecl* t = program_->task(task);
+  if (!t || t->data)
+    throw sim::InputError(
+        fmt::format("PE ({}, {}): task {} is not a local task of {}", coord_.x, coord_.y, task, program_->file));
+  host_activations_.emplace_back(at, task);
+}
+
+bool Core::busy() const {
+  if (running_ >= 0) return true;
+  for (const auto& op : ops_)
+    if (op.live) return true;
+  return false;
+}
+
+void Core::count_stall(Stall s, std::uint8_t* sleep_counts) {
+  ++c_.stall[static_cast<int>(s)];
+  ++sleep_counts[static_cast<int>(s)];
+}
+
+void Core::catch_up(Cycle now) {
+  if (!slept_from_.is_never() && now > slept_from_) {
+    const std::uint64_t k = (now - slept_from_).count();
+    if (sleep_busy_) {
+      c_.busy_cycles += k;
+      c_.finish_cycle = now.count();
+    }
+    for (int s = 0; s < kStallCauses; ++s) c_.stall[s] += k * sleep_stalls_[s];
+  }
+  slept_from_ = Cycle::never();
+}
+
+namespace {
+bool retryable(Stall s) {
+  return s != Stall::FabricIn && s != Stall::FabricOut && s != Stall::Queue && s != Stall::Microthread;
+}
+}  // namespace
+
+Cycle Core::tick(Cycle now, CycleResources& r) {
+  catch_up(now);
+  r.reset();
+  std::uint8_t stalls[kStallCauses] = {};
+  Cycle wake = Cycle::never();
+  auto want = [&](Cycle c) { wake = std::min(wake, c); };
+  const Cycle next_cycle = now + Cycle(1);
+
+  for (auto& op : ops_)
+    if (op.live && op.done_at <= now) retire(op, now);
+  const bool busy_at_start = busy();
+
+  for (std::size_t i = 0; i < host_activations_.size();) {
+    if (host_activations_[i].first <= now) {
+      active_ |= std::uint64_t{1} << host_activations_[i].second;
+      host_activations_.erase(host_activations_.begin() + static_cast<long>(i));
+    } else {
+      want(host_activations_[i].first);
+      ++i;
+    }
+  }
+
+  for (std::size_t i = 0; i < arrivals_.size();) {
+    if (arrivals_[i].first <= now) {
+      maybe_in_ |= std::uint64_t{1} << arrivals_[i].second;
+      arrivals_[i] = arrivals_.back();
+      arrivals_.pop_back();
+    } else {
+      want(arrivals_[i].first);
+      ++i;
+    }
+  }
+
+  take_control_wavelet(now, r);
+  if (r.ramp_in) want(next_cycle);
+
+  // The main thread: start a task when none runs, then issue one instruction.
+  if (running_ < 0) select_task(now, r);
+  if (running_ >= 0 && !ops_[0].live) {
+    if (now < ready_at_) {
+      want(ready_at_);
+    } else {
+      Stall why = Stall::SramPort;
+      const Step s = execute(now, r, &why);
+      main_stall_ = s == Step::Stalled ? static_cast<int>(why) : -1;
+      if (s == Step::Stalled) {
+        count_stall(why, stalls);
+        if (retryable(why)) want(next_cycle);
+      } else if (running_ >= 0 && !ops_[0].live) {
+        want(std::max(ready_at_, next_cycle));
+      } else if (running_ < 0) {
+        want(next_cycle);  // a task ended: the scheduler looks again
+      }
+    }
+  }
+
+  // Vector operations, oldest first.
+  VectorOp* order[1 + 64];  // the sync slot and up to 64 microthreads (the config range)
+  int n = 0;
+  for (auto& op : ops_)
+    if (op.live) order[n++] = &op;
+  std::sort(order, order + n, [](const VectorOp* a, const VectorOp* b) { return a->seq < b->seq; });
+  for (int i = 0; i < n; ++i) {
+    VectorOp& op = *order[i];
+    if (!op.done_at.is_never()) {
+      want(op.done_at);
+      continue;
+    }
+    Stall why = Stall::SramPort;
+    const Step s = step(op, now, r, &why);
+    op.last_stall = s == Step::Stalled ? static_cast<int>(why) : -1;
+    if (s == Step::Stalled) {
+      count_stall(why, stalls);
+      if (retryable(why)) want(next_cycle);
+    } else if (!op.done_at.is_never()) {
+      want(op.done_at);
+    } else {
+      want(std::max(op.next_step, next_cycle));
+    }
+  }
+
+  if (running_ < 0 && program_) {
+    if (active_ & ~blocked_) want(next_cycle);
+    for (const auto& t : program_->tasks) {
+      const std::uint64_t cbit = std::uint64_t{1} << t.color;
+      if (t.data && !(blocked_ & (std::uint64_t{1} << t.id)) && !(held_in_ & cbit) && (maybe_in_ & cbit) && ramp_ &&
+          ramp_->has(Color(t.color)))
+        want(next_cycle);
+    }
+  }
+
+  const bool is_busy = busy();
+  if (busy_at_start || is_busy) {
+    ++c_.busy_cycles;
+    c_.finish_cycle = now.count() + 1;
+  }
+  slept_from_ = next_cycle;
+  sleep_busy_ = is_busy;
+  std::copy(stalls, stalls + kStallCauses, sleep_stalls_);
+  return wake <= now ? next_cycle : wake;
+}
+
+void Core::take_control_wavelet(Cycle now, CycleResources& r) {
+  if (!ramp_ || !maybe_in_) return;
+  for (std::uint32_t c = 0; c < p_->colors; ++c) {
+    const std::uint64_t bit = std::uint64_t{1} << c;
+    if (!(maybe_in_ & bit)) continue;
+    if (!ramp_->has(Color(static_cast<std::uint8_t>(c)))) {
+      maybe_in_ &= ~bit;
+      continue;
+    }
+    const Wavelet w = ramp_->front(Color(static_cast<std::uint8_t>(c)));
+    if (!w.control) continue;
+    ramp_->pop(Color(static_cast<std::uint8_t>(c)), now);
+    r.ramp_in = true;
+    ++c_.wavelets_in;
+    const auto id = static_cast<std::uint8_t>(w.payload & (isa::kMaxTasks - 1));
+    const isa::TaskDecl* t = program_->task(id);
+    if (!t || t->data)
+      throw sim::SimulationError(
+          fmt::format("PE ({}, {}): a control wavelet on color {} activates task {}, which is not a "
+                      "local task of {}",
+                      coord_.x, coord_.y, c, id, program_->file));
+    active_ |= std::uint64_t{1} << id;
+    return;
+  }
+}
+
+bool Core::select_task(Cycle now, CycleResources& r) {
+  if (!program_) return false;
+  for (const auto& t : program_->tasks) {
+    const std::uint64_t bit = std::uint64_t{1} << t.id;
+    if (blocked_ & bit) continue;
+    if (!t.data) {
+      if (!(active_ & bit)) continue;
+      active_ &= ~bit;
+    } else {
+      const std::uint64_t cbit = std::uint64_t{1} << t.color;
+      if ((held_in_ & cbit) || r.ramp_in || !(maybe_in_ & cbit) || !ramp_) continue;
+      const Color color(t.color);
+      if (!ramp_->has(color)) {
+        maybe_in_ &= ~cbit;
+        continue;
+      }
+      const Wavelet w = ramp_->front(color);
+      if (w.control) continue;
+      ramp_->pop(color, now);
+      r.ramp_in = true;
+      ++c_.wavelets_in;
+      regs_[0] = w.payload;
+    }
+    running_ = t.id;
+    pc_ = t.entry;
+    ready_at_ = now + p_->pe.latency.task_switch;
+    ++c_.task_activations;
+    return true;
+  }
+  return false;
+}
+
+std::uint32_t Core::operand(const Operand& o) const {
+  return o.kind == Operand::Kind::Reg ? regs_[o.reg] : static_cast<std::uint32_t>(o.imm);
+}
+
+namespace {
+
+std::uint32_t mask_of(DType t) { return size_of(t) == 4 ? 0xffffffffu : 0xffffu; }
+
+bool compare(isa::Cond c, std::uint32_t a, std::uint32_t b) {
+  const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
+  switch (c) {
+    case isa::Cond::Eq:
+      return a == b;
+    case isa::Cond::Ne:
+      return a != b;
+    case isa::Cond::Lt:
+      return sa < sb;
+    case isa::Cond::Le:
+      return sa <= sb;
+    case isa::Cond::Gt:
+      return sa > sb;
+    case isa::Cond::Ge:
+      return sa >= sb;
+    case isa::Cond::Ltu:
+      return a < b;
+    case isa::Cond::Leu:
+      return a <= b;
+    case isa::Cond::Gtu:
+      return a > b;
+    case isa::Cond::Geu:
+      return a >= b;
+  }
+  return false;
+}
+
+bool fcompare(isa::Cond c, DType t, std::uint32_t a, std::uint32_t b) {
+  using namespace numerics;
+  switch (c) {
+    case isa::Cond::Eq:
+      return eq(t, a, b);
+    case isa::Cond::Ne:
+      return !eq(t, a, b);
+    case isa::Cond::Lt:
+      return lt(t, a, b);
+    case isa::Cond::Le:
+      return le(t, a, b);
+    case isa::Cond::Gt:
+      return lt(t, b, a);
+    case isa::Cond::Ge:
+      return le(t, b, a);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
+  const isa::Program& prog = *program_;
+  if (pc_ >= prog.code.size())
+    throw sim::SimulationError(fmt::format("PE ({}, {}): task {} ran past the end of {} (missing 'ret'?)", coord_.x,
+                                           coord_.y, running_, prog.file));
+  const Instruction& ins = prog.code[pc_];
+  const isa::OpInfo& info = isa::info(ins.op);
+  Cycle latency = p_->latency(info.latency);
+  std::uint32_t next_pc = pc_ + 1;
+  auto rd = [&]() -> std::uint32_t& { return regs_[ins.ops[0].reg]; };
+  auto ra = [&]() { return regs_[ins.ops[1].reg]; };
+  auto arg = [&](int k) { return operand(ins.ops[k]); };
+  auto fabric_color = [&](std::int64_t c) { return Color(static_cast<std::uint8_t>(c)); };
+  auto stall = [&](Stall s) {
+    *why = s;
+    return Step::Stalled;
+  };
+  const std::uint32_t fmask = mask_of(ins.type);
+  auto fa = [&]() { return ra() & fmask; };
+  auto fb = [&]() { return arg(2) & fmask; };
+
+  if (ins.vector) return issue_vector(ins, now, why);
+
+  switch (ins.op) {
+    case Op::Nop:
+      break;
+    case Op::Mov:
+      rd() = arg(1);
+      break;
+    case Op::Add:
+      rd() = ra() + arg(2);
+      break;
+    case Op::Sub:
+      rd() = ra() - arg(2);
+      break;
+    case Op::Mul:
+      rd() = ra() * arg(2);
+      break;
+    case Op::And:
+      rd() = ra() & arg(2);
+      break;
+    case Op::Or:
+      rd() = ra() | arg(2);
+      break;
+    case Op::Xor:
+      rd() = ra() ^ arg(2);
+      break;
+    case Op::Shl:
+      rd() = ra() << (arg(2) & 31);
+      break;
+    case Op::Shr:
+      rd() = ra() >> (arg(2) & 31);
+      break;
+    case Op::Sra:
+      rd() = static_cast<std::uint32_t>(static_cast<std::int32_t>(ra()) >> (arg(2) & 31));
+      break;
+    case Op::Cmp:
+      rd() = compare(ins.cond, ra(), arg(2)) ? 1 : 0;
+      break;
+    case Op::Branch:
+      if (compare(ins.cond, regs_[ins.ops[0].reg], arg(1))) next_pc = static_cast<std::uint32_t>(ins.ops[2].imm);
+      break;
+    case Op::Jmp:
+      next_pc = static_cast<std::uint32_t>(ins.ops[0].imm);
+      break;
+    case Op::Ld:
+    case Op::St: {
+      const Operand& m = ins.op == Op::Ld ? ins.ops[1] : ins.ops[0];
+      const std::int64_t a = (m.reg == Operand::kNoBase ? 0 : std::int64_t{regs_[m.reg]}) + m.imm;
+      const std::uint32_t addr = checked_address(a, ins.width, pc_);
+      const std::uint32_t word = addr / p_->banks.word_bytes();
+      const auto res = ins.op == Op::Ld ? r.port.read(word) : r.port.write(word);
+      if (res == PortCycle::Result::NoPort) return stall(Stall::SramPort);
+      if (res == PortCycle::Result::BankBusy) return stall(Stall::SramBank);
+      if (ins.op == Op::Ld) {
+        if (res == PortCycle::Result::Ok) ++c_.sram_reads;
+        c_.sram_bytes_read += ins.width;
+        regs_[ins.ops[0].reg] = sram_.load(addr, ins.width);
+      } else {
+        ++c_.sram_writes;
+        c_.sram_bytes_written += ins.width;
+        sram_.store(addr, ins.width, regs_[ins.ops[1].reg] & (ins.width == 4 ? 0xffffffffu : 0xffffu));
+      }
+      break;
+    }
+    case Op::Tsc:
+      rd() = ins.width ? static_cast<std::uint32_t>((now.count() >> 32) & 0xffff)
+                       : static_cast<std::uint32_t>(now.count());
+      break;
+    case Op::Send: {
+      const Color c = fabric_color(ins.ops[0].imm);
+      if (held_out_ & (std::uint64_t{1} << c.id())) return stall(Stall::Queue);
+      if (!ramp_) fault("send on a PE with no fabric attached", pc_);
+      if (!ramp_->can_send(c)) return stall(Stall::FabricOut);
+      if (r.ramp_out) return stall(Stall::Ramp);
+      ramp_->send(Wavelet{arg(1), c, ins.control}, now);
+      r.ramp_out = true;
+      ++c_.wavelets_out;
+      break;
+    }
+    case Op::Recv: {
+      const Color c = fabric_color(ins.ops[1].imm);
+      if (held_in_ & (std::uint64_t{1} << c.id())) return stall(Stall::Queue);
+      if (!ramp_) fault("recv on a PE with no fabric attached", pc_);
+      if (!ramp_->has(c) || ramp_->front(c).control) return stall(Stall::FabricIn);
+      if (r.ramp_in) return stall(Stall::Ramp);
+      rd() = ramp_->front(c).payload;
+      ramp_->pop(c, now);
+      r.ramp_in = true;
+      ++c_.wavelets_in;
+      break;
+    }
+    case Op::Activate:
+      active_ |= std::uint64_t{1} << ins.ops[0].imm;
+      break;
+    case Op::Block:
+      blocked_ |= std::uint64_t{1} << ins.ops[0].imm;
+      break;
+    case Op::Unblock:
+      blocked_ &= ~(std::uint64_t{1} << ins.ops[0].imm);
+      break;
+    case Op::Ret:
+      ++c_.instructions;
+      running_ = -1;
+      return Step::Progress;
+    case Op::DsdBase:
+    case Op::DsdLen:
+    case Op::DsdAdd:
+    case Op::DsdStride:
+    case Op::DsdColor: {
+      isa::Descriptor& d = dsd_[static_cast<std::size_t>(ins.ops[0].imm)];
+      const std::uint32_t v = arg(1);
+      const std::string& dname = prog.descriptors[static_cast<std::size_t>(ins.ops[0].imm)].name;
+      if (ins.op == Op::DsdBase) {
+        if (v % size_of(d.dtype))
+          fault(fmt::format("base address {:#x} of '{}' is not aligned to {} bytes", v, dname, size_of(d.dtype)), pc_);
+        d.base = v;
+      } else if (ins.op == Op::DsdLen) {
+        d.length = v;
+      } else if (ins.op == Op::DsdStride) {
+        d.stride = static_cast<std::int32_t>(v);
+      } else if (ins.op == Op::DsdColor) {
+        if (v >= p_->colors) fault(fmt::format("color {} is beyond the platform's {} colors", v, p_->colors), pc_);
+        d.color = static_cast<std::uint8_t>(v);
+      } else if (d.kind == isa::Descriptor::Kind::Circ) {
+        const auto k = static_cast<std::int64_t>(static_cast<std::int32_t>(v));
+        const auto size = static_cast<std::int64_t>(d.size);
+        d.start = static_cast<std::uint32_t>(((d.start + k) % size + size) % size);
+      } else {
+        d.base = static_cast<std::uint32_t>(d.base +
+                                            static_cast<std::int64_t>(static_cast<std::int32_t>(v)) * size_of(d.dtype));
+      }
+      break;
+    }
+    case Op::FMov:
+      rd() = fa();
+      break;
+    case Op::FAdd:
+      rd() = numerics::add(ins.type, fa(), fb());
+      break;
+    case Op::FSub:
+      rd() = numerics::sub(ins.type, fa(), fb());
+      break;
+    case Op::FMul:
+      rd() = numerics::mul(ins.type, fa(), fb());
+      break;
+    case Op::FMax:
+      rd() = numerics::max(ins.type, fa(), fb());
+      break;
+    case Op::FMin:
+      rd() = numerics::min(ins.type, fa(), fb());
+      break;
+    case Op::FNeg:
+      rd() = numerics::neg(ins.type, fa());
+      break;
+    case Op::FExp:
+      rd() = numerics::exp(ins.type, fa());
+      break;
+    case Op::FRecip:
+      rd() = numerics::recip(ins.type, fa());
+      break;
+    case Op::FCvt:
+      rd() = numerics::convert(ins.type, ins.type2, ra() & mask_of(ins.type2));
+      break;
+    case Op::FCmp:
+      rd() = fcompare(ins.cond, ins.type, fa(), fb()) ? 1 : 0;
+      break;
+    case Op::FMac: {
+      std::uint32_t b = arg(2) & mask_of(ins.type2), c = arg(3) & mask_of(ins.type2);
+      if (ins.type2 != ins.type) {
+        b = numerics::convert(ins.type, ins.type2, b);
+        c = numerics::convert(ins.type, ins.type2, c);
+      }
+      rd() = numerics::fma(ins.type, b, c, fa());
+      break;
+    }
+    default:
+      fault("instruction needs a descriptor operand", pc_);
+  }
+  ++c_.instructions;
+  c_.flops += info.flops;
+  pc_ = next_pc;
+  ready_at_ = now + latency;
+  return Step::Progress;
+}
+
+}  // namespace wafersim::hw

@@ -1,0 +1,159 @@
+#pragma once
+// One PE core as a plain C++ object: registers, tasks, the main thread, vector operations
+// on microthreads, and the SRAM. Ticked by its CoreArray; no SystemC inside.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/core/core_counters.h"
+#include "hw/isa/program.h"
+#include "hw/pe_config.h"
+#include "hw/ramp.h"
+#include "hw/sram/bank_model.h"
+#include "hw/sram/sram.h"
+#include "hw/types.h"
+#include "sim/types.h"
+
+namespace wafersim::hw {
+
+// Everything the cores of one array share: configuration and derived constants.
+struct CoreParams {
+  explicit CoreParams(const PeConfig& pe, std::uint32_t colors);
+  PeConfig pe;
+  BankModel banks;
+  std::uint32_t colors;
+  std::uint32_t sram_bytes;
+  [[nodiscard]] sim::Cycle latency(isa::LatencyClass c) const;
+  [[nodiscard]] std::uint32_t lanes(DType t) const;
+};
+
+// The resources all threads of one core share within one cycle.
+struct CycleResources {
+  explicit CycleResources(const BankModel& m) : port(m) {}
+  void reset() {
+    port.reset();
+    ramp_in = ramp_out = fpu = false;
+  }
+  PortCycle port;
+  bool ramp_in = false, ramp_out = false, fpu = false;
+};
+
+// A vector instruction in flight: descriptor snapshots taken at issue, and its progress.
+struct VectorOp {
+  struct Access {
+    std::uint32_t word;
+    bool write;
+  };
+  bool live = false;
+  bool sync = false;  // the issuing task waits for it
+  std::uint32_t pc = 0;
+  std::uint32_t seq = 0;
+  const isa::Instruction* ins = nullptr;
+  isa::Descriptor d[4];
+  bool is_dsd[4] = {};
+  std::uint32_t scalar[4] = {};
+  std::uint32_t n = 0, next = 0;
+  std::uint32_t per_step = 1, interval = 1, latency = 0;
+  int in_slot = -1;  // operand holding the fabric input
+  bool fab_out = false;
+  bool sparse = false;
+  sim::Cycle next_step{0};
+  sim::Cycle done_at = sim::Cycle::never();
+  std::uint32_t last_word[4] = {};
+  bool has_last[4] = {};
+  std::vector<Access> pending;
+  std::uint32_t issued = 0;
+  bool open = false;
+  std::uint32_t acc = 0;  // reduction accumulator
+  int last_stall = -1;    // cause of the last stall (for reports)
+};
+
+class Core {
+ public:
+  Core(PeCoord coord, const CoreParams& params);
+
+  // Installs a program: descriptors and data from the program, entry tasks activated at `now`.
+  // Throws ConfigError (file:line:col) when the program does not fit this PE.
+  void load(std::shared_ptr<const isa::Program> program, sim::Cycle now);
+  void attach(RampPort* ramp) { ramp_ = ramp; }
+
+  // Contract: called once per cycle while the core is awake, with increasing `now`; returns
+  // the next cycle at which the core has work of its own (now + 1, a later cycle) or
+  // Cycle::never() when only an outside event (a wavelet, a credit, the host) can give it
+  // work. catch_up(now) first accounts the cycles slept since the last tick exactly as if
+  // the core had been ticked in each of them. Throws sim::SimulationError on a program error.
+  sim::Cycle tick(sim::Cycle now, CycleResources& r);
+  void catch_up(sim::Cycle now);
+
+  // Host and fabric events.
+  void host_activate(std::uint8_t task, sim::Cycle at);
+  // A wavelet on color c becomes visible at cycle `at` (the fabric's RampListener contract).
+  void arrived(Color c, sim::Cycle at) { arrivals_.emplace_back(at, c.id()); }
+
+  [[nodiscard]] PeCoord coord() const { return coord_; }
+  [[nodiscard]] bool loaded() const { return program_ != nullptr; }
+  // A task is running or a vector operation is in flight.
+  [[nodiscard]] bool busy() const;
+  [[nodiscard]] Sram& sram() { return sram_; }
+  [[nodiscard]] const Sram& sram() const { return sram_; }
+  [[nodiscard]] const CoreCounters& counters() const { return c_; }
+  [[nodiscard]] std::uint32_t reg(unsigned i) const { return regs_[i]; }
+  // What the core is doing or waiting for (for end-of-run and deadlock reports).
+  [[nodiscard]] std::string describe_state() const;
+
+ private:
+  enum class Step { Progress, Wait, Stalled };
+
+  // main thread
+  void take_control_wavelet(sim::Cycle now, CycleResources& r);
+  bool select_task(sim::Cycle now, CycleResources& r);
+  Step execute(sim::Cycle now, CycleResources& r, Stall* why);
+  Step issue_vector(const isa::Instruction& ins, sim::Cycle now, Stall* why);
+  std::uint32_t operand(const isa::Operand& o) const;
+  // vector operations
+  void prepare(VectorOp& op, const isa::Instruction& ins, sim::Cycle now);
+  Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
+  void plan(VectorOp& op, std::uint32_t index_override);
+  void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
+  void retire(VectorOp& op, sim::Cycle now);
+  [[nodiscard]] std::uint32_t element_address(const VectorOp& op, int slot, std::uint32_t i) const;
+  [[nodiscard]] std::uint32_t queue_mask_in(const isa::Instruction& ins) const;
+  // helpers
+  [[noreturn]] void fault(const std::string& what, std::uint32_t pc) const;
+  [[nodiscard]] std::uint32_t checked_address(std::int64_t addr, unsigned bytes, std::uint32_t pc) const {
+    if (addr < 0 || static_cast<std::uint64_t>(addr) + bytes > sram_.capacity() || (addr & (bytes - 1)))
+      address_fault(addr, bytes, pc);
+    return static_cast<std::uint32_t>(addr);
+  }
+  [[noreturn]] void address_fault(std::int64_t addr, unsigned bytes, std::uint32_t pc) const;
+  void count_stall(Stall s, std::uint8_t* sleep_counts);
+
+  PeCoord coord_;
+  const CoreParams* p_;
+  Sram sram_;
+  std::shared_ptr<const isa::Program> program_;
+  RampPort* ramp_ = nullptr;
+  std::uint32_t regs_[isa::kRegisters] = {};
+  std::vector<isa::Descriptor> dsd_;
+  std::uint64_t active_ = 0;                  // local tasks activated
+  std::uint64_t blocked_ = 0;                 // tasks blocked
+  std::uint64_t maybe_in_ = 0;                // colors that may hold wavelets
+  std::uint64_t held_in_ = 0, held_out_ = 0;  // colors held by vector operations
+  int running_ = -1;
+  std::uint32_t pc_ = 0;
+  sim::Cycle ready_at_{0};
+  int main_stall_ = -1;        // cause of the main thread's last stall (for reports)
+  std::vector<VectorOp> ops_;  // [0] the synchronous slot, [1..] the microthreads
+  std::uint32_t seq_ = 0;
+  sim::Cycle iter_busy_until_{0};
+  std::vector<std::pair<sim::Cycle, std::uint8_t>> host_activations_;
+  std::vector<std::pair<sim::Cycle, std::uint8_t>> arrivals_;  // (visible from, color), not yet in maybe_in_
+  sim::Cycle slept_from_ = sim::Cycle::never();
+  bool sleep_busy_ = false;
+  std::uint8_t sleep_stalls_[kStallCauses] = {};
+  CoreCounters c_;
+};
+
+}  // namespace wafersim::hw

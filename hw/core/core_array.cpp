@@ -1,0 +1,251 @@
+#include "hw/core/core_array.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/config/diagnostics.h"
+#include "sim/errors.h"
+
+namespace wafersim::hw {
+using sim::Cycle;
+
+CoreArray::CoreArray(std::string name, const WaferConfig& wafer, CoreArrayOptions options)
+    : name_(std::move(name)),
+      width_(wafer.width),
+      height_(wafer.height),
+      params_(wafer.pe, options.colors),
+      options_(options),
+      cores_(static_cast<std::size_t>(wafer.pe_count())),
+      scratch_(params_.banks) {}
+
+CoreArray::~CoreArray() = default;
+
+void CoreArray::connect(std::function<RampPort*(PeCoord)> ramp_of) {
+  ramp_of_ = std::move(ramp_of);
+  for (std::size_t i = 0; i < cores_.size(); ++i)
+    if (cores_[i]) cores_[i]->attach(ramp_of_(cores_[i]->coord()));
+}
+
+Core& CoreArray::core(PeCoord pe) {
+  if (!contains(pe))
+    throw sim::InputError(fmt::format("PE ({}, {}) is outside the {} x {} grid", pe.x, pe.y, width_, height_));
+  auto& slot = cores_[index(pe)];
+  if (!slot) {
+    slot = std::make_unique<Core>(pe, params_);
+    if (ramp_of_) slot->attach(ramp_of_(pe));
+    ++created_;
+  }
+  return *slot;
+}
+
+const Core* CoreArray::find(PeCoord pe) const { return contains(pe) ? cores_[index(pe)].get() : nullptr; }
+
+Cycle CoreArray::earliest_cycle() const {
+  if (!engine_) return last_tick_ == Cycle(0) ? Cycle(0) : last_tick_ + Cycle(1);
+  return engine_->now();
+}
+
+void CoreArray::wake(std::uint32_t idx, Cycle at) {
+  timed_.push(Wake{at.count(), idx});
+  if (engine_) engine_->wake(this, at);
+}
+
+void CoreArray::load(const isa::Placement& p) {
+  if (p.x1 >= width_ || p.y1 >= height_)
+    throw sim::config::ConfigError(
+        sim::config::Diagnostic{p.location, "",
+                                fmt::format("PEs x {}..{}, y {}..{} reach beyond the {} x {} grid of this platform",
+                                            p.x0, p.x1, p.y0, p.y1, width_, height_)});
+  for (std::uint32_t y = p.y0; y <= p.y1; ++y)
+    for (std::uint32_t x = p.x0; x <= p.x1; ++x)
+      load(PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)}, p.program);
+}
+
+void CoreArray::load(PeCoord pe, std::shared_ptr<const isa::Program> program) {
+  Core& c = core(pe);
+  const Cycle at = earliest_cycle();
+  c.load(std::move(program), at);
+  if (queued_.empty()) queued_.assign(cores_.size(), 0);
+  loaded_.insert(std::lower_bound(loaded_.begin(), loaded_.end(), index(pe)), index(pe));
+  wake(index(pe), at);
+}
+
+void CoreArray::activate(PeCoord pe, std::uint8_t task, Cycle at) {
+  at = std::max(at, earliest_cycle());
+  core(pe).host_activate(task, at);
+  wake(index(pe), at);
+}
+
+void CoreArray::evaluate(Cycle now) {
+  if (error_) return;
+  last_tick_ = now;
+  while (!timed_.empty() && timed_.top().cycle <= now.count()) {
+    const std::uint32_t idx = timed_.top().index;
+    timed_.pop();
+    if (!queued_[idx]) {
+      queued_[idx] = 1;
+      awake_.push_back(idx);
+    }
+  }
+  ticking_.swap(awake_);
+  awake_.clear();
+  std::sort(ticking_.begin(), ticking_.end());
+  for (std::uint32_t idx : ticking_) queued_[idx] = 0;
+  const Cycle next_cycle = now + Cycle(1);
+  own_next_ = Cycle::never();
+  core_ticks_ += ticking_.size();
+  for (std::uint32_t idx : ticking_) {
+    Core& c = *cores_[idx];
+    Cycle next;
+    try {
+      next = c.tick(now, scratch_);
+    } catch (const sim::Error& e) {
+      error_ = e.what();
+      if (!engine_) throw;
+      sc_core::sc_stop();
+      return;
+    }
+    const bool keep = next == next_cycle || (!options_.sleep && c.busy());
+    if (keep) {
+      own_next_ = std::min(own_next_, next);
+      if (!queued_[idx]) {
+        queued_[idx] = 1;
+        awake_.push_back(idx);
+      }
+    } else if (!next.is_never()) {
+      timed_.push(Wake{next.count(), idx});
+    }
+  }
+}
+
+Cycle CoreArray::write(Cycle /*now*/) {
+  if (error_) return Cycle::never();
+  return next_wake();
+}
+
+Cycle CoreArray::next_wake() const {
+  // Cores kept awake only because sleeping is off may have nothing of their own to do (they
+  // wait for a wavelet or a credit): they do not keep the simulation going by themselves.
+  Cycle next = own_next_;
+  if (!timed_.empty()) next = std::min(next, Cycle(timed_.top().cycle));
+  return next;
+}
+
+std::string CoreArray::describe() const {
+  return fmt::format("{}: {} cores loaded, {} awake", name_, loaded_.size(), awake_.size());
+}
+
+void CoreArray::on_arrival(PeCoord pe, Color c, Cycle at) {
+  if (!contains(pe)) return;
+  Core* core = cores_[index(pe)].get();
+  if (!core || !core->loaded()) return;
+  core->arrived(c, at);
+  wake(index(pe), at);
+}
+
+void CoreArray::on_credit(PeCoord pe, Color /*c*/, Cycle at) {
+  if (!contains(pe)) return;
+  Core* core = cores_[index(pe)].get();
+  if (!core || !core->loaded()) return;
+  wake(index(pe), at);
+}
+
+void CoreArray::check() const {
+  if (error_) throw sim::SimulationError(*error_);
+}
+
+void CoreArray::check_finished() const {
+  check();
+  std::vector<std::string> stuck;
+  for (std::uint32_t idx : loaded_)
+    if (cores_[idx]->busy()) stuck.push_back(cores_[idx]->describe_state());
+  if (stuck.empty()) return;
+  std::string msg =
+      fmt::format("the simulation ran out of events while {} PE(s) still had work (deadlock):", stuck.size());
+  for (std::size_t i = 0; i < stuck.size() && i < 16; ++i) msg += "\n  " + stuck[i];
+  if (stuck.size() > 16) msg += fmt::format("\n  ... and {} more", stuck.size() - 16);
+  throw sim::SimulationError(msg);
+}
+
+std::uint64_t CoreArray::finish_cycle() const {
+  std::uint64_t f = 0;
+  for (std::uint32_t idx : loaded_) f = std::max(f, cores_[idx]->counters().finish_cycle);
+  return f;
+}
+
+std::uint64_t CoreArray::total(std::uint64_t CoreCounters::*field) const {
+  std::uint64_t s = 0;
+  for (std::uint32_t idx : loaded_) s += cores_[idx]->counters().*field;
+  return s;
+}
+
+std::uint64_t CoreArray::total_stall(Stall st) const {
+  std::uint64_t s = 0;
+  for (std::uint32_t idx : loaded_) s += cores_[idx]->counters().stall[static_cast<int>(st)];
+  return s;
+}
+
+void CoreArray::add_stats(sim::stats::Group& g) {
+  auto& cores = g.group("cores");
+  cores.formula(
+      "pes_loaded", [this] { return static_cast<double>(loaded_.size()); }, "PEs", "PEs with a program", true);
+  cores.formula(
+      "finish_cycle", [this] { return static_cast<double>(finish_cycle()); }, "cycles",
+      "one past the last cycle in which any PE was busy", true);
+  struct Field {
+    const char* name;
+    std::uint64_t CoreCounters::*field;
+    const char* unit;
+    const char* description;
+  };
+  static const Field kFields[] = {
+      {"busy_cycles", &CoreCounters::busy_cycles, "cycles",
+       "cycles with a task running or a vector operation in flight, summed over PEs"},
+      {"instructions", &CoreCounters::instructions, "instructions", "instructions issued"},
+      {"vector_ops", &CoreCounters::vector_ops, "instructions", "vector instructions completed"},
+      {"vector_elements", &CoreCounters::vector_elements, "elements", "elements processed by vector instructions"},
+      {"flops", &CoreCounters::flops, "FLOP", "floating-point operations (an FMAC counts 2)"},
+      {"task_activations", &CoreCounters::task_activations, "tasks", "tasks started"},
+      {"wavelets_in", &CoreCounters::wavelets_in, "wavelets", "wavelets taken from the ramp"},
+      {"wavelets_out", &CoreCounters::wavelets_out, "wavelets", "wavelets sent into the ramp"},
+      {"sram_reads", &CoreCounters::sram_reads, "accesses", "SRAM read port accesses (one port word each)"},
+      {"sram_writes", &CoreCounters::sram_writes, "accesses", "SRAM write port accesses (one port word each)"},
+      {"sram_bytes_read", &CoreCounters::sram_bytes_read, "B", "element bytes read from SRAM by instructions"},
+      {"sram_bytes_written", &CoreCounters::sram_bytes_written, "B", "element bytes written to SRAM by instructions"},
+  };
+  for (const auto& f : kFields) {
+    auto field = f.field;
+    cores.formula(
+        f.name, [this, field] { return static_cast<double>(total(field)); }, f.unit, f.description, true);
+  }
+  auto& stall = cores.group("stall");
+  for (int s = 0; s < kStallCauses; ++s) {
+    const auto st = static_cast<Stall>(s);
+    stall.formula(
+        std::string(stall_name(st)), [this, st] { return static_cast<double>(total_stall(st)); }, "cycles",
+        std::string(stall_description(st)), true);
+  }
+  if (cores_.size() <= kPerPeStatsLimit) {
+    auto& per = cores.group("per_pe");
+    auto size = [this] { return cores_.size(); };
+    auto value = [this](std::size_t i, std::uint64_t CoreCounters::*field) {
+      return cores_[i] ? static_cast<double>(cores_[i]->counters().*field) : 0.0;
+    };
+    per.vector(
+        "busy_cycles", size, [value](std::size_t i) { return value(i, &CoreCounters::busy_cycles); }, "cycles",
+        "busy cycles of each PE (index y * width + x)");
+    per.vector(
+        "finish_cycle", size, [value](std::size_t i) { return value(i, &CoreCounters::finish_cycle); }, "cycles",
+        "one past the last busy cycle of each PE (index y * width + x)");
+    per.vector(
+        "flops", size, [value](std::size_t i) { return value(i, &CoreCounters::flops); }, "FLOP",
+        "floating-point operations of each PE (index y * width + x)");
+    per.vector(
+        "stall_cycles", size,
+        [this](std::size_t i) { return cores_[i] ? static_cast<double>(cores_[i]->counters().stall_total()) : 0.0; },
+        "cycles", "stalled thread-cycles of each PE, all causes (index y * width + x)");
+  }
+}
+
+}  // namespace wafersim::hw

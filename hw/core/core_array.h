@@ -1,0 +1,121 @@
+#pragma once
+// All PE cores of one wafer as one engine component: cores are created when first used
+// (a program loaded, SRAM touched), and only cores with work are ticked.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "hw/core/core.h"
+#include "hw/isa/program.h"
+#include "hw/pe_config.h"
+#include "hw/ramp.h"
+#include "sim/engine/clocked.h"
+#include "sim/engine/engine.h"
+#include "sim/stats/stats.h"
+
+namespace wafersim::hw {
+
+struct CoreArrayOptions {
+  std::uint32_t colors = 24;  // routable colors of the fabric
+  // Let cores that wait only for wavelets, credits or a known cycle sleep (and catch up
+  // their counters on waking). Off: every core with work is ticked in every cycle in which
+  // the array is ticked (the engine's --no-idle-skip ticks it every cycle until nothing can
+  // happen), which proves that sleeping changes no result.
+  bool sleep = true;
+};
+
+// Contract: an engine component (read/evaluate/write as sim::Clocked) and the listener of
+// the fabric's ramps. A PE without a core costs one pointer. evaluate() ticks the cores
+// that are awake, in PE order; cores call their RampPort only from evaluate(). A program
+// error stops the simulation (sc_stop when an engine drives the array) and check() rethrows
+// it; without an engine (driven by hand in tests and benchmarks) it is thrown at once.
+class CoreArray final : public sim::Clocked, public RampListener {
+ public:
+  CoreArray(std::string name, const WaferConfig& wafer, CoreArrayOptions options);
+  ~CoreArray() override;
+
+  void set_engine(sim::Engine* engine) { engine_ = engine; }
+  // The fabric's ramp port of each PE (called once when the mesh is built).
+  void connect(std::function<RampPort*(PeCoord)> ramp_of);
+
+  // Loads a program onto every PE of the placement. Throws ConfigError (file:line:col) when
+  // it does not fit the platform (grid, SRAM, colors).
+  void load(const isa::Placement& placement);
+  void load(PeCoord pe, std::shared_ptr<const isa::Program> program);
+  // Activates a local task from the host, effective at cycle `at` (clamped to a cycle that
+  // can still be ticked).
+  void activate(PeCoord pe, std::uint8_t task, sim::Cycle at);
+
+  [[nodiscard]] std::uint32_t width() const { return width_; }
+  [[nodiscard]] std::uint32_t height() const { return height_; }
+  [[nodiscard]] bool contains(PeCoord c) const { return c.x < width_ && c.y < height_; }
+  // The core of a PE, created on first use; nullptr from find() when it does not exist.
+  Core& core(PeCoord pe);
+  [[nodiscard]] const Core* find(PeCoord pe) const;
+  [[nodiscard]] const CoreParams& params() const { return params_; }
+  [[nodiscard]] std::uint64_t cores_created() const { return created_; }
+  // Core ticks performed (engine work, not a model statistic: it differs with sleeping).
+  [[nodiscard]] std::uint64_t core_ticks() const { return core_ticks_; }
+
+  // sim::Clocked
+  void evaluate(sim::Cycle now) override;
+  sim::Cycle write(sim::Cycle now) override;
+  [[nodiscard]] std::string describe() const override;
+  // RampListener
+  void on_arrival(PeCoord pe, Color c, sim::Cycle at) override;
+  void on_credit(PeCoord pe, Color c, sim::Cycle at) override;
+
+  // The next cycle at which some core wants to be ticked (Cycle::never(): none).
+  [[nodiscard]] sim::Cycle next_wake() const;
+  // Rethrows a program error raised during simulation.
+  void check() const;
+  [[nodiscard]] bool failed() const { return error_.has_value(); }
+  // Throws SimulationError naming every PE that still has a task running or a vector
+  // operation in flight (call when the simulation has run out of events: a deadlock).
+  void check_finished() const;
+  // One past the last cycle in which any core was busy.
+  [[nodiscard]] std::uint64_t finish_cycle() const;
+  // Sum of a counter over all cores.
+  [[nodiscard]] std::uint64_t total(std::uint64_t CoreCounters::*field) const;
+  [[nodiscard]] std::uint64_t total_stall(Stall s) const;
+
+  // Adds the array's statistics (totals; per-PE vectors up to kPerPeStatsLimit PEs).
+  void add_stats(sim::stats::Group& g);
+  static constexpr std::uint64_t kPerPeStatsLimit = 65536;
+
+ private:
+  struct Wake {
+    std::uint64_t cycle;
+    std::uint32_t index;
+    bool operator>(const Wake& o) const { return cycle != o.cycle ? cycle > o.cycle : index > o.index; }
+  };
+  [[nodiscard]] std::uint32_t index(PeCoord c) const { return std::uint32_t{c.y} * width_ + c.x; }
+  void wake(std::uint32_t index, sim::Cycle at);
+  [[nodiscard]] sim::Cycle earliest_cycle() const;
+
+  std::string name_;
+  std::uint32_t width_, height_;
+  CoreParams params_;
+  CoreArrayOptions options_;
+  sim::Engine* engine_ = nullptr;
+  std::function<RampPort*(PeCoord)> ramp_of_;
+  std::vector<std::unique_ptr<Core>> cores_;  // by y * width + x
+  std::uint64_t created_ = 0;
+  std::uint64_t core_ticks_ = 0;
+  std::vector<std::uint32_t> loaded_;          // indices of cores with a program, ascending
+  std::vector<std::uint32_t> awake_;           // ticked in the next evaluate, ascending
+  sim::Cycle own_next_ = sim::Cycle::never();  // earliest cycle an awake core has work of its own
+  std::vector<std::uint32_t> ticking_;
+  std::vector<std::uint8_t> queued_;  // per loaded core: already in awake_ (by index)
+  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> timed_;
+  CycleResources scratch_;
+  std::optional<std::string> error_;
+  sim::Cycle last_tick_{0};
+};
+
+}  // namespace wafersim::hw

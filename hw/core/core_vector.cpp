@@ -1,0 +1,356 @@
+// Vector instructions of a Core: issue, per-cycle steps against the SRAM ports, the ramp
+// and the datapath, and retirement.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "hw/core/core.h"
+#include "hw/numerics/elementary.h"
+#include "hw/numerics/softfloat.h"
+#include "sim/errors.h"
+
+namespace wafersim::hw {
+using isa::Descriptor;
+using isa::Instruction;
+using isa::Op;
+using isa::Operand;
+using sim::Cycle;
+
+namespace {
+std::uint32_t mask_of(DType t) { return size_of(t) == 4 ? 0xffffffffu : 0xffffu; }
+std::uint64_t bit(unsigned c) { return std::uint64_t{1} << c; }
+}  // namespace
+
+Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
+  std::uint64_t in = 0, out = 0;
+  for (const Operand& o : ins.ops) {
+    if (o.kind != Operand::Kind::Dsd) continue;
+    const Descriptor& d = dsd_[static_cast<std::size_t>(o.imm)];
+    if (d.kind == Descriptor::Kind::FabIn) in |= bit(d.color);
+    if (d.kind == Descriptor::Kind::FabOut) out |= bit(d.color);
+  }
+  if ((in & held_in_) || (out & held_out_)) {
+    *why = Stall::Queue;
+    return Step::Stalled;
+  }
+  VectorOp* slot = nullptr;
+  if (!ins.async) {
+    slot = &ops_[0];
+  } else {
+    for (std::size_t i = 1; i < ops_.size() && !slot; ++i)
+      if (!ops_[i].live) slot = &ops_[i];
+    if (!slot && ops_.size() < 1 + p_->pe.microthreads) {  // microthread slots are made on first use
+      ops_.emplace_back();
+      slot = &ops_.back();
+    }
+    if (!slot) {
+      *why = Stall::Microthread;
+      return Step::Stalled;
+    }
+  }
+  prepare(*slot, ins, now);
+  held_in_ |= in;
+  held_out_ |= out;
+  ++c_.instructions;
+  ++pc_;
+  ready_at_ = now + p_->pe.latency.scalar;
+  return Step::Progress;
+}
+
+void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
+  std::vector<VectorOp::Access> keep = std::move(op.pending);
+  op = VectorOp{};
+  op.pending = std::move(keep);
+  op.pending.clear();
+  op.live = true;
+  op.sync = !ins.async;
+  op.pc = pc_;
+  op.seq = seq_++;
+  op.ins = &ins;
+  const bool reduction = isa::is_reduction(ins.op);
+  int first = -1;
+  for (int k = 0; k < 4; ++k) {
+    const Operand& o = ins.ops[k];
+    if (o.kind == Operand::Kind::Dsd) {
+      op.d[k] = dsd_[static_cast<std::size_t>(o.imm)];
+      op.is_dsd[k] = true;
+      if (op.d[k].kind == Descriptor::Kind::FabIn) {
+        op.in_slot = k;
+        op.sparse = op.d[k].sparse;
+      }
+      if (op.d[k].kind == Descriptor::Kind::FabOut) op.fab_out = true;
+      if (first < 0 && !(reduction && k == 0)) first = k;
+    } else if (o.kind == Operand::Kind::Reg) {
+      op.scalar[k] = regs_[o.reg];
+    }
+  }
+  if (reduction) op.acc = regs_[ins.ops[0].reg];
+  const int lead = op.sparse ? op.in_slot : first;
+  op.n = op.d[lead].length;
+  auto dname = [&](int k) { return program_->descriptors[static_cast<std::size_t>(ins.ops[k].imm)].name; };
+  for (int k = 0; k < 4; ++k) {
+    if (!op.is_dsd[k] || k == lead) continue;
+    if (op.sparse && op.d[k].is_memory()) continue;  // indexed by the stream
+    if (op.d[k].length != op.n)
+      fault(fmt::format("length mismatch: '{}' has {} elements but '{}' has {}", dname(lead), op.n, dname(k),
+                        op.d[k].length),
+            pc_);
+  }
+  const isa::OpInfo& info = isa::info(ins.op);
+  const DType narrow = size_of(ins.type2) < size_of(ins.type) ? ins.type2 : ins.type;
+  if (ins.op == Op::FMov)
+    op.per_step = std::max(1u, p_->banks.word_bytes() / size_of(ins.type));
+  else
+    op.per_step = p_->lanes(narrow);
+  if (op.in_slot >= 0 || op.fab_out || reduction || info.iterative) op.per_step = 1;
+  const auto lat = static_cast<std::uint32_t>(p_->latency(info.latency).count());
+  if (info.iterative) {
+    op.interval = lat;
+    op.latency = 0;
+  } else {
+    op.interval = 1;
+    op.latency = lat;
+  }
+  const Cycle start = now + p_->pe.latency.vector_start;
+  op.next_step = start + Cycle(op.fab_out ? op.latency : 0);
+  if (op.n == 0) op.done_at = start + Cycle(op.latency);
+}
+
+std::uint32_t Core::element_address(const VectorOp& op, int slot, std::uint32_t i) const {
+  const Descriptor& d = op.d[slot];
+  if (op.sparse && i >= d.length)
+    fault(fmt::format("sparse index {} is beyond descriptor '{}' of {} elements", i,
+                      program_->descriptors[static_cast<std::size_t>(op.ins->ops[slot].imm)].name, d.length),
+          op.pc);
+  return checked_address(d.address(i), size_of(d.dtype), op.pc);
+}
+
+void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
+  op.pending.clear();
+  op.issued = 0;
+  const std::uint32_t count = std::min(op.per_step, op.n - op.next);
+  const BankModel& banks = p_->banks;
+  // The port words of one operand's elements in this step, in element order; every address
+  // is checked (for a linear memory descriptor, its two ends suffice).
+  auto words = [&](int slot, auto&& each) {
+    const Descriptor& d = op.d[slot];
+    if (d.kind == Descriptor::Kind::Mem && !op.sparse) {
+      const unsigned esize = size_of(d.dtype);
+      const std::int64_t first = d.address(op.next);
+      const std::int64_t step = std::int64_t{d.stride} * esize;
+      (void)checked_address(first, esize, op.pc);
+      (void)checked_address(first + step * (count - 1), esize, op.pc);
+      for (std::uint32_t i = 0; i < count; ++i) each(banks.word_of(static_cast<std::uint32_t>(first + step * i)));
+    } else {
+      for (std::uint32_t i = 0; i < count; ++i)
+        each(banks.word_of(element_address(op, slot, op.sparse ? sparse_index : op.next + i)));
+    }
+  };
+  for (int slot = 1; slot < 4; ++slot) {
+    if (!op.is_dsd[slot] || !op.d[slot].is_memory()) continue;
+    words(slot, [&](std::uint32_t word) {
+      if (op.has_last[slot] && op.last_word[slot] == word) return;
+      op.pending.push_back({word, false});
+      op.last_word[slot] = word;
+      op.has_last[slot] = true;
+    });
+  }
+  if (op.is_dsd[0] && op.d[0].is_memory()) {
+    bool any = false;
+    std::uint32_t last = 0;
+    words(0, [&](std::uint32_t word) {
+      if (any && word == last) return;
+      op.pending.push_back({word, true});
+      last = word;
+      any = true;
+    });
+  }
+}
+
+Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
+  if (now < op.next_step) return Step::Wait;
+  const isa::OpInfo& info = isa::info(op.ins->op);
+  auto stall = [&](Stall s) {
+    *why = s;
+    return Step::Stalled;
+  };
+  if (info.fpu && r.fpu) return stall(Stall::Fpu);
+  if (info.iterative && iter_busy_until_ > now) return stall(Stall::Fpu);
+  std::uint32_t payload = 0, sparse_index = 0;
+  if (op.in_slot >= 0) {
+    const Color c(op.d[op.in_slot].color);
+    if (!ramp_) fault("fabric input on a PE with no fabric attached", op.pc);
+    if (!ramp_->has(c) || ramp_->front(c).control) return stall(Stall::FabricIn);
+    if (r.ramp_in) return stall(Stall::Ramp);
+    const Wavelet w = ramp_->front(c);
+    payload = w.payload;
+    sparse_index = payload >> 16;
+  }
+  if (op.fab_out) {
+    if (!ramp_) fault("fabric output on a PE with no fabric attached", op.pc);
+    if (!ramp_->can_send(Color(op.d[0].color))) return stall(Stall::FabricOut);
+    if (r.ramp_out) return stall(Stall::Ramp);
+  }
+  if (!op.open) {
+    plan(op, sparse_index);
+    op.open = true;
+  }
+  while (op.issued < op.pending.size()) {
+    const VectorOp::Access& a = op.pending[op.issued];
+    const PortCycle::Result res = a.write ? r.port.write(a.word) : r.port.read(a.word);
+    if (res == PortCycle::Result::NoPort) return stall(Stall::SramPort);
+    if (res == PortCycle::Result::BankBusy) return stall(Stall::SramBank);
+    if (res == PortCycle::Result::Ok) ++(a.write ? c_.sram_writes : c_.sram_reads);
+    ++op.issued;
+  }
+  const std::uint32_t count = std::min(op.per_step, op.n - op.next);
+  compute(op, count, sparse_index, payload, now);
+  if (op.in_slot >= 0) {
+    ramp_->pop(Color(op.d[op.in_slot].color), now);
+    r.ramp_in = true;
+    ++c_.wavelets_in;
+  }
+  if (op.fab_out) r.ramp_out = true;
+  if (info.fpu) r.fpu = true;
+  if (info.iterative) iter_busy_until_ = now + Cycle(op.interval);
+  op.next += count;
+  op.open = false;
+  c_.vector_elements += count;
+  c_.flops += std::uint64_t{count} * info.flops;
+  if (op.next >= op.n)
+    op.done_at = now + Cycle(op.interval) + Cycle(op.fab_out ? 0 : op.latency);
+  else
+    op.next_step = now + Cycle(op.interval);
+  return Step::Progress;
+}
+
+void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t payload, Cycle now) {
+  const Instruction& ins = *op.ins;
+  const DType t = ins.type, t2 = ins.type2;
+  using namespace numerics;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t idx = op.sparse ? sparse_index : op.next + k;
+    // Addresses were checked when the step was planned.
+    auto src = [&](int slot, DType dt) -> std::uint32_t {
+      if (!op.is_dsd[slot]) return op.scalar[slot] & mask_of(dt);
+      const Descriptor& d = op.d[slot];
+      if (d.kind == Descriptor::Kind::FabIn) return payload & mask_of(dt);
+      c_.sram_bytes_read += size_of(dt);
+      return sram_.load(static_cast<std::uint32_t>(d.address(idx)), size_of(dt));
+    };
+    auto widen = [&](std::uint32_t v) { return t2 == t ? v : convert(t, t2, v); };
+    std::uint32_t result = 0;
+    switch (ins.op) {
+      case Op::FMov:
+        result = src(1, t);
+        break;
+      case Op::FAdd:
+        result = add(t, src(1, t), src(2, t));
+        break;
+      case Op::FSub:
+        result = sub(t, src(1, t), src(2, t));
+        break;
+      case Op::FMul:
+        result = mul(t, src(1, t), src(2, t));
+        break;
+      case Op::FMax:
+        result = max(t, src(1, t), src(2, t));
+        break;
+      case Op::FMin:
+        result = min(t, src(1, t), src(2, t));
+        break;
+      case Op::FNeg:
+        result = neg(t, src(1, t));
+        break;
+      case Op::FExp:
+        result = exp(t, src(1, t));
+        break;
+      case Op::FRecip:
+        result = recip(t, src(1, t));
+        break;
+      case Op::FCvt:
+        result = convert(t, t2, src(1, t2));
+        break;
+      case Op::FMac: {
+        const std::uint32_t a = src(1, t);
+        const std::uint32_t b = widen(src(2, t2)), c = widen(src(3, t2));
+        result = fma(t, b, c, a);
+        break;
+      }
+      case Op::FSum:
+        op.acc = add(t, op.acc & mask_of(t), src(1, t));
+        continue;
+      case Op::FRMax:
+        op.acc = max(t, op.acc & mask_of(t), src(1, t));
+        continue;
+      case Op::FRMin:
+        op.acc = min(t, op.acc & mask_of(t), src(1, t));
+        continue;
+      case Op::FDot: {
+        const std::uint32_t b = widen(src(1, t2)), c = widen(src(2, t2));
+        op.acc = fma(t, b, c, op.acc & mask_of(t));
+        continue;
+      }
+      default:
+        fault("not a vector instruction", op.pc);
+    }
+    const Descriptor& d = op.d[0];
+    if (d.kind == Descriptor::Kind::FabOut) {
+      ramp_->send(Wavelet{result, Color(d.color), false}, now);
+      ++c_.wavelets_out;
+    } else {
+      sram_.store(static_cast<std::uint32_t>(d.address(idx)), size_of(t), result);
+      c_.sram_bytes_written += size_of(t);
+    }
+  }
+}
+
+void Core::retire(VectorOp& op, Cycle now) {
+  (void)now;
+  const Instruction& ins = *op.ins;
+  if (isa::is_reduction(ins.op)) regs_[ins.ops[0].reg] = op.acc;
+  for (int k = 0; k < 4; ++k) {
+    if (!op.is_dsd[k]) continue;
+    if (op.d[k].kind == Descriptor::Kind::FabIn) held_in_ &= ~bit(op.d[k].color);
+    if (op.d[k].kind == Descriptor::Kind::FabOut) held_out_ &= ~bit(op.d[k].color);
+  }
+  ++c_.vector_ops;
+  if (op.sync) {
+    ready_at_ = op.done_at;
+  } else if (ins.on_done == isa::OnDone::Activate) {
+    active_ |= bit(ins.done_task);
+  } else if (ins.on_done == isa::OnDone::Unblock) {
+    blocked_ &= ~bit(ins.done_task);
+  }
+  op.live = false;
+}
+
+std::string Core::describe_state() const {
+  std::string s = fmt::format("PE ({}, {}):", coord_.x, coord_.y);
+  if (!program_) return s + " no program";
+  auto op_state = [&](const VectorOp& op) {
+    std::string t = fmt::format("{}: element {} of {}", program_->describe(op.pc), op.next, op.n);
+    if (op.in_slot >= 0) t += fmt::format(", reads color {}", op.d[op.in_slot].color);
+    if (op.fab_out) t += fmt::format(", writes color {}", op.d[0].color);
+    if (op.last_stall >= 0) t += fmt::format(", stalled: {}", stall_name(static_cast<Stall>(op.last_stall)));
+    return t;
+  };
+  if (running_ >= 0) {
+    const isa::TaskDecl* t = program_->task(static_cast<std::uint8_t>(running_));
+    s += fmt::format(" task '{}'", t ? t->name : "?");
+    if (ops_[0].live) {
+      s += " waits for " + op_state(ops_[0]);
+    } else {
+      s += " at " + program_->describe(pc_);
+      if (main_stall_ >= 0) s += fmt::format(", stalled: {}", stall_name(static_cast<Stall>(main_stall_)));
+    }
+  } else {
+    s += " no task running";
+  }
+  for (std::size_t i = 1; i < ops_.size(); ++i)
+    if (ops_[i].live) s += "; async " + op_state(ops_[i]);
+  return s;
+}
+
+}  // namespace wafersim::hw

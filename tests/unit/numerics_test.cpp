@@ -1,0 +1,277 @@
+// FP16, BF16 and FP32 emulation: rounding cases against precomputed bit patterns, and
+// cross-checks against the host's IEEE float arithmetic and _Float16 conversions.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "hw/numerics/elementary.h"
+#include "hw/numerics/softfloat.h"
+
+namespace wafersim::hw::numerics {
+namespace {
+
+constexpr DType F16 = DType::F16, BF16 = DType::BF16, F32 = DType::F32;
+
+std::uint32_t bits_of(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+float float_of(std::uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+std::uint16_t host_f16(float f) {
+  _Float16 h = static_cast<_Float16>(f);
+  std::uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+float host_from_f16(std::uint16_t b) {
+  _Float16 h;
+  std::memcpy(&h, &b, 2);
+  return static_cast<float>(h);
+}
+// Round-to-nearest-even float -> bfloat16, written independently of the emulation.
+std::uint16_t host_bf16(float f) {
+  std::uint32_t b = bits_of(f);
+  if (std::isnan(f)) return static_cast<std::uint16_t>((b >> 16) | 0x40);
+  b += 0x7fff + ((b >> 16) & 1);
+  return static_cast<std::uint16_t>(b >> 16);
+}
+
+TEST(Fp16, TiesRoundToEven) {
+  EXPECT_EQ(add(F16, 0x3C00, 0x1000), 0x3C00u);       // 1 + 2^-11: halfway to 1 + 2^-10, stays at even 1.0
+  EXPECT_EQ(add(F16, 0x3C01, 0x1000), 0x3C02u);       // 1 + 3 x 2^-11: halfway, goes up to even mantissa 2
+  EXPECT_EQ(add(F16, 0x3C00, 0x1001), 0x3C01u);       // just above halfway: up
+  EXPECT_EQ(sub(F16, 0x3C00, 0x0C00), 0x3C00u);       // 1 - 2^-12: tie between 1 - 2^-11 (odd) and 1 (even)
+  EXPECT_EQ(sub(F16, 0x3C00, 0x0E00), 0x3BFFu);       // 1 - 3 x 2^-13: nearer to 1 - 2^-11
+  EXPECT_EQ(convert(F16, F32, 0x3F801000), 0x3C00u);  // f32 1 + 2^-11 -> tie -> 1.0
+  EXPECT_EQ(convert(F16, F32, 0x3F803000), 0x3C02u);  // f32 1 + 3 x 2^-11 -> tie -> even
+}
+
+TEST(Fp16, Subnormals) {
+  EXPECT_EQ(add(F16, 0x0001, 0x0001), 0x0002u);       // 2^-24 + 2^-24
+  EXPECT_EQ(mul(F16, 0x0001, 0x3800), 0x0000u);       // 2^-25: tie between 0 and 2^-24 -> 0 (even)
+  EXPECT_EQ(mul(F16, 0x0003, 0x3800), 0x0002u);       // 1.5 x 2^-24: tie between 1 and 2 -> 2 (even)
+  EXPECT_EQ(mul(F16, 0x8003, 0x3800), 0x8002u);       // the same, negative
+  EXPECT_EQ(add(F16, 0x03FF, 0x0001), 0x0400u);       // largest subnormal + smallest = smallest normal
+  EXPECT_EQ(mul(F16, 0x0400, 0x3800), 0x0200u);       // smallest normal / 2: exact subnormal
+  EXPECT_EQ(convert(F32, F16, 0x0001), 0x33800000u);  // 2^-24 widens exactly
+  EXPECT_EQ(convert(F16, F32, 0x33000000), 0x0000u);  // 2^-25 -> tie -> 0
+  EXPECT_EQ(convert(F16, F32, 0x33000001), 0x0001u);  // just above 2^-25 -> 2^-24
+  EXPECT_EQ(mul(F16, 0x0200, 0x0200), 0x0000u);       // underflow to +0
+  EXPECT_EQ(mul(F16, 0x8200, 0x0200), 0x8000u);       // underflow keeps the sign: -0
+}
+
+TEST(Fp16, OverflowToInfinity) {
+  EXPECT_EQ(add(F16, 0x7BFF, 0x4C00), 0x7C00u);       // 65504 + 16 = 65520: tie, odd max rounds up: inf
+  EXPECT_EQ(add(F16, 0x7BFF, 0x4800), 0x7BFFu);       // 65504 + 8: below half an ulp: stays finite
+  EXPECT_EQ(mul(F16, 0x7BFF, 0x4000), 0x7C00u);       // 65504 x 2
+  EXPECT_EQ(mul(F16, 0xFBFF, 0x4000), 0xFC00u);       // -65504 x 2
+  EXPECT_EQ(convert(F16, F32, 0x477FF000), 0x7C00u);  // 65520.0f
+  EXPECT_EQ(convert(F16, F32, 0x477FEFFF), 0x7BFFu);  // just below 65520
+  EXPECT_EQ(add(F16, 0x7C00, 0x3C00), 0x7C00u);       // inf + 1
+}
+
+TEST(Fp16, NanPropagationAndInvalidOperations) {
+  EXPECT_EQ(add(F16, 0x7E05, 0x3C00), 0x7E05u);  // quiet NaN passes through
+  EXPECT_EQ(add(F16, 0x7C01, 0x3C00), 0x7E01u);  // signaling NaN is quieted
+  EXPECT_EQ(add(F16, 0x3C00, 0xFD00), 0xFF00u);  // second operand NaN, sign kept
+  EXPECT_EQ(add(F16, 0x7C01, 0x7E05), 0x7E01u);  // the first NaN wins
+  EXPECT_EQ(mul(F16, 0x3C00, 0x7E05), 0x7E05u);
+  EXPECT_EQ(add(F16, 0x7C00, 0xFC00), 0x7E00u);  // inf - inf: default NaN
+  EXPECT_EQ(sub(F16, 0x7C00, 0x7C00), 0x7E00u);
+  EXPECT_EQ(mul(F16, 0x0000, 0x7C00), 0x7E00u);  // 0 x inf
+  EXPECT_EQ(fma(F16, 0x7C00, 0x0000, 0x3C00), 0x7E00u);
+  EXPECT_EQ(fma(F16, 0x7C00, 0x3C00, 0xFC00), 0x7E00u);  // inf - inf inside the fma
+  EXPECT_EQ(max(F16, 0x3C00, 0x7E05), 0x7E05u);          // max/min propagate NaN
+  EXPECT_EQ(min(F16, 0x7C01, 0x3C00), 0x7E01u);
+  EXPECT_EQ(neg(F16, 0x7E05), 0xFE05u);  // negate flips the sign of NaN too
+  EXPECT_FALSE(lt(F16, 0x7E00, 0x3C00));
+  EXPECT_FALSE(eq(F16, 0x7E00, 0x7E00));
+  EXPECT_EQ(convert(F32, F16, 0x7E05), 0x7FC0A000u);  // payload moves to the top
+  EXPECT_EQ(convert(F16, F32, 0x7FA00000), 0x7F00u);  // signaling f32 NaN -> quiet f16 NaN, top payload kept
+  EXPECT_EQ(recip(F16, 0x7C01), 0x7E01u);
+  EXPECT_EQ(exp(F16, 0xFE05), 0xFE05u);
+}
+
+TEST(Fp16, SignedZeros) {
+  EXPECT_EQ(add(F16, 0x8000, 0x0000), 0x0000u);
+  EXPECT_EQ(add(F16, 0x8000, 0x8000), 0x8000u);
+  EXPECT_EQ(add(F16, 0x3C00, 0xBC00), 0x0000u);  // x + (-x) = +0
+  EXPECT_EQ(max(F16, 0x8000, 0x0000), 0x0000u);
+  EXPECT_EQ(min(F16, 0x0000, 0x8000), 0x8000u);
+  EXPECT_TRUE(eq(F16, 0x8000, 0x0000));
+  EXPECT_FALSE(lt(F16, 0x8000, 0x0000));
+  EXPECT_EQ(recip(F16, 0x8000), 0xFC00u);  // 1 / -0 = -inf
+}
+
+TEST(Fp16, FmaRoundsOnce) {
+  // (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20; minus (1 + 2^-9) leaves 2^-20 = 16 x 2^-24 (subnormal).
+  // Rounding the product first would give exactly 0.
+  EXPECT_EQ(fma(F16, 0x3C01, 0x3C01, 0xBC02), 0x0010u);
+  EXPECT_EQ(add(F16, mul(F16, 0x3C01, 0x3C01), 0xBC02), 0x0000u);
+  // Mixed: f16 inputs, f32 accumulation: 1 + (1 + 2^-10)^2 = 2 + 2^-9 + 2^-20 exactly in f32.
+  const std::uint32_t b = convert(F32, F16, 0x3C01);
+  EXPECT_EQ(fma(F32, b, b, 0x3F800000), bits_of(static_cast<float>(2.0 + std::ldexp(1, -9) + std::ldexp(1, -20))));
+}
+
+TEST(Bf16, RoundingCases) {
+  EXPECT_EQ(add(BF16, 0x3F80, 0x3B80), 0x3F80u);  // 1 + 2^-8: tie -> even 1.0
+  EXPECT_EQ(add(BF16, 0x3F81, 0x3B80), 0x3F82u);  // 1 + 3 x 2^-8: tie -> even
+  EXPECT_EQ(convert(BF16, F32, 0x3F808000), 0x3F80u);
+  EXPECT_EQ(convert(BF16, F32, 0x3F818000), 0x3F82u);
+  EXPECT_EQ(convert(BF16, F32, 0x3F808001), 0x3F81u);
+  EXPECT_EQ(mul(BF16, 0x0001, 0x3F00), 0x0000u);  // 2^-134: tie between 0 and the smallest subnormal
+  EXPECT_EQ(mul(BF16, 0x0003, 0x3F00), 0x0002u);
+  EXPECT_EQ(add(BF16, 0x007F, 0x0001), 0x0080u);  // largest subnormal + smallest = smallest normal
+  EXPECT_EQ(add(BF16, 0x7F7F, 0x7B00), 0x7F80u);  // max + half an ulp (2^119): tie, odd -> inf
+  EXPECT_EQ(add(BF16, 0x7F7F, 0x7A80), 0x7F7Fu);  // max + a quarter ulp: stays
+  EXPECT_EQ(add(BF16, 0x7F80, 0xFF80), 0x7FC0u);  // inf - inf
+  EXPECT_EQ(add(BF16, 0x7F81, 0x3F80), 0x7FC1u);  // signaling NaN quieted
+  EXPECT_EQ(convert(BF16, F32, 0x7FA00000), 0x7FE0u);
+}
+
+TEST(Fp32, RoundingCases) {
+  EXPECT_EQ(add(F32, 0x3F800000, 0x33800000), 0x3F800000u);  // 1 + 2^-24: tie -> 1
+  EXPECT_EQ(add(F32, 0x3F800001, 0x33800000), 0x3F800002u);  // tie -> even
+  EXPECT_EQ(mul(F32, 0x00000001, 0x3F000000), 0x00000000u);  // 2^-150: tie -> 0
+  EXPECT_EQ(mul(F32, 0x00000003, 0x3F000000), 0x00000002u);
+  EXPECT_EQ(add(F32, 0x7F7FFFFF, 0x73000000), 0x7F800000u);  // max + half an ulp (2^103): inf
+  EXPECT_EQ(add(F32, 0x7F7FFFFF, 0x72FFFFFF), 0x7F7FFFFFu);
+}
+
+// The emulation against the host's IEEE single precision (SSE: exact IEEE binary32).
+TEST(Fp32, AgreesWithHostOnRandomOperands) {
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<std::uint32_t> any;
+  std::uniform_int_distribution<std::uint32_t> near_exp(0x3E000000u, 0x41000000u);
+  auto pick = [&](int i) { return i % 3 == 0 ? any(rng) : (near_exp(rng) ^ (i % 2 ? 0x80000000u : 0u)); };
+  auto same = [](std::uint32_t emu, float host) {
+    return std::isnan(host) ? (emu & 0x7F800000u) == 0x7F800000u && (emu & 0x007FFFFFu) : emu == bits_of(host);
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint32_t a = pick(i), b = pick(i + 1), c = pick(i + 2);
+    const float fa = float_of(a), fb = float_of(b), fc = float_of(c);
+    ASSERT_TRUE(same(reference::add(F32, a, b), fa + fb)) << std::hex << a << " + " << b;
+    ASSERT_TRUE(same(reference::sub(F32, a, b), fa - fb)) << std::hex << a << " - " << b;
+    ASSERT_TRUE(same(reference::mul(F32, a, b), fa * fb)) << std::hex << a << " * " << b;
+    ASSERT_TRUE(same(reference::fma(F32, a, b, c), std::fmaf(fa, fb, fc))) << std::hex << a << " * " << b << " + " << c;
+    // The public functions (host fast path) give exactly the reference bits, NaN rules included.
+    ASSERT_EQ(add(F32, a, b), reference::add(F32, a, b)) << std::hex << a << " + " << b;
+    ASSERT_EQ(sub(F32, a, b), reference::sub(F32, a, b)) << std::hex << a << " - " << b;
+    ASSERT_EQ(mul(F32, a, b), reference::mul(F32, a, b)) << std::hex << a << " * " << b;
+    ASSERT_EQ(fma(F32, a, b, c), reference::fma(F32, a, b, c)) << std::hex << a << " * " << b << " + " << c;
+    ASSERT_TRUE(same(recip(F32, a), static_cast<float>(1.0 / static_cast<double>(fa)))) << std::hex << a;
+    ASSERT_EQ(lt(F32, a, b), fa < fb);
+    ASSERT_EQ(eq(F32, a, b), fa == fb);
+  }
+}
+
+TEST(Fp32, FastPathMatchesReferenceOnSpecialValues) {
+  const std::uint32_t specials[] = {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000,
+                                    0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
+                                    0x7FC00000, 0xFFC00001, 0x7F800001, 0x33800000, 0x4B800000, 0x3EAAAAAB};
+  for (auto a : specials)
+    for (auto b : specials) {
+      ASSERT_EQ(add(F32, a, b), reference::add(F32, a, b)) << std::hex << a << " " << b;
+      ASSERT_EQ(sub(F32, a, b), reference::sub(F32, a, b)) << std::hex << a << " " << b;
+      ASSERT_EQ(mul(F32, a, b), reference::mul(F32, a, b)) << std::hex << a << " " << b;
+      for (auto c : specials)
+        ASSERT_EQ(fma(F32, a, b, c), reference::fma(F32, a, b, c)) << std::hex << a << " " << b << " " << c;
+    }
+}
+
+// FP16 and BF16 against host float arithmetic rounded to the 16-bit format: float has at
+// least 2p + 2 bits of precision for both, so this double rounding equals one rounding.
+TEST(Fp16Bf16, AgreeWithHostFloatRoundedOnce) {
+  std::mt19937 rng(777);
+  std::uniform_int_distribution<std::uint32_t> any16(0, 0xffff);
+  for (int i = 0; i < 300000; ++i) {
+    const auto a = static_cast<std::uint16_t>(any16(rng)), b = static_cast<std::uint16_t>(any16(rng));
+    const float ha = host_from_f16(a), hb = host_from_f16(b);
+    auto check16 = [&](std::uint32_t emu, float host, const char* op) {
+      if (std::isnan(host)) {
+        ASSERT_TRUE(is_nan(F16, emu)) << op << std::hex << " " << a << " " << b;
+      } else {
+        ASSERT_EQ(emu, host_f16(host)) << op << std::hex << " " << a << " " << b;
+      }
+    };
+    check16(add(F16, a, b), ha + hb, "add");
+    check16(sub(F16, a, b), ha - hb, "sub");
+    check16(mul(F16, a, b), ha * hb, "mul");
+    ASSERT_EQ(convert(F32, F16, a), std::isnan(ha) ? convert(F32, F16, a) : bits_of(ha));
+
+    const float ba = float_of(std::uint32_t{a} << 16), bb = float_of(std::uint32_t{b} << 16);
+    auto checkbf = [&](std::uint32_t emu, float host, const char* op) {
+      if (std::isnan(host)) {
+        ASSERT_TRUE(is_nan(BF16, emu)) << op;
+      } else {
+        ASSERT_EQ(emu, host_bf16(host)) << op << std::hex << " " << a << " " << b;
+      }
+    };
+    checkbf(add(BF16, a, b), ba + bb, "add");
+    checkbf(mul(BF16, a, b), ba * bb, "mul");
+    const std::uint32_t f = std::uniform_int_distribution<std::uint32_t>()(rng);
+    if (!std::isnan(float_of(f))) {
+      ASSERT_EQ(convert(F16, F32, f), host_f16(float_of(f))) << std::hex << f;
+      ASSERT_EQ(convert(BF16, F32, f), host_bf16(float_of(f))) << std::hex << f;
+    }
+  }
+}
+
+TEST(Recip, CorrectlyRoundedInEveryFormat) {
+  for (std::uint32_t a = 0; a < 0x10000; ++a) {
+    const double x = to_double(F16, a);
+    if (std::isnan(x)) continue;
+    ASSERT_EQ(recip(F16, a), from_double(F16, 1.0 / x)) << std::hex << a;
+    ASSERT_EQ(recip(BF16, a), from_double(BF16, 1.0 / to_double(BF16, a))) << std::hex << a;
+  }
+  EXPECT_EQ(recip(F32, 0x40000000), 0x3F000000u);  // 1/2
+  EXPECT_EQ(recip(F32, 0x40400000), 0x3EAAAAABu);  // 1/3 rounds up
+  EXPECT_EQ(recip(F32, 0x7F7FFFFF), 0x00200000u);  // 1 / max: subnormal
+  EXPECT_EQ(recip(F16, 0x0001), 0x7C00u);          // 1 / 2^-24 overflows
+}
+
+TEST(Exp, WithinTheDocumentedBound) {
+  // The double-precision result is within 2^-50 relative of e^x ...
+  for (double x = -700; x < 700; x += 0.37) {
+    const double ref = std::exp(x);
+    EXPECT_NEAR(exp_double(x) / ref, 1.0, std::ldexp(1, -49)) << x;
+  }
+  // ... so every fp16 result is the correctly rounded one (checked against the host's exp,
+  // whose double result is also within an ulp), except in near-tie cases.
+  int mismatches = 0;
+  for (std::uint32_t a = 0; a < 0x10000; ++a) {
+    const double x = to_double(F16, a);
+    if (std::isnan(x)) continue;
+    const std::uint32_t mine = exp(F16, a), ref = from_double(F16, std::exp(x));
+    if (mine != ref) {
+      ++mismatches;
+      EXPECT_LE(mine > ref ? mine - ref : ref - mine, 1u) << std::hex << a;
+    }
+  }
+  EXPECT_LE(mismatches, 2);
+  EXPECT_EQ(exp(F32, 0x00000000), 0x3F800000u);  // e^0 = 1
+  EXPECT_EQ(exp(F32, 0x7F800000), 0x7F800000u);  // e^inf = inf
+  EXPECT_EQ(exp(F32, 0xFF800000), 0x00000000u);  // e^-inf = +0
+  EXPECT_EQ(exp(F16, 0x4C00), 0x7C00u);          // e^16 overflows fp16
+  EXPECT_EQ(exp(F32, bits_of(1.0f)), bits_of(2.71828182845904523536f));
+}
+
+TEST(Literals, FromDoubleRoundsOnce) {
+  EXPECT_EQ(from_double(F16, 0.1), 0x2E66u);
+  EXPECT_EQ(from_double(BF16, 0.1), 0x3DCDu);
+  EXPECT_EQ(from_double(F32, 0.1), bits_of(0.1f));
+  EXPECT_EQ(from_double(F16, -0.0), 0x8000u);
+  EXPECT_EQ(from_double(F16, 1e10), 0x7C00u);
+  EXPECT_EQ(from_double(F16, std::ldexp(1.0, -24)), 0x0001u);
+}
+
+}  // namespace
+}  // namespace wafersim::hw::numerics
