@@ -12,6 +12,17 @@ here="$src/tests/golden/fabric"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$src"
+# stats.json without the PE core array's group (merged after the digests were recorded; the
+# traffic runs never load a core), re-serialised exactly as the simulator writes it.
+fabric_only() {
+  python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for w in d["stats"].values():
+    w.pop("cores", None)
+d["descriptions"] = {k: v for k, v in d["descriptions"].items() if ".cores." not in k}
+sys.stdout.write(json.dumps(d, indent=1) + "\n")'
+}
 actual="$tmp/actual"
 : >"$actual"
 while IFS='|' read -r name args; do
@@ -22,7 +33,7 @@ while IFS='|' read -r name args; do
   "$bin" $args --out "$tmp/$name" >/dev/null 2>"$tmp/$name.err" || code=$?
   sed -i "s|$tmp/$name|OUT|g" "$tmp/$name.err"
   stats=none
-  [ -f "$tmp/$name/stats.json" ] && stats=$(sha256sum <"$tmp/$name/stats.json" | cut -c1-64)
+  [ -f "$tmp/$name/stats.json" ] && stats=$(fabric_only <"$tmp/$name/stats.json" | sha256sum | cut -c1-64)
   echo "$name exit=$code stats=$stats stderr=$(sha256sum <"$tmp/$name.err" | cut -c1-64)" >>"$actual"
 done <"$here/cases"
 if [ "$record" = "--record" ]; then
