@@ -26,6 +26,8 @@ struct BuildOptions {
   // (synthetic traffic).
   fabric::Routing routing = fabric::Routing::Static;
   std::shared_ptr<const fabric::RouteTable> routes;  // static routes; none: nothing routed
+  // PE cores move no data values (hw::CoreParams::timing_only).
+  bool timing_only = false;
 };
 
 class Wafer : public sc_core::sc_module {
