@@ -67,12 +67,14 @@ void Core::address_fault(std::int64_t addr, unsigned bytes, std::uint32_t pc) co
   fault(fmt::format("misaligned {}-byte SRAM access at address {:#x}", bytes, addr), pc);
 }
 
-void Core::load(std::shared_ptr<const isa::Program> program, Cycle now) {
+void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool replace) {
   using sim::config::ConfigError;
   using sim::config::Diagnostic;
   std::vector<Diagnostic> errors;
   const std::string pe = fmt::format("PE ({}, {})", coord_.x, coord_.y);
-  if (program_) throw sim::InputError(fmt::format("{} already has a program ({})", pe, program_->file));
+  if (program_ && !replace) throw sim::InputError(fmt::format("{} already has a program ({})", pe, program_->file));
+  if (program_ && busy())
+    throw sim::InputError(fmt::format("{} is still running {}: its program cannot be replaced", pe, program_->file));
   for (const auto& d : program->data)
     if (!sram_.in_range(d.addr, d.bytes.size()))
       errors.push_back({d.location, "",
@@ -94,6 +96,11 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now) {
                         fmt::format("color {} is beyond the platform's {} colors", ins.ops[slot].imm, p_->colors)});
   }
   if (!errors.empty()) throw ConfigError(errors);
+  if (program_) {
+    active_ = blocked_ = 0;
+    std::fill(std::begin(regs_), std::end(regs_), 0u);
+    host_activations_.clear();
+  }
   program_ = std::move(program);
   dsd_.clear();
   for (const auto& d : program_->descriptors) dsd_.push_back(d.init);

@@ -80,8 +80,10 @@ class Core {
   Core(PeCoord coord, const CoreParams& params);
 
   // Installs a program: descriptors and data from the program, entry tasks activated at `now`.
-  // Throws ConfigError (file:line:col) when the program does not fit this PE.
-  void load(std::shared_ptr<const isa::Program> program, sim::Cycle now);
+  // Throws ConfigError (file:line:col) when the program does not fit this PE. With `replace`,
+  // an idle core's program is swapped for the next one (a compiled model's next layer): the
+  // SRAM and the wavelets waiting on the ramp stay, registers and task state start afresh.
+  void load(std::shared_ptr<const isa::Program> program, sim::Cycle now, bool replace = false);
   void attach(RampPort* ramp) { ramp_ = ramp; }
 
   // Contract: called once per cycle while the core is awake, with increasing `now`; returns

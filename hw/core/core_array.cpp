@@ -73,6 +73,20 @@ void CoreArray::load(PeCoord pe, std::shared_ptr<const isa::Program> program) {
   wake(index(pe), at);
 }
 
+void CoreArray::replace(PeCoord pe, std::shared_ptr<const isa::Program> program) {
+  Core& c = core(pe);
+  if (!c.loaded()) return load(pe, std::move(program));
+  const Cycle at = earliest_cycle();
+  c.load(std::move(program), at, true);
+  wake(index(pe), at);
+}
+
+std::uint64_t CoreArray::busy_count() const {
+  std::uint64_t n = 0;
+  for (std::uint32_t idx : loaded_) n += cores_[idx]->busy();
+  return n;
+}
+
 void CoreArray::activate(PeCoord pe, std::uint8_t task, Cycle at) {
   at = std::max(at, earliest_cycle());
   core(pe).host_activate(task, at);

@@ -49,6 +49,11 @@ class CoreArray final : public sim::Clocked, public RampListener {
   // it does not fit the platform (grid, SRAM, colors).
   void load(const isa::Placement& placement);
   void load(PeCoord pe, std::shared_ptr<const isa::Program> program);
+  // Replaces the program of an idle PE (or loads one where there is none), keeping its SRAM:
+  // how a compiled model moves to its next layer. Throws InputError if the PE is busy.
+  void replace(PeCoord pe, std::shared_ptr<const isa::Program> program);
+  // PEs with a task running or a vector operation in flight.
+  [[nodiscard]] std::uint64_t busy_count() const;
   // Activates a local task from the host, effective at cycle `at` (clamped to a cycle that
   // can still be ticked).
   void activate(PeCoord pe, std::uint8_t task, sim::Cycle at);

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "sim/config/diagnostics.h"
@@ -42,7 +45,8 @@ void SimArgs::add(CLI::App& cmd) {
   cmd.add_option("--out,-o", out, "output folder for this run (default: a new folder under wafersim-out/)")
       ->type_name("DIR");
   cmd.add_option("--max-cycles", max_cycles, "stop with exit code 4 after this many cycles (0: no limit)");
-  cmd.add_option("--max-wall", max_wall, "stop with exit code 4 after this many wall-clock seconds (0: no limit)");
+  cmd.add_option("--max-wall", max_wall, "stop with exit code 4 after this many wall-clock seconds (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_flag("--no-idle-skip", no_idle_skip,
                "tick every component every cycle (slow; proves idle skipping changes no result)");
   cmd.add_option("--seed", seed, "random seed; the same inputs and seed give bit-identical statistics")
@@ -85,15 +89,48 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   dir.write("run.json", meta.dump(2) + "\n");
 }
 
+namespace {
+
+// CLI11 2.1 wraps "-5" into a huge unsigned value and turns an out-of-range number into 0:
+// every integer option checks its text first, so neither goes unnoticed.
+void guard_integer_options(CLI::App& app) {
+  const CLI::Validator unsigned_text(
+      [](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+          return fmt::format("expected a whole number in 0 .. {}, found '{}'",
+                             std::numeric_limits<std::uint64_t>::max(), text);
+        return {};
+      },
+      "", "unsigned");
+  const CLI::Validator signed_text(
+      [](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+          return fmt::format("expected a whole number, found '{}'", text);
+        return {};
+      },
+      "", "signed");
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_name() == "UINT") opt->check(unsigned_text);
+    if (opt->get_type_name() == "INT") opt->check(signed_text);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) guard_integer_options(*sub);
+}
+
+}  // namespace
+
 int run_cli(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) invocation_text() += (i ? " " : "") + std::string(argv[i]);
   sim::install_systemc_report_handler();
 
-  CLI::App app{fmt::format(
-      "wafersim {} - cycle-level simulator of wafer-scale AI hardware (Cerebras-style WSE wafers,\n"
-      "MemoryX and SwarmX). Platforms are YAML files or built-in presets; every number carries a unit.\n"
-      "Exit codes: 0 ok, 2 bad input, 3 simulation error (deadlock, SRAM overflow), 4 run limit reached.",
-      sim::kVersion)};
+  CLI::App app{
+      fmt::format("wafersim {} - cycle-level simulator of wafer-scale AI hardware (Cerebras-style WSE wafers,\n"
+                  "MemoryX and SwarmX). Platforms are YAML files or built-in presets; every number carries a unit.\n"
+                  "Exit codes: 0 ok, 2 bad input, 3 simulation error (deadlock, SRAM overflow), 4 run limit reached.",
+                  sim::kVersion)};
   app.name("wafersim");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(sim::kVersion));
@@ -107,6 +144,8 @@ int run_cli(int argc, char** argv) {
       "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
       "  wafersim traffic tiny --pattern uniform --rate 0.3   synthetic traffic on the fabric\n"
       "  wafersim exec tiny --program prog.s           run hand-written PE programs (docs/isa.md)\n"
+      "  wafersim compile gpt3-xl --platform wse2      map a model onto a wafer (docs/compiler.md)\n"
+      "  wafersim run tiny --model tiny-transformer    train one step of a model on a simulated wafer\n"
       "Run 'wafersim COMMAND --help' for a command's options.");
 
   add_run_command(app);
@@ -118,6 +157,8 @@ int run_cli(int argc, char** argv) {
   add_collect_command(app);
   add_traffic_command(app);
   add_exec_command(app);
+  add_compile_command(app);
+  guard_integer_options(app);
 
   try {
     app.parse(argc, argv);

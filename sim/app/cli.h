@@ -56,6 +56,7 @@ void add_validate_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
 void add_memoryx_plan_command(CLI::App& app);
 void add_exec_command(CLI::App& app);
+void add_compile_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
 

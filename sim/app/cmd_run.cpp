@@ -1,12 +1,17 @@
-// `wafersim run`: build a platform and simulate it.
+// `wafersim run`: build a platform and simulate it: idle, or one training (or inference)
+// step of a compiled model (--model).
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
 
+#include "models/compiler/compiler.h"
+#include "models/runtime/executor.h"
 #include "platforms/cluster.h"
 #include "sim/app/cli.h"
+#include "sim/app/model_report.h"
+#include "sim/errors.h"
 #include "sim/units/quantity.h"
 
 namespace wafersim::app {
@@ -15,9 +20,12 @@ namespace {
 struct RunCommand {
   PlatformArgs platform;
   SimArgs sim;
+  ModelArgs model;
   std::uint64_t cycles = 10000;
+  bool no_check = false;
 
   void execute() const {
+    if (!model.model.empty()) return run_model();
     auto loaded = platform.load();
     RunDir dir = RunDir::create(sim.out, "run");
     sim::stats::Group root("");
@@ -52,19 +60,117 @@ struct RunCommand {
     std::cout << fmt::format("  wall time     {:.3f} s ({})\n", outcome.wall_seconds, units::pretty(rate, "cycles/s"));
     std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", dir.path().string());
   }
+
+  // One step of a compiled model on wafer 0 of the platform.
+  void run_model() const {
+    auto loaded = platform.load();
+    auto m = model.load();
+    const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
+    const auto cm = models::compiler::compile(m.spec, target, model.options(true));
+    platforms::BuildOptions build = sim.build_options();
+    build.routes = cm.routes;
+    RunDir dir = RunDir::create(sim.out, "run");
+    sim::stats::Group root("");
+    platforms::Cluster cluster("cluster", loaded.spec, build, root);
+    auto& wafer = cluster.wafer(0);
+    models::runtime::Executor exec(cm, wafer, models::runtime::make_host_data(cm, sim.seed), {!no_check});
+    exec.add_stats(wafer.stats().group("model"));
+    std::vector<const sim::Engine*> engines;
+    for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
+
+    Progress progress("run", 0, "cycles", Progress::terminal() && !sim.json);
+    RunLimits limits = sim.limits();
+    limits.stop_at_last_event = true;
+    double wall = 0;
+    auto write = [&](const std::string& status) {
+      write_run_files(dir, loaded, root, invocation_text(), wall, wafer.engine().cycles(), status);
+      nlohmann::ordered_json j = mapping_json(cm, loaded.spec.name);
+      j["results"] = run_json(cm, exec.results());
+      dir.write("model.json", j.dump(2) + "\n");
+    };
+    try {
+      const sc_core::sc_time load = exec.load_inputs();
+      if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+      sc_core::sc_start(load);
+      for (std::size_t i = 0; i < exec.steps(); ++i) {
+        exec.start(i);
+        wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
+        exec.finish(i);
+      }
+    } catch (const sim::LimitReached&) {
+      write("limit");
+      throw;
+    } catch (const sim::SimulationError&) {
+      write("error");
+      throw;
+    }
+    std::uint64_t failed = 0, compared = 0;
+    std::string first;
+    for (const auto& r : exec.results())
+      for (const auto& c : r.checks) {
+        compared += c.compared;
+        if (c.passed()) continue;
+        failed += c.mismatches;
+        if (first.empty()) first = fmt::format("{}: {}: {}", r.name(), c.what, c.first_mismatch);
+      }
+    write(failed ? "error" : "ok");
+    const std::uint64_t end = exec.results().empty() ? 0 : exec.results().back().end;
+    if (sim.json) {
+      nlohmann::ordered_json j;
+      j["platform"] = loaded.spec.name;
+      j["model"] = cm.model.name;
+      j["cycles"] = end;
+      j["simulated_seconds"] = static_cast<double>(end) / loaded.spec.wafer.clock.hz;
+      j["wall_seconds"] = wall;
+      j["checked"] = compared;
+      j["mismatches"] = failed;
+      j["steps"] = run_json(cm, exec.results());
+      j["out"] = dir.path().string();
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << fmt::format("wafersim run: {} on {} ({} x {} PEs at {}), weight streaming, {}\n", cm.model.name,
+                               loaded.spec.name, loaded.spec.wafer.width, loaded.spec.wafer.height,
+                               units::format(loaded.spec.wafer.clock),
+                               cm.options.training ? "one training step (forward and backward)" : "inference (forward)");
+      std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
+      print_run(std::cout, cm, exec.results());
+      std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
+                               units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
+      std::cout << fmt::format("  checks        {}\n",
+                               no_check ? std::string("off (--no-check)")
+                               : failed ? fmt::format("{} of {} result elements differ", failed, compared)
+                                        : fmt::format("all {} result elements as expected", compared));
+      std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, model.json)\n",
+                               dir.path().string());
+    }
+    if (failed)
+      throw sim::SimulationError(
+          fmt::format("{} of {} result elements differ from the host's expectation; first: {}", failed, compared, first));
+  }
 };
 
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   auto cmd = std::make_shared<RunCommand>();
-  CLI::App* sub = app.add_subcommand("run", "simulate a platform and print a summary (default: the 'tiny' preset)");
+  CLI::App* sub = app.add_subcommand(
+      "run", "simulate a platform and print a summary (default: the 'tiny' preset); with --model, one training step "
+             "of a compiled model with per-layer cycles, bounds and checked results");
   cmd->platform.add(*sub, "tiny");
   cmd->sim.add(*sub);
   sub->add_option("--cycles", cmd->cycles, "cycles to simulate when no workload ends the run by itself")
       ->capture_default_str();
-  sub->footer("Writes config.yaml, stats.json, stats.txt and run.json into the output folder;\n"
-              "'wafersim run OUT/config.yaml' reproduces the run.");
+  sub->add_option("--model,-m", cmd->model.model,
+                  "run a model (YAML file or preset: tiny-mlp, tiny-transformer, ...) compiled for this platform")
+      ->type_name("MODEL");
+  cmd->model.add(*sub);
+  sub->add_flag("--no-check", cmd->no_check,
+                "timing only: do not compare results with the host's expectation (faster)");
+  sub->footer("Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
+              "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"
+              "With --model, inputs are loaded through the wafer's TLM-2.0 host socket, each layer's programs run\n"
+              "in turn while weights stream in through the west edge channels and weight gradients out through the\n"
+              "east ones, and every result is compared with the host's computation (exit code 3 if one differs).");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -16,8 +16,12 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
   using sim::Cycle;
   auto start = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const Cycle last = reference.last_cycle();
+  if (!until.is_never() && until > last)
+    throw sim::InputError(fmt::format("{} cycles is beyond the simulable time range: at this clock at most {} cycles",
+                                      until.count(), last.count()));
   Cycle stop = until;
-  if (!limits.max_cycles.is_never()) stop = std::min(stop, limits.max_cycles);
+  if (!limits.max_cycles.is_never() && limits.max_cycles <= last) stop = std::min(stop, limits.max_cycles);
   std::uint64_t slice = 1024;
   RunOutcome out;
   if (sc_get_status() == SC_ELABORATION) sc_start(SC_ZERO_TIME);
@@ -32,8 +36,14 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
     if (!stop.is_never() && now >= stop) break;
     Cycle target = idle ? stop : now + Cycle(slice);
     if (!stop.is_never()) target = std::min(target, stop);
+    target = std::min(target, last);
+    if (target <= now)
+      throw sim::SimulationError(fmt::format("simulated time cannot advance past cycle {}", now.count()));
     auto t0 = std::chrono::steady_clock::now();
-    sc_start(reference.time_of(target) - sc_time_stamp(), SC_RUN_TO_TIME);
+    const sc_time before = sc_time_stamp();
+    sc_start(reference.time_of(target) - before, limits.stop_at_last_event ? SC_EXIT_ON_STARVATION : SC_RUN_TO_TIME);
+    if (!limits.stop_at_last_event && sc_time_stamp() == before && sc_get_status() != SC_STOPPED)
+      throw sim::SimulationError(fmt::format("simulated time did not advance past cycle {}", now.count()));
     for (const auto* e : engines) {
       if (!e->failed()) continue;
       progress.finish();
@@ -51,8 +61,8 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
     for (const auto* e : engines)
       if (e->limit_reached()) {
         progress.finish();
-        throw sim::LimitReached(fmt::format("--max-cycles {} reached with work still pending",
-                                            e->options().max_cycles.count()));
+        throw sim::LimitReached(
+            fmt::format("--max-cycles {} reached with work still pending", e->options().max_cycles.count()));
       }
   }
   progress.finish();

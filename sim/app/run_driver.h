@@ -14,6 +14,10 @@ namespace wafersim::app {
 struct RunLimits {
   sim::Cycle max_cycles = sim::Cycle::never();  // simulated cycles of the reference clock
   double max_wall_seconds = 0;                  // 0: no limit
+  // Return at the last event when nothing is left to do (SC_EXIT_ON_STARVATION), not at the
+  // end of a time slice: simulated time stops where activity stopped, so that whatever the
+  // caller starts next (a compiled model's next layer) starts there.
+  bool stop_at_last_event = false;
 };
 
 struct RunOutcome {

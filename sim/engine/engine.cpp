@@ -30,6 +30,11 @@ sc_core::sc_time Engine::time_of(Cycle c) const {
   return sc_core::sc_time(std::round(static_cast<double>(c.count()) * period_ps_), sc_core::SC_PS);
 }
 
+Cycle Engine::last_cycle() const {
+  const double exact_ps = 9007199254740992.0;  // 2^53
+  return Cycle(static_cast<std::uint64_t>(std::floor(exact_ps / period_ps_)));
+}
+
 Cycle Engine::first_cycle_at_or_after(const sc_core::sc_time& t) const {
   double ps = t.to_seconds() * 1e12;
   auto c = static_cast<std::uint64_t>(std::ceil(ps / period_ps_ - 1e-9));
@@ -42,7 +47,8 @@ void Engine::wake(Clocked* component, Cycle at) {
   const std::uint32_t id = id_of(component);
   // The earliest cycle that can still run: the next one inside a tick, else the current one.
   Cycle earliest = in_tick_ ? current_ + Cycle(1) : current_;
-  if (!in_tick_ && sc_core::sc_is_running()) earliest = std::max(earliest, first_cycle_at_or_after(sc_core::sc_time_stamp()));
+  if (!in_tick_ && sc_core::sc_is_running())
+    earliest = std::max(earliest, first_cycle_at_or_after(sc_core::sc_time_stamp()));
   if (at < earliest) at = earliest;
   if (at == earliest && in_tick_) {
     if (!awake_flag_[id]) {

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
@@ -15,9 +15,6 @@
 namespace {
 using wafersim::test::slurp;
 using wafersim::test::wafersim;
-
-
-
 
 TEST(Cli, HelpExplainsItselfAndExitsZero) {
   auto r = wafersim("--help");
@@ -36,9 +33,9 @@ TEST(Cli, InfoJsonForWse2) {
   auto r = wafersim("info wse2 --json");
   ASSERT_EQ(r.code, 0);
   auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"pe_count", "sram_bytes", "peak_flops", "sram_bandwidth_bytes_per_s",
-                          "fabric_bisection_bytes_per_s", "io_bandwidth_bits_per_s", "memoryx_capacity_bytes",
-                          "max_params", "swarmx_nodes", "swarmx_depth"})
+  for (const char* key :
+       {"pe_count", "sram_bytes", "peak_flops", "sram_bandwidth_bytes_per_s", "fabric_bisection_bytes_per_s",
+        "io_bandwidth_bits_per_s", "memoryx_capacity_bytes", "max_params", "swarmx_nodes", "swarmx_depth"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["pe_count"], 757 * 996);
   EXPECT_TRUE(j["peak_flops"].contains("fp16"));
@@ -56,8 +53,9 @@ TEST(Cli, MisspelledKeyInAPresetGetsLineAndSuggestion) {
   auto line = std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n') + 1;
   auto r = wafersim("validate " + f, true);
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.out.find(f + ":" + std::to_string(line) + ":7: error: wafer.pe.sram.sise: unknown key; did you mean 'size'?"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(f + ":" + std::to_string(line) + ":7: error: wafer.pe.sram.sise: unknown key; did you mean 'size'?"),
+      std::string::npos)
       << r.out;
 }
 
@@ -91,6 +89,39 @@ TEST(Cli, MaxCyclesIsExitCodeFour) {
   wafersim::test::TempDir dir;
   auto r = wafersim("run tiny --cycles 1000 --max-cycles 10 --out " + dir.path().string(), true);
   EXPECT_EQ(r.code, 4) << r.out;
+}
+
+// CLI11 would wrap "-5" into 2^64 - 5 and turn an overflowing number into 0; both are refused.
+TEST(Cli, NegativeAndOverflowingNumbersAreBadInput) {
+  for (const char* args : {"run tiny --cycles -5", "run tiny --cycles 99999999999999999999", "run tiny --seed -1",
+                           "run tiny --max-cycles -1", "run tiny --max-wall -1", "sweep x.yaml --jobs -2",
+                           "traffic tiny --pattern uniform --rate 0.1 --measure 1x"}) {
+    auto r = wafersim(std::string(args) + " --out /dev/null/x", true);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("SystemC"), std::string::npos) << args;
+  }
+  auto r = wafersim("run tiny --cycles -5", true);
+  EXPECT_NE(r.out.find("--cycles: expected a whole number in 0 .. 18446744073709551615, found '-5'"), std::string::npos)
+      << r.out;
+}
+
+// Beyond 2^53 ps the engine's time arithmetic is no longer exact: the last cycle runs, one more
+// is refused with the limit named (tiny's 1.1 GHz: 9907919180215 cycles; the idle platform
+// fast-forwards, so this takes milliseconds).
+TEST(Cli, CyclesBeyondTheSimulableRangeAreBadInput) {
+  wafersim::test::TempDir d;
+  auto ok = wafersim("run tiny --cycles 9907919180215 --json --out " + (d.path() / "a").string());
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["cycles"], 9907919180215u);
+  auto over = wafersim("run tiny --cycles 9907919180216 --out " + (d.path() / "b").string(), true);
+  EXPECT_EQ(over.code, 2);
+  EXPECT_NE(over.out.find("9907919180216 cycles is beyond the simulable time range: at this clock at most "
+                          "9907919180215 cycles"),
+            std::string::npos)
+      << over.out;
+  // A --max-cycles beyond the range is no limit at all, not an error.
+  EXPECT_EQ(wafersim("run tiny --cycles 100 --max-cycles 18446744073709551 --out " + (d.path() / "c").string()).code,
+            0);
 }
 
 TEST(Cli, MemoryxPlanPlacesLayersDramFirst) {

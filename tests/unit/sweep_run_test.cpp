@@ -358,6 +358,39 @@ TEST(SweepRun, HelpExplainsSweepAndCollect) {
 
 // Every example validates, except those whose command has not landed in the sweep's command
 // table yet, which must fail for exactly that reason.
+// A workload's file option (a model, a program, routes) names a file beside the sweep file, as
+// the platform does; each point compiles and runs the model and checks it against the host.
+TEST(SweepRun, FileOptionsAreRelativeToTheSweepFileAndCompiledModelsSweep) {
+  wafersim::test::TempDir d;
+  d.write("models/m.yaml",
+          "name: m\ndtype: bf16\nbatch: 2\nsequence: 8\ninputs: [{name: x, kind: activations, features: 16}]\n"
+          "layers:\n  - {name: fc1, kind: linear, inputs: [x], features: 16, bias: true}\n");
+  auto spec = d.write("sweeps/s.yaml",
+                      "sweep:\n"
+                      "  name: compiled\n"
+                      "  platform: tiny\n"
+                      "  workload: {command: run, model: ../models/m.yaml, inference: true}\n"
+                      "  parameters:\n"
+                      "    - {key: workload.accumulate, values: [fp32, native]}\n"
+                      "  metrics: [{name: cycles, path: summary.cycles}, {name: mismatches, path: summary.mismatches},\n"
+                      "            cluster.wafer0.model.000_fc1_forward.bound_cycles]\n");
+  auto out = d.path() / "out";
+  // Run from elsewhere: the relative path must not depend on the working directory.
+  auto r = wafersim("sweep " + spec + " --jobs 1 --json --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto csv = lines(slurp(out / "results.csv"));
+  ASSERT_EQ(csv.size(), 3u);
+  for (std::size_t i = 1; i < 3; ++i) {
+    auto f = split(csv[i]);
+    ASSERT_EQ(f.size(), 8u) << csv[i];
+    EXPECT_EQ(f[2], "ok");
+    EXPECT_EQ(f[6], "0") << "mismatches";
+    EXPECT_GT(std::stoull(f[5]), std::stoull(f[7])) << "cycles above the first layer's bound";
+  }
+  EXPECT_NE(slurp(out / "points" / "00000" / "point.json").find((d.path() / "models" / "m.yaml").string()),
+            std::string::npos);
+}
+
 TEST(SweepRun, ExamplesValidate) {
   auto catalog = wafersim::app::sweep_catalog();
   int checked = 0;

@@ -11,6 +11,7 @@ namespace wafersim::app::sweep {
 struct CommandOption {
   std::string name;
   bool flag = false;  // takes no value
+  bool file = false;  // names a file (a relative one is taken relative to the sweep file)
   std::string help;
 };
 

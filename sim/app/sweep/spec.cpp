@@ -428,6 +428,12 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
           if (command->find(e.key)->flag && (v->quoted || (v->text != "true" && v->text != "false")))
             r.error(v->location, "sweep.workload." + e.key,
                     fmt::format("'{}' is a flag: expected true or false, found '{}'", e.key, v->text));
+          // A file option names a file beside the sweep file when one is there (a model option
+          // may also name a preset).
+          std::error_code ec;
+          if (command->find(e.key)->file && !v->text.empty() && v->text[0] != '/' &&
+              fs::is_regular_file(spec_dir / v->text, ec))
+            v->text = (spec_dir / v->text).lexically_normal().string();
           spec.options.emplace_back(e.key, *v);
         }
       }

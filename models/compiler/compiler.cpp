@@ -1,0 +1,89 @@
+#include "models/compiler/compiler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "models/compiler/kernels.h"
+#include "models/compiler/routes.h"
+#include "models/compiler/schedule.h"
+#include "sim/errors.h"
+
+namespace wafersim::models::compiler {
+
+namespace {
+
+std::uint64_t max_features(const ModelSpec& m) {
+  std::uint64_t f = 1;
+  for (const auto& in : m.inputs) f = std::max(f, in.features);
+  for (const auto& l : m.layers) f = std::max(f, l.output.features);
+  return f;
+}
+
+}  // namespace
+
+CompiledModel compile(const ModelSpec& model, const Target& target, const CompileOptions& options) {
+  if (options.placement == PlacementKind::Resident)
+    throw sim::InputError("the weight-resident placement is not implemented yet; use --placement streaming");
+  CompiledModel cm;
+  cm.target = target;
+  cm.model = model;
+  cm.options = options;
+  const std::uint64_t tokens = model.batch * model.sequence;
+  if (target.fabric.colors < ColorPlan::kFixed + 1)
+    throw sim::InputError(fmt::format("the weight-streaming placement needs at least {} colors, the platform has {}",
+                                      ColorPlan::kFixed + 1, target.fabric.colors));
+  cm.layout = StreamingLayout::plan(target, tokens, max_features(model), target.fabric.colors - ColorPlan::kFixed);
+  cm.colors = ColorPlan::make(cm.layout.rows_per_band_used);
+  cm.layout_reason = fmt::format("sequence x hidden = {} x {}: {}", model.sequence, max_features(model),
+                                 cm.layout.describe());
+  if (options.emit) cm.routes = build_routes(target, cm.layout, cm.colors);
+
+  Schedule sched = make_schedule(cm);
+  cm.host_tensors = sched.host_tensors;
+  cm.tensors = sched.tensors;
+
+  // SRAM: a tensor lives from its first to its last use.
+  const std::size_t n_steps = sched.steps.size();
+  std::vector<int> first(cm.tensors.size(), -1), last(cm.tensors.size(), -1);
+  for (std::size_t i = 0; i < n_steps; ++i) {
+    auto touch = [&](std::uint32_t t) {
+      if (first[t] < 0) first[t] = static_cast<int>(i);
+      last[t] = static_cast<int>(i);
+    };
+    for (auto t : sched.steps[i].reads) touch(t);
+    for (auto t : sched.steps[i].writes) touch(t);
+  }
+  for (auto t : sched.preloaded) first[t] = 0;
+  for (auto t : sched.kept) last[t] = static_cast<int>(n_steps);
+
+  SramArena arena(target.sram_bytes());
+  const hw::DType dt = hw_dtype(model.dtype);
+  for (std::size_t i = 0; i < n_steps; ++i) {
+    const Step& step = sched.steps[i];
+    KernelContext ctx{target, cm.layout, cm.colors, cm.tensors, arena, options.emit, options.accumulate, dt,
+                      step.layer, {}};
+    for (std::uint32_t t = 0; t < cm.tensors.size(); ++t) {
+      if (first[t] != static_cast<int>(i)) continue;
+      Tensor& x = cm.tensors[t];
+      const std::uint64_t bytes = std::max<std::uint64_t>(8, (x.bytes + 7) / 8 * 8);
+      auto a = bytes <= arena.capacity() ? arena.allocate(x.name, static_cast<std::uint32_t>(bytes), 32)
+                                         : std::nullopt;
+      if (!a) throw_sram_error(ctx, x.name, bytes);
+      x.addr = *a;
+    }
+    LayerProgram p = lower_step(ctx, cm, step);
+    p.reads = step.reads;
+    p.writes = step.writes;
+    ctx.release_scratch();
+    cm.programs.push_back(std::move(p));
+    for (std::uint32_t t = 0; t < cm.tensors.size(); ++t)
+      if (last[t] == static_cast<int>(i)) arena.release(cm.tensors[t].addr);
+  }
+  cm.sram_peak = arena.peak();
+  return cm;
+}
+
+}  // namespace wafersim::models::compiler

@@ -1,0 +1,60 @@
+// What all kernels share: scratch buffers, the layer's SRAM figures and its bound.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/compiler/bound.h"
+#include "models/compiler/kernels.h"
+#include "sim/errors.h"
+#include "sim/units/quantity.h"
+
+namespace wafersim::models::compiler {
+
+std::uint32_t KernelContext::scratch(const std::string& name, std::uint64_t bytes, std::uint32_t phase) {
+  const std::uint64_t want = std::max<std::uint64_t>(8, (bytes + 7) / 8 * 8);
+  auto a = want <= sram.capacity() ? sram.allocate(layer + "." + name, static_cast<std::uint32_t>(want), 32, phase)
+                                   : std::nullopt;
+  if (!a) throw_sram_error(*this, name, want);
+  scratch_addrs.push_back(*a);
+  return *a;
+}
+
+void KernelContext::release_scratch() {
+  for (auto a : scratch_addrs) sram.release(a);
+  scratch_addrs.clear();
+}
+
+[[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes) {
+  const std::uint64_t need = ctx.sram.in_use() + bytes;
+  std::string held;
+  std::vector<SramArena::Block> live = ctx.sram.live();
+  std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  for (std::size_t i = 0; i < live.size() && i < 4; ++i)
+    held += fmt::format("{}{} {}", i ? ", " : "", live[i].name, units::format(units::DataSize::from_bytes(live[i].bytes)));
+  if (live.size() > 4) held += fmt::format(", and {} more", live.size() - 4);
+  const hw::PeCoord pe{0, static_cast<std::uint16_t>(ctx.layout.rows.empty() ? 0 : ctx.layout.rows[0])};
+  throw sim::InputError(fmt::format(
+      "layer '{}' does not fit the SRAM: PE ({}, {}) needs {} B for '{}' on top of {} B already resident ({} B in "
+      "all), but has {} B ({}): short by {} B. Resident: {}. Use fewer tokens (batch x sequence) per PE, a wider "
+      "wafer, or a platform with more SRAM per PE",
+      ctx.layer, pe.x, pe.y, bytes, what, ctx.sram.in_use(), need, ctx.sram.capacity(),
+      units::format(units::DataSize::from_bytes(ctx.sram.capacity())), need > ctx.sram.capacity() ? need - ctx.sram.capacity() : bytes,
+      held.empty() ? "nothing" : held));
+}
+
+void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice) {
+  const StreamingLayout& l = ctx.layout;
+  std::uint64_t max = 0, sum = 0;
+  for (auto b : sram_per_slice) {
+    max = std::max(max, b);
+    sum += b;
+  }
+  p.sram.max_bytes = max;
+  p.sram.mean_bytes = static_cast<double>(sum) * l.columns / (static_cast<double>(l.width) * l.height);
+  p.rows = l.slices();
+  p.columns = l.columns;
+  p.bound = bound_of(p.work, ctx.target);
+}
+
+}  // namespace wafersim::models::compiler

@@ -1,0 +1,109 @@
+// Elementwise layers forward and backward: every PE runs the kind's vector sequence over its
+// part of the tensors, nothing crosses the fabric (docs/compiler.md, "Elementwise").
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "hw/isa/opcodes.h"
+#include "models/compiler/kernels.h"
+#include "models/compiler/program_builder.h"
+#include "sim/errors.h"
+
+namespace wafersim::models::compiler {
+using hw::isa::Op;
+using V = VOperand;
+
+LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& e) {
+  const StreamingLayout& l = ctx.layout;
+  const std::uint32_t G = l.slices(), t = l.tokens_per_pe;
+  const hw::DType dt = ctx.dtype;
+  const std::uint32_t esz = hw::size_of(dt);
+  const EwProgram& prog = e.program;
+  const FeatureMap& map = ctx.tensors.at(e.tensors.at(0)).map;
+  for (auto id : e.tensors)
+    if (id != kScratchTensor && ctx.tensors.at(id).map != map)
+      throw sim::InputError(fmt::format("layer '{}': its tensors are laid out differently ({} and {})", e.layer,
+                                        ctx.tensors.at(e.tensors[0]).name, ctx.tensors.at(id).name));
+  LayerProgram p;
+  p.layer = e.layer;
+  p.kind = e.kind;
+  p.phase = e.phase;
+  p.operands = e.tensors;
+  const std::uint64_t nmax = map.max_count() * t;
+  std::vector<std::uint32_t> addr;  // of every buffer of the program
+  for (std::size_t i = 0; i < prog.buffers.size(); ++i) {
+    if (i < e.tensors.size() && e.tensors[i] != kScratchTensor)
+      addr.push_back(ctx.tensors.at(e.tensors[i]).addr);
+    else
+      addr.push_back(ctx.scratch(prog.buffers[i], nmax * esz, (i % 2) * 16));
+  }
+
+  const auto& lat = ctx.target.wafer.pe.latency;
+  const std::uint32_t lanes = ctx.target.lanes(dt);
+  std::vector<std::uint64_t> sram(G);
+  Work& w = p.work;
+  for (std::uint32_t s = 0; s < G; ++s) {
+    const std::uint64_t n = map.count(s) * t;
+    sram[s] = n * esz * (prog.buffers.size());
+    Work k;
+    for (const auto& o : prog.ops) {
+      const bool iterative = o.op == Op::FExp || o.op == Op::FRecip;
+      const std::uint64_t cyc = o.op == Op::FExp ? lat.exp.count() : lat.recip.count();
+      if (o.op != Op::FMov) k.datapath_steps += iterative ? n * cyc : (n + lanes - 1) / lanes;
+      int sources = 0;
+      for (int x : {o.a, o.b, o.c}) sources += x >= 0 && (o.op == Op::FMac || x != o.c) ? 1 : 0;
+      k.sram_reads += sources * ((n * esz + 7) / 8);
+      k.sram_writes += (n * esz + 7) / 8;
+      w.flops += map.count(s) * l.tokens_per_pe * l.columns * hw::isa::info(o.op).flops;
+    }
+    k.issue = prog.ops.size() + prog.consts.size();
+    w.datapath_steps = std::max(w.datapath_steps, k.datapath_steps);
+    w.sram_reads = std::max(w.sram_reads, k.sram_reads);
+    w.sram_writes = std::max(w.sram_writes, k.sram_writes);
+    w.issue = std::max(w.issue, k.issue);
+  }
+  finish_layer(ctx, p, sram);
+  if (!ctx.emit) return p;
+
+  for (std::uint32_t s = 0; s < G; ++s) {
+    const std::uint32_t n = static_cast<std::uint32_t>(map.count(s) * t);
+    if (n == 0) continue;
+    ProgramBuilder b(fmt::format("{}.{}.r{}", e.layer, to_string(e.phase), s));
+    std::vector<unsigned> d;
+    for (std::size_t i = 0; i < prog.buffers.size(); ++i) {
+      d.push_back(b.mem(prog.buffers[i], dt, addr[i], n));
+    }
+    const std::uint8_t main = b.task("main");
+    b.entry(main);
+    for (std::size_t i = 0; i < prog.consts.size(); ++i)
+      b.movf(static_cast<unsigned>(1 + i), dt, constant_bits(dt, prog.consts[i]));
+    auto opnd = [&](int x) { return x >= 0 ? V::d(d[static_cast<std::size_t>(x)]) : V::r(static_cast<unsigned>(-x)); };
+    for (const auto& o : prog.ops) {
+      switch (o.op) {
+        case Op::FMac:
+          b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a), opnd(o.b), opnd(o.c));
+          break;
+        case Op::FAdd:
+        case Op::FSub:
+        case Op::FMul:
+        case Op::FMax:
+        case Op::FMin:
+          b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a), opnd(o.b));
+          break;
+        default:
+          b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a));
+      }
+    }
+    b.ret();
+    hw::isa::Placement pl;
+    pl.x0 = 0;
+    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
+    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
+    pl.program = b.finish();
+    p.code.push_back(std::move(pl));
+  }
+  return p;
+}
+
+}  // namespace wafersim::models::compiler

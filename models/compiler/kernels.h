@@ -1,0 +1,93 @@
+#pragma once
+// Lowering of each layer kind, forward and backward, in the weight-streaming placement
+// (docs/compiler.md describes every kernel's program, streams and operation order).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/compiler/compiled_model.h"
+#include "models/compiler/elementwise.h"
+#include "models/compiler/sram_arena.h"
+
+namespace wafersim::models::compiler {
+
+// What a kernel sees while it lowers one layer.
+struct KernelContext {
+  const Target& target;
+  const StreamingLayout& layout;
+  const ColorPlan& colors;
+  const std::vector<Tensor>& tensors;
+  SramArena& sram;
+  bool emit = true;
+  Accumulate accumulate = Accumulate::Fp32;
+  hw::DType dtype = hw::DType::F16;
+  std::string layer;  // for error messages
+  // Scratch buffers: allocated for one layer, released when it is lowered.
+  std::uint32_t scratch(const std::string& name, std::uint64_t bytes, std::uint32_t phase = 0);
+  void release_scratch();
+  std::vector<std::uint32_t> scratch_addrs;
+};
+
+// y = x M (+ b): the streamed matrix product of an activation tensor (features f_in) with a
+// weight matrix M[f_in][f_out] at element base + f*sf + o*so of a host tensor. Forward of
+// linear (M = W) and its data gradient (M = W^T, `accumulate_out` adds into a gradient that
+// another consumer already wrote).
+struct MatmulArgs {
+  std::string layer;
+  LayerKind kind = LayerKind::Linear;
+  Phase phase = Phase::Forward;
+  std::uint32_t in = 0, out = 0;
+  std::uint64_t f_in = 0, f_out = 0;
+  bool accumulate_out = false;
+  std::uint32_t weight = 0;
+  std::uint64_t weight_base = 0;
+  std::int64_t sf = 0, so = 0;
+  int bias = -1;  // host tensor of f_out values
+};
+LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& a);
+
+// dM[f][o] = sum over tokens of x[f] dy[o] (and db[o] = sum of dy[o]), streamed out through
+// the east edge channels in fp32.
+struct WeightGradArgs {
+  std::string layer;
+  LayerKind kind = LayerKind::Linear;
+  std::uint32_t x = 0, dy = 0;
+  std::uint64_t f_in = 0, f_out = 0;
+  std::uint32_t grad = 0;
+  std::uint64_t grad_base = 0;
+  std::int64_t sf = 0, so = 0;
+  int bias_grad = -1;
+};
+LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& a);
+
+// A tensor id standing for a scratch buffer (an input gradient nobody needs).
+inline constexpr std::uint32_t kScratchTensor = 0xffffffffu;
+
+// An elementwise layer (or its backward): `tensors` are the program's inputs then outputs.
+struct ElementwiseArgs {
+  std::string layer;
+  LayerKind kind = LayerKind::Add;
+  Phase phase = Phase::Forward;
+  EwProgram program;
+  std::vector<std::uint32_t> tensors;
+};
+LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& a);
+
+// RMSNorm forward: y = x rstd gamma per token, the sum of squares chained down the column in
+// feature order (bit-exact with models/reference), gamma (host tensor) streamed in.
+struct NormArgs {
+  std::string layer;
+  std::uint32_t in = 0, out = 0;
+  std::uint32_t gamma = 0;
+  double epsilon = 1e-5;
+};
+LayerProgram lower_rmsnorm_forward(KernelContext& ctx, const NormArgs& a);
+
+// The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
+[[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);
+
+// The work, SRAM and region of a layer from per-slice figures (the same on every column).
+void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice);
+
+}  // namespace wafersim::models::compiler

@@ -1,0 +1,44 @@
+#pragma once
+// The steps of a compiled model in execution order (forward in graph order, then backward in
+// reverse), the tensors they read and write, and the host-side parameters they stream.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/compiler/compiled_model.h"
+#include "models/compiler/kernels.h"
+
+namespace wafersim::models::compiler {
+
+struct Step {
+  std::string layer;
+  std::uint32_t index = 0;  // in ModelSpec::layers
+  LayerKind kind = LayerKind::Linear;
+  Phase phase = Phase::Forward;
+  std::vector<std::uint32_t> reads, writes;
+  std::vector<int> in;             // the layer's input tensors (-1: token ids held elsewhere)
+  int out = -1;                    // its output
+  int grad_out = -1;               // the gradient of its output
+  std::vector<int> grad_in;        // gradients of its inputs (-1: not needed)
+  std::vector<bool> grad_accumulate;  // add into a gradient another consumer already wrote
+};
+
+struct Schedule {
+  std::vector<HostTensor> host_tensors;
+  std::vector<Tensor> tensors;
+  std::vector<Step> steps;
+  std::vector<std::uint32_t> preloaded;  // loaded by the host before the first step
+  std::vector<std::uint32_t> kept;       // live until the end (read back by the host)
+};
+
+Schedule make_schedule(const CompiledModel& cm);
+LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step& step);
+// The mapping (SRAM, streams, work, bound) of a step whose kind has no PE code yet; throws
+// sim::InputError naming the layer when ctx.emit asks for code.
+LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, const Step& step);
+
+// Names of the tensors of a layer: its output is the layer's name, a gradient "d:NAME".
+inline std::string grad_name(const std::string& tensor) { return "d:" + tensor; }
+
+}  // namespace wafersim::models::compiler

@@ -1,0 +1,352 @@
+#include "models/runtime/executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "hw/numerics/softfloat.h"
+#include "models/compiler/elementwise.h"
+#include "models/compiler/kernels.h"
+#include "models/reference/norms.h"
+#include "models/runtime/pe_order.h"
+#include "sim/errors.h"
+
+namespace wafersim::models::runtime {
+using compiler::Phase;
+namespace nm = hw::numerics;
+
+Executor::Executor(const compiler::CompiledModel& cm, platforms::Wafer& wafer, HostData data, ExecOptions options)
+    : cm_(cm),
+      wafer_(wafer),
+      data_(std::move(data)),
+      options_(options),
+      link_("host_link", wafer.address_map()),
+      driver_(wafer.mesh(), wafer.engine()) {
+  link_.socket.bind(wafer.host_socket());
+}
+
+sc_core::sc_time Executor::load_inputs() {
+  const auto& l = cm_.layout;
+  for (const auto& [id, bits] : data_.preload) {
+    const compiler::Tensor& t = cm_.tensors[id];
+    for (std::uint32_t s = 0; s < l.slices(); ++s)
+      for (std::uint32_t x = 0; x < l.columns; ++x)
+        link_.write(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.rows[s])}, t.addr,
+                    pe_bytes(cm_, t, bits, x, s));
+  }
+  return link_.delay();
+}
+
+Bits Executor::gather(std::uint32_t tensor) {
+  const auto& l = cm_.layout;
+  const compiler::Tensor& t = cm_.tensors[tensor];
+  Bits v(l.tokens * (t.per_token() ? t.width : t.features));
+  for (std::uint32_t s = 0; s < l.slices(); ++s) {
+    for (std::uint32_t x = 0; x < l.columns; ++x) {
+      const hw::PeCoord pe{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.rows[s])};
+      from_pe_bytes(cm_, t, link_.read(pe, t.addr, pe_size(cm_, t, s)), x, s, v);
+    }
+    if (t.per_token()) break;
+  }
+  return v;
+}
+
+void Executor::start(std::size_t i) {
+  const compiler::LayerProgram& p = cm_.programs.at(i);
+  auto& engine = wafer_.engine();
+  auto& cores = wafer_.cores();
+  StepResult r;
+  r.layer = p.layer;
+  r.phase = p.phase;
+  r.kind = p.kind;
+  r.flops = p.work.flops;
+  r.bound = p.bound;
+  r.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
+  before_.clear();
+  if (options_.check)
+    for (auto t : p.reads) before_[t] = gather(t);
+  for (const auto& pl : p.code)
+    for (std::uint32_t y = pl.y0; y <= pl.y1; ++y)
+      for (std::uint32_t x = pl.x0; x <= pl.x1; ++x)
+        cores.replace(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)}, pl.program);
+  std::vector<InStream> in;
+  std::vector<OutStream> out;
+  for (const auto& st : p.streams) {
+    if (st.into_wafer) {
+      InStream s;
+      s.side = st.side;
+      s.channel = st.channel;
+      s.color = hw::Color(st.color);
+      s.payloads.reserve(st.wavelets());
+      for (const auto& seg : st.segments) {
+        const Bits& h = data_.host.at(seg.tensor);
+        for (std::uint64_t a = 0; a < seg.n0; ++a)
+          for (std::uint64_t b = 0; b < seg.n1; ++b)
+            s.payloads.push_back(
+                h.at(seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1)));
+      }
+      in.push_back(std::move(s));
+    } else {
+      OutStream s;
+      s.side = st.side;
+      s.channel = st.channel;
+      s.color = hw::Color(st.color);
+      s.expected = st.wavelets();
+      out.push_back(std::move(s));
+    }
+  }
+  flops_at_start_ = cores.total(&hw::CoreCounters::flops);
+  for (int k = 0; k < hw::kStallCauses; ++k) stalls_at_start_[k] = cores.total_stall(static_cast<hw::Stall>(k));
+  sent_at_start_ = driver_.wavelets_sent();
+  received_at_start_ = driver_.wavelets_received();
+  driver_.begin(std::move(in), std::move(out));
+  results_.push_back(std::move(r));
+}
+
+const StepResult& Executor::finish(std::size_t i) {
+  const compiler::LayerProgram& p = cm_.programs.at(i);
+  auto& cores = wafer_.cores();
+  StepResult& r = results_.back();
+  cores.check();
+  if (cores.busy_count() > 0) {
+    try {
+      cores.check_finished();
+    } catch (const sim::SimulationError& e) {
+      throw sim::SimulationError(fmt::format("{}: {}{}", p.name(), e.what(),
+                                             driver_.done() ? "" : "\nedge streams still open:" + driver_.pending()));
+    }
+  }
+  if (!driver_.done())
+    throw sim::SimulationError(
+        fmt::format("{}: every PE is idle but edge streams are incomplete (deadlock):{}", p.name(), driver_.pending()));
+  r.end = std::max({r.start, cores.finish_cycle(), driver_.last_activity()});
+  r.executed_flops = cores.total(&hw::CoreCounters::flops) - flops_at_start_;
+  for (int k = 0; k < hw::kStallCauses; ++k)
+    r.stalls[k] = cores.total_stall(static_cast<hw::Stall>(k)) - stalls_at_start_[k];
+  r.wavelets_in = driver_.wavelets_sent() - sent_at_start_;
+  r.wavelets_out = driver_.wavelets_received() - received_at_start_;
+
+  // Gradients out: into the host tensors (fp32, accumulated) and, for the check, this step's own.
+  step_streams_.assign(data_.host.size(), Bits());
+  std::size_t k = 0;
+  for (const auto& st : p.streams) {
+    if (st.into_wafer) continue;
+    const auto& got = driver_.outputs().at(k++).received;
+    std::size_t n = 0;
+    for (const auto& seg : st.segments) {
+      Bits& h = data_.host.at(seg.tensor);
+      Bits& mine = step_streams_[seg.tensor];
+      if (mine.empty()) mine.assign(h.size(), 0);
+      for (std::uint64_t a = 0; a < seg.n0; ++a)
+        for (std::uint64_t b = 0; b < seg.n1; ++b) {
+          const std::uint64_t idx =
+              seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1);
+          const std::uint32_t v = got.at(n++);
+          h[idx] = st.accumulate ? nm::add(hw::DType::F32, h[idx], v) : v;
+          mine[idx] = v;
+        }
+    }
+  }
+  if (options_.check) r.checks = check_step(i);
+  return r;
+}
+
+namespace {
+
+// Compares element bits; `exact` or within an absolute tolerance.
+Check compare(const std::string& what, hw::DType t, const Bits& got, const Bits& want, bool exact, double tolerance,
+              const std::vector<std::uint64_t>* only = nullptr) {
+  Check c;
+  c.what = what;
+  c.reference = exact ? "pe-order" : "reference";
+  c.exact = exact;
+  c.tolerance = tolerance;
+  auto one = [&](std::uint64_t i) {
+    ++c.compared;
+    const double g = nm::to_double(t, got[i]), w = nm::to_double(t, want[i]);
+    const double err = std::isnan(g) || std::isnan(w) ? INFINITY : std::fabs(g - w);
+    if (std::isfinite(err)) c.max_abs_error = std::max(c.max_abs_error, err);
+    const bool bad = exact ? got[i] != want[i] : !(err <= tolerance);
+    if (!bad) return;
+    if (c.mismatches++ == 0)
+      c.first_mismatch = fmt::format("element {}: got {} ({:#x}), expected {} ({:#x})", i, g, got[i], w, want[i]);
+  };
+  if (only)
+    for (auto i : *only) one(i);
+  else
+    for (std::uint64_t i = 0; i < want.size(); ++i) one(i);
+  return c;
+}
+
+}  // namespace
+
+std::vector<Check> Executor::check_step(std::size_t i) {
+  const compiler::LayerProgram& p = cm_.programs.at(i);
+  const LayerSpec* layer = cm_.model.find(p.layer);
+  std::vector<Check> out;
+  if (!layer) return out;
+  const hw::DType dt = cm_.dtype();
+  switch (layer->kind) {
+    case LayerKind::Linear:
+    case LayerKind::Gemv: {
+      const bool tied = !layer->tied_to.empty();
+      const int wid = cm_.host_tensor((tied ? layer->tied_to : layer->name) + ".weight");
+      const std::uint64_t K = layer->in_features, N = layer->features;
+      const std::int64_t sk = tied ? 1 : static_cast<std::int64_t>(N), sn = tied ? static_cast<std::int64_t>(K) : 1;
+      if (p.phase == Phase::Forward) {
+        const WeightView w{&data_.host[wid], 0, sk, sn};
+        const Bits* bias = layer->bias ? &data_.host[cm_.host_tensor(layer->name + ".bias")] : nullptr;
+        const Bits want = expect_matmul(cm_, before_.at(p.reads[0]), cm_.tensors[p.reads[0]].map,
+                                        cm_.tensors[p.writes[0]].map, w, bias, nullptr);
+        out.push_back(compare(layer->name, dt, gather(p.writes[0]), want, true, 0));
+      } else if (p.phase == Phase::BackwardData) {
+        const WeightView w{&data_.host[wid], 0, sn, sk};
+        const bool acc = p.reads.size() > 1;
+        const Bits want =
+            expect_matmul(cm_, before_.at(p.reads[0]), cm_.tensors[p.reads[0]].map, cm_.tensors[p.writes[0]].map, w,
+                          nullptr, acc ? &before_.at(p.reads[1]) : nullptr);
+        out.push_back(compare(cm_.tensors[p.writes[0]].name, dt, gather(p.writes[0]), want, true, 0));
+      } else {
+        const WeightGrad g = expect_weight_grad(cm_, before_.at(p.reads[0]), before_.at(p.reads[1]), K, N, layer->bias);
+        const int gid = cm_.host_tensor((tied ? layer->tied_to : layer->name) + ".weight.grad");
+        const Bits& got = step_streams_.at(gid);
+        Bits want(got.size(), 0);
+        std::vector<std::uint64_t> idx;
+        for (std::uint64_t f = 0; f < K; ++f)
+          for (std::uint64_t o = 0; o < N; ++o) {
+            const std::uint64_t at = f * static_cast<std::uint64_t>(sk) + o * static_cast<std::uint64_t>(sn);
+            want[at] = g.dw[f * N + o];
+            idx.push_back(at);
+          }
+        out.push_back(compare(layer->name + ".weight.grad", hw::DType::F32, got, want, true, 0, &idx));
+        if (layer->bias) {
+          const int bid = cm_.host_tensor(layer->name + ".bias.grad");
+          out.push_back(compare(layer->name + ".bias.grad", hw::DType::F32, step_streams_.at(bid), g.db, true, 0));
+        }
+      }
+      break;
+    }
+    case LayerKind::Add:
+    case LayerKind::Mul:
+    case LayerKind::Gelu:
+    case LayerKind::Silu:
+    case LayerKind::Relu:
+    case LayerKind::Swiglu: {
+      const auto& ops = p.operands;
+      const std::size_t ins = p.phase == Phase::Forward
+                                  ? layer->inputs.size()
+                                  : 1 + (layer->kind == LayerKind::Add ? 0 : layer->inputs.size());
+      std::vector<bool> acc;
+      for (std::size_t k = ins; k < ops.size(); ++k)
+        acc.push_back(ops[k] != compiler::kScratchTensor &&
+                      std::find(p.reads.begin(), p.reads.end(), ops[k]) != p.reads.end());
+      const compiler::EwProgram prog = p.phase == Phase::Forward ? compiler::elementwise_forward(layer->kind)
+                                                                 : compiler::elementwise_backward(layer->kind, acc);
+      std::vector<Bits> bufs(prog.buffers.size());
+      for (std::size_t k = 0; k < ops.size(); ++k)
+        if (ops[k] != compiler::kScratchTensor && before_.count(ops[k])) bufs[k] = before_.at(ops[k]);
+      const std::size_t n = bufs[0].size();
+      for (auto& b : bufs)
+        if (b.size() != n) b.assign(n, 0);
+      std::vector<Bits*> ptrs;
+      for (auto& b : bufs) ptrs.push_back(&b);
+      compiler::run_elementwise(prog, dt, ptrs);
+      for (std::size_t k = ins; k < ops.size(); ++k)
+        if (ops[k] != compiler::kScratchTensor)
+          out.push_back(compare(cm_.tensors[ops[k]].name, dt, gather(ops[k]), bufs[k], true, 0));
+      break;
+    }
+    case LayerKind::RmsNorm: {
+      if (p.phase != Phase::Forward) break;
+      // models/reference in the same order (the chain down the column is its feature order).
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(cm_.model.dtype);
+      const std::uint64_t d = layer->in_features;
+      ref::Tensor x(f, Shape{cm_.model.batch, cm_.model.sequence, d});
+      const Bits& xb = before_.at(p.operands[0]);
+      for (std::size_t k = 0; k < xb.size(); ++k) x.set_bits(k, xb[k]);
+      ref::Tensor g(f, ref::vector_shape(d));
+      const Bits& gb = data_.host[cm_.host_tensor(layer->name + ".weight")];
+      for (std::size_t k = 0; k < gb.size(); ++k) g.set_bits(k, gb[k]);
+      const ref::Tensor y = ref::rmsnorm_forward(x, g, layer->epsilon);
+      Bits want(y.size());
+      for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+      Check c = compare(layer->name, dt, gather(p.operands[1]), want, true, 0);
+      c.reference = "models/reference rmsnorm_forward";
+      out.push_back(std::move(c));
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
+void Executor::add_stats(sim::stats::Group& g) {
+  // Steps are known before the run; their groups read results_ when the stats are dumped.
+  for (std::size_t i = 0; i < cm_.programs.size(); ++i) {
+    const auto& p = cm_.programs[i];
+    std::string name = fmt::format("{:03}_{}_{}", i, p.layer, compiler::to_string(p.phase));
+    for (auto& c : name)
+      if (c == '.' || c == '-') c = '_';
+    auto& s = g.group(name);
+    auto res = [this, i]() -> const StepResult* { return i < results_.size() ? &results_[i] : nullptr; };
+    const double hz = cm_.target.wafer.clock.hz;
+    const double peak = static_cast<double>(cm_.target.wafer.pe_count()) * cm_.target.peak_flops_per_cycle(cm_.dtype());
+    s.formula(
+        "start_cycle", [res] { return res() ? static_cast<double>(res()->start) : 0.0; }, "cycles",
+        "cycle at which the step started", true);
+    s.formula(
+        "cycles", [res] { return res() ? static_cast<double>(res()->cycles()) : 0.0; }, "cycles",
+        "cycles from the step's start to its last PE or edge activity", true);
+    s.formula(
+        "bound_cycles", [&p] { return static_cast<double>(p.bound.cycles); }, "cycles",
+        "analytical lower bound on the step's cycles", true);
+    s.formula(
+        "flops", [&p] { return static_cast<double>(p.work.flops); }, "FLOP", "useful FLOPs of the step", true);
+    s.formula(
+        "executed_flops", [res] { return res() ? static_cast<double>(res()->executed_flops) : 0.0; }, "FLOP",
+        "FLOPs the PEs executed (partial-sum additions included)", true);
+    s.formula(
+        "flops_per_second",
+        [res, &p, hz] {
+          return res() && res()->cycles()
+                     ? static_cast<double>(p.work.flops) * hz / static_cast<double>(res()->cycles())
+                     : 0.0;
+        },
+        "FLOP/s", "useful FLOPs per second of simulated time");
+    s.formula(
+        "peak_fraction",
+        [res, &p, peak] {
+          return res() && res()->cycles()
+                     ? static_cast<double>(p.work.flops) / (static_cast<double>(res()->cycles()) * peak)
+                     : 0.0;
+        },
+        "ratio", "useful FLOPs over the wafer's dense peak for the model's number format in the same cycles");
+    s.formula(
+        "wavelets_in", [res] { return res() ? static_cast<double>(res()->wavelets_in) : 0.0; }, "wavelets",
+        "wavelets the edge driver sent into the wafer", true);
+    s.formula(
+        "wavelets_out", [res] { return res() ? static_cast<double>(res()->wavelets_out) : 0.0; }, "wavelets",
+        "wavelets the edge driver received from the wafer", true);
+    for (int k = 0; k < hw::kStallCauses; ++k) {
+      const auto cause = static_cast<hw::Stall>(k);
+      s.formula(
+          fmt::format("stall_{}", hw::stall_name(cause)),
+          [res, k] { return res() ? static_cast<double>(res()->stalls[k]) : 0.0; }, "cycles",
+          fmt::format("thread-cycles stalled in this step: {}", hw::stall_description(cause)), true);
+    }
+    s.formula(
+        "check_mismatches",
+        [res] {
+          std::uint64_t n = 0;
+          if (res())
+            for (const auto& c : res()->checks) n += c.mismatches;
+          return static_cast<double>(n);
+        },
+        "elements", "result elements that differ from the host's expectation", true);
+  }
+}
+
+}  // namespace wafersim::models::runtime

@@ -1,0 +1,73 @@
+// `wafersim compile`: map a model onto a platform and print the mapping (no simulation).
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+
+#include "models/compiler/compiler.h"
+#include "models/compiler/disassemble.h"
+#include "sim/app/cli.h"
+#include "sim/app/model_report.h"
+#include "sim/errors.h"
+
+namespace wafersim::app {
+namespace {
+
+struct CompileCommand {
+  ModelArgs model;
+  std::string platform = "tiny";
+  std::vector<std::string> set;
+  bool json = false;
+  std::string emit;
+
+  void execute() const {
+    auto loaded = platforms::load_platform(platform, set);
+    auto m = model.load();
+    const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
+    const auto cm = models::compiler::compile(m.spec, target, model.options(!emit.empty()));
+    if (!emit.empty()) {
+      std::ofstream f(emit);
+      if (!f) throw sim::InputError(fmt::format("--emit: cannot write '{}'", emit));
+      for (const auto& p : cm.programs) {
+        f << fmt::format(";; ===== step: {} =====\n", p.name());
+        f << models::compiler::disassemble(p.code);
+      }
+    }
+    if (json) {
+      std::cout << mapping_json(cm, loaded.spec.name).dump(2) << "\n";
+      return;
+    }
+    print_mapping(std::cout, cm, loaded.spec.name);
+    if (!emit.empty()) std::cout << fmt::format("  code        {} (every PE program, as assembly)\n", emit);
+  }
+};
+
+}  // namespace
+
+void add_compile_command(CLI::App& app) {
+  auto cmd = std::make_shared<CompileCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "compile", "map a model onto a platform: per layer the region, SRAM per PE, colors, edge wavelets, FLOPs and "
+                 "the analytical lower bound on cycles with what binds it (docs/compiler.md)");
+  std::string help = "model: a YAML file or a built-in preset (";
+  auto names = models::model_preset_names();
+  for (std::size_t i = 0; i < names.size(); ++i) help += (i ? ", " : "") + names[i];
+  sub->add_option("model", cmd->model.model, help + ")")->required();
+  sub->add_option("--platform,-p", cmd->platform, "platform: a YAML file or a built-in preset")->capture_default_str();
+  sub->add_option("--set", cmd->set, "override a platform key (repeatable)")->type_name("KEY=VALUE");
+  cmd->model.add(*sub);
+  sub->add_flag("--json", cmd->json, "print the mapping as one JSON object");
+  sub->add_option("--emit", cmd->emit, "also generate every PE program and write them to FILE as assembly")
+      ->type_name("FILE");
+  sub->footer(
+      "The mapping is computed analytically, so it works for a whole WSE-2 (wafersim compile gpt3-xl --platform\n"
+      "wse2); `wafersim run PLATFORM --model MODEL` simulates it. The bound of a layer is the largest of: the\n"
+      "busiest PE's datapath steps or instruction issues (compute), its SRAM port accesses (sram), its ramp or\n"
+      "the busiest router link (fabric), and the busiest edge channel (edge), one wavelet per cycle each.\n"
+      "A model that does not fit (SRAM per PE, colors) is an error naming the layer and the shortfall (exit 2).");
+  sub->callback([cmd] { cmd->execute(); });
+}
+
+}  // namespace wafersim::app

@@ -1,0 +1,43 @@
+#pragma once
+// What `wafersim compile` and `wafersim run --model` print and write: a compiled model's
+// mapping (per layer: region, SRAM, colors, wavelets, FLOPs, bound) and a run's per-layer
+// figures beside it.
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "models/compiler/compiled_model.h"
+#include "models/runtime/executor.h"
+#include "platforms/platform_spec.h"
+
+namespace wafersim::app {
+
+// The compile options every model command takes.
+struct ModelArgs {
+  std::string model;
+  std::vector<std::string> set;
+  std::string placement = "streaming";
+  std::string accumulate = "fp32";
+  bool inference = false;
+  // Adds --model-set, --placement, --accumulate and --inference (the model itself is added by
+  // the command: positional for compile, --model for run).
+  void add(CLI::App& cmd);
+  [[nodiscard]] models::compiler::CompileOptions options(bool emit) const;
+  [[nodiscard]] models::LoadedModel load() const;
+};
+
+nlohmann::ordered_json mapping_json(const models::compiler::CompiledModel& cm, const std::string& platform);
+void print_mapping(std::ostream& out, const models::compiler::CompiledModel& cm, const std::string& platform);
+
+// One step's figures: simulated beside the bound.
+nlohmann::ordered_json run_json(const models::compiler::CompiledModel& cm,
+                                const std::deque<models::runtime::StepResult>& results);
+void print_run(std::ostream& out, const models::compiler::CompiledModel& cm,
+               const std::deque<models::runtime::StepResult>& results);
+
+}  // namespace wafersim::app

@@ -1,0 +1,56 @@
+#pragma once
+// Compiles a model for a platform and runs it on one simulated wafer, step by step, as
+// `wafersim run --model` does (without the run folder and progress).
+
+#include <systemc>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/compiler/compiler.h"
+#include "models/runtime/executor.h"
+#include "platforms/cluster.h"
+
+namespace wafersim::test {
+
+struct ModelRun {
+  platforms::LoadedPlatform platform;
+  models::compiler::CompiledModel compiled;
+  std::unique_ptr<sim::stats::Group> stats;
+  std::unique_ptr<platforms::Cluster> cluster;
+  std::unique_ptr<models::runtime::Executor> exec;
+
+  // Compiles `model_yaml` (or a preset name) for `platform` and builds the wafer.
+  ModelRun(const std::string& platform_name, const std::vector<std::string>& platform_set,
+           const std::string& model_yaml, models::compiler::CompileOptions options = {}, std::uint64_t seed = 1) {
+    platform = platforms::load_platform(platform_name, platform_set);
+    const models::LoadedModel m = model_yaml.find(':') == std::string::npos
+                                      ? models::load_model(model_yaml)
+                                      : models::load_model_text(model_yaml, "model.yaml");
+    models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+    compiled = models::compiler::compile(m.spec, target, options);
+    platforms::BuildOptions build;
+    build.routes = compiled.routes;
+    stats = std::make_unique<sim::stats::Group>("");
+    cluster = std::make_unique<platforms::Cluster>("cluster", platform.spec, build, *stats);
+    exec = std::make_unique<models::runtime::Executor>(compiled, cluster->wafer(0),
+                                                       models::runtime::make_host_data(compiled, seed));
+  }
+
+  // Runs every step; returns the results.
+  const std::deque<models::runtime::StepResult>& run() {
+    const sc_core::sc_time load = exec->load_inputs();
+    sc_core::sc_start(load);
+    for (std::size_t i = 0; i < exec->steps(); ++i) {
+      exec->start(i);
+      sc_core::sc_start();
+      auto& engine = cluster->wafer(0).engine();
+      if (engine.failed()) engine.rethrow_failure();
+      exec->finish(i);
+    }
+    return exec->results();
+  }
+};
+
+}  // namespace wafersim::test

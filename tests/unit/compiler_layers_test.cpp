@@ -1,0 +1,201 @@
+// Compiled layers on a simulated `tiny` wafer beyond the linear ones: elementwise kinds
+// forward and backward with checked numerics, a compute-bound GEMM's share of the dense
+// peak, the SRAM error of a model that does not fit, and the mapping of every layer kind.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include "models/compiler/compiler.h"
+#include "sim/errors.h"
+#include "tests/support/model_rig.h"
+#include "tests/support/run_wafersim.h"
+
+namespace wafersim {
+namespace {
+
+using models::LayerKind;
+using models::compiler::Phase;
+
+void expect_all_checked(const std::deque<models::runtime::StepResult>& results) {
+  for (const auto& r : results) {
+    EXPECT_FALSE(r.checks.empty()) << r.name();
+    for (const auto& c : r.checks) {
+      EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.mismatches << " of " << c.compared
+                              << " differ; " << c.first_mismatch;
+      EXPECT_GT(c.compared, 0u) << r.name() << " " << c.what;
+    }
+    // The analytical bound is a lower bound on every simulated step.
+    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
+    EXPECT_GT(r.bound.cycles, 0u) << r.name();
+  }
+}
+
+// Every elementwise kind, forward and backward, between two linear layers (so that every
+// gradient is needed), with a residual add that makes one gradient accumulate.
+const char* kElementwise = R"(
+name: ew
+dtype: bf16
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 16}]
+layers:
+  - {name: a, kind: linear, inputs: [x], features: 16}
+  - {name: b, kind: linear, inputs: [x], features: 16}
+  - {name: g, kind: gelu, inputs: [a]}
+  - {name: s, kind: silu, inputs: [b]}
+  - {name: r, kind: relu, inputs: [a]}
+  - {name: m, kind: mul, inputs: [g, s]}
+  - {name: w, kind: swiglu, inputs: [m, r]}
+  - {name: sum, kind: add, inputs: [w, a]}
+  - {name: out, kind: linear, inputs: [sum], features: 8}
+)";
+
+TEST(CompilerLayers, ElementwiseKindsForwardAndBackwardOnTiny) {
+  test::ModelRun run("tiny", {}, kElementwise);
+  const auto& results = run.run();
+  std::set<std::pair<LayerKind, Phase>> seen;
+  for (const auto& r : results) seen.insert({r.kind, r.phase});
+  for (LayerKind k :
+       {LayerKind::Add, LayerKind::Mul, LayerKind::Gelu, LayerKind::Silu, LayerKind::Relu, LayerKind::Swiglu})
+    for (Phase p : {Phase::Forward, Phase::BackwardData})
+      EXPECT_TRUE(seen.count({k, p})) << models::to_string(k) << " " << models::compiler::to_string(p);
+  expect_all_checked(results);
+}
+
+// RMSNorm forward (inference): 20 features over the 8 rows (uneven slices), bit-exact with
+// models/reference in fp16 and bf16.
+std::string rmsnorm_model(const char* dtype) {
+  return std::string("name: rms\ndtype: ") + dtype + R"(
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 20}]
+layers:
+  - {name: n, kind: rmsnorm, inputs: [x], epsilon: 0.001}
+  - {name: fc, kind: linear, inputs: [n], features: 8}
+)";
+}
+
+void run_rmsnorm(const char* dtype) {
+  models::compiler::CompileOptions o;
+  o.training = false;
+  test::ModelRun run("tiny", {}, rmsnorm_model(dtype), o);
+  const auto& results = run.run();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].kind, LayerKind::RmsNorm);
+  ASSERT_EQ(results[0].checks.size(), 1u);
+  EXPECT_EQ(results[0].checks[0].compared, 2u * 8 * 20);
+  EXPECT_EQ(results[0].checks[0].reference, "models/reference rmsnorm_forward");
+  expect_all_checked(results);
+}
+
+// One wafer per process (a fresh SystemC kernel): one test per format.
+TEST(CompilerLayers, RmsNormForwardFp16MatchesTheReferenceBitForBit) { run_rmsnorm("fp16"); }
+TEST(CompilerLayers, RmsNormForwardBf16MatchesTheReferenceBitForBit) { run_rmsnorm("bf16"); }
+
+// 256 tokens x 128 features -> 128 on the 8 x 8 wafer, accumulating in fp16: 32 tokens and
+// 16 input features per PE, enough work per streamed weight to be compute bound.
+const char* kGemm = R"(
+name: gemm
+dtype: fp16
+batch: 1
+sequence: 256
+inputs: [{name: x, kind: activations, features: 128}]
+layers:
+  - {name: fc, kind: linear, inputs: [x], features: 128}
+)";
+
+TEST(CompilerLayers, ComputeBoundGemmReachesSixtyPercentOfDensePeak) {
+  models::compiler::CompileOptions o;
+  o.training = false;
+  o.accumulate = models::compiler::Accumulate::Native;
+  test::ModelRun run("tiny", {}, kGemm, o);
+  const auto& results = run.run();
+  ASSERT_EQ(results.size(), 1u);
+  expect_all_checked(results);
+  const auto& r = results[0];
+  const auto& t = run.compiled.target;
+  EXPECT_EQ(r.flops, 2u * 256 * 128 * 128);
+  EXPECT_EQ(r.bound.binds, models::compiler::Binding::Compute);
+  const double peak_per_cycle = static_cast<double>(t.wafer.pe_count()) * t.peak_flops_per_cycle(hw::DType::F16);
+  const double fraction = static_cast<double>(r.flops) / (static_cast<double>(r.cycles()) * peak_per_cycle);
+  EXPECT_GE(fraction, 0.60) << r.cycles() << " cycles";
+  // The simulation is deterministic: the exact figures of this configuration.
+  EXPECT_EQ(r.cycles(), 25899u);
+  EXPECT_EQ(r.bound.cycles, 20992u);
+}
+
+TEST(CompilerLayers, ModelThatDoesNotFitNamesLayerPeAndShortfall) {
+  const models::LoadedModel m = models::load_model_text(R"(
+name: big
+dtype: fp16
+batch: 1
+sequence: 4096
+inputs: [{name: x, kind: activations, features: 64}]
+layers:
+  - {name: fc, kind: linear, inputs: [x], features: 64}
+)",
+                                                        "big.yaml");
+  const auto platform = platforms::load_platform("tiny", {});
+  const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+  try {
+    (void)models::compiler::compile(m.spec, target, {});
+    FAIL() << "expected the SRAM error";
+  } catch (const sim::InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("layer 'fc' does not fit the SRAM"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("PE (0, "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("short by"), std::string::npos) << msg;
+  }
+  // The same through the CLI: exit code 2 (bad input).
+  const auto r = test::wafersim("compile tiny-transformer --platform tiny --model-set sequence=4096", true);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("does not fit the SRAM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("short by"), std::string::npos) << r.out;
+}
+
+TEST(CompilerLayers, EveryKindOfTheTinyTransformerIsMapped) {
+  const models::LoadedModel m = models::load_model("tiny-transformer");
+  const auto platform = platforms::load_platform("tiny", {});
+  const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+  models::compiler::CompileOptions o;
+  o.emit = false;
+  const auto cm = models::compiler::compile(m.spec, target, o);
+  std::set<std::pair<LayerKind, Phase>> seen;
+  for (const auto& p : cm.programs) {
+    seen.insert({p.kind, p.phase});
+    EXPECT_GT(p.bound.cycles, 0u) << p.name();
+    EXPECT_GT(p.sram.max_bytes, 0u) << p.name();
+    EXPECT_EQ(p.rows * p.columns, 64u) << p.name();
+  }
+  for (auto kp : std::vector<std::pair<LayerKind, Phase>>{{LayerKind::Embedding, Phase::Forward},
+                                                          {LayerKind::Embedding, Phase::BackwardWeights},
+                                                          {LayerKind::RmsNorm, Phase::Forward},
+                                                          {LayerKind::RmsNorm, Phase::BackwardData},
+                                                          {LayerKind::RmsNorm, Phase::BackwardWeights},
+                                                          {LayerKind::Attention, Phase::Forward},
+                                                          {LayerKind::Attention, Phase::BackwardData},
+                                                          {LayerKind::CrossEntropy, Phase::Forward},
+                                                          {LayerKind::CrossEntropy, Phase::BackwardData}})
+    EXPECT_TRUE(seen.count(kp)) << models::to_string(kp.first) << " " << models::compiler::to_string(kp.second);
+}
+
+TEST(CompilerLayers, CompileGpt3XlOnWse2PrintsTheWholeMapping) {
+  const auto r = test::wafersim("compile gpt3-xl --platform wse2 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "gpt3-xl");
+  // 24 blocks of 12 layers, embedding, final norm, head, loss: forward, then backward.
+  std::size_t attention = 0, forward = 0;
+  for (const auto& s : j["steps"]) {
+    EXPECT_GT(s["bound"]["cycles"].get<std::uint64_t>(), 0u) << s.dump();
+    if (s["kind"] == "attention") ++attention;
+    if (s["phase"] == "forward") ++forward;
+  }
+  EXPECT_EQ(forward, 24u * 12 + 4);
+  EXPECT_EQ(attention, 48u);
+}
+
+}  // namespace
+}  // namespace wafersim
