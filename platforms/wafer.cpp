@@ -8,7 +8,7 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
       spec_(spec),
       engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles}),
       cores_(std::string(basename()) + ".cores", spec.wafer,
-             hw::CoreArrayOptions{spec.fabric.colors, options.idle_skip}),
+             hw::CoreArrayOptions{spec.fabric.colors, options.idle_skip, options.timing_only}),
       host_("host", cores_, engine_) {
   auto& g = stats.group(basename());
   stats_ = &g;

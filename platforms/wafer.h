@@ -28,6 +28,8 @@ struct BuildOptions {
   std::shared_ptr<const fabric::RouteTable> routes;  // static routes; none: nothing routed
   // Tracing: per-link counters the mesh keeps for the congestion windows (RunTrace::configure).
   fabric::StatsDetail trace_counters = fabric::StatsDetail::Totals;
+  // PE cores move no data values (hw::CoreParams::timing_only).
+  bool timing_only = false;
 };
 
 class Wafer : public sc_core::sc_module {

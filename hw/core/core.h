@@ -26,6 +26,11 @@ struct CoreParams {
   BankModel banks;
   std::uint32_t colors;
   std::uint32_t sram_bytes;
+  // Timing only: vector operations move no values (no SRAM loads or stores, wavelets sent
+  // with payload 0) and program data is not stored, so SRAM pages are allocated only by
+  // scalar stores and the host. Cycle counts equal the functional run's as long as control
+  // flow and addresses do not depend on those values.
+  bool timing_only = false;
   [[nodiscard]] sim::Cycle latency(isa::LatencyClass c) const;
   [[nodiscard]] std::uint32_t lanes(DType t) const;
 };
@@ -130,6 +135,8 @@ class Core {
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
   void plan(VectorOp& op, std::uint32_t index_override);
   void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
+  // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.
+  void count_traffic(const VectorOp& op, std::uint32_t count, sim::Cycle now);
   void retire(VectorOp& op, sim::Cycle now);
   [[nodiscard]] std::uint32_t element_address(const VectorOp& op, int slot, std::uint32_t i) const;
   [[nodiscard]] std::uint32_t queue_mask_in(const isa::Instruction& ins) const;

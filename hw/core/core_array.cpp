@@ -18,7 +18,9 @@ CoreArray::CoreArray(std::string name, const WaferConfig& wafer, CoreArrayOption
       params_(wafer.pe, options.colors),
       options_(options),
       cores_(static_cast<std::size_t>(wafer.pe_count())),
-      scratch_(params_.banks) {}
+      scratch_(params_.banks) {
+  params_.timing_only = options.timing_only;
+}
 
 CoreArray::~CoreArray() = default;
 
@@ -201,6 +203,13 @@ std::uint64_t CoreArray::finish_cycle() const {
   std::uint64_t f = 0;
   for (std::uint32_t idx : loaded_) f = std::max(f, cores_[idx]->counters().finish_cycle);
   return f;
+}
+
+std::uint64_t CoreArray::sram_allocated_bytes() const {
+  std::uint64_t s = 0;
+  for (const auto& c : cores_)
+    if (c) s += c->sram().allocated_bytes();
+  return s;
 }
 
 std::uint64_t CoreArray::total(std::uint64_t CoreCounters::*field) const {

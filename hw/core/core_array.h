@@ -27,6 +27,8 @@ struct CoreArrayOptions {
   // the array is ticked (the engine's --no-idle-skip ticks it every cycle until nothing can
   // happen), which proves that sleeping changes no result.
   bool sleep = true;
+  // CoreParams::timing_only for every core.
+  bool timing_only = false;
 };
 
 // Contract: an engine component (read/evaluate/write as sim::Clocked) and the listener of
@@ -93,6 +95,8 @@ class CoreArray final : public sim::Clocked, public RampListener {
   void check_finished() const;
   // One past the last cycle in which any core was busy.
   [[nodiscard]] std::uint64_t finish_cycle() const;
+  // SRAM pages allocated over all cores, in bytes (memory use, not a model statistic).
+  [[nodiscard]] std::uint64_t sram_allocated_bytes() const;
   // Sum of a counter over all cores.
   [[nodiscard]] std::uint64_t total(std::uint64_t CoreCounters::*field) const;
   [[nodiscard]] std::uint64_t total_stall(Stall s) const;

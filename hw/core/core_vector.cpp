@@ -229,6 +229,10 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
 void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t payload, Cycle now) {
   const Instruction& ins = *op.ins;
   const DType t = ins.type, t2 = ins.type2;
+  if (p_->timing_only) {
+    count_traffic(op, count, now);
+    return;
+  }
   using namespace numerics;
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t idx = op.sparse ? sparse_index : op.next + k;
@@ -304,6 +308,45 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
       sram_.store(static_cast<std::uint32_t>(d.address(idx)), size_of(t), result);
       c_.sram_bytes_written += size_of(t);
     }
+  }
+}
+
+void Core::count_traffic(const VectorOp& op, std::uint32_t count, Cycle now) {
+  const DType t = op.ins->type, t2 = op.ins->type2;
+  // The operands compute() reads, and their types.
+  DType src[3] = {t, t, t};
+  int sources = 1;
+  switch (op.ins->op) {
+    case Op::FAdd:
+    case Op::FSub:
+    case Op::FMul:
+    case Op::FMax:
+    case Op::FMin:
+      sources = 2;
+      break;
+    case Op::FCvt:
+      src[0] = t2;
+      break;
+    case Op::FMac:
+      sources = 3;
+      src[1] = src[2] = t2;
+      break;
+    case Op::FDot:
+      sources = 2;
+      src[0] = src[1] = t2;
+      break;
+    default:
+      break;
+  }
+  for (int slot = 1; slot <= sources; ++slot)
+    if (op.is_dsd[slot] && op.d[slot].kind != Descriptor::Kind::FabIn)
+      c_.sram_bytes_read += std::uint64_t{count} * size_of(src[slot - 1]);
+  if (isa::is_reduction(op.ins->op)) return;
+  if (op.d[0].kind == Descriptor::Kind::FabOut) {
+    for (std::uint32_t k = 0; k < count; ++k) ramp_->send(Wavelet{0, Color(op.d[0].color), false}, now);
+    c_.wavelets_out += count;
+  } else {
+    c_.sram_bytes_written += std::uint64_t{count} * size_of(t);
   }
 }
 

@@ -15,32 +15,7 @@ BankModel::BankModel(const SramConfig& c)
     for (std::uint32_t j = 0; j < span; ++j) m |= std::uint64_t{1} << ((w * span + j) % c.banks);
     masks_[w] = m;
   }
-}
-
-void PortCycle::reset() {
-  reads_ = writes_ = 0;
-  read_banks_ = write_banks_ = 0;
-}
-
-PortCycle::Result PortCycle::read(std::uint32_t word) {
-  for (std::uint32_t i = 0; i < reads_ && i < kMaxMerged; ++i)
-    if (read_words_[i] == word) return Result::Merged;
-  if (reads_ >= model_->read_ports()) return Result::NoPort;
-  const std::uint64_t banks = model_->banks_of_word(word);
-  if (read_banks_ & banks) return Result::BankBusy;
-  read_banks_ |= banks;
-  if (reads_ < kMaxMerged) read_words_[reads_] = word;
-  ++reads_;
-  return Result::Ok;
-}
-
-PortCycle::Result PortCycle::write(std::uint32_t word) {
-  if (writes_ >= model_->write_ports()) return Result::NoPort;
-  const std::uint64_t banks = model_->banks_of_word(word);
-  if (write_banks_ & banks) return Result::BankBusy;
-  write_banks_ |= banks;
-  ++writes_;
-  return Result::Ok;
+  if (c.banks > 1 && (c.banks & (c.banks - 1)) == 0) bank_index_mask_ = c.banks - 1;
 }
 
 }  // namespace wafersim::hw

@@ -27,13 +27,16 @@ class BankModel {
   }
   [[nodiscard]] std::uint32_t read_ports() const { return read_ports_; }
   [[nodiscard]] std::uint32_t write_ports() const { return write_ports_; }
-  [[nodiscard]] std::uint64_t banks_of_word(std::uint32_t word) const { return masks_[word % masks_.size()]; }
+  [[nodiscard]] std::uint64_t banks_of_word(std::uint32_t word) const {
+    return masks_[bank_index_mask_ ? word & bank_index_mask_ : word % masks_.size()];
+  }
 
  private:
   std::uint32_t word_bytes_;
   int word_shift_ = -1;  // log2(word_bytes_) when a power of two
   std::uint32_t read_ports_, write_ports_;
-  std::vector<std::uint64_t> masks_;  // bank mask by word index modulo the number of banks
+  std::vector<std::uint64_t> masks_;   // bank mask by word index modulo the number of banks
+  std::uint32_t bank_index_mask_ = 0;  // banks - 1 when a power of two above 1 (no division)
 };
 
 // One PE's SRAM port budget in one cycle.
@@ -42,9 +45,30 @@ class PortCycle {
   enum class Result { Ok, Merged, NoPort, BankBusy };  // Merged: the word was read this cycle already
 
   explicit PortCycle(const BankModel& m) : model_(&m) { reset(); }
-  void reset();
-  Result read(std::uint32_t word);
-  Result write(std::uint32_t word);
+  // Inline: called for every port access of every vector step.
+  void reset() {
+    reads_ = writes_ = 0;
+    read_banks_ = write_banks_ = 0;
+  }
+  Result read(std::uint32_t word) {
+    for (std::uint32_t i = 0; i < reads_ && i < kMaxMerged; ++i)
+      if (read_words_[i] == word) return Result::Merged;
+    if (reads_ >= model_->read_ports()) return Result::NoPort;
+    const std::uint64_t banks = model_->banks_of_word(word);
+    if (read_banks_ & banks) return Result::BankBusy;
+    read_banks_ |= banks;
+    if (reads_ < kMaxMerged) read_words_[reads_] = word;
+    ++reads_;
+    return Result::Ok;
+  }
+  Result write(std::uint32_t word) {
+    if (writes_ >= model_->write_ports()) return Result::NoPort;
+    const std::uint64_t banks = model_->banks_of_word(word);
+    if (write_banks_ & banks) return Result::BankBusy;
+    write_banks_ |= banks;
+    ++writes_;
+    return Result::Ok;
+  }
 
  private:
   const BankModel* model_;

@@ -5,8 +5,6 @@
 
 namespace wafersim::hw {
 
-const std::uint8_t* Sram::find(std::uint32_t page) const { return pages_ ? pages_[page].get() : nullptr; }
-
 std::uint8_t* Sram::make(std::uint32_t page) {
   if (!pages_) pages_ = std::make_unique<std::unique_ptr<std::uint8_t[]>[]>((capacity_ + kPageBytes - 1) / kPageBytes);
   auto& p = pages_[page];
@@ -47,31 +45,6 @@ void Sram::write(std::uint32_t addr, const void* in, std::uint32_t bytes) {
     addr += n;
     bytes -= n;
   }
-}
-
-std::uint32_t Sram::load(std::uint32_t addr, unsigned bytes) const {
-  const std::uint8_t* p = find(addr / kPageBytes);
-  if (!p) return 0;
-  p += addr % kPageBytes;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (bytes == 4) {
-    std::uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  return h;
-#else
-  return bytes == 4
-             ? std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24
-             : std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8;
-#endif
-}
-
-void Sram::store(std::uint32_t addr, unsigned bytes, std::uint32_t value) {
-  std::uint8_t* p = make(addr / kPageBytes) + addr % kPageBytes;
-  for (unsigned i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(value >> (8 * i));
 }
 
 std::uint8_t* Sram::page(std::uint32_t addr, std::uint32_t* page_base) {

@@ -25,15 +25,32 @@ class Sram {
 
   void read(std::uint32_t addr, void* out, std::uint32_t bytes) const;
   void write(std::uint32_t addr, const void* in, std::uint32_t bytes);
-  // Little-endian loads and stores of aligned 16- and 32-bit words.
-  [[nodiscard]] std::uint32_t load(std::uint32_t addr, unsigned bytes) const;
-  void store(std::uint32_t addr, unsigned bytes, std::uint32_t value);
+  // Little-endian loads and stores of aligned 16- and 32-bit words (inline: every vector
+  // element does one or more).
+  [[nodiscard]] std::uint32_t load(std::uint32_t addr, unsigned bytes) const {
+    const std::uint8_t* p = find(addr / kPageBytes);
+    if (!p) return 0;
+    p += addr % kPageBytes;
+    return bytes == 4
+               ? std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24
+               : std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8;
+  }
+  void store(std::uint32_t addr, unsigned bytes, std::uint32_t value) {
+    std::uint8_t* page = pages_ ? pages_[addr / kPageBytes].get() : nullptr;
+    std::uint8_t* p = (page ? page : make(addr / kPageBytes)) + addr % kPageBytes;
+    p[0] = static_cast<std::uint8_t>(value);
+    p[1] = static_cast<std::uint8_t>(value >> 8);
+    if (bytes == 4) {
+      p[2] = static_cast<std::uint8_t>(value >> 16);
+      p[3] = static_cast<std::uint8_t>(value >> 24);
+    }
+  }
 
   // The page holding `addr`, allocated if needed (for DMI); `page_base` receives its address.
   std::uint8_t* page(std::uint32_t addr, std::uint32_t* page_base);
 
  private:
-  [[nodiscard]] const std::uint8_t* find(std::uint32_t page) const;
+  [[nodiscard]] const std::uint8_t* find(std::uint32_t page) const { return pages_ ? pages_[page].get() : nullptr; }
   std::uint8_t* make(std::uint32_t page);
 
   std::uint32_t capacity_;

@@ -98,14 +98,18 @@ struct ExecCommand {
   std::string routes;
   std::vector<std::string> dumps;
   TraceArgs trace;
+  bool timing_only = false;
 
   void execute() const {
+    if (timing_only && !dumps.empty())
+      throw sim::InputError("--dump prints SRAM values, which a --timing-only run does not compute");
     auto loaded = platform.load();
     std::vector<Dump> parsed;
     for (const auto& d : dumps) parsed.push_back(parse_dump(d));
     auto placements = hw::isa::assemble_file(program);
     platforms::BuildOptions build = sim.build_options();
     build.routing = fabric::Routing::Static;
+    build.timing_only = timing_only;
     if (!routes.empty()) {
       const auto& w = loaded.spec.wafer;
       build.routes = std::make_shared<fabric::RouteTable>(
@@ -167,11 +171,13 @@ struct ExecCommand {
     nlohmann::ordered_json j;
     j["platform"] = loaded.spec.name;
     j["program"] = program;
+    j["timing_only"] = timing_only;
     j["pes_loaded"] = static_cast<std::uint64_t>(root.find("cluster.wafer0.cores.pes_loaded")->value());
     j["cycles"] = cycles;
     j["instructions"] = cores.total(&hw::CoreCounters::instructions);
     j["flops"] = cores.total(&hw::CoreCounters::flops);
     j["busy_cycles"] = cores.total(&hw::CoreCounters::busy_cycles);
+    j["sram_allocated_bytes"] = cores.sram_allocated_bytes();
     nlohmann::ordered_json stalls;
     for (int s = 0; s < hw::kStallCauses; ++s)
       stalls[std::string(hw::stall_name(static_cast<hw::Stall>(s)))] = cores.total_stall(static_cast<hw::Stall>(s));
@@ -245,6 +251,10 @@ void add_exec_command(CLI::App& app) {
       ->type_name("FILE");
   sub->add_option("--dump", cmd->dumps, "print SRAM contents after the run, e.g. --dump 0,0:0x100:4:f32 (repeatable)")
       ->type_name("X,Y:ADDR:COUNT:TYPE");
+  sub->add_flag("--timing-only", cmd->timing_only,
+                "cycles without data: vector instructions move no values and program data is not stored (SRAM "
+                "pages only for scalar stores); same cycle counts when branches and addresses do not depend on "
+                "those values");
   cmd->sim.add(*sub);
   cmd->trace.add(*sub);
   sub->footer(

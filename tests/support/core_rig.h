@@ -14,9 +14,9 @@
 namespace wafersim::test {
 
 struct CoreRig {
-  explicit CoreRig(const std::vector<std::string>& overrides = {}, bool sleep = true)
+  explicit CoreRig(const std::vector<std::string>& overrides = {}, bool sleep = true, bool timing_only = false)
       : spec(platforms::load_platform("tiny", overrides).spec),
-        cores("cores", spec.wafer, hw::CoreArrayOptions{spec.fabric.colors, sleep}),
+        cores("cores", spec.wafer, hw::CoreArrayOptions{spec.fabric.colors, sleep, timing_only}),
         fabric(&cores) {
     cores.connect([this](hw::PeCoord p) { return fabric.port(p); });
     engine.add(&cores);

@@ -19,9 +19,6 @@ namespace {
 using wafersim::test::slurp;
 using wafersim::test::wafersim;
 
-
-
-
 const char* kAxpy = R"(
 ; y = 2 x + y on every PE of a 2 x 2 block
 .pe 0..1, 0..1
@@ -87,6 +84,35 @@ TEST(Exec, ProgramsTalkOverTheMeshWithStaticRoutes) {
                       true);
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.out.find("bad.yaml:2:"), std::string::npos) << bad.out;
+}
+
+TEST(Exec, TimingOnlyGivesTheSameStatisticsWithoutValues) {
+  wafersim::test::TempDir dir;
+  const std::string ex = std::string(WAFERSIM_SOURCE_DIR) + "/examples/programs/";
+  for (const std::string& args :
+       {"--program " + ex + "stream.s --routes " + ex + "stream-routes.yaml", "--program " + ex + "axpy.s"}) {
+    SCOPED_TRACE(args);
+    auto f = wafersim("exec tiny " + args + " --json --out " + (dir.path() / "f").string());
+    auto t = wafersim("exec tiny " + args + " --timing-only --json --out " + (dir.path() / "t").string());
+    ASSERT_EQ(f.code, 0) << f.out;
+    ASSERT_EQ(t.code, 0) << t.out;
+    auto jf = nlohmann::json::parse(f.out), jt = nlohmann::json::parse(t.out);
+    EXPECT_EQ(jt["timing_only"], true);
+    EXPECT_GT(jt["cycles"], 0);
+    for (const char* k : {"cycles", "instructions", "flops", "busy_cycles", "stalls", "pes"})
+      EXPECT_EQ(jt[k], jf[k]) << k;
+    // Every statistic of the run (cores and fabric) is the same, byte for byte.
+    EXPECT_EQ(slurp(dir.path() / "t" / "stats.json"), slurp(dir.path() / "f" / "stats.json"));
+    // Functional runs hold the programs' data; timing-only runs only the pages of scalar
+    // stores (stream.s: 2 pages against 1; axpy.s stores its timings in its data page).
+    EXPECT_LE(jt["sram_allocated_bytes"].get<std::uint64_t>(), jf["sram_allocated_bytes"].get<std::uint64_t>());
+  }
+  // Values are not computed, so there is nothing to dump.
+  auto r = wafersim(
+      "exec tiny --program " + ex + "axpy.s --timing-only --dump 0,0:0x0:1:f32 --out " + (dir.path() / "d").string(),
+      true);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("--timing-only"), std::string::npos) << r.out;
 }
 
 TEST(Exec, BadAssemblyIsExitCodeTwoWithLineAndColumn) {
