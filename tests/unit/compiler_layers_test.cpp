@@ -130,9 +130,10 @@ void run_softmax(const char* dtype) {
 TEST(CompilerLayers, SoftmaxForwardAndBackwardFp16MatchTheReferenceBitForBit) { run_softmax("fp16"); }
 TEST(CompilerLayers, SoftmaxForwardAndBackwardBf16MatchTheReferenceBitForBit) { run_softmax("bf16"); }
 
-// Causal attention, multi-head (8 heads of 4) and grouped-query (16 query heads of 2 over 8
-// key/value heads), forward and backward, between linear layers; the query projection feeds
-// both attentions, so its gradient accumulates. Every row of `tiny` holds one key/value group.
+// Causal attention, multi-head (8 heads of 4) and grouped-query (16 query heads of 2 or 4 over
+// 8 key/value heads), forward and backward, between linear layers; q feeds mha and gqa, k and
+// v feed mha and gqa2, so their gradients accumulate. Every row of `tiny` holds one key/value
+// group.
 std::string attention_model(const char* dtype, int batch, int sequence) {
   return std::string("name: att\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
          "\nsequence: " + std::to_string(sequence) + R"(
@@ -145,20 +146,24 @@ layers:
   - {name: k2, kind: linear, inputs: [x], features: 16}
   - {name: v2, kind: linear, inputs: [x], features: 16}
   - {name: gqa, kind: attention, inputs: [q, k2, v2], heads: 16, kv_heads: 8}
+  - {name: q2, kind: linear, inputs: [x], features: 64}
+  - {name: gqa2, kind: attention, inputs: [q2, k, v], heads: 16, kv_heads: 8}
   - {name: out, kind: linear, inputs: [mha], features: 8}
   - {name: out2, kind: linear, inputs: [gqa], features: 8}
+  - {name: out3, kind: linear, inputs: [gqa2], features: 8}
 )";
 }
 
-// `cycles`: the exact simulated cycles of mha and gqa forward, then backward (0: not checked).
-void run_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 4> cycles = {}) {
+// `cycles`: the exact simulated cycles of mha, gqa and gqa2 forward, then backward (0: not
+// checked).
+void run_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 6> cycles = {}) {
   test::ModelRun run("tiny", {}, attention_model(dtype, batch, sequence));
   const auto& results = run.run();
   int forward = 0, backward = 0;
   for (const auto& r : results) {
     if (r.kind != LayerKind::Attention) continue;
     const bool fwd = r.phase == Phase::Forward;
-    const std::size_t at = (fwd ? 0 : 2) + (r.layer == "gqa" ? 1 : 0);
+    const std::size_t at = (fwd ? 0 : 3) + (r.layer == "gqa" ? 1 : r.layer == "gqa2" ? 2 : 0);
     if (cycles[at]) {
       EXPECT_EQ(r.cycles(), cycles[at]) << r.name();
     }
@@ -167,15 +172,15 @@ void run_attention(const char* dtype, int batch, int sequence, std::array<std::u
     for (const auto& c : r.checks)
       EXPECT_EQ(c.reference, fwd ? "models/reference attention_forward" : "models/reference attention_backward");
   }
-  EXPECT_EQ(forward, 2);
-  EXPECT_EQ(backward, 2);
+  EXPECT_EQ(forward, 3);
+  EXPECT_EQ(backward, 3);
   expect_all_checked(results);
 }
 
 // Two samples of 8 tokens, 2 tokens per column: a sample spans four columns.
 // The simulation is deterministic: the exact cycles of this configuration.
 TEST(CompilerLayers, AttentionForwardAndBackwardBf16MatchTheReferenceBitForBit) {
-  run_attention("bf16", 2, 8, {1307, 1528, 2465, 3184});
+  run_attention("bf16", 2, 8, {1307, 1528, 2024, 2515, 3184, 4162});
 }
 // Three samples of 5 tokens, 3 per column: columns hold the end of one sample and the start
 // of the next.
