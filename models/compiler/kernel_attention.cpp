@@ -148,7 +148,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
   }
   w.flops = flops;
   finish_layer(ctx, p, sram);
-  p.colors = 2;
+  p.colors = fwd ? 2 : 4;  // row chains east (and west)
   if (!ctx.emit) return p;
 
   const std::uint32_t scale = hw::numerics::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(hd)));
