@@ -32,11 +32,15 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
   cm.model = model;
   cm.options = options;
   const std::uint64_t tokens = model.batch * model.sequence;
-  if (target.fabric.colors < ColorPlan::kFixed + 1)
+  // Attention backward sends records west along the rows: two more colors.
+  bool west = false;
+  for (const auto& l : model.layers) west = west || (options.training && l.kind == LayerKind::Attention);
+  const std::uint32_t fixed = ColorPlan::kFixed + (west ? ColorPlan::kWest : 0);
+  if (target.fabric.colors < fixed + 1)
     throw sim::InputError(fmt::format("the weight-streaming placement needs at least {} colors, the platform has {}",
-                                      ColorPlan::kFixed + 1, target.fabric.colors));
-  cm.layout = StreamingLayout::plan(target, tokens, max_features(model), target.fabric.colors - ColorPlan::kFixed);
-  cm.colors = ColorPlan::make(cm.layout.rows_per_band_used);
+                                      fixed + 1, target.fabric.colors));
+  cm.layout = StreamingLayout::plan(target, tokens, max_features(model), target.fabric.colors - fixed);
+  cm.colors = ColorPlan::make(cm.layout.rows_per_band_used, west);
   cm.layout_reason = fmt::format("sequence x hidden = {} x {}: {}", model.sequence, max_features(model),
                                  cm.layout.describe());
   if (options.emit) cm.routes = build_routes(target, cm.layout, cm.colors);

@@ -84,6 +84,34 @@ struct NormArgs {
 };
 LayerProgram lower_rmsnorm_forward(KernelContext& ctx, const NormArgs& a);
 
+// Softmax over each token's features, forward (x -> out) or backward (y, dy -> dx, added to
+// a gradient already written when `accumulate`): the reductions chained down the column in
+// feature order (bit-exact with models/reference).
+struct SoftmaxArgs {
+  std::string layer;
+  Phase phase = Phase::Forward;
+  std::uint32_t x = 0, out = 0;         // forward
+  std::uint32_t y = 0, dy = 0, dx = 0;  // backward
+  bool accumulate = false;
+};
+LayerProgram lower_softmax(KernelContext& ctx, const SoftmaxArgs& a);
+
+// Causal scaled dot-product attention, multi-head or grouped-query, forward (q, k, v -> out)
+// or backward (q, k, v, dout -> dq, dk, dv): each column gathers the keys and values (and
+// backward the queries and output gradients) of its sample's columns along the row and
+// computes in the reference's order (bit-exact with models/reference).
+struct AttentionArgs {
+  std::string layer;
+  Phase phase = Phase::Forward;
+  std::uint32_t q = 0, k = 0, v = 0, out = 0;
+  std::uint32_t dout = 0;
+  std::uint32_t dq = kScratchTensor, dk = kScratchTensor, dv = kScratchTensor;
+  std::uint32_t heads = 1, kv_heads = 1;
+  std::uint64_t head_dim = 1, sequence = 1;
+  bool accumulate_dq = false, accumulate_dk = false, accumulate_dv = false;
+};
+LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a);
+
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);
 

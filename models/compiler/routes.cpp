@@ -84,6 +84,9 @@ std::shared_ptr<fabric::RouteTable> build_routes(const Target& target, const Str
       const std::uint32_t y = l.rows[s];
       if (x + 1 < C) w.set(x, y, colors.east[x % 2], bit(Port::Ramp), bit(Port::East));
       if (x > 0) w.set(x, y, colors.east[(x + 1) % 2], bit(Port::West), bit(Port::Ramp));
+      if (!colors.with_west) continue;
+      if (x > 0) w.set(x, y, colors.west[x % 2], bit(Port::Ramp), bit(Port::West));
+      if (x + 1 < C) w.set(x, y, colors.west[(x + 1) % 2], bit(Port::East), bit(Port::Ramp));
     }
 
   // Gradients out: the band's anchor PE in the last used column -> east along its row to

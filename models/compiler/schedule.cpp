@@ -319,6 +319,50 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         return lower_rmsnorm_forward(ctx, n);
       }
       break;
+    case LayerKind::Attention: {
+      // PE code for causal attention whose key/value head groups lie whole on rows.
+      const Tensor& k = ctx.tensors.at(static_cast<std::size_t>(st.in[1]));
+      if (!layer.causal || k.map.kind != FeatureMap::Kind::Heads) break;
+      AttentionArgs a;
+      a.layer = st.layer;
+      a.phase = st.phase;
+      a.q = static_cast<std::uint32_t>(st.in[0]);
+      a.k = static_cast<std::uint32_t>(st.in[1]);
+      a.v = static_cast<std::uint32_t>(st.in[2]);
+      a.out = static_cast<std::uint32_t>(st.out);
+      a.heads = layer.heads;
+      a.kv_heads = layer.kv_heads ? layer.kv_heads : layer.heads;
+      a.head_dim = ctx.tensors.at(a.q).features / a.heads;
+      a.sequence = cm.model.sequence;
+      if (st.phase != Phase::Forward) {
+        a.dout = static_cast<std::uint32_t>(st.grad_out);
+        auto grad = [&](std::size_t i) {
+          return st.grad_in[i] >= 0 ? static_cast<std::uint32_t>(st.grad_in[i]) : kScratchTensor;
+        };
+        a.dq = grad(0);
+        a.dk = grad(1);
+        a.dv = grad(2);
+        a.accumulate_dq = st.grad_accumulate[0];
+        a.accumulate_dk = st.grad_accumulate[1];
+        a.accumulate_dv = st.grad_accumulate[2];
+      }
+      return lower_attention(ctx, a);
+    }
+    case LayerKind::Softmax: {
+      SoftmaxArgs a;
+      a.layer = st.layer;
+      a.phase = st.phase;
+      if (st.phase == Phase::Forward) {
+        a.x = static_cast<std::uint32_t>(st.in[0]);
+        a.out = static_cast<std::uint32_t>(st.out);
+      } else {
+        a.y = static_cast<std::uint32_t>(st.out);
+        a.dy = static_cast<std::uint32_t>(st.grad_out);
+        a.dx = static_cast<std::uint32_t>(st.grad_in[0]);
+        a.accumulate = st.grad_accumulate[0];
+      }
+      return lower_softmax(ctx, a);
+    }
     default:
       break;
   }

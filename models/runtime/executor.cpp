@@ -8,7 +8,9 @@
 #include "hw/numerics/softfloat.h"
 #include "models/compiler/elementwise.h"
 #include "models/compiler/kernels.h"
+#include "models/reference/attention.h"
 #include "models/reference/norms.h"
+#include "models/reference/softmax.h"
 #include "models/runtime/pe_order.h"
 #include "sim/errors.h"
 
@@ -274,6 +276,69 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
       Check c = compare(layer->name, dt, gather(p.operands[1]), want, true, 0);
       c.reference = "models/reference rmsnorm_forward";
+      out.push_back(std::move(c));
+      break;
+    }
+    case LayerKind::Attention: {
+      // models/reference in the same order (each query's chains run on one PE).
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(cm_.model.dtype);
+      auto tensor = [&](std::uint32_t id) {
+        ref::Tensor x(f, Shape{cm_.model.batch, cm_.model.sequence, cm_.tensors[id].features});
+        const Bits& bits = before_.at(id);
+        for (std::size_t k = 0; k < bits.size(); ++k) x.set_bits(k, bits[k]);
+        return x;
+      };
+      auto check = [&](std::uint32_t result, const ref::Tensor& y, const char* reference) {
+        Bits want(y.size());
+        for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+        if (p.phase != Phase::Forward && before_.count(result))  // added to a gradient already there
+          for (std::size_t k = 0; k < want.size(); ++k) want[k] = nm::add(dt, before_.at(result)[k], want[k]);
+        Check c = compare(cm_.tensors[result].name, dt, gather(result), want, true, 0);
+        c.reference = reference;
+        out.push_back(std::move(c));
+      };
+      ref::AttentionShape shape;
+      shape.heads = layer->heads;
+      shape.kv_heads = layer->kv_heads ? layer->kv_heads : layer->heads;
+      shape.causal = layer->causal;
+      const auto& ops = p.operands;
+      if (p.phase == Phase::Forward) {
+        check(ops[3], ref::attention_forward(tensor(ops[0]), tensor(ops[1]), tensor(ops[2]), shape),
+              "models/reference attention_forward");
+      } else {
+        const ref::AttentionGrads g =
+            ref::attention_backward(tensor(ops[0]), tensor(ops[1]), tensor(ops[2]), tensor(ops[3]), shape);
+        const ref::Tensor* grads[3] = {&g.dq, &g.dk, &g.dv};
+        for (int g3 = 0; g3 < 3; ++g3)
+          if (ops[4 + g3] != compiler::kScratchTensor)
+            check(ops[4 + g3], *grads[g3], "models/reference attention_backward");
+      }
+      break;
+    }
+    case LayerKind::Softmax: {
+      // models/reference in the same order (the chains down the column are its feature order).
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(cm_.model.dtype);
+      const Shape shape{cm_.model.batch, cm_.model.sequence, layer->output.features};
+      auto tensor = [&](const Bits& bits) {
+        ref::Tensor x(f, shape);
+        for (std::size_t k = 0; k < bits.size(); ++k) x.set_bits(k, bits[k]);
+        return x;
+      };
+      const bool fwd = p.phase == Phase::Forward;
+      const ref::Tensor y =
+          fwd ? ref::softmax_forward(tensor(before_.at(p.operands[0])))
+              : ref::softmax_backward(tensor(before_.at(p.operands[0])), tensor(before_.at(p.operands[1])));
+      Bits want(y.size());
+      for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+      const std::uint32_t result = p.operands.back();
+      // A gradient another consumer already wrote: the step adds its own in the storage format.
+      if (!fwd && before_.count(result))
+        for (std::size_t k = 0; k < want.size(); ++k)
+          want[k] = nm::add(dt, static_cast<std::uint32_t>(before_.at(result)[k]), static_cast<std::uint32_t>(want[k]));
+      Check c = compare(cm_.tensors[result].name, dt, gather(result), want, true, 0);
+      c.reference = fwd ? "models/reference softmax_forward" : "models/reference softmax_backward";
       out.push_back(std::move(c));
       break;
     }

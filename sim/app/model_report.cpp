@@ -117,8 +117,8 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
   o << fmt::format("  placement   weight streaming: one layer at a time on the whole wafer; {}\n",
                    cm.options.training ? "forward, then backward (data and weight gradients)" : "forward only");
   o << fmt::format("  layout      {}\n", cm.layout_reason);
-  o << fmt::format("  colors      {} of {} ({} weight, 4 column chains, 2 row chains, 2 column broadcasts, 1 out)\n",
-                   cm.colors.used(), t.fabric.colors, cm.colors.weight.size());
+  o << fmt::format("  colors      {} of {} ({} weight, 4 column chains, {} row chains, 2 column broadcasts, 1 out)\n",
+                   cm.colors.used(), t.fabric.colors, cm.colors.weight.size(), cm.colors.with_west ? 4 : 2);
   o << fmt::format("  SRAM        {} of {} per PE at the peak (activations stay resident)\n",
                    bytes(cm.sram_peak), bytes(t.sram_bytes()));
   o << fmt::format("  accumulate  {}\n\n", models::compiler::to_string(cm.options.accumulate));

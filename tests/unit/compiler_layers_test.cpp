@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <set>
 
 #include "models/compiler/compiler.h"
@@ -93,6 +94,103 @@ void run_rmsnorm(const char* dtype) {
 // One wafer per process (a fresh SystemC kernel): one test per format.
 TEST(CompilerLayers, RmsNormForwardFp16MatchesTheReferenceBitForBit) { run_rmsnorm("fp16"); }
 TEST(CompilerLayers, RmsNormForwardBf16MatchesTheReferenceBitForBit) { run_rmsnorm("bf16"); }
+
+// Softmax forward and backward between linear layers, with a residual add so that the
+// softmax's input gradient adds to one the add already wrote; 20 features over the 8 rows
+// (uneven slices). Bit-exact with models/reference in fp16 and bf16.
+std::string softmax_model(const char* dtype) {
+  return std::string("name: sm\ndtype: ") + dtype + R"(
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 12}]
+layers:
+  - {name: a, kind: linear, inputs: [x], features: 20}
+  - {name: p, kind: softmax, inputs: [a]}
+  - {name: sum, kind: add, inputs: [p, a]}
+  - {name: out, kind: linear, inputs: [sum], features: 8}
+)";
+}
+
+// `cycles`: the exact simulated cycles of the forward and the backward (0: not checked).
+void run_softmax(const char* dtype, std::array<std::uint64_t, 2> cycles = {}) {
+  test::ModelRun run("tiny", {}, softmax_model(dtype));
+  const auto& results = run.run();
+  int seen = 0;
+  for (const auto& r : results) {
+    if (r.kind != LayerKind::Softmax) continue;
+    ++seen;
+    const std::uint64_t want = cycles[r.phase == Phase::Forward ? 0 : 1];
+    if (want) {
+      EXPECT_EQ(r.cycles(), want) << r.name();
+    }
+    ASSERT_EQ(r.checks.size(), 1u);
+    EXPECT_EQ(r.checks[0].compared, 2u * 8 * 20);
+    EXPECT_EQ(r.checks[0].reference,
+              r.phase == Phase::Forward ? "models/reference softmax_forward" : "models/reference softmax_backward");
+  }
+  EXPECT_EQ(seen, 2);
+  expect_all_checked(results);
+}
+
+// The simulation is deterministic: the exact cycles of this configuration.
+TEST(CompilerLayers, SoftmaxForwardAndBackwardFp16MatchTheReferenceBitForBit) { run_softmax("fp16", {691, 469}); }
+TEST(CompilerLayers, SoftmaxForwardAndBackwardBf16MatchTheReferenceBitForBit) { run_softmax("bf16"); }
+
+// Causal attention, multi-head (8 heads of 4) and grouped-query (16 query heads of 2 or 4 over
+// 8 key/value heads), forward and backward, between linear layers; q feeds mha and gqa, k and
+// v feed mha and gqa2, so their gradients accumulate. Every row of `tiny` holds one key/value
+// group.
+std::string attention_model(const char* dtype, int batch, int sequence) {
+  return std::string("name: att\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
+         "\nsequence: " + std::to_string(sequence) + R"(
+inputs: [{name: x, kind: activations, features: 16}]
+layers:
+  - {name: q, kind: linear, inputs: [x], features: 32}
+  - {name: k, kind: linear, inputs: [x], features: 32}
+  - {name: v, kind: linear, inputs: [x], features: 32}
+  - {name: mha, kind: attention, inputs: [q, k, v], heads: 8}
+  - {name: k2, kind: linear, inputs: [x], features: 16}
+  - {name: v2, kind: linear, inputs: [x], features: 16}
+  - {name: gqa, kind: attention, inputs: [q, k2, v2], heads: 16, kv_heads: 8}
+  - {name: q2, kind: linear, inputs: [x], features: 64}
+  - {name: gqa2, kind: attention, inputs: [q2, k, v], heads: 16, kv_heads: 8}
+  - {name: out, kind: linear, inputs: [mha], features: 8}
+  - {name: out2, kind: linear, inputs: [gqa], features: 8}
+  - {name: out3, kind: linear, inputs: [gqa2], features: 8}
+)";
+}
+
+// `cycles`: the exact simulated cycles of mha, gqa and gqa2 forward, then backward (0: not
+// checked).
+void run_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 6> cycles = {}) {
+  test::ModelRun run("tiny", {}, attention_model(dtype, batch, sequence));
+  const auto& results = run.run();
+  int forward = 0, backward = 0;
+  for (const auto& r : results) {
+    if (r.kind != LayerKind::Attention) continue;
+    const bool fwd = r.phase == Phase::Forward;
+    const std::size_t at = (fwd ? 0 : 3) + (r.layer == "gqa" ? 1 : r.layer == "gqa2" ? 2 : 0);
+    if (cycles[at]) {
+      EXPECT_EQ(r.cycles(), cycles[at]) << r.name();
+    }
+    (fwd ? forward : backward)++;
+    ASSERT_EQ(r.checks.size(), fwd ? 1u : 3u) << r.name();
+    for (const auto& c : r.checks)
+      EXPECT_EQ(c.reference, fwd ? "models/reference attention_forward" : "models/reference attention_backward");
+  }
+  EXPECT_EQ(forward, 3);
+  EXPECT_EQ(backward, 3);
+  expect_all_checked(results);
+}
+
+// Two samples of 8 tokens, 2 tokens per column: a sample spans four columns.
+// The simulation is deterministic: the exact cycles of this configuration.
+TEST(CompilerLayers, AttentionForwardAndBackwardBf16MatchTheReferenceBitForBit) {
+  run_attention("bf16", 2, 8, {1307, 1528, 2024, 2515, 3184, 4162});
+}
+// Three samples of 5 tokens, 3 per column: columns hold the end of one sample and the start
+// of the next.
+TEST(CompilerLayers, AttentionWithSamplesAcrossColumnsFp16MatchesTheReferenceBitForBit) { run_attention("fp16", 3, 5); }
 
 // 256 tokens x 128 features -> 128 on the 8 x 8 wafer, accumulating in fp16: 32 tokens and
 // 16 input features per PE, enough work per streamed weight to be compute bound.

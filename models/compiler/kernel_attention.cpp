@@ -1,0 +1,381 @@
+// Causal attention (multi-head and grouped-query) in the weight-streaming placement:
+// docs/compiler.md, "Attention". Every row holds whole key/value head groups (a Heads feature
+// map), so a query's dot products never leave its PE. Keys and values travel east along the
+// row: each column receives those of its sample's earlier tokens from its west neighbour,
+// appends its own and passes on what the next column needs. Each query is then computed in
+// the reference's order (models/reference attention), so results match it bit for bit.
+// Backward, the query's owner recomputes its probabilities, forms dP, dS and dq, and sends
+// records (q, dout, P and dS rows, in fp32) west along the row, so that each key's owner forms
+// dk and dv as one chain over the group's heads and then the queries, as the reference does.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "hw/numerics/softfloat.h"
+#include "models/compiler/kernels.h"
+#include "models/compiler/program_builder.h"
+#include "sim/errors.h"
+
+namespace wafersim::models::compiler {
+using hw::DType;
+using hw::isa::Cond;
+using hw::isa::Op;
+using V = VOperand;
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// Token geometry of the columns: which earlier tokens of its sample a column needs (its
+// window, from the sample start of its first token to its last token) and which later ones
+// (up to the end of the sample of its last token).
+struct Columns {
+  std::uint64_t S = 0, t = 0;
+  std::uint32_t C = 0;
+  [[nodiscard]] std::uint64_t first(std::uint32_t x) const { return std::uint64_t{x} * t; }
+  [[nodiscard]] std::uint64_t start(std::uint32_t x) const { return first(x) / S * S; }
+  [[nodiscard]] std::uint64_t before(std::uint32_t x) const { return first(x) - start(x); }
+  [[nodiscard]] std::uint64_t window(std::uint32_t x) const { return before(x) + t; }
+  [[nodiscard]] std::uint64_t end(std::uint32_t x) const { return (first(x) + t - 1) / S * S + S; }
+  [[nodiscard]] std::uint64_t after(std::uint32_t x) const { return end(x) - first(x) - t; }
+  [[nodiscard]] std::uint64_t max_window() const {
+    std::uint64_t m = 0;
+    for (std::uint32_t x = 0; x < C; ++x) m = std::max(m, window(x));
+    return m;
+  }
+  [[nodiscard]] std::uint64_t max_records() const {
+    std::uint64_t m = 0;
+    for (std::uint32_t x = 0; x < C; ++x) m = std::max(m, t + after(x));
+    return m;
+  }
+};
+
+// The key/value groups whose features live on slice s.
+std::vector<std::uint32_t> groups_of(const FeatureMap& m, std::uint32_t s) {
+  std::vector<std::uint32_t> g;
+  for (std::uint32_t i = 0; i < m.groups; ++i)
+    if (m.slice_of_group(i) == s) g.push_back(i);
+  return g;
+}
+
+// `count` copies of n elements: dst += dst_step, src += src_step elements after each.
+void copy_loop(ProgramBuilder& b, unsigned dst, std::int64_t dst_step, unsigned src, std::int64_t src_step,
+               std::uint64_t count, DType t) {
+  if (count == 0) return;
+  b.mov(1, static_cast<std::int64_t>(count));
+  const unsigned loop = b.label();
+  b.bind(loop);
+  b.vop(Op::FMov, t, t, V::d(dst), V::d(src));
+  if (dst_step) b.dsd(Op::DsdAdd, dst, dst_step);
+  if (src_step) b.dsd(Op::DsdAdd, src, src_step);
+  b.alu(Op::Sub, 1, 1, 1);
+  b.branch(Cond::Ne, 1, 0, loop);
+}
+
+}  // namespace
+
+LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
+  const StreamingLayout& l = ctx.layout;
+  const std::uint32_t G = l.slices();
+  const DType dt = ctx.dtype;
+  const std::uint32_t esz = hw::size_of(dt);
+  const bool fwd = a.phase == Phase::Forward;
+  const Tensor& q = ctx.tensors.at(a.q);
+  const Tensor& k = ctx.tensors.at(a.k);
+  const Tensor& v = ctx.tensors.at(a.v);
+  const std::uint64_t hd = a.head_dim, group = a.heads / a.kv_heads;
+  const Columns geo{a.sequence, l.tokens_per_pe, l.columns};
+  const std::uint64_t S = geo.S, t = geo.t;
+  const std::uint64_t Wmax = geo.max_window();
+  const auto& lat = ctx.target.wafer.pe.latency;
+  const std::uint64_t exp_c = lat.exp.count(), recip_c = lat.recip.count();
+
+  LayerProgram p;
+  p.layer = a.layer;
+  p.kind = LayerKind::Attention;
+  p.phase = a.phase;
+  p.operands = fwd ? std::vector<std::uint32_t>{a.q, a.k, a.v, a.out}
+                   : std::vector<std::uint32_t>{a.q, a.k, a.v, a.dout, a.dq, a.dk, a.dv};
+
+  std::uint64_t ng_max = 0;
+  for (std::uint32_t s = 0; s < G; ++s) ng_max = std::max<std::uint64_t>(ng_max, groups_of(k.map, s).size());
+  const std::uint64_t ck_max = ng_max * hd, cq_max = ng_max * group * hd, hl_max = ng_max * group;
+  // Backward records of a query token, fp32 words: q, dout, then P and dS rows per local head.
+  const std::uint64_t RS = 2 * cq_max + 2 * hl_max * S;
+  const std::uint64_t R = geo.max_records();
+  const std::uint32_t kw = ctx.scratch("keys", ck_max * Wmax * esz);
+  const std::uint32_t vw = ctx.scratch("values", ck_max * Wmax * esz);
+  const std::uint32_t v32 = ctx.scratch("values32", ck_max * Wmax * 4);
+  const std::uint32_t k32 = fwd ? 0 : ctx.scratch("keys32", ck_max * Wmax * 4);
+  const std::uint32_t sc = ctx.scratch("scores", S * 4);
+  const std::uint32_t dp = fwd ? 0 : ctx.scratch("dp", S * 4);
+  const std::uint32_t rec = fwd ? 0 : ctx.scratch("records", R * RS * 4);
+  const std::uint64_t scratch =
+      ck_max * Wmax * (2 * esz + 4) + S * 4 + (fwd ? 0 : ck_max * Wmax * 4 + S * 4 + R * RS * 4);
+
+  // Work of the busiest PE, counted from the program's vector passes and transfers.
+  const std::uint32_t lanes = ctx.target.lanes(dt), lanes32 = ctx.target.lanes(DType::F32);
+  std::vector<std::uint64_t> sram(G);
+  Work& w = p.work;
+  std::uint64_t flops = 0;
+  for (std::uint32_t s = 0; s < G; ++s) {
+    const std::uint64_t ng = groups_of(k.map, s).size(), ck = ng * hd, cq = ck * group, hl = ng * group;
+    sram[s] = (fwd ? 2 * cq + 2 * ck : 4 * cq + 4 * ck) * t * esz + scratch;
+    for (std::uint32_t x = 0; x < geo.C; ++x) {
+      Work kk;
+      std::uint64_t keys = 0;
+      for (std::uint64_t i = 0; i < t; ++i) keys += (geo.first(x) + i) % S + 1;
+      const std::uint64_t rows = hl * t;  // (head, query) pairs
+      // scores and P V: one dot product of hd per key; exp per key; 1/l per query.
+      kk.datapath_steps = hl * keys * (fwd ? 2 : 4) * ceil_div(hd, lanes) + hl * keys * exp_c + rows * recip_c;
+      kk.issue = hl * keys * 4 + rows * (fwd ? hd : 3 * hd);
+      kk.ramp_in = 2 * ck * geo.before(x);
+      kk.ramp_out = 2 * ck * (x + 1 < geo.C ? geo.before(x + 1) : 0);
+      if (!fwd) {
+        kk.datapath_steps += 2 * ck * t * ceil_div(S, lanes32);
+        kk.ramp_in += geo.after(x) * RS;
+        kk.ramp_out += (x > 0 && geo.before(x) > 0 ? geo.after(x - 1) : 0) * RS;
+      }
+      flops += hl * keys * hd * (fwd ? 4 : 10);
+      w.datapath_steps = std::max(w.datapath_steps, kk.datapath_steps);
+      w.issue = std::max(w.issue, kk.issue);
+      w.ramp_in = std::max(w.ramp_in, kk.ramp_in);
+      w.ramp_out = std::max(w.ramp_out, kk.ramp_out);
+      w.link = std::max(w.link, std::max(kk.ramp_in, kk.ramp_out));
+    }
+  }
+  w.flops = flops;
+  finish_layer(ctx, p, sram);
+  p.colors = fwd ? 2 : 4;  // row chains east (and west)
+  if (!ctx.emit) return p;
+
+  const std::uint32_t scale = hw::numerics::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(hd)));
+  for (std::uint32_t s = 0; s < G; ++s) {
+    const std::vector<std::uint32_t> gs = groups_of(k.map, s);
+    const std::uint64_t ng = gs.size(), ck = ng * hd;
+    for (std::uint32_t x = 0; x < geo.C; ++x) {
+      ProgramBuilder b(fmt::format("{}.{}.r{}.c{}", a.layer, fwd ? "forward" : "backward", s, x));
+      const std::uint8_t main = b.task("main");
+      b.entry(main);
+      const auto Wn = static_cast<std::uint32_t>(Wmax);
+      const std::uint64_t before = geo.before(x);
+      // Keys and values of the sample's earlier tokens from the west, then our own.
+      const unsigned kwin = b.mem("kwin", dt, kw, std::max<std::uint32_t>(1, static_cast<std::uint32_t>(t)));
+      const unsigned kown = b.mem("kown", dt, k.addr, std::max<std::uint32_t>(1, static_cast<std::uint32_t>(t)));
+      if (ck > 0) {
+        if (before > 0) {
+          const unsigned w_in = b.fabin("w_in", dt, ctx.colors.east[(x + 1) % 2], static_cast<std::uint32_t>(before));
+          b.dsd(Op::DsdLen, kwin, static_cast<std::int64_t>(before));
+          for (std::uint32_t buf : {kw, vw}) {
+            b.dsd(Op::DsdBase, kwin, buf);
+            copy_loop(b, kwin, Wn, w_in, 0, ck, dt);
+          }
+        }
+        b.dsd(Op::DsdLen, kwin, static_cast<std::int64_t>(t));
+        for (int kv = 0; kv < 2; ++kv) {
+          b.dsd(Op::DsdBase, kwin, (kv ? vw : kw) + static_cast<std::uint32_t>(before * esz));
+          b.dsd(Op::DsdBase, kown, kv ? v.addr : k.addr);
+          copy_loop(b, kwin, Wn, kown, static_cast<std::int64_t>(t), ck, dt);
+        }
+        if (x + 1 < geo.C && geo.before(x + 1) > 0) {
+          const std::uint64_t n = geo.before(x + 1), off = geo.start(x + 1) - geo.start(x);
+          const unsigned e_out = b.fabout("e_out", dt, ctx.colors.east[x % 2], static_cast<std::uint32_t>(n));
+          b.dsd(Op::DsdLen, kwin, static_cast<std::int64_t>(n));
+          for (std::uint32_t buf : {kw, vw}) {
+            b.dsd(Op::DsdBase, kwin, buf + static_cast<std::uint32_t>(off * esz));
+            copy_loop(b, e_out, 0, kwin, Wn, ck, dt);
+          }
+        }
+        const unsigned vall = b.mem("vall", dt, vw, static_cast<std::uint32_t>(ck * Wmax));
+        const unsigned v32all = b.mem("v32all", DType::F32, v32, static_cast<std::uint32_t>(ck * Wmax));
+        b.vop(Op::FCvt, DType::F32, dt, V::d(v32all), V::d(vall));
+        if (!fwd) {
+          const unsigned kall = b.mem("kall", dt, kw, static_cast<std::uint32_t>(ck * Wmax));
+          const unsigned k32all = b.mem("k32all", DType::F32, k32, static_cast<std::uint32_t>(ck * Wmax));
+          b.vop(Op::FCvt, DType::F32, dt, V::d(k32all), V::d(kall));
+        }
+      }
+      b.movf(10, DType::F32, scale);
+      const auto hdl = static_cast<std::uint32_t>(hd);
+      const unsigned qv = b.mem("qv", dt, q.addr, hdl, static_cast<std::int32_t>(t));
+      const unsigned kv = b.mem("kv", dt, kw, hdl, static_cast<std::int32_t>(Wmax));
+      const unsigned scd = b.mem("sc", DType::F32, sc, 1);
+      const unsigned vv = b.mem("vv", DType::F32, v32, 1);
+      // Backward operands.
+      const Tensor* dout = fwd ? nullptr : &ctx.tensors.at(a.dout);
+      const unsigned gv = b.mem("gv", dt, fwd ? q.addr : dout->addr, hdl, static_cast<std::int32_t>(t));
+      const unsigned dpd = b.mem("dp", DType::F32, fwd ? sc : dp, 1);
+      const unsigned kk32 = b.mem("kk32", DType::F32, fwd ? sc : k32, 1);
+      auto addr_of = [](std::uint32_t base, std::uint64_t elem, std::uint32_t size) {
+        return static_cast<std::int64_t>(base + elem * size);
+      };
+      // Stores r9 (fp32) rounded to the storage format at element `elem` of a tensor, added to
+      // what is there when `accumulate`.
+      auto store = [&](std::uint32_t base, std::uint64_t elem, bool accumulate) {
+        b.fcvt_scalar(dt, DType::F32, 9, 9);
+        const auto at = static_cast<std::uint32_t>(base + elem * esz);
+        if (accumulate) {
+          b.ld(11, at, esz);
+          b.fscalar(Op::FAdd, dt, 9, 11, 9);
+        }
+        b.st(at, 9, esz);
+      };
+      const unsigned recb = b.mem("recb", DType::F32, fwd ? sc : rec, 1);
+      const std::uint64_t p_at = 2 * cq_max, ds_at = 2 * cq_max + hl_max * S;  // within a record
+      // After the probabilities of (head hloc, query il) are in `sc`: dP, dS, dq and the record.
+      auto backward_query = [&](std::uint64_t hloc, std::uint64_t lg, std::uint64_t il, std::uint64_t n,
+                                std::uint64_t j0) {
+        const std::uint64_t qp = hloc * hd;
+        // dP_j = dout . v_j; c = chain of p_j dP_j; dS_j = p_j (dP_j - c) x scale.
+        b.dsd(Op::DsdBase, gv, addr_of(dout->addr, qp * t + il, esz));
+        b.dsd(Op::DsdBase, kv, addr_of(vw, lg * hd * Wmax + j0, esz));
+        b.mov(6, dp);
+        b.mov(1, static_cast<std::int64_t>(n));
+        const unsigned loop = b.label();
+        b.bind(loop);
+        b.mov(5, 0);
+        b.reduce(Op::FDot, DType::F32, dt, 5, V::d(gv), V::d(kv));
+        b.st(0, 5, 4, 6);
+        b.alu(Op::Add, 6, 6, 4);
+        b.dsd(Op::DsdAdd, kv, 1);
+        b.alu(Op::Sub, 1, 1, 1);
+        b.branch(Cond::Ne, 1, 0, loop);
+        b.dsd(Op::DsdBase, dpd, dp);
+        b.dsd(Op::DsdLen, dpd, static_cast<std::int64_t>(n));
+        b.mov(12, 0);
+        b.reduce(Op::FDot, DType::F32, DType::F32, 12, V::d(scd), V::d(dpd));
+        b.vop(Op::FSub, DType::F32, DType::F32, V::d(dpd), V::d(dpd), V::r(12));
+        b.vop(Op::FMul, DType::F32, DType::F32, V::d(dpd), V::d(scd), V::d(dpd));
+        b.vop(Op::FMul, DType::F32, DType::F32, V::d(dpd), V::d(dpd), V::r(10));
+        // dq[d] = R(chain over keys of dS_j k_j[d]).
+        b.dsd(Op::DsdLen, kk32, static_cast<std::int64_t>(n));
+        for (std::uint64_t d = 0; d < hd; ++d) {
+          b.dsd(Op::DsdBase, kk32, addr_of(k32, (lg * hd + d) * Wmax + j0, 4));
+          b.mov(9, 0);
+          b.reduce(Op::FDot, DType::F32, DType::F32, 9, V::d(dpd), V::d(kk32));
+          if (a.dq != kScratchTensor) store(ctx.tensors.at(a.dq).addr, (qp + d) * t + il, a.accumulate_dq);
+        }
+        // The query's record: q and dout widened, its P and dS rows at the keys' positions in
+        // the sample (positions past the query are never read).
+        const std::uint64_t r0 = il * RS;
+        b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(hd));
+        b.dsd(Op::DsdBase, recb, addr_of(rec, r0 + qp, 4));
+        b.dsd(Op::DsdBase, qv, addr_of(q.addr, qp * t + il, esz));
+        b.vop(Op::FCvt, DType::F32, dt, V::d(recb), V::d(qv));
+        b.dsd(Op::DsdBase, recb, addr_of(rec, r0 + cq_max + qp, 4));
+        b.vop(Op::FCvt, DType::F32, dt, V::d(recb), V::d(gv));
+        b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(n));
+        b.dsd(Op::DsdBase, recb, addr_of(rec, r0 + p_at + hloc * S, 4));
+        b.vop(Op::FMov, DType::F32, DType::F32, V::d(recb), V::d(scd));
+        b.dsd(Op::DsdBase, recb, addr_of(rec, r0 + ds_at + hloc * S, 4));
+        b.vop(Op::FMov, DType::F32, DType::F32, V::d(recb), V::d(dpd));
+      };
+      for (std::uint64_t lg = 0; lg < ng; ++lg)
+        for (std::uint64_t hh = 0; hh < group; ++hh) {
+          const std::uint64_t hloc = lg * group + hh;  // the head's index among the slice's heads
+          for (std::uint64_t il = 0; il < t; ++il) {
+            const std::uint64_t T = geo.first(x) + il, n = T % S + 1;
+            const std::uint64_t j0 = T / S * S - geo.start(x);  // first visible key in the window
+            const std::uint64_t qp = hloc * hd;                 // the head's first feature position
+            // s_j = (q . k_j) x scale for the visible keys, in key order.
+            b.dsd(Op::DsdBase, qv, addr_of(q.addr, qp * t + il, esz));
+            b.dsd(Op::DsdBase, kv, addr_of(kw, lg * hd * Wmax + j0, esz));
+            b.mov(6, sc);
+            b.mov(1, static_cast<std::int64_t>(n));
+            const unsigned loop = b.label();
+            b.bind(loop);
+            b.mov(5, 0);
+            b.reduce(Op::FDot, DType::F32, dt, 5, V::d(qv), V::d(kv));
+            b.fscalar(Op::FMul, DType::F32, 5, 5, 10);
+            b.st(0, 5, 4, 6);
+            b.alu(Op::Add, 6, 6, 4);
+            b.dsd(Op::DsdAdd, kv, 1);
+            b.alu(Op::Sub, 1, 1, 1);
+            b.branch(Cond::Ne, 1, 0, loop);
+            // p = exp(s - max) x 1/(sum in key order).
+            b.dsd(Op::DsdBase, scd, sc);
+            b.dsd(Op::DsdLen, scd, static_cast<std::int64_t>(n));
+            b.movf(7, DType::F32, 0xFF800000u);
+            b.reduce(Op::FRMax, DType::F32, DType::F32, 7, V::d(scd));
+            b.vop(Op::FSub, DType::F32, DType::F32, V::d(scd), V::d(scd), V::r(7));
+            b.vop(Op::FExp, DType::F32, DType::F32, V::d(scd), V::d(scd));
+            b.mov(8, 0);
+            b.reduce(Op::FSum, DType::F32, DType::F32, 8, V::d(scd));
+            b.fscalar(Op::FRecip, DType::F32, 8, 8);
+            b.vop(Op::FMul, DType::F32, DType::F32, V::d(scd), V::d(scd), V::r(8));
+            b.dsd(Op::DsdLen, vv, static_cast<std::int64_t>(n));
+            if (fwd) {
+              // out[d] = R(chain over keys of p_j v_j[d]).
+              for (std::uint64_t d = 0; d < hd; ++d) {
+                b.dsd(Op::DsdBase, vv, addr_of(v32, (lg * hd + d) * Wmax + j0, 4));
+                b.mov(9, 0);
+                b.reduce(Op::FDot, DType::F32, DType::F32, 9, V::d(scd), V::d(vv));
+                store(ctx.tensors.at(a.out).addr, (qp + d) * t + il, false);
+              }
+              continue;
+            }
+            backward_query(hloc, lg, il, n, j0);
+          }
+        }
+      if (!fwd) {
+        // Records of the sample's later queries from the east; then those the west neighbour
+        // needs (ours first) go on to it.
+        const std::uint64_t after = geo.after(x);
+        if (after > 0) {
+          const unsigned r_in =
+              b.fabin("r_in", DType::F32, ctx.colors.west[(x + 1) % 2], static_cast<std::uint32_t>(after * RS));
+          b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(after * RS));
+          b.dsd(Op::DsdBase, recb, addr_of(rec, t * RS, 4));
+          b.vop(Op::FMov, DType::F32, DType::F32, V::d(recb), V::d(r_in));
+        }
+        if (x > 0 && before > 0) {
+          const std::uint64_t n = geo.after(x - 1);
+          const unsigned r_out =
+              b.fabout("r_out", DType::F32, ctx.colors.west[x % 2], static_cast<std::uint32_t>(n * RS));
+          b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(n * RS));
+          b.dsd(Op::DsdBase, recb, rec);
+          VectorOptions o;
+          o.async = true;
+          b.vop(Op::FMov, DType::F32, DType::F32, V::d(r_out), V::d(recb), {}, {}, o);
+        }
+        // dk[j, d] = R(chain over the group's heads, then the queries i >= j, of dS_ij q_i[d]);
+        // dv the same with P and dout.
+        const unsigned ra = b.mem("ra", DType::F32, rec, 1, static_cast<std::int32_t>(RS));
+        const unsigned rb = b.mem("rb", DType::F32, rec, 1, static_cast<std::int32_t>(RS));
+        for (std::uint64_t lg = 0; lg < ng; ++lg)
+          for (std::uint64_t jl = 0; jl < t; ++jl) {
+            const std::uint64_t J = geo.first(x) + jl, jpos = J % S, nq = S - jpos;
+            b.dsd(Op::DsdLen, ra, static_cast<std::int64_t>(nq));
+            b.dsd(Op::DsdLen, rb, static_cast<std::int64_t>(nq));
+            for (int which = 0; which < 2; ++which) {
+              const std::uint32_t grad = which == 0 ? a.dk : a.dv;
+              if (grad == kScratchTensor) continue;
+              const bool acc = which == 0 ? a.accumulate_dk : a.accumulate_dv;
+              for (std::uint64_t d = 0; d < hd; ++d) {
+                b.mov(9, 0);
+                for (std::uint64_t hh = 0; hh < group; ++hh) {
+                  const std::uint64_t hloc = lg * group + hh;
+                  const std::uint64_t row = which == 0 ? ds_at : p_at, vec = which == 0 ? 0 : cq_max;
+                  b.dsd(Op::DsdBase, ra, addr_of(rec, jl * RS + row + hloc * S + jpos, 4));
+                  b.dsd(Op::DsdBase, rb, addr_of(rec, jl * RS + vec + hloc * hd + d, 4));
+                  b.reduce(Op::FDot, DType::F32, DType::F32, 9, V::d(ra), V::d(rb));
+                }
+                store(ctx.tensors.at(grad).addr, (lg * hd + d) * t + jl, acc);
+              }
+            }
+          }
+      }
+      b.ret();
+      hw::isa::Placement pl;
+      pl.x0 = pl.x1 = static_cast<std::uint16_t>(x);
+      pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
+      pl.program = b.finish();
+      p.code.push_back(std::move(pl));
+    }
+  }
+  return p;
+}
+
+}  // namespace wafersim::models::compiler
