@@ -71,6 +71,7 @@ struct ElementwiseArgs {
   Phase phase = Phase::Forward;
   EwProgram program;
   std::vector<std::uint32_t> tensors;
+  std::vector<bool> accumulate;  // backward: per output, as the program was made
 };
 LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& a);
 
@@ -83,6 +84,31 @@ struct NormArgs {
   double epsilon = 1e-5;
 };
 LayerProgram lower_rmsnorm_forward(KernelContext& ctx, const NormArgs& a);
+
+// RMSNorm backward: the data gradient (dx, added into a gradient already written when
+// `accumulate`) or the gamma gradient (streamed out east in fp32), both in the reference's
+// order (models/reference rmsnorm_backward).
+struct NormBackwardArgs {
+  std::string layer;
+  Phase phase = Phase::BackwardData;
+  std::uint32_t x = 0, dy = 0, dx = 0;
+  bool accumulate = false;
+  std::uint32_t gamma = 0;
+  int gamma_grad = -1;  // host tensor (the gamma gradient step)
+  double epsilon = 1e-5;
+};
+LayerProgram lower_rmsnorm_backward(KernelContext& ctx, const NormBackwardArgs& a);
+
+// Cross-entropy: forward writes (max, sum of exp(x - max), label logit) per token (`loss`,
+// width 3, on every row; the host takes the log); backward writes the logits' gradient of
+// the mean loss from that output (docs/compiler.md, "Cross-entropy").
+struct CrossEntropyArgs {
+  std::string layer;
+  Phase phase = Phase::Forward;
+  std::uint32_t logits = 0, labels = 0, loss = 0, dlogits = 0;
+  bool accumulate = false;
+};
+LayerProgram lower_cross_entropy(KernelContext& ctx, const CrossEntropyArgs& a);
 
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);

@@ -39,8 +39,8 @@ Saved saved_for_backward(LayerKind k) {
       return {{}, true};
     case LayerKind::Attention:
       return {{0, 1, 2}, false};
-    case LayerKind::CrossEntropy:
-      return {{0, 1}, false};
+    case LayerKind::CrossEntropy:  // its output: (max, sum, label logit) per token
+      return {{0, 1}, true};
   }
   return {};
 }
@@ -105,7 +105,7 @@ Schedule make_schedule(const CompiledModel& cm) {
   for (const auto& layer : m.layers) {
     for (const auto& i : layer.inputs) consumed.insert(i);
     if (layer.kind == LayerKind::CrossEntropy)
-      add_token_tensor(layer.name, 1, hw::DType::F32);
+      add_token_tensor(layer.name, 3, hw::DType::F32);  // per token: max, sum of exp(x - max), label logit
     else
       add_tensor(layer.name, layer.output.features, layer.name);
     switch (layer.kind) {
@@ -301,6 +301,7 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         e.tensors.push_back(static_cast<std::uint32_t>(st.out));
       } else {
         e.program = elementwise_backward(layer.kind, st.grad_accumulate);
+        e.accumulate = st.grad_accumulate;
         e.tensors.push_back(static_cast<std::uint32_t>(st.grad_out));
         if (layer.kind != LayerKind::Add)
           for (int i : st.in) e.tensors.push_back(static_cast<std::uint32_t>(i));
@@ -317,8 +318,34 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         n.gamma = static_cast<std::uint32_t>(host(layer.name + ".weight"));
         n.epsilon = layer.epsilon;
         return lower_rmsnorm_forward(ctx, n);
+      } else {
+        NormBackwardArgs n;
+        n.layer = st.layer;
+        n.phase = st.phase;
+        n.x = static_cast<std::uint32_t>(st.in[0]);
+        n.dy = static_cast<std::uint32_t>(st.grad_out);
+        if (st.phase == Phase::BackwardData) {
+          n.dx = static_cast<std::uint32_t>(st.grad_in[0]);
+          n.accumulate = st.grad_accumulate[0];
+        }
+        n.gamma = static_cast<std::uint32_t>(host(layer.name + ".weight"));
+        if (st.phase == Phase::BackwardWeights) n.gamma_grad = host(layer.name + ".weight.grad");
+        n.epsilon = layer.epsilon;
+        return lower_rmsnorm_backward(ctx, n);
       }
-      break;
+    case LayerKind::CrossEntropy: {
+      CrossEntropyArgs c;
+      c.layer = st.layer;
+      c.phase = st.phase;
+      c.logits = static_cast<std::uint32_t>(st.in[0]);
+      c.labels = static_cast<std::uint32_t>(st.in[1]);
+      c.loss = static_cast<std::uint32_t>(st.out);
+      if (st.phase == Phase::BackwardData) {
+        c.dlogits = static_cast<std::uint32_t>(st.grad_in[0]);
+        c.accumulate = st.grad_accumulate[0];
+      }
+      return lower_cross_entropy(ctx, c);
+    }
     default:
       break;
   }
