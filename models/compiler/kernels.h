@@ -85,19 +85,20 @@ struct NormArgs {
 };
 LayerProgram lower_rmsnorm_forward(KernelContext& ctx, const NormArgs& a);
 
-// RMSNorm backward: the data gradient (dx, added into a gradient already written when
-// `accumulate`) or the gamma gradient (streamed out east in fp32), both in the reference's
-// order (models/reference rmsnorm_backward).
-struct NormBackwardArgs {
+// LayerNorm forward, LayerNorm and RMSNorm backward: the data gradient (dx, added into a
+// gradient already written when `accumulate`) or the parameter gradients (streamed out east
+// in fp32), in the reference's order (models/reference norms).
+struct NormStepArgs {
   std::string layer;
+  bool layernorm = false;
   Phase phase = Phase::BackwardData;
-  std::uint32_t x = 0, dy = 0, dx = 0;
+  std::uint32_t x = 0, out = 0, dy = 0, dx = 0;
   bool accumulate = false;
-  std::uint32_t gamma = 0;
-  int gamma_grad = -1;  // host tensor (the gamma gradient step)
+  std::uint32_t gamma = 0, beta = 0;  // host tensors
+  int gamma_grad = -1, beta_grad = -1;
   double epsilon = 1e-5;
 };
-LayerProgram lower_rmsnorm_backward(KernelContext& ctx, const NormBackwardArgs& a);
+LayerProgram lower_norm(KernelContext& ctx, const NormStepArgs& a);
 
 // Cross-entropy: forward writes (max, sum of exp(x - max), label logit) per token (`loss`,
 // width 3, on every row; the host takes the log); backward writes the logits' gradient of
@@ -109,6 +110,18 @@ struct CrossEntropyArgs {
   bool accumulate = false;
 };
 LayerProgram lower_cross_entropy(KernelContext& ctx, const CrossEntropyArgs& a);
+
+// Embedding lookup without learned positions: forward (`fwd`: ids -> out, the table
+// streamed in) or the table's gradient (ids, dy -> `table` host tensor, streamed out east in
+// fp32), in the reference's order (docs/compiler.md, "Embedding").
+struct EmbeddingArgs {
+  std::string layer;
+  bool fwd = true;
+  std::uint32_t ids = 0, out = 0, dy = 0;
+  std::uint32_t table = 0;  // host tensor: the table (forward) or its gradient
+  std::uint64_t vocabulary = 0;
+};
+LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);

@@ -318,21 +318,47 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         n.gamma = static_cast<std::uint32_t>(host(layer.name + ".weight"));
         n.epsilon = layer.epsilon;
         return lower_rmsnorm_forward(ctx, n);
-      } else {
-        NormBackwardArgs n;
-        n.layer = st.layer;
-        n.phase = st.phase;
-        n.x = static_cast<std::uint32_t>(st.in[0]);
-        n.dy = static_cast<std::uint32_t>(st.grad_out);
-        if (st.phase == Phase::BackwardData) {
-          n.dx = static_cast<std::uint32_t>(st.grad_in[0]);
-          n.accumulate = st.grad_accumulate[0];
-        }
-        n.gamma = static_cast<std::uint32_t>(host(layer.name + ".weight"));
-        if (st.phase == Phase::BackwardWeights) n.gamma_grad = host(layer.name + ".weight.grad");
-        n.epsilon = layer.epsilon;
-        return lower_rmsnorm_backward(ctx, n);
       }
+      [[fallthrough]];
+    case LayerKind::LayerNorm: {
+      const bool ln = layer.kind == LayerKind::LayerNorm;
+      NormStepArgs n;
+      n.layer = st.layer;
+      n.layernorm = ln;
+      n.phase = st.phase;
+      n.x = static_cast<std::uint32_t>(st.in[0]);
+      if (st.phase == Phase::Forward) {
+        n.out = static_cast<std::uint32_t>(st.out);
+      } else {
+        n.dy = static_cast<std::uint32_t>(st.grad_out);
+      }
+      if (st.phase == Phase::BackwardData) {
+        n.dx = static_cast<std::uint32_t>(st.grad_in[0]);
+        n.accumulate = st.grad_accumulate[0];
+      }
+      n.gamma = static_cast<std::uint32_t>(host(layer.name + ".weight"));
+      if (ln) n.beta = static_cast<std::uint32_t>(host(layer.name + ".bias"));
+      if (st.phase == Phase::BackwardWeights) {
+        n.gamma_grad = host(layer.name + ".weight.grad");
+        if (ln) n.beta_grad = host(layer.name + ".bias.grad");
+      }
+      n.epsilon = layer.epsilon;
+      return lower_norm(ctx, n);
+    }
+    case LayerKind::Embedding: {
+      if (layer.learned_positions || st.phase == Phase::BackwardData) break;
+      EmbeddingArgs e;
+      e.layer = st.layer;
+      e.fwd = st.phase == Phase::Forward;
+      e.ids = static_cast<std::uint32_t>(st.in[0]);
+      if (e.fwd)
+        e.out = static_cast<std::uint32_t>(st.out);
+      else
+        e.dy = static_cast<std::uint32_t>(st.grad_out);
+      e.table = static_cast<std::uint32_t>(host(layer.name + (e.fwd ? ".weight" : ".weight.grad")));
+      e.vocabulary = layer.vocabulary;
+      return lower_embedding(ctx, e);
+    }
     case LayerKind::CrossEntropy: {
       CrossEntropyArgs c;
       c.layer = st.layer;

@@ -11,6 +11,7 @@
 #include "models/compiler/elementwise.h"
 #include "models/compiler/kernels.h"
 #include "models/reference/cross_entropy.h"
+#include "models/reference/embedding.h"
 #include "models/reference/norms.h"
 #include "models/runtime/pe_order.h"
 #include "sim/errors.h"
@@ -267,9 +268,46 @@ std::vector<Check> Executor::check_step(std::size_t i) {
     case LayerKind::CrossEntropy:
       out = check_cross_entropy(i, *layer);
       break;
+    case LayerKind::Embedding: {
+      // models/reference: a copy of the token's row; the gradient a scatter-add in row order.
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(cm_.model.dtype);
+      const std::uint64_t V = layer->vocabulary, d = layer->features;
+      const Bits& ib = before_.at(p.operands[0]);
+      ref::TokenIds ids;
+      ids.shape = Shape{cm_.model.batch, cm_.model.sequence, 1};
+      ids.ids.assign(ib.begin(), ib.end());
+      ref::check_ids(ids, V, "embedding token ids");
+      if (p.phase == Phase::Forward) {
+        ref::Tensor table(f, Shape{1, V, d});
+        const Bits& tb = data_.host[cm_.host_tensor(layer->name + ".weight")];
+        for (std::size_t k = 0; k < tb.size(); ++k) table.set_bits(k, tb[k]);
+        const ref::Tensor y = ref::embedding_forward(ids, table, nullptr);
+        Bits want(y.size());
+        for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+        Check c = compare(layer->name, dt, gather(p.operands[1]), want, true, 0);
+        c.reference = "models/reference embedding_forward";
+        out.push_back(std::move(c));
+      } else {
+        ref::Tensor dy(f, Shape{cm_.model.batch, cm_.model.sequence, d});
+        const Bits& db = before_.at(p.operands[1]);
+        for (std::size_t k = 0; k < db.size(); ++k) dy.set_bits(k, db[k]);
+        const ref::EmbeddingGrads g = ref::embedding_backward(ids, dy, V, 0);
+        Bits want(g.table.size());
+        for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(g.table.bits(k));
+        const std::string name = layer->name + ".weight.grad";
+        Check c = compare(name, hw::DType::F32, step_streams_.at(cm_.host_tensor(name)), want, true, 0);
+        c.reference = "models/reference embedding_backward";
+        out.push_back(std::move(c));
+      }
+      break;
+    }
+    case LayerKind::LayerNorm:
+      out = check_norm(i, *layer);
+      break;
     case LayerKind::RmsNorm: {
       if (p.phase != Phase::Forward) {
-        out = check_rmsnorm_backward(i, *layer);
+        out = check_norm(i, *layer);
         break;
       }
       // models/reference in the same order (the chain down the column is its feature order).
@@ -358,11 +396,13 @@ std::vector<Check> Executor::check_cross_entropy(std::size_t i, const LayerSpec&
   return out;
 }
 
-std::vector<Check> Executor::check_rmsnorm_backward(std::size_t i, const LayerSpec& layer) {
-  // models/reference in the same order: the column chains are its feature order, the gamma
-  // gradient's chain runs over the tokens in row order (through a PE, then west to east).
+std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
+  // models/reference in the same order: the column chains are its feature order, the
+  // parameter gradients' chains run over the tokens in row order (through a PE, then west to
+  // east). LayerNorm forward and the backward of both norms.
   namespace ref = models::reference;
   const compiler::LayerProgram& p = cm_.programs.at(i);
+  const bool ln = layer.kind == LayerKind::LayerNorm;
   const hw::DType dt = cm_.dtype();
   const ref::Format f = ref::format_of(cm_.model.dtype);
   const std::uint64_t d = layer.in_features;
@@ -371,34 +411,46 @@ std::vector<Check> Executor::check_rmsnorm_backward(std::size_t i, const LayerSp
     for (std::size_t k = 0; k < b.size(); ++k) x.set_bits(k, b[k]);
     return x;
   };
+  auto bits = [](const ref::Tensor& t) {
+    Bits b(t.size());
+    for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::uint32_t>(t.bits(k));
+    return b;
+  };
   const Shape act{cm_.model.batch, cm_.model.sequence, d};
   const ref::Tensor x = tensor(before_.at(p.operands[0]), act);
-  const ref::Tensor dy = tensor(before_.at(p.operands[1]), act);
   const ref::Tensor g = tensor(data_.host[cm_.host_tensor(layer.name + ".weight")], ref::vector_shape(d));
-  const ref::NormGrads want = ref::rmsnorm_backward(x, g, dy, layer.epsilon);
+  const std::string kind = ln ? "layernorm" : "rmsnorm";
   std::vector<Check> out;
+  auto add = [&](const std::string& what, hw::DType t, const Bits& got, const Bits& want, const std::string& fn) {
+    Check c = compare(what, t, got, want, true, 0);
+    c.reference = "models/reference " + kind + "_" + fn;
+    out.push_back(std::move(c));
+  };
+  if (p.phase == Phase::Forward) {
+    const ref::Tensor beta = tensor(data_.host[cm_.host_tensor(layer.name + ".bias")], ref::vector_shape(d));
+    add(layer.name, dt, gather(p.operands[1]), bits(ref::layernorm_forward(x, g, beta, layer.epsilon)), "forward");
+    return out;
+  }
+  const ref::Tensor dy = tensor(before_.at(p.operands[1]), act);
+  const ref::NormGrads want =
+      ln ? ref::layernorm_backward(x, g, dy, layer.epsilon) : ref::rmsnorm_backward(x, g, dy, layer.epsilon);
   if (p.phase == Phase::BackwardData) {
     const std::uint32_t dx = p.operands[2];
     const bool acc = std::find(p.reads.begin(), p.reads.end(), dx) != p.reads.end();
-    Bits w(want.dx.size());
-    for (std::size_t k = 0; k < w.size(); ++k) {
-      w[k] = static_cast<std::uint32_t>(want.dx.bits(k));
-      if (acc) {  // R(W(earlier) + W(this layer's contribution))
-        const std::uint32_t sum = nm::add(hw::DType::F32, nm::convert(hw::DType::F32, dt, before_.at(dx)[k]),
-                                          nm::convert(hw::DType::F32, dt, w[k]));
-        w[k] = nm::convert(dt, hw::DType::F32, sum);
-      }
-    }
-    Check c = compare(cm_.tensors[dx].name, dt, gather(dx), w, true, 0);
-    c.reference = "models/reference rmsnorm_backward";
-    out.push_back(std::move(c));
+    Bits w = bits(want.dx);
+    if (acc)  // R(W(earlier) + W(this layer's contribution))
+      for (std::size_t k = 0; k < w.size(); ++k)
+        w[k] = nm::convert(dt, hw::DType::F32,
+                           nm::add(hw::DType::F32, nm::convert(hw::DType::F32, dt, before_.at(dx)[k]),
+                                   nm::convert(hw::DType::F32, dt, w[k])));
+    add(cm_.tensors[dx].name, dt, gather(dx), w, "backward");
   } else {
-    const std::string name = layer.name + ".weight.grad";
-    Bits w(want.dgamma.size());
-    for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<std::uint32_t>(want.dgamma.bits(k));
-    Check c = compare(name, hw::DType::F32, step_streams_.at(cm_.host_tensor(name)), w, true, 0);
-    c.reference = "models/reference rmsnorm_backward";
-    out.push_back(std::move(c));
+    const std::string gname = layer.name + ".weight.grad";
+    add(gname, hw::DType::F32, step_streams_.at(cm_.host_tensor(gname)), bits(want.dgamma), "backward");
+    if (ln) {
+      const std::string bname = layer.name + ".bias.grad";
+      add(bname, hw::DType::F32, step_streams_.at(cm_.host_tensor(bname)), bits(want.dbeta), "backward");
+    }
   }
   return out;
 }

@@ -78,7 +78,7 @@ class Executor {
  private:
   Bits gather(std::uint32_t tensor);
   std::vector<Check> check_step(std::size_t step);
-  std::vector<Check> check_rmsnorm_backward(std::size_t step, const LayerSpec& layer);
+  std::vector<Check> check_norm(std::size_t step, const LayerSpec& layer);
   std::vector<Check> check_cross_entropy(std::size_t step, const LayerSpec& layer);
 
   const compiler::CompiledModel& cm_;

@@ -1,13 +1,16 @@
 // Compiled training layers on a simulated `tiny` wafer, checked bit for bit against
-// models/reference: RMSNorm backward (data and gamma gradients), cross-entropy forward and
-// backward, the tiny-mlp preset end to end; and the elementwise regression of one tensor
-// read twice.
+// models/reference: RMSNorm backward (data and gamma gradients), LayerNorm forward and
+// backward, embedding forward and table gradient, cross-entropy forward and backward, the
+// tiny-mlp preset end to end; and the regressions of one tensor read twice by an elementwise
+// layer and of a linear with 256 tokens per PE.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "hw/numerics/softfloat.h"
 #include "models/compiler/compiler.h"
@@ -178,6 +181,122 @@ TEST(CompilerTrainLayers, TinyMlpPresetTrainsOneStepEndToEnd) {
   ASSERT_EQ(fwd.checks.size(), 2u);
   ASSERT_TRUE(fwd.checks[1].value.has_value());
   EXPECT_GT(*fwd.checks[1].value, 0.5);
+}
+
+// Two edge channels: bands of several rows, so the gamma gradient of the rows above and below
+// each band's anchor is relayed to it in the last column before it leaves east.
+TEST(CompilerTrainLayers, RmsNormGammaGradientLeavesThroughTheAnchorsOfMultiRowBands) {
+  test::ModelRun run("tiny", {"fabric.edge_io_channels=2"}, rmsnorm_training("bf16"));
+  ASSERT_EQ(run.compiled.layout.bands.size(), 2u);
+  bool above = false, below = false;  // rows relayed south and north to an anchor
+  for (const auto& b : run.compiled.layout.bands) {
+    above = above || b.anchor > b.slices.front();
+    below = below || b.anchor < b.slices.back();
+  }
+  EXPECT_TRUE(above && below);
+  const auto& results = run.run();
+  const auto& gamma = step(results, "n", Phase::BackwardWeights);
+  ASSERT_EQ(gamma.checks.size(), 1u);
+  EXPECT_EQ(gamma.checks[0].compared, 20u);
+  expect_all_checked(results);
+}
+
+// Regression: a linear forward with 256 tokens per PE and 64 features on tiny stopped with a
+// fabric deadlock report. It was no deadlock: no wavelet moved for over 1000 cycles (tiny's
+// watchdog then) while the PEs holding queued wavelets were busy in long vector instructions;
+// it runs with 2000. tiny's watchdog is now 10000 cycles, the platform default.
+const char* kLongColumns = R"(
+name: long
+dtype: fp16
+batch: 8
+sequence: 256
+inputs: [{name: x, kind: activations, features: 64}]
+layers:
+  - {name: fc, kind: linear, inputs: [x], features: 64}
+)";
+
+TEST(CompilerTrainLayers, LinearWith256TokensPerPeAnd64FeaturesRuns) {
+  models::compiler::CompileOptions o;
+  o.training = false;
+  test::ModelRun run("tiny", {}, kLongColumns, o);
+  ASSERT_EQ(run.compiled.layout.tokens_per_pe, 256u);
+  const auto& results = run.run();
+  ASSERT_EQ(results.size(), 1u);
+  expect_all_checked(results);
+}
+
+// Embedding (vocabulary 24, 20 features: uneven slices) forward and table gradient, with
+// repeated token ids so the scatter-add sums several rows: bit for bit with models/reference.
+std::string embedding_model(const char* dtype) {
+  return std::string("name: emb\ndtype: ") + dtype + R"(
+batch: 2
+sequence: 8
+inputs: [{name: ids, kind: tokens}]
+layers:
+  - {name: embed, kind: embedding, inputs: [ids], vocabulary: 24, features: 20}
+  - {name: fc, kind: linear, inputs: [embed], features: 8}
+)";
+}
+
+void run_embedding(const char* dtype) {
+  test::ModelRun run("tiny", {}, embedding_model(dtype));
+  const auto& results = run.run();
+  const auto& fwd = step(results, "embed", Phase::Forward);
+  ASSERT_EQ(fwd.checks.size(), 1u);
+  EXPECT_EQ(fwd.checks[0].compared, 2u * 8 * 20);
+  EXPECT_EQ(fwd.wavelets_in, 24u * 20);  // the table, once
+  const auto& grad = step(results, "embed", Phase::BackwardWeights);
+  ASSERT_EQ(grad.checks.size(), 1u);
+  EXPECT_EQ(grad.checks[0].what, "embed.weight.grad");
+  EXPECT_EQ(grad.checks[0].compared, 24u * 20);
+  EXPECT_EQ(grad.wavelets_out, 24u * 20);
+  // 16 tokens drawn from 24 ids: some id repeats (else the scatter-add order is not tested).
+  const auto& ids = run.exec->data().preload.front().second;
+  std::set<std::uint32_t> distinct(ids.begin(), ids.end());
+  EXPECT_LT(distinct.size(), ids.size());
+  expect_all_checked(results);
+}
+
+TEST(CompilerTrainLayers, EmbeddingBf16MatchesTheReferenceBitForBit) { run_embedding("bf16"); }
+TEST(CompilerTrainLayers, EmbeddingFp32MatchesTheReferenceBitForBit) { run_embedding("fp32"); }
+
+// LayerNorm (20 features, uneven slices) forward and backward, its data gradient adding into
+// the residual's: bit for bit with models/reference.
+std::string layernorm_training(const char* dtype) {
+  return std::string("name: ln\ndtype: ") + dtype + R"(
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 16}]
+layers:
+  - {name: a, kind: linear, inputs: [x], features: 20}
+  - {name: n, kind: layernorm, inputs: [a], epsilon: 0.001}
+  - {name: r, kind: add, inputs: [n, a]}
+  - {name: fc, kind: linear, inputs: [r], features: 8}
+)";
+}
+
+void run_layernorm(const char* dtype, std::vector<std::string> set = {}) {
+  test::ModelRun run("tiny", std::move(set), layernorm_training(dtype));
+  const auto& results = run.run();
+  const auto& fwd = step(results, "n", Phase::Forward);
+  ASSERT_EQ(fwd.checks.size(), 1u);
+  EXPECT_EQ(fwd.checks[0].reference, "models/reference layernorm_forward");
+  EXPECT_EQ(fwd.checks[0].compared, 2u * 8 * 20);
+  const auto& data = step(results, "n", Phase::BackwardData);
+  ASSERT_EQ(data.checks.size(), 1u);
+  EXPECT_EQ(data.checks[0].what, "d:a");
+  const auto& params = step(results, "n", Phase::BackwardWeights);
+  ASSERT_EQ(params.checks.size(), 2u);
+  EXPECT_EQ(params.checks[0].what, "n.weight.grad");
+  EXPECT_EQ(params.checks[1].what, "n.bias.grad");
+  EXPECT_EQ(params.wavelets_out, 40u);
+  expect_all_checked(results);
+}
+
+TEST(CompilerTrainLayers, LayerNormFp16MatchesTheReferenceBitForBit) { run_layernorm("fp16"); }
+TEST(CompilerTrainLayers, LayerNormBf16MatchesTheReferenceBitForBit) { run_layernorm("bf16"); }
+TEST(CompilerTrainLayers, LayerNormInMultiRowBandsMatchesTheReference) {
+  run_layernorm("fp32", {"fabric.edge_io_channels=2"});
 }
 
 }  // namespace
