@@ -347,6 +347,15 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
     }
     case LayerKind::Embedding: {
       if (layer.learned_positions || st.phase == Phase::BackwardData) break;
+      {  // The kernel keeps the row's slice of the table (fp32 for the gradient) for the layer;
+         // a table too large for that is planned with the host's gather (no code yet).
+        const bool fwd = st.phase == Phase::Forward;
+        const Tensor& y = cm.tensors.at(static_cast<std::size_t>(fwd ? st.out : st.grad_out));
+        const std::uint64_t c = y.map.max_count();
+        const std::uint64_t need =
+            layer.vocabulary * c * (fwd ? hw::size_of(y.dtype) : 4) + (fwd ? 0 : c * cm.layout.tokens_per_pe * 4);
+        if (need + ctx.sram.in_use() > ctx.sram.capacity()) break;
+      }
       EmbeddingArgs e;
       e.layer = st.layer;
       e.fwd = st.phase == Phase::Forward;

@@ -138,7 +138,9 @@ struct RunCommand {
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
       for (const auto& r : exec.results())
         for (const auto& c : r.checks)
-          if (c.value) std::cout << fmt::format("  {:<13} {} (the host takes the log)\n", c.what, *c.value);
+          if (c.value)
+            std::cout << fmt::format("  loss          {} (layer '{}': the wafer's sums, the host's log)\n", *c.value,
+                                     r.layer);
       std::cout << fmt::format("  checks        {}\n",
                                no_check ? std::string("off (--no-check)")
                                : failed ? fmt::format("{} of {} result elements differ", failed, compared)
