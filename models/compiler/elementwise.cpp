@@ -167,15 +167,16 @@ EwProgram elementwise_backward(LayerKind kind, const std::vector<bool>& acc) {
     case LayerKind::Swiglu: {  // y = silu(g) u: du = dy silu(g), dg = dy u silu'(g)
       Ew e({"dy", "gate", "up"}, {"dgate", "dup"});
       const int r = e.buf("r"), s = e.buf("s"), w = e.buf("w");
+      // dgate before dup: when both are one tensor (swiglu [a, a]) the second adds into the first.
       sigmoid(e, r, 1);
       e.op(Op::FMul, s, 1, r);
-      product_out(e, 4, 0, s, accumulate(1));
       e.op(Op::FSub, w, e.k(1.0), r);
       e.op(Op::FMul, w, w, 1);
       e.op(Op::FAdd, w, w, e.k(1.0));
       e.op(Op::FMul, w, w, r);
       e.op(Op::FMul, w, w, 2);
       product_out(e, 3, 0, w, accumulate(0));
+      product_out(e, 4, 0, s, accumulate(1));
       return e.done();
     }
     default:

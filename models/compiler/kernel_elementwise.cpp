@@ -30,6 +30,7 @@ LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& e) {
   p.kind = e.kind;
   p.phase = e.phase;
   p.operands = e.tensors;
+  p.accumulate = e.accumulate;
   const std::uint64_t nmax = map.max_count() * t;
   std::vector<std::uint32_t> addr;  // of every buffer of the program
   for (std::size_t i = 0; i < prog.buffers.size(); ++i) {

@@ -71,6 +71,7 @@ struct ElementwiseArgs {
   Phase phase = Phase::Forward;
   EwProgram program;
   std::vector<std::uint32_t> tensors;
+  std::vector<bool> accumulate;  // backward: per output, as the program was made
 };
 LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& a);
 
@@ -111,6 +112,44 @@ struct AttentionArgs {
   bool accumulate_dq = false, accumulate_dk = false, accumulate_dv = false;
 };
 LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a);
+
+// LayerNorm forward, LayerNorm and RMSNorm backward: the data gradient (dx, added into a
+// gradient already written when `accumulate`) or the parameter gradients (streamed out east
+// in fp32), in the reference's order (models/reference norms).
+struct NormStepArgs {
+  std::string layer;
+  bool layernorm = false;
+  Phase phase = Phase::BackwardData;
+  std::uint32_t x = 0, out = 0, dy = 0, dx = 0;
+  bool accumulate = false;
+  std::uint32_t gamma = 0, beta = 0;  // host tensors
+  int gamma_grad = -1, beta_grad = -1;
+  double epsilon = 1e-5;
+};
+LayerProgram lower_norm(KernelContext& ctx, const NormStepArgs& a);
+
+// Cross-entropy: forward writes (max, sum of exp(x - max), label logit) per token (`loss`,
+// width 3, on every row; the host takes the log); backward writes the logits' gradient of
+// the mean loss from that output (docs/compiler.md, "Cross-entropy").
+struct CrossEntropyArgs {
+  std::string layer;
+  Phase phase = Phase::Forward;
+  std::uint32_t logits = 0, labels = 0, loss = 0, dlogits = 0;
+  bool accumulate = false;
+};
+LayerProgram lower_cross_entropy(KernelContext& ctx, const CrossEntropyArgs& a);
+
+// Embedding lookup without learned positions: forward (`fwd`: ids -> out, the table
+// streamed in) or the table's gradient (ids, dy -> `table` host tensor, streamed out east in
+// fp32), in the reference's order (docs/compiler.md, "Embedding").
+struct EmbeddingArgs {
+  std::string layer;
+  bool fwd = true;
+  std::uint32_t ids = 0, out = 0, dy = 0;
+  std::uint32_t table = 0;  // host tensor: the table (forward) or its gradient
+  std::uint64_t vocabulary = 0;
+};
+LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);

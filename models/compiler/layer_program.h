@@ -82,6 +82,7 @@ struct LayerProgram {
   std::vector<EdgeStream> streams;       // empty when planned without code
   std::vector<std::uint32_t> reads, writes;  // activation tensors (CompiledModel::tensors)
   std::vector<std::uint32_t> operands;       // the kernel's tensors in its own order (kinds that need it)
+  std::vector<bool> accumulate;              // per input gradient: adds into what another consumer wrote
   Work work;
   Bound bound;
   SramUse sram;

@@ -39,8 +39,8 @@ Saved saved_for_backward(LayerKind k) {
       return {{}, true};
     case LayerKind::Attention:
       return {{0, 1, 2}, false};
-    case LayerKind::CrossEntropy:
-      return {{0, 1}, false};
+    case LayerKind::CrossEntropy:  // its output: (max, sum, label logit) per token
+      return {{0, 1}, true};
   }
   return {};
 }
@@ -105,7 +105,7 @@ Schedule make_schedule(const CompiledModel& cm) {
   for (const auto& layer : m.layers) {
     for (const auto& i : layer.inputs) consumed.insert(i);
     if (layer.kind == LayerKind::CrossEntropy)
-      add_token_tensor(layer.name, 1, hw::DType::F32);
+      add_token_tensor(layer.name, 3, hw::DType::F32);  // per token: max, sum of exp(x - max), label logit
     else
       add_tensor(layer.name, layer.output.features, layer.name);
     switch (layer.kind) {
@@ -301,6 +301,7 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         e.tensors.push_back(static_cast<std::uint32_t>(st.out));
       } else {
         e.program = elementwise_backward(layer.kind, st.grad_accumulate);
+        e.accumulate = st.grad_accumulate;
         e.tensors.push_back(static_cast<std::uint32_t>(st.grad_out));
         if (layer.kind != LayerKind::Add)
           for (int i : st.in) e.tensors.push_back(static_cast<std::uint32_t>(i));
@@ -318,7 +319,68 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         n.epsilon = layer.epsilon;
         return lower_rmsnorm_forward(ctx, n);
       }
-      break;
+      [[fallthrough]];
+    case LayerKind::LayerNorm: {
+      const bool ln = layer.kind == LayerKind::LayerNorm;
+      NormStepArgs n;
+      n.layer = st.layer;
+      n.layernorm = ln;
+      n.phase = st.phase;
+      n.x = static_cast<std::uint32_t>(st.in[0]);
+      if (st.phase == Phase::Forward) {
+        n.out = static_cast<std::uint32_t>(st.out);
+      } else {
+        n.dy = static_cast<std::uint32_t>(st.grad_out);
+      }
+      if (st.phase == Phase::BackwardData) {
+        n.dx = static_cast<std::uint32_t>(st.grad_in[0]);
+        n.accumulate = st.grad_accumulate[0];
+      }
+      n.gamma = static_cast<std::uint32_t>(host(layer.name + ".weight"));
+      if (ln) n.beta = static_cast<std::uint32_t>(host(layer.name + ".bias"));
+      if (st.phase == Phase::BackwardWeights) {
+        n.gamma_grad = host(layer.name + ".weight.grad");
+        if (ln) n.beta_grad = host(layer.name + ".bias.grad");
+      }
+      n.epsilon = layer.epsilon;
+      return lower_norm(ctx, n);
+    }
+    case LayerKind::Embedding: {
+      if (layer.learned_positions || st.phase == Phase::BackwardData) break;
+      {  // The kernel keeps the row's slice of the table (fp32 for the gradient) for the layer;
+         // a table too large for that is planned with the host's gather (no code yet).
+        const bool fwd = st.phase == Phase::Forward;
+        const Tensor& y = cm.tensors.at(static_cast<std::size_t>(fwd ? st.out : st.grad_out));
+        const std::uint64_t c = y.map.max_count();
+        const std::uint64_t need =
+            layer.vocabulary * c * (fwd ? hw::size_of(y.dtype) : 4) + (fwd ? 0 : c * cm.layout.tokens_per_pe * 4);
+        if (need + ctx.sram.in_use() > ctx.sram.capacity()) break;
+      }
+      EmbeddingArgs e;
+      e.layer = st.layer;
+      e.fwd = st.phase == Phase::Forward;
+      e.ids = static_cast<std::uint32_t>(st.in[0]);
+      if (e.fwd)
+        e.out = static_cast<std::uint32_t>(st.out);
+      else
+        e.dy = static_cast<std::uint32_t>(st.grad_out);
+      e.table = static_cast<std::uint32_t>(host(layer.name + (e.fwd ? ".weight" : ".weight.grad")));
+      e.vocabulary = layer.vocabulary;
+      return lower_embedding(ctx, e);
+    }
+    case LayerKind::CrossEntropy: {
+      CrossEntropyArgs c;
+      c.layer = st.layer;
+      c.phase = st.phase;
+      c.logits = static_cast<std::uint32_t>(st.in[0]);
+      c.labels = static_cast<std::uint32_t>(st.in[1]);
+      c.loss = static_cast<std::uint32_t>(st.out);
+      if (st.phase == Phase::BackwardData) {
+        c.dlogits = static_cast<std::uint32_t>(st.grad_in[0]);
+        c.accumulate = st.grad_accumulate[0];
+      }
+      return lower_cross_entropy(ctx, c);
+    }
     case LayerKind::Attention: {
       // PE code for causal attention whose key/value head groups lie whole on rows.
       const Tensor& k = ctx.tensors.at(static_cast<std::size_t>(st.in[1]));

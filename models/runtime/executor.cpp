@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
+#include "hw/numerics/elementary.h"
 #include "hw/numerics/softfloat.h"
 #include "models/compiler/elementwise.h"
 #include "models/compiler/kernels.h"
 #include "models/reference/attention.h"
+#include "models/reference/cross_entropy.h"
+#include "models/reference/embedding.h"
 #include "models/reference/norms.h"
 #include "models/reference/softmax.h"
 #include "models/runtime/pe_order.h"
@@ -239,28 +243,75 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       const std::size_t ins = p.phase == Phase::Forward
                                   ? layer->inputs.size()
                                   : 1 + (layer->kind == LayerKind::Add ? 0 : layer->inputs.size());
-      std::vector<bool> acc;
-      for (std::size_t k = ins; k < ops.size(); ++k)
-        acc.push_back(ops[k] != compiler::kScratchTensor &&
-                      std::find(p.reads.begin(), p.reads.end(), ops[k]) != p.reads.end());
-      const compiler::EwProgram prog = p.phase == Phase::Forward ? compiler::elementwise_forward(layer->kind)
-                                                                 : compiler::elementwise_backward(layer->kind, acc);
+      const compiler::EwProgram prog = p.phase == Phase::Forward
+                                           ? compiler::elementwise_forward(layer->kind)
+                                           : compiler::elementwise_backward(layer->kind, p.accumulate);
       std::vector<Bits> bufs(prog.buffers.size());
       for (std::size_t k = 0; k < ops.size(); ++k)
         if (ops[k] != compiler::kScratchTensor && before_.count(ops[k])) bufs[k] = before_.at(ops[k]);
       const std::size_t n = bufs[0].size();
       for (auto& b : bufs)
         if (b.size() != n) b.assign(n, 0);
+      // Operands that are one tensor (swiglu [a, a]: both gradients) are one buffer, as on the PE.
       std::vector<Bits*> ptrs;
-      for (auto& b : bufs) ptrs.push_back(&b);
+      for (std::size_t k = 0; k < bufs.size(); ++k) {
+        std::size_t same = k;
+        if (k < ops.size() && ops[k] != compiler::kScratchTensor)
+          same = static_cast<std::size_t>(std::find(ops.begin(), ops.end(), ops[k]) - ops.begin());
+        ptrs.push_back(&bufs[same]);
+      }
       compiler::run_elementwise(prog, dt, ptrs);
+      std::set<std::uint32_t> compared;
       for (std::size_t k = ins; k < ops.size(); ++k)
-        if (ops[k] != compiler::kScratchTensor)
-          out.push_back(compare(cm_.tensors[ops[k]].name, dt, gather(ops[k]), bufs[k], true, 0));
+        if (ops[k] != compiler::kScratchTensor && compared.insert(ops[k]).second)
+          out.push_back(compare(cm_.tensors[ops[k]].name, dt, gather(ops[k]), *ptrs[k], true, 0));
       break;
     }
+    case LayerKind::CrossEntropy:
+      out = check_cross_entropy(i, *layer);
+      break;
+    case LayerKind::Embedding: {
+      // models/reference: a copy of the token's row; the gradient a scatter-add in row order.
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(cm_.model.dtype);
+      const std::uint64_t V = layer->vocabulary, d = layer->features;
+      const Bits& ib = before_.at(p.operands[0]);
+      ref::TokenIds ids;
+      ids.shape = Shape{cm_.model.batch, cm_.model.sequence, 1};
+      ids.ids.assign(ib.begin(), ib.end());
+      ref::check_ids(ids, V, "embedding token ids");
+      if (p.phase == Phase::Forward) {
+        ref::Tensor table(f, Shape{1, V, d});
+        const Bits& tb = data_.host[cm_.host_tensor(layer->name + ".weight")];
+        for (std::size_t k = 0; k < tb.size(); ++k) table.set_bits(k, tb[k]);
+        const ref::Tensor y = ref::embedding_forward(ids, table, nullptr);
+        Bits want(y.size());
+        for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+        Check c = compare(layer->name, dt, gather(p.operands[1]), want, true, 0);
+        c.reference = "models/reference embedding_forward";
+        out.push_back(std::move(c));
+      } else {
+        ref::Tensor dy(f, Shape{cm_.model.batch, cm_.model.sequence, d});
+        const Bits& db = before_.at(p.operands[1]);
+        for (std::size_t k = 0; k < db.size(); ++k) dy.set_bits(k, db[k]);
+        const ref::EmbeddingGrads g = ref::embedding_backward(ids, dy, V, 0);
+        Bits want(g.table.size());
+        for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(g.table.bits(k));
+        const std::string name = layer->name + ".weight.grad";
+        Check c = compare(name, hw::DType::F32, step_streams_.at(cm_.host_tensor(name)), want, true, 0);
+        c.reference = "models/reference embedding_backward";
+        out.push_back(std::move(c));
+      }
+      break;
+    }
+    case LayerKind::LayerNorm:
+      out = check_norm(i, *layer);
+      break;
     case LayerKind::RmsNorm: {
-      if (p.phase != Phase::Forward) break;
+      if (p.phase != Phase::Forward) {
+        out = check_norm(i, *layer);
+        break;
+      }
       // models/reference in the same order (the chain down the column is its feature order).
       namespace ref = models::reference;
       const ref::Format f = ref::format_of(cm_.model.dtype);
@@ -344,6 +395,127 @@ std::vector<Check> Executor::check_step(std::size_t i) {
     }
     default:
       break;
+  }
+  return out;
+}
+
+std::vector<Check> Executor::check_cross_entropy(std::size_t i, const LayerSpec& layer) {
+  // models/reference: the wafer's per-token (max, sum, label logit) against the reference's
+  // order (max over the row, exp(x - max) summed in feature order), then the loss the host
+  // forms from them with the reference's log against cross_entropy_forward; the gradient
+  // against cross_entropy_backward. All bit for bit.
+  namespace ref = models::reference;
+  const compiler::LayerProgram& p = cm_.programs.at(i);
+  const hw::DType dt = cm_.dtype(), f32 = hw::DType::F32;
+  const ref::Format f = ref::format_of(cm_.model.dtype);
+  const std::uint64_t V = cm_.model.shape_of(layer.inputs[0]).features, R = cm_.layout.tokens;
+  const Bits& xb = before_.at(p.operands[0]);
+  const Bits& lb = before_.at(p.operands[1]);
+  ref::Tensor logits(f, Shape{cm_.model.batch, cm_.model.sequence, V});
+  for (std::size_t k = 0; k < xb.size(); ++k) logits.set_bits(k, xb[k]);
+  ref::TokenIds labels;
+  labels.shape = Shape{cm_.model.batch, cm_.model.sequence, 1};
+  labels.ids.assign(lb.begin(), lb.end());
+  for (std::uint64_t r = 0; r < R; ++r)
+    if (labels.ids[r] >= V)
+      throw sim::InputError(
+          fmt::format("layer '{}': label {} of token {} is outside [0, {})", layer.name, labels.ids[r], r, V));
+  std::vector<Check> out;
+  if (p.phase == Phase::Forward) {
+    auto w = [&](std::uint32_t v) { return dt == f32 ? v : nm::convert(f32, dt, v); };
+    Bits want(R * 3);
+    for (std::uint64_t r = 0; r < R; ++r) {
+      std::uint32_t m = w(xb[r * V]);
+      for (std::uint64_t j = 1; j < V; ++j) m = nm::max(f32, m, w(xb[r * V + j]));
+      std::uint32_t sum = 0;
+      for (std::uint64_t j = 0; j < V; ++j) sum = nm::add(f32, sum, nm::exp(f32, nm::sub(f32, w(xb[r * V + j]), m)));
+      want[3 * r] = m;
+      want[3 * r + 1] = sum;
+      want[3 * r + 2] = w(xb[r * V + labels.ids[r]]);
+    }
+    const Bits got = gather(p.operands[2]);
+    Check c = compare(layer.name + " (max, sum, label logit)", f32, got, want, true, 0);
+    c.reference = "models/reference cross_entropy order";
+    out.push_back(std::move(c));
+    // The loss: the host takes log(sum) (the PE has none), as docs/reference.md describes.
+    const ref::Arith A(ref::Format::FP32);
+    std::uint32_t total = 0;
+    for (std::uint64_t r = 0; r < R; ++r) {
+      const auto lse = static_cast<std::uint32_t>(A.add(got[3 * r], A.log(got[3 * r + 1])));
+      total = static_cast<std::uint32_t>(A.add(total, A.sub(lse, got[3 * r + 2])));
+    }
+    const auto loss = static_cast<std::uint32_t>(A.mul(total, A.of(1.0 / static_cast<double>(R))));
+    const Bits ref_loss{static_cast<std::uint32_t>(ref::cross_entropy_forward(logits, labels).bits(0))};
+    Check l = compare(layer.name + " loss", f32, Bits{loss}, ref_loss, true, 0);
+    l.reference = "models/reference cross_entropy_forward";
+    l.value = nm::to_double(f32, loss);
+    out.push_back(std::move(l));
+  } else {
+    const ref::Tensor want = ref::cross_entropy_backward(logits, labels);
+    Bits wb(want.size());
+    for (std::size_t k = 0; k < wb.size(); ++k) wb[k] = static_cast<std::uint32_t>(want.bits(k));
+    Check c = compare(cm_.tensors[p.operands[3]].name, dt, gather(p.operands[3]), wb, true, 0);
+    c.reference = "models/reference cross_entropy_backward";
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
+  // models/reference in the same order: the column chains are its feature order, the
+  // parameter gradients' chains run over the tokens in row order (through a PE, then west to
+  // east). LayerNorm forward and the backward of both norms.
+  namespace ref = models::reference;
+  const compiler::LayerProgram& p = cm_.programs.at(i);
+  const bool ln = layer.kind == LayerKind::LayerNorm;
+  const hw::DType dt = cm_.dtype();
+  const ref::Format f = ref::format_of(cm_.model.dtype);
+  const std::uint64_t d = layer.in_features;
+  auto tensor = [&](const Bits& b, Shape shape) {
+    ref::Tensor x(f, shape);
+    for (std::size_t k = 0; k < b.size(); ++k) x.set_bits(k, b[k]);
+    return x;
+  };
+  auto bits = [](const ref::Tensor& t) {
+    Bits b(t.size());
+    for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::uint32_t>(t.bits(k));
+    return b;
+  };
+  const Shape act{cm_.model.batch, cm_.model.sequence, d};
+  const ref::Tensor x = tensor(before_.at(p.operands[0]), act);
+  const ref::Tensor g = tensor(data_.host[cm_.host_tensor(layer.name + ".weight")], ref::vector_shape(d));
+  const std::string kind = ln ? "layernorm" : "rmsnorm";
+  std::vector<Check> out;
+  auto add = [&](const std::string& what, hw::DType t, const Bits& got, const Bits& want, const std::string& fn) {
+    Check c = compare(what, t, got, want, true, 0);
+    c.reference = "models/reference " + kind + "_" + fn;
+    out.push_back(std::move(c));
+  };
+  if (p.phase == Phase::Forward) {
+    const ref::Tensor beta = tensor(data_.host[cm_.host_tensor(layer.name + ".bias")], ref::vector_shape(d));
+    add(layer.name, dt, gather(p.operands[1]), bits(ref::layernorm_forward(x, g, beta, layer.epsilon)), "forward");
+    return out;
+  }
+  const ref::Tensor dy = tensor(before_.at(p.operands[1]), act);
+  const ref::NormGrads want =
+      ln ? ref::layernorm_backward(x, g, dy, layer.epsilon) : ref::rmsnorm_backward(x, g, dy, layer.epsilon);
+  if (p.phase == Phase::BackwardData) {
+    const std::uint32_t dx = p.operands[2];
+    const bool acc = std::find(p.reads.begin(), p.reads.end(), dx) != p.reads.end();
+    Bits w = bits(want.dx);
+    if (acc)  // R(W(earlier) + W(this layer's contribution))
+      for (std::size_t k = 0; k < w.size(); ++k)
+        w[k] = nm::convert(dt, hw::DType::F32,
+                           nm::add(hw::DType::F32, nm::convert(hw::DType::F32, dt, before_.at(dx)[k]),
+                                   nm::convert(hw::DType::F32, dt, w[k])));
+    add(cm_.tensors[dx].name, dt, gather(dx), w, "backward");
+  } else {
+    const std::string gname = layer.name + ".weight.grad";
+    add(gname, hw::DType::F32, step_streams_.at(cm_.host_tensor(gname)), bits(want.dgamma), "backward");
+    if (ln) {
+      const std::string bname = layer.name + ".bias.grad";
+      add(bname, hw::DType::F32, step_streams_.at(cm_.host_tensor(bname)), bits(want.dbeta), "backward");
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct Check {
   std::uint64_t compared = 0, mismatches = 0;
   double max_abs_error = 0, tolerance = 0;
   std::string first_mismatch;
+  std::optional<double> value;  // a scalar the check reports (the loss)
   [[nodiscard]] bool passed() const { return mismatches == 0; }
 };
 
@@ -68,12 +70,16 @@ class Executor {
   const StepResult& finish(std::size_t step);
   [[nodiscard]] const std::deque<StepResult>& results() const { return results_; }
   [[nodiscard]] const HostData& data() const { return data_; }
+  // A tensor as it is now in the PEs' SRAM, in token-major order (read untimed).
+  Bits read(std::uint32_t tensor) { return gather(tensor); }
   // Per-step statistics under `g` (one group per step, in order).
   void add_stats(sim::stats::Group& g);
 
  private:
   Bits gather(std::uint32_t tensor);
   std::vector<Check> check_step(std::size_t step);
+  std::vector<Check> check_norm(std::size_t step, const LayerSpec& layer);
+  std::vector<Check> check_cross_entropy(std::size_t step, const LayerSpec& layer);
 
   const compiler::CompiledModel& cm_;
   platforms::Wafer& wafer_;

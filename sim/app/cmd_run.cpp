@@ -171,6 +171,11 @@ struct RunCommand {
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
+      for (const auto& r : exec.results())
+        for (const auto& c : r.checks)
+          if (c.value)
+            std::cout << fmt::format("  loss          {} (layer '{}': the wafer's sums, the host's log)\n", *c.value,
+                                     r.layer);
       std::cout << fmt::format("  checks        {}\n",
                                no_check ? std::string("off (--no-check)")
                                : failed ? fmt::format("{} of {} result elements differ", failed, compared)

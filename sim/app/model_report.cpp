@@ -154,7 +154,7 @@ nlohmann::ordered_json run_json(const CompiledModel& cm, const std::deque<StepRe
     nlohmann::ordered_json stalls;
     for (int k = 0; k < hw::kStallCauses; ++k) stalls[std::string(hw::stall_name(static_cast<hw::Stall>(k)))] = r.stalls[k];
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
-    for (const auto& c : r.checks)
+    for (const auto& c : r.checks) {
       checks.push_back({{"what", c.what},
                         {"reference", c.reference},
                         {"exact", c.exact},
@@ -163,6 +163,8 @@ nlohmann::ordered_json run_json(const CompiledModel& cm, const std::deque<StepRe
                         {"max_abs_error", c.max_abs_error},
                         {"tolerance", c.tolerance},
                         {"passed", c.passed()}});
+      if (c.value) checks.back()["value"] = *c.value;
+    }
     const double cyc = static_cast<double>(r.cycles());
     arr.push_back({{"layer", r.layer},
                    {"kind", models::to_string(r.kind)},
