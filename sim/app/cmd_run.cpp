@@ -2,12 +2,16 @@
 // step of a compiled model (--model).
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <iostream>
 
+#include "memoryx/optimizer.h"
 #include "models/compiler/compiler.h"
 #include "models/runtime/executor.h"
+#include "models/training/training_run.h"
 #include "platforms/cluster.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
@@ -23,8 +27,15 @@ struct RunCommand {
   ModelArgs model;
   std::uint64_t cycles = 10000;
   bool no_check = false;
+  bool train = false;
+  std::uint32_t steps = 1;
+  bool functional = false;
+  std::string timing = "simulated";
+  std::string optimizer = "adam";
+  float learning_rate = 1e-3F;
 
   void execute() const {
+    if (train) return run_training();
     if (!model.model.empty()) return run_model();
     auto loaded = platform.load();
     RunDir dir = RunDir::create(sim.out, "run");
@@ -38,7 +49,8 @@ struct RunCommand {
     RunOutcome outcome = run_simulation(ref, engines, sim::Cycle(cycles), sim.limits(), progress);
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "ok");
 
-    const double rate = outcome.wall_seconds > 0 ? static_cast<double>(outcome.cycles.count()) / outcome.wall_seconds : 0;
+    const double rate =
+        outcome.wall_seconds > 0 ? static_cast<double>(outcome.cycles.count()) / outcome.wall_seconds : 0;
     if (sim.json) {
       nlohmann::ordered_json j;
       j["platform"] = loaded.spec.name;
@@ -55,10 +67,68 @@ struct RunCommand {
                              loaded.spec.cluster.systems, loaded.spec.cluster.systems == 1 ? "" : "s",
                              loaded.spec.wafer.width, loaded.spec.wafer.height, units::format(loaded.spec.wafer.clock));
     std::cout << "  workload      idle platform (no program loaded)\n";
-    std::cout << fmt::format("  cycles        {} ({} simulated)\n", outcome.cycles.count(),
-                             units::pretty(static_cast<double>(outcome.cycles.count()) / loaded.spec.wafer.clock.hz, "s"));
+    std::cout << fmt::format(
+        "  cycles        {} ({} simulated)\n", outcome.cycles.count(),
+        units::pretty(static_cast<double>(outcome.cycles.count()) / loaded.spec.wafer.clock.hz, "s"));
     std::cout << fmt::format("  wall time     {:.3f} s ({})\n", outcome.wall_seconds, units::pretty(rate, "cycles/s"));
-    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", dir.path().string());
+    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n",
+                             dir.path().string());
+  }
+
+  // K weight-streaming training steps of a compiled model on the platform's cluster.
+  void run_training() const {
+    if (model.model.empty()) throw sim::InputError("--train needs a model (--model MODEL)");
+    auto loaded = platform.load();
+    auto m = model.load();
+    models::training::TrainingConfig cfg;
+    cfg.steps = steps;
+    cfg.timing = models::training::parse_timing_source(timing);
+    cfg.functional = functional;
+    cfg.check = !no_check;
+    cfg.seed = sim.seed;
+    cfg.max_cycles = sim.max_cycles;
+    cfg.optimizer.kind = memoryx::parse_optimizer_kind(optimizer);
+    cfg.optimizer.learning_rate = learning_rate;
+    RunDir dir = RunDir::create(sim.out, "train");
+    sim::stats::Group root("");
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = models::training::run_training(loaded.spec, m.spec, cfg, root);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(r.wafer.cycles()), "ok");
+    auto j = models::training::to_json(r);
+    dir.write("training.json", j.dump(2) + "\n");
+    if (sim.json) {
+      j["wall_seconds"] = wall;
+      j["out"] = dir.path().string();
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << fmt::format(
+        "wafersim run: {} on {}, weight-streaming training: {} wafer{} x batch {}, {} step{}, {}\n", r.model,
+        r.platform, r.wafers, r.wafers == 1 ? "" : "s", r.batch_per_wafer, steps, steps == 1 ? "" : "s",
+        memoryx::to_string(r.optimizer.kind));
+    std::cout << fmt::format("  wafer compute {} cycles per step per wafer ({}){}\n", r.wafer.cycles(),
+                             r.wafer.source == models::training::TimingSource::Simulated
+                                 ? "every layer program simulated at cycle level on one wafer"
+                                 : "the compiler's analytic bounds",
+                             r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
+    for (const auto& l : r.layers.layers) {
+      std::string carries;
+      for (const auto& c : l.carries) carries += (carries.empty() ? " (+ " : ", ") + c;
+      if (!carries.empty()) carries += ")";
+      std::cout << fmt::format("  layer         {}{}: {} params, forward {}, backward {}\n", l.name, carries, l.params,
+                               sim::format(l.forward), sim::format(l.backward));
+    }
+    if (!r.layers.loss_layers.empty())
+      std::cout << fmt::format("  loss          {}: {}\n", fmt::join(r.layers.loss_layers, ", "),
+                               sim::format(r.layers.loss));
+    std::cout << "  per step (cluster loop: MemoryX -> SwarmX -> wafers -> SwarmX -> MemoryX; exposed = not hidden):\n";
+    std::cout << models::training::format_report(r);
+    std::cout << fmt::format("  total         {} for {} step{}: {:.1f} samples/s\n", sim::format(r.total()), steps,
+                             steps == 1 ? "" : "s", r.samples_per_second());
+    std::cout << fmt::format("  wall time     {:.3f} s\n", wall);
+    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, training.json)\n",
+                             dir.path().string());
   }
 
   // One step of a compiled model on wafer 0 of the platform.
@@ -128,10 +198,10 @@ struct RunCommand {
       j["out"] = dir.path().string();
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << fmt::format("wafersim run: {} on {} ({} x {} PEs at {}), weight streaming, {}\n", cm.model.name,
-                               loaded.spec.name, loaded.spec.wafer.width, loaded.spec.wafer.height,
-                               units::format(loaded.spec.wafer.clock),
-                               cm.options.training ? "one training step (forward and backward)" : "inference (forward)");
+      std::cout << fmt::format(
+          "wafersim run: {} on {} ({} x {} PEs at {}), weight streaming, {}\n", cm.model.name, loaded.spec.name,
+          loaded.spec.wafer.width, loaded.spec.wafer.height, units::format(loaded.spec.wafer.clock),
+          cm.options.training ? "one training step (forward and backward)" : "inference (forward)");
       std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
@@ -144,8 +214,8 @@ struct RunCommand {
                                dir.path().string());
     }
     if (failed)
-      throw sim::SimulationError(
-          fmt::format("{} of {} result elements differ from the host's expectation; first: {}", failed, compared, first));
+      throw sim::SimulationError(fmt::format("{} of {} result elements differ from the host's expectation; first: {}",
+                                             failed, compared, first));
   }
 };
 
@@ -154,8 +224,9 @@ struct RunCommand {
 void add_run_command(CLI::App& app) {
   auto cmd = std::make_shared<RunCommand>();
   CLI::App* sub = app.add_subcommand(
-      "run", "simulate a platform and print a summary (default: the 'tiny' preset); with --model, one training step "
-             "of a compiled model with per-layer cycles, bounds and checked results");
+      "run",
+      "simulate a platform and print a summary (default: the 'tiny' preset); with --model, one training step "
+      "of a compiled model with per-layer cycles, bounds and checked results");
   cmd->platform.add(*sub, "tiny");
   cmd->sim.add(*sub);
   sub->add_option("--cycles", cmd->cycles, "cycles to simulate when no workload ends the run by itself")
@@ -164,13 +235,29 @@ void add_run_command(CLI::App& app) {
                   "run a model (YAML file or preset: tiny-mlp, tiny-transformer, ...) compiled for this platform")
       ->type_name("MODEL");
   cmd->model.add(*sub);
+  sub->add_flag("--train", cmd->train,
+                "weight-streaming training of --model on the platform's cluster (MemoryX, SwarmX, every system in "
+                "data parallel); per-step breakdown");
+  sub->add_option("--steps", cmd->steps, "training steps (with --train)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  sub->add_flag("--functional", cmd->functional,
+                "with --train: carry values: a synthetic task, each wafer's gradients, SwarmX sums, MemoryX optimizer "
+                "(the model needs a loss layer)");
+  sub->add_option("--timing", cmd->timing,
+                  "with --train: each layer's compute from 'simulated' (the compiled programs at cycle level on one "
+                  "wafer) or 'bound' (the compiler's analytic bound; for layer kinds without PE code)")
+      ->capture_default_str();
+  sub->add_option("--optimizer", cmd->optimizer, "with --train: sgd, momentum, adam or adamw")->capture_default_str();
+  sub->add_option("--learning-rate", cmd->learning_rate, "with --train")->capture_default_str();
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
-  sub->footer("Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
-              "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"
-              "With --model, inputs are loaded through the wafer's TLM-2.0 host socket, each layer's programs run\n"
-              "in turn while weights stream in through the west edge channels and weight gradients out through the\n"
-              "east ones, and every result is compared with the host's computation (exit code 3 if one differs).");
+  sub->footer(
+      "Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
+      "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"
+      "With --model, inputs are loaded through the wafer's TLM-2.0 host socket, each layer's programs run\n"
+      "in turn while weights stream in through the west edge channels and weight gradients out through the\n"
+      "east ones, and every result is compared with the host's computation (exit code 3 if one differs).");
   sub->callback([cmd] { cmd->execute(); });
 }
 
