@@ -35,8 +35,9 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
   if (config.timing == TimingSource::Simulated) {
     r.wafer = simulate_programs(spec, cm, config.seed, config.check, config.max_cycles);
     if (r.wafer.mismatches)
-      throw sim::SimulationError(fmt::format("the wafer run of '{}': {} of {} result elements differ from the host",
-                                             model.name, r.wafer.mismatches, r.wafer.checked));
+      throw sim::SimulationError(
+          fmt::format("the wafer run of '{}': {} of {} result elements differ from the host; first: {}", model.name,
+                      r.wafer.mismatches, r.wafer.checked, r.wafer.first_mismatch));
   } else {
     r.wafer = bound_programs(spec, cm);
   }

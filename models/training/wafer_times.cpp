@@ -45,11 +45,13 @@ nlohmann::json run_on_wafer(const platforms::PlatformSpec& spec, const compiler:
     }
     const auto& r = exec.finish(i);
     std::uint64_t compared = 0, bad = 0;
+    std::string first;
     for (const auto& c : r.checks) {
       compared += c.compared;
       bad += c.mismatches;
+      if (c.mismatches && first.empty()) first = fmt::format("{}: {}: {}", r.name(), c.what, c.first_mismatch);
     }
-    out.push_back({{"cycles", r.cycles()}, {"compared", compared}, {"mismatches", bad}});
+    out.push_back({{"cycles", r.cycles()}, {"compared", compared}, {"mismatches", bad}, {"first", first}});
   }
   return out;
 }
@@ -146,6 +148,7 @@ WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const compiler
     p.cycles = progs[i]["cycles"].get<std::uint64_t>();
     p.mismatches = progs[i]["mismatches"].get<std::uint64_t>();
     t.checked += progs[i]["compared"].get<std::uint64_t>();
+    if (p.mismatches && t.first_mismatch.empty()) t.first_mismatch = progs[i]["first"].get<std::string>();
     t.mismatches += p.mismatches;
     t.programs.push_back(p);
   }

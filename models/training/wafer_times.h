@@ -29,6 +29,7 @@ struct WaferTimes {
   double clock_hz = 0;
   std::vector<ProgramTime> programs;  // in execution order
   std::uint64_t checked = 0, mismatches = 0;
+  std::string first_mismatch;  // "<program>: <what>: <element>" of the first one
   [[nodiscard]] std::uint64_t cycles() const;
 };
 
