@@ -55,9 +55,10 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
     grads = std::make_shared<ReplicaGradients>(ref, r.layers, *task, model.batch * r.wafers, r.wafers);
     ReplicaGradients::attach(grads, ec);
   }
-  platforms::StreamingCluster cluster("cluster", spec, r.layers.memoryx_layers(), r.optimizer,
-                                      platforms::model_endpoints(ec),
-                                      platforms::StreamingOptions{config.functional, config.seed}, stats);
+  r.cluster = std::make_shared<platforms::StreamingCluster>(
+      "cluster", spec, r.layers.memoryx_layers(), r.optimizer, platforms::model_endpoints(ec),
+      platforms::StreamingOptions{config.functional, config.seed}, stats);
+  auto& cluster = *r.cluster;
   if (config.functional) {
     r.initial = ref.initial_parameters(config.seed);
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)

@@ -6,6 +6,7 @@
 // synthetic task reduced in SwarmX and applied by MemoryX's optimizer (docs/training.md).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "models/training/wafer_times.h"
 #include "platforms/platform_spec.h"
 #include "platforms/step_timeline.h"
+#include "platforms/streaming_cluster.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::models::training {
@@ -41,8 +43,10 @@ struct TrainingReport {
   ClusterModel layers;
   memoryx::OptimizerConfig optimizer;
   platforms::StepTimeline timeline;
-  std::vector<double> losses;                       // functional: mean loss of each step
-  reference::TensorMap initial, final_parameters;   // functional: FP32 master weights
+  std::vector<double> losses;                      // functional: mean loss of each step
+  reference::TensorMap initial, final_parameters;  // functional: FP32 master weights
+  // The cluster's modules: `stats` refers to their counters, so they live as long as the report.
+  std::shared_ptr<platforms::StreamingCluster> cluster;
   [[nodiscard]] double samples_per_second() const;  // over all steps
   [[nodiscard]] sim::Picos total() const;
 };
