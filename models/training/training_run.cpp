@@ -28,7 +28,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
   r.wafers = spec.cluster.systems;
   r.batch_per_wafer = model.batch;
   const compiler::Target target{spec.wafer, spec.fabric};
-  compiler::CompileOptions options;
+  compiler::CompileOptions options = config.compile;
   options.training = true;
   options.emit = config.timing == TimingSource::Simulated;
   const compiler::CompiledModel cm = compiler::compile(model, target, options);

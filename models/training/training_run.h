@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memoryx/optimizer.h"
+#include "models/compiler/compiled_model.h"
 #include "models/model_spec.h"
 #include "models/training/cluster_model.h"
 #include "models/training/wafer_times.h"
@@ -30,6 +31,7 @@ struct TrainingConfig {
   bool check = true;        // compare the wafer run's results with the host (simulated timing)
   std::uint64_t seed = 1;   // host data of the wafer run; initial weights and batches of the task
   std::uint64_t max_cycles = 0;
+  compiler::CompileOptions compile;  // placement and accumulation (training and code are set here)
   // The optimizer; its gradient_scale is replaced by 1 / wafers (the mean of the wafers'
   // gradients, each the mean over its samples).
   memoryx::OptimizerConfig optimizer;

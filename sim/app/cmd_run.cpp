@@ -86,6 +86,8 @@ struct RunCommand {
     cfg.max_cycles = sim.max_cycles;
     cfg.optimizer.kind = memoryx::parse_optimizer_kind(optimizer);
     cfg.optimizer.learning_rate = learning_rate;
+    if (model.inference) throw sim::InputError("--train and --inference exclude each other");
+    cfg.compile = model.options(true);
     RunDir dir = RunDir::create(sim.out, "train");
     sim::stats::Group root("");
     const auto t0 = std::chrono::steady_clock::now();
