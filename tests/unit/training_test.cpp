@@ -224,6 +224,10 @@ void expect_reference_training(std::uint32_t wafers, memoryx::OptimizerKind kind
 TEST(Training, OneWaferTrainsLikeTheReference) { expect_reference_training(1, memoryx::OptimizerKind::Adam); }
 TEST(Training, TwoWafersTrainLikeTheReference) { expect_reference_training(2, memoryx::OptimizerKind::AdamW); }
 TEST(Training, FourWafersTrainLikeTheReference) { expect_reference_training(4, memoryx::OptimizerKind::Momentum); }
+// Two switch levels (1:4): ((g0+g1)+g2)+g3 and ((g4+g5)+g6)+g7, then their sum.
+TEST(Training, EightWafersOnTwoLevelsTrainLikeTheReference) {
+  expect_reference_training(8, memoryx::OptimizerKind::Sgd);
+}
 
 TEST(Training, AModelWithoutParametersIsAnInputError) {
   test::TempDir dir;
