@@ -31,7 +31,16 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
   compiler::CompileOptions options = config.compile;
   options.training = true;
   options.emit = config.timing == TimingSource::Simulated;
-  const compiler::CompiledModel cm = compiler::compile(model, target, options);
+  const compiler::CompiledModel cm = [&] {
+    try {
+      return compiler::compile(model, target, options);
+    } catch (const sim::InputError& e) {
+      if (!options.emit) throw;
+      throw sim::InputError(
+          std::string(e.what()) +
+          "; for training, '--timing bound' takes such layers' time from the compiler's analytic bound");
+    }
+  }();
   if (config.timing == TimingSource::Simulated) {
     r.wafer = simulate_programs(spec, cm, config.seed, config.check, config.max_cycles);
     if (r.wafer.mismatches)
