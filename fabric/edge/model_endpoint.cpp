@@ -82,6 +82,7 @@ Picos ModelEndpoint::step(Picos now) {
       } else {
         auto& in = weights_in(busy_plane_);
         const Chunk& c = in.front().chunk;
+        if (config_.functional && config_.weights_seen && c.data) config_.weights_seen(index(), c.info, *c.data);
         if (c.info.pass == Pass::Backward) gradients_[busy_plane_].push_back(Waiting{make_gradient(c), now});
         const bool last = ++index_ == c.info.count;
         if (last) {

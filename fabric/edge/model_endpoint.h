@@ -23,6 +23,9 @@ struct LayerRates {
 // Fills `out` (chunk.bytes / 4 values) with the gradient this endpoint produces for `info`.
 using GradientFn = std::function<void(std::uint32_t endpoint, const sim::stream::ChunkInfo& info,
                                       const std::vector<float>& weights, std::vector<float>& out)>;
+// Sees every weight chunk an endpoint consumes (functional runs), forward and backward, in order.
+using WeightsFn =
+    std::function<void(std::uint32_t endpoint, const sim::stream::ChunkInfo& info, const std::vector<float>& weights)>;
 
 struct ModelEndpointConfig {
   std::uint32_t layers = 1;           // the loss follows the forward stream of layer layers-1
@@ -32,6 +35,7 @@ struct ModelEndpointConfig {
   bool functional = false;
   std::uint64_t seed = 1;  // of the default gradients
   GradientFn gradient;     // default: default_gradient()
+  WeightsFn weights_seen;  // optional
 };
 
 class ModelEndpoint : public EdgeEndpoint {

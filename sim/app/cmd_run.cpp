@@ -2,12 +2,16 @@
 // step of a compiled model (--model).
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <iostream>
 
+#include "memoryx/optimizer.h"
 #include "models/compiler/compiler.h"
 #include "models/runtime/executor.h"
+#include "models/training/training_run.h"
 #include "platforms/cluster.h"
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
@@ -26,8 +30,15 @@ struct RunCommand {
   TraceArgs trace;
   std::uint64_t cycles = 10000;
   bool no_check = false;
+  bool train = false;
+  std::uint32_t steps = 1;
+  bool functional = false;
+  std::string timing = "simulated";
+  std::string optimizer = "adam";
+  float learning_rate = 1e-3F;
 
   void execute() const {
+    if (train) return run_training();
     if (!model.model.empty()) return run_model();
     auto loaded = platform.load();
     const sim::trace::TraceOptions trace_options = trace.options();
@@ -73,6 +84,64 @@ struct RunCommand {
                              units::pretty(static_cast<double>(outcome.cycles.count()) / loaded.spec.wafer.clock.hz, "s"));
     std::cout << fmt::format("  wall time     {:.3f} s ({})\n", outcome.wall_seconds, units::pretty(rate, "cycles/s"));
     std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", dir.path().string());
+  }
+
+  // K weight-streaming training steps of a compiled model on the platform's cluster.
+  void run_training() const {
+    if (model.model.empty()) throw sim::InputError("--train needs a model (--model MODEL)");
+    auto loaded = platform.load();
+    auto m = model.load();
+    models::training::TrainingConfig cfg;
+    cfg.steps = steps;
+    cfg.timing = models::training::parse_timing_source(timing);
+    cfg.functional = functional;
+    cfg.check = !no_check;
+    cfg.seed = sim.seed;
+    cfg.max_cycles = sim.max_cycles;
+    cfg.optimizer.kind = memoryx::parse_optimizer_kind(optimizer);
+    cfg.optimizer.learning_rate = learning_rate;
+    if (model.inference) throw sim::InputError("--train and --inference exclude each other");
+    cfg.compile = model.options(true);
+    RunDir dir = RunDir::create(sim.out, "train");
+    sim::stats::Group root("");
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = models::training::run_training(loaded.spec, m.spec, cfg, root);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(r.wafer.cycles()), "ok");
+    auto j = models::training::to_json(r);
+    dir.write("training.json", j.dump(2) + "\n");
+    if (sim.json) {
+      j["wall_seconds"] = wall;
+      j["out"] = dir.path().string();
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << fmt::format(
+        "wafersim run: {} on {}, weight-streaming training: {} wafer{} x batch {}, {} step{}, {}\n", r.model,
+        r.platform, r.wafers, r.wafers == 1 ? "" : "s", r.batch_per_wafer, steps, steps == 1 ? "" : "s",
+        memoryx::to_string(r.optimizer.kind));
+    std::cout << fmt::format("  wafer compute {} cycles per step per wafer ({}){}\n", r.wafer.cycles(),
+                             r.wafer.source == models::training::TimingSource::Simulated
+                                 ? "every layer program simulated at cycle level on one wafer"
+                                 : "the compiler's analytic bounds",
+                             r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
+    for (const auto& l : r.layers.layers) {
+      std::string carries;
+      for (const auto& c : l.carries) carries += (carries.empty() ? " (+ " : ", ") + c;
+      if (!carries.empty()) carries += ")";
+      std::cout << fmt::format("  layer         {}{}: {} params, forward {}, backward {}\n", l.name, carries, l.params,
+                               sim::format(l.forward), sim::format(l.backward));
+    }
+    if (!r.layers.loss_layers.empty())
+      std::cout << fmt::format("  loss          {}: {}\n", fmt::join(r.layers.loss_layers, ", "),
+                               sim::format(r.layers.loss));
+    std::cout << "  per step (cluster loop: MemoryX -> SwarmX -> wafers -> SwarmX -> MemoryX; exposed = not hidden):\n";
+    std::cout << models::training::format_report(r);
+    std::cout << fmt::format("  total         {} for {} step{}: {:.1f} samples/s\n", sim::format(r.total()), steps,
+                             steps == 1 ? "" : "s", r.samples_per_second());
+    std::cout << fmt::format("  wall time     {:.3f} s\n", wall);
+    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, training.json)\n",
+                             dir.path().string());
   }
 
   // One step of a compiled model on wafer 0 of the platform.
@@ -208,6 +277,21 @@ void add_run_command(CLI::App& app) {
                   "run a model (YAML file or preset: tiny-mlp, tiny-transformer, ...) compiled for this platform")
       ->type_name("MODEL");
   cmd->model.add(*sub);
+  sub->add_flag("--train", cmd->train,
+                "weight-streaming training of --model on the platform's cluster (MemoryX, SwarmX, every system in "
+                "data parallel); per-step breakdown");
+  sub->add_option("--steps", cmd->steps, "training steps (with --train)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u));
+  sub->add_flag("--functional", cmd->functional,
+                "with --train: carry values: a synthetic task, each wafer's gradients, SwarmX sums, MemoryX optimizer "
+                "(the model needs a loss layer)");
+  sub->add_option("--timing", cmd->timing,
+                  "with --train: each layer's compute from 'simulated' (the compiled programs at cycle level on one "
+                  "wafer) or 'bound' (the compiler's analytic bound; for layer kinds without PE code)")
+      ->capture_default_str();
+  sub->add_option("--optimizer", cmd->optimizer, "with --train: sgd, momentum, adam or adamw")->capture_default_str();
+  sub->add_option("--learning-rate", cmd->learning_rate, "with --train")->capture_default_str();
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
   sub->footer("Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"

@@ -1,0 +1,110 @@
+#include "models/training/cluster_model.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "sim/errors.h"
+
+namespace wafersim::models::training {
+
+sim::Picos cycles_to_picos(std::uint64_t cycles, double clock_hz) {
+  return sim::Picos(static_cast<std::uint64_t>(std::llround(static_cast<double>(cycles) * 1e12 / clock_hz)));
+}
+
+ClusterModel cluster_model(const reference::Model& model, const WaferTimes& times) {
+  const ModelSpec& spec = model.spec();
+  std::map<std::string, std::vector<const reference::ParameterInfo*>> params;
+  for (const auto& p : model.parameters()) params[p.layer].push_back(&p);
+  ClusterModel cm;
+  std::map<std::string, int> owner;  // model layer -> cluster layer (-1: the loss)
+  std::vector<std::string> pending;  // parameterless layers before the first layer with parameters
+  for (const auto& l : spec.layers) {
+    auto it = params.find(l.name);
+    if (it == params.end()) {
+      if (cm.layers.empty()) {
+        pending.push_back(l.name);
+      } else {
+        cm.layers.back().carries.push_back(l.name);
+        owner[l.name] = static_cast<int>(cm.layers.size() - 1);
+      }
+      continue;
+    }
+    ClusterLayer c;
+    c.name = l.name;
+    for (const auto* p : it->second) {
+      c.parameters.push_back(ParameterSlot{p->name, p->shape, c.params});
+      c.params += p->shape.elements();
+    }
+    owner[l.name] = static_cast<int>(cm.layers.size());
+    cm.layers.push_back(std::move(c));
+  }
+  if (cm.layers.empty())
+    throw sim::InputError(fmt::format("model '{}' has no layer with parameters: nothing to train", spec.name));
+  for (const auto& n : pending) {
+    cm.layers.front().carries.insert(cm.layers.front().carries.begin(), n);
+    owner[n] = 0;
+  }
+  // Parameterless layers after the last layer with parameters run between the passes.
+  auto& last = cm.layers.back();
+  for (const auto& n : last.carries) {
+    cm.loss_layers.push_back(n);
+    owner[n] = -1;
+  }
+  last.carries.clear();
+  for (const auto& p : times.programs) {
+    auto it = owner.find(p.layer);
+    if (it == owner.end())
+      throw sim::SimulationError(fmt::format("a program of layer '{}' belongs to no model layer", p.layer));
+    const sim::Picos t = cycles_to_picos(p.cycles, times.clock_hz);
+    if (it->second < 0) {
+      cm.loss += t;
+      continue;
+    }
+    auto& c = cm.layers[static_cast<std::size_t>(it->second)];
+    (p.phase == compiler::Phase::Forward ? c.forward : c.backward) += t;
+  }
+  return cm;
+}
+
+std::vector<memoryx::LayerSpec> ClusterModel::memoryx_layers() const {
+  std::vector<memoryx::LayerSpec> out;
+  for (const auto& l : layers) out.push_back(memoryx::LayerSpec{l.name, l.params});
+  return out;
+}
+
+fabric::edge::ModelEndpointConfig ClusterModel::endpoint_config() const {
+  fabric::edge::ModelEndpointConfig ec;
+  ec.layers = static_cast<std::uint32_t>(layers.size());
+  ec.loss_time = units::Duration{loss.seconds()};
+  auto rate = [](std::uint64_t params, sim::Picos t) {
+    // 0 means "instantly" to the endpoint; a layer that takes no time consumes at once.
+    return units::Bandwidth{t.count() ? static_cast<double>(params * 32) / t.seconds() : 0.0};
+  };
+  for (const auto& l : layers) ec.per_layer.push_back({rate(l.params, l.forward), rate(l.params, l.backward)});
+  return ec;
+}
+
+std::vector<float> ClusterModel::flatten(std::uint32_t l, const reference::TensorMap& parameters) const {
+  const ClusterLayer& c = layers.at(l);
+  std::vector<float> flat(c.params);
+  for (const auto& p : c.parameters) {
+    auto it = parameters.find(p.name);
+    if (it == parameters.end()) throw sim::InputError(fmt::format("parameter '{}' is missing", p.name));
+    const auto v = it->second.converted(reference::Format::FP32).to_floats();
+    std::copy(v.begin(), v.end(), flat.begin() + static_cast<std::ptrdiff_t>(p.offset));
+  }
+  return flat;
+}
+
+void ClusterModel::unflatten(std::uint32_t l, const std::vector<float>& flat, reference::TensorMap& out) const {
+  const ClusterLayer& c = layers.at(l);
+  for (const auto& p : c.parameters) {
+    const auto first = flat.begin() + static_cast<std::ptrdiff_t>(p.offset);
+    out[p.name] = reference::Tensor::of_floats(
+        p.shape, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(p.shape.elements())));
+  }
+}
+
+}  // namespace wafersim::models::training

@@ -1,0 +1,53 @@
+#pragma once
+// A compiled model as the cluster sees it: one MemoryX layer per model layer with parameters
+// (its parameter tensors concatenated, FP32), and the compute time each wafer spends per
+// layer and pass, taken from the per-program wafer times (docs/training.md, "Timing").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fabric/edge/model_endpoint.h"
+#include "memoryx/placement.h"
+#include "models/reference/model.h"
+#include "models/training/wafer_times.h"
+#include "sim/picos.h"
+
+namespace wafersim::models::training {
+
+// A parameter tensor inside its cluster layer's flat FP32 vector.
+struct ParameterSlot {
+  std::string name;
+  Shape shape;
+  std::uint64_t offset = 0;  // elements
+};
+
+struct ClusterLayer {
+  std::string name;                       // the model layer owning the parameters
+  std::vector<ParameterSlot> parameters;  // in the model's parameter order
+  std::uint64_t params = 0;               // elements in all
+  std::vector<std::string> carries;       // parameterless layers whose time this layer carries
+  sim::Picos forward{0}, backward{0};     // compute per wafer (backward: data and weight gradients)
+};
+
+struct ClusterModel {
+  std::vector<ClusterLayer> layers;
+  std::vector<std::string> loss_layers;  // parameterless layers after the last layer with parameters
+  sim::Picos loss{0};                    // their forward and backward time (between the passes)
+  [[nodiscard]] std::vector<memoryx::LayerSpec> memoryx_layers() const;
+  // Rates that make each wafer consume a layer's FP32 weight stream in its compute time.
+  [[nodiscard]] fabric::edge::ModelEndpointConfig endpoint_config() const;
+  // The flat FP32 vector of cluster layer `l` from named parameters, and back.
+  [[nodiscard]] std::vector<float> flatten(std::uint32_t l, const reference::TensorMap& parameters) const;
+  void unflatten(std::uint32_t l, const std::vector<float>& flat, reference::TensorMap& out) const;
+};
+
+// Groups the programs' times by layer: a parameterless layer is carried by the nearest
+// layer with parameters before it (or the first one), except those after the last layer
+// with parameters, which form the loss. Throws sim::InputError when no layer has parameters.
+ClusterModel cluster_model(const reference::Model& model, const WaferTimes& times);
+
+// Cycles at `clock_hz` in picoseconds, rounded to nearest.
+sim::Picos cycles_to_picos(std::uint64_t cycles, double clock_hz);
+
+}  // namespace wafersim::models::training

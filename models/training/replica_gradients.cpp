@@ -1,0 +1,80 @@
+#include "models/training/replica_gradients.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/errors.h"
+
+namespace wafersim::models::training {
+
+ReplicaGradients::ReplicaGradients(const reference::Model& model, ClusterModel layers,
+                                   const reference::SyntheticTask& task, std::uint64_t batch, std::uint32_t replicas)
+    : model_(model), layers_(std::move(layers)), task_(task), batch_(batch), replicas_(replicas) {
+  if (replicas_ == 0 || batch_ == 0 || batch_ % replicas_ != 0)
+    throw sim::InputError(
+        fmt::format("a global batch of {} samples does not split evenly over {} wafers", batch_, replicas_));
+  weights_.resize(replicas_);
+  for (auto& w : weights_)
+    for (const auto& l : layers_.layers) w.emplace_back(l.params);
+}
+
+void ReplicaGradients::attach(const std::shared_ptr<ReplicaGradients>& self, fabric::edge::ModelEndpointConfig& ec) {
+  ec.functional = true;
+  ec.weights_seen = [self](std::uint32_t e, const sim::stream::ChunkInfo& info, const std::vector<float>& w) {
+    self->weights_seen(e, info, w);
+  };
+  ec.gradient = [self](std::uint32_t e, const sim::stream::ChunkInfo& info, const std::vector<float>&,
+                       std::vector<float>& out) { self->gradient(e, info, out); };
+}
+
+void ReplicaGradients::weights_seen(std::uint32_t e, const sim::stream::ChunkInfo& info, const std::vector<float>& w) {
+  auto& dst = weights_.at(e).at(info.layer);
+  const std::uint64_t first = info.offset / 4;
+  if (first + w.size() > dst.size())
+    throw sim::SimulationError(fmt::format("wafer {}: {} lies outside layer {}", e, info.describe(), info.layer));
+  std::copy(w.begin(), w.end(), dst.begin() + static_cast<std::ptrdiff_t>(first));
+}
+
+void ReplicaGradients::compute(std::uint32_t e, std::uint32_t step) {
+  reference::TensorMap params;
+  for (std::uint32_t l = 0; l < layers_.layers.size(); ++l) layers_.unflatten(l, weights_[e][l], params);
+  const std::uint64_t per = batch_ / replicas_;
+  const reference::Inputs slice = task_.batch(step, batch_).batch_slice(std::uint64_t{e} * per, per);
+  const reference::Forward f = model_.forward(params, slice);
+  reference::Gradients g = model_.backward(params, slice, f);
+  Computed c;
+  for (std::uint32_t l = 0; l < layers_.layers.size(); ++l) {
+    c.gradients.push_back(layers_.flatten(l, g.parameters));
+    c.total += layers_.layers[l].params;
+  }
+  computed_[{e, step}] = std::move(c);
+  auto& ls = losses_[step];
+  ls.resize(replicas_);
+  ls[e] = f.loss_value();
+}
+
+void ReplicaGradients::gradient(std::uint32_t e, const sim::stream::ChunkInfo& info, std::vector<float>& out) {
+  const std::pair<std::uint32_t, std::uint32_t> key{e, info.step};
+  if (!computed_.count(key)) compute(e, info.step);
+  Computed& c = computed_[key];
+  const auto& g = c.gradients.at(info.layer);
+  const std::uint64_t first = info.offset / 4;
+  if (first + out.size() > g.size())
+    throw sim::SimulationError(fmt::format("wafer {}: {} lies outside layer {}", e, info.describe(), info.layer));
+  std::copy_n(g.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
+  c.served += out.size();
+  if (c.served == c.total) c.gradients.clear();  // every chunk handed out; keep the entry as "done"
+}
+
+std::vector<double> ReplicaGradients::step_losses() const {
+  std::vector<double> out;
+  for (const auto& [step, ls] : losses_) {
+    double sum = 0;
+    for (double l : ls) sum += l;
+    out.push_back(sum / static_cast<double>(ls.size()));
+  }
+  return out;
+}
+
+}  // namespace wafersim::models::training

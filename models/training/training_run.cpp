@@ -1,0 +1,135 @@
+#include "models/training/training_run.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "models/compiler/compiler.h"
+#include "models/reference/task.h"
+#include "models/training/replica_gradients.h"
+#include "platforms/streaming_cluster.h"
+#include "sim/errors.h"
+
+namespace wafersim::models::training {
+
+double TrainingReport::samples_per_second() const {
+  const double s = total().seconds();
+  return s > 0 ? static_cast<double>(batch_per_wafer * wafers * timeline.steps.size()) / s : 0.0;
+}
+
+sim::Picos TrainingReport::total() const { return timeline.steps.empty() ? sim::Picos(0) : timeline.steps.back().end; }
+
+TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec& model, const TrainingConfig& config,
+                            sim::stats::Group& stats) {
+  if (config.steps == 0) throw sim::InputError("training needs at least one step");
+  TrainingReport r;
+  r.model = model.name;
+  r.platform = spec.name;
+  r.wafers = spec.cluster.systems;
+  r.batch_per_wafer = model.batch;
+  const compiler::Target target{spec.wafer, spec.fabric};
+  compiler::CompileOptions options = config.compile;
+  options.training = true;
+  options.emit = config.timing == TimingSource::Simulated;
+  const compiler::CompiledModel cm = [&] {
+    try {
+      return compiler::compile(model, target, options);
+    } catch (const sim::InputError& e) {
+      if (!options.emit) throw;
+      throw sim::InputError(
+          std::string(e.what()) +
+          "; for training, '--timing bound' takes such layers' time from the compiler's analytic bound");
+    }
+  }();
+  if (config.timing == TimingSource::Simulated) {
+    r.wafer = simulate_programs(spec, cm, config.seed, config.check, config.max_cycles);
+    if (r.wafer.mismatches)
+      throw sim::SimulationError(
+          fmt::format("the wafer run of '{}': {} of {} result elements differ from the host; first: {}", model.name,
+                      r.wafer.mismatches, r.wafer.checked, r.wafer.first_mismatch));
+  } else {
+    r.wafer = bound_programs(spec, cm);
+  }
+  const reference::Model ref(model);
+  r.layers = cluster_model(ref, r.wafer);
+  r.optimizer = config.optimizer;
+  r.optimizer.gradient_scale = 1.0F / static_cast<float>(r.wafers);
+  r.optimizer.validate();
+
+  fabric::edge::ModelEndpointConfig ec = r.layers.endpoint_config();
+  std::unique_ptr<reference::SyntheticTask> task;
+  std::shared_ptr<ReplicaGradients> grads;
+  if (config.functional) {
+    task = std::make_unique<reference::SyntheticTask>(model, ref.format(), config.seed);
+    grads = std::make_shared<ReplicaGradients>(ref, r.layers, *task, model.batch * r.wafers, r.wafers);
+    ReplicaGradients::attach(grads, ec);
+  }
+  r.cluster = std::make_shared<platforms::StreamingCluster>(
+      "cluster", spec, r.layers.memoryx_layers(), r.optimizer, platforms::model_endpoints(ec),
+      platforms::StreamingOptions{config.functional, config.seed}, stats);
+  auto& cluster = *r.cluster;
+  if (config.functional) {
+    r.initial = ref.initial_parameters(config.seed);
+    for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
+      cluster.memoryx().set_weights(l, r.layers.flatten(l, r.initial));
+  }
+  r.timeline = platforms::run_training_steps(cluster, config.steps);
+  platforms::add_stats(stats.group("training"), r.timeline);
+  if (config.functional) {
+    r.losses = grads->step_losses();
+    for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
+      r.layers.unflatten(l, cluster.memoryx().weights(l), r.final_parameters);
+  }
+  return r;
+}
+
+nlohmann::ordered_json to_json(const TrainingReport& r) {
+  nlohmann::ordered_json j;
+  j["model"] = r.model;
+  j["platform"] = r.platform;
+  j["wafers"] = r.wafers;
+  j["batch_per_wafer"] = r.batch_per_wafer;
+  j["optimizer"] = memoryx::to_string(r.optimizer.kind);
+  j["wafer_timing"] = to_string(r.wafer.source);
+  j["wafer_cycles"] = r.wafer.cycles();
+  j["wafer_checked"] = r.wafer.checked;
+  auto layers = nlohmann::ordered_json::array();
+  for (const auto& l : r.layers.layers) {
+    nlohmann::ordered_json o;
+    o["layer"] = l.name;
+    o["params"] = l.params;
+    o["carries"] = l.carries;
+    o["forward_ps"] = l.forward.count();
+    o["backward_ps"] = l.backward.count();
+    layers.push_back(o);
+  }
+  j["layers"] = layers;
+  j["loss_layers"] = r.layers.loss_layers;
+  j["loss_ps"] = r.layers.loss.count();
+  j["steps"] = platforms::to_json(r.timeline);
+  if (!r.losses.empty()) j["losses"] = r.losses;
+  j["total_ps"] = r.total().count();
+  j["samples_per_second"] = r.samples_per_second();
+  return j;
+}
+
+std::string format_report(const TrainingReport& r) {
+  auto us = [](sim::Picos t) { return fmt::format("{:.3f}", t.seconds() * 1e6); };
+  std::string out = fmt::format("  {:<5} {:>10}", "step", "time us");
+  for (std::size_t k = 0; k < platforms::kActivities; ++k)
+    out += fmt::format(" {:>10} {:>9}", platforms::to_string(static_cast<platforms::Activity>(k)), "exposed");
+  out += fmt::format(" {:>9}", "idle");
+  if (!r.losses.empty()) out += fmt::format(" {:>9}", "loss");
+  out += "\n";
+  for (const auto& s : r.timeline.steps) {
+    out += fmt::format("  {:<5} {:>10}", s.step, us(s.duration()));
+    for (std::size_t k = 0; k < platforms::kActivities; ++k)
+      out += fmt::format(" {:>10} {:>9}", us(s.busy[k]), us(s.exposed[k]));
+    out += fmt::format(" {:>9}", us(s.idle));
+    if (s.step < r.losses.size()) out += fmt::format(" {:>9.5f}", r.losses[s.step]);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace wafersim::models::training

@@ -1,0 +1,256 @@
+// Weight-streaming training of compiled models on clusters (models/training): layer compute
+// times from the compiled programs on one simulated wafer drive the cluster loop; a step takes
+// exactly the documented time when the wafers are the bound; functional runs on 1, 2 and 4
+// wafers end with the host reference's data-parallel weights bit for bit.
+
+#include <gtest/gtest.h>
+
+#include <systemc>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/compiler/compiler.h"
+#include "models/reference/task.h"
+#include "models/reference/training.h"
+#include "models/training/training_run.h"
+#include "platforms/streaming_cluster.h"
+#include "sim/errors.h"
+#include "sim/stats/formatters.h"
+#include "tests/support/temp_dir.h"
+
+namespace wafersim::models::training {
+namespace {
+using platforms::Activity;
+using sim::Picos;
+
+std::size_t at(Activity a) { return static_cast<std::size_t>(a); }
+
+// Two bias-free linear layers of 2048 parameters: two 4 KiB chunks each on tiny-cluster.
+constexpr const char* kMlp = R"(name: mlp-train
+dtype: bf16
+batch: 4
+sequence: 8
+inputs: [{name: x, kind: activations, features: 32}]
+layers:
+  - {name: fc1, kind: linear, inputs: [x], features: 64}
+  - {name: act, kind: gelu, inputs: [fc1]}
+  - {name: fc2, kind: linear, inputs: [act], features: 32}
+  - {name: res, kind: add, inputs: [fc2, x]}
+)";
+
+ModelSpec mlp() {
+  test::TempDir dir;
+  return load_model(dir.write("mlp.yaml", kMlp)).spec;
+}
+
+TEST(Training, LayerTimesComeFromTheSimulatedPrograms) {
+  const auto spec = platforms::load_platform("tiny-cluster").spec;
+  const ModelSpec m = mlp();
+  const auto cm = compiler::compile(m, compiler::Target{spec.wafer, spec.fabric});
+  const WaferTimes t = simulate_programs(spec, cm, 1, true);
+  ASSERT_EQ(t.programs.size(), cm.programs.size());
+  EXPECT_GT(t.checked, 0u);
+  EXPECT_EQ(t.mismatches, 0u);
+  for (std::size_t i = 0; i < cm.programs.size(); ++i) {
+    EXPECT_EQ(t.programs[i].layer, cm.programs[i].layer);
+    // A simulated layer is never faster than its analytic bound.
+    EXPECT_GE(t.programs[i].cycles, cm.programs[i].bound.cycles) << cm.programs[i].name();
+  }
+  const ClusterModel c = cluster_model(reference::Model(m), t);
+  ASSERT_EQ(c.layers.size(), 2u);
+  EXPECT_EQ(c.layers[0].name, "fc1");
+  EXPECT_EQ(c.layers[0].params, 2048u);
+  EXPECT_EQ(c.layers[0].carries, std::vector<std::string>{"act"});
+  EXPECT_EQ(c.loss_layers, std::vector<std::string>{"res"});
+  Picos fwd1{0}, bwd1{0}, loss{0};
+  for (const auto& p : t.programs) {
+    const Picos ps = cycles_to_picos(p.cycles, t.clock_hz);
+    if (p.layer == "fc1" || p.layer == "act") (p.phase == compiler::Phase::Forward ? fwd1 : bwd1) += ps;
+    if (p.layer == "res") loss += ps;
+  }
+  EXPECT_EQ(c.layers[0].forward, fwd1);
+  EXPECT_EQ(c.layers[0].backward, bwd1);
+  EXPECT_EQ(c.loss, loss);
+}
+
+// Runs every event before `t`.
+void run_before(Picos t) { sc_core::sc_start(sim::to_sc_time(t - sim::now())); }
+
+// tiny-cluster (docs/memoryx.md, "One training step"): when every chunk's compute outlasts
+// its link time the step is A + the wafer's compute + the last gradient's way up + layer 0's
+// update, with each layer's compute from the simulated programs.
+TEST(Training, CompiledStepTakesExactlyTheFormula) {
+  const auto spec = platforms::load_platform("tiny-cluster").spec;
+  const ModelSpec m = mlp();
+  const auto cm = compiler::compile(m, compiler::Target{spec.wafer, spec.fabric});
+  const ClusterModel c = cluster_model(reference::Model(m), simulate_programs(spec, cm, 1, false));
+  const auto ec = c.endpoint_config();
+  const Picos lat{100'000}, dram_read{163'840}, dram_write{163'840}, link{327'680}, d{1'000'000};
+  Picos compute = sim::to_picos(ec.loss_time);
+  for (std::uint32_t l = 0; l < 2; ++l) {
+    const Picos f = sim::transfer_time(4096, ec.per_layer[l].forward);
+    const Picos b = sim::transfer_time(4096, ec.per_layer[l].backward);
+    ASSERT_GT(f, link) << "layer " << l << " must be compute-bound for the formula";
+    ASSERT_GT(b, link) << "layer " << l;
+    compute += 2 * f + 2 * b;
+  }
+  const Picos A = lat + dram_read + 2 * link + d;
+  const Picos E = A + compute;
+  const Picos G = E + link + d + link + dram_write + lat;
+  const Picos T = G + lat + Picos(2'048'000) + lat;  // Adam on 2048 parameters at 1 Gparam/s
+
+  sim::stats::Group stats("root");
+  platforms::StreamingCluster cluster("cluster", spec, c.memoryx_layers(), memoryx::OptimizerConfig{},
+                                      platforms::model_endpoints(ec), platforms::StreamingOptions{}, stats);
+  cluster.memoryx().schedule_steps(1);
+  run_before(T);
+  EXPECT_FALSE(cluster.memoryx().finished()) << "the step ended before the formula's time";
+  run_before(T + Picos(1));
+  EXPECT_TRUE(cluster.memoryx().finished());
+  sc_core::sc_start();
+  const auto t = platforms::step_timeline(cluster.memoryx(), cluster.endpoints());
+  const auto& s = t.steps.at(0);
+  EXPECT_EQ(s.duration(), T);
+  EXPECT_EQ(s.exposed[at(Activity::Stream)], A);
+  EXPECT_EQ(s.exposed[at(Activity::Compute)], compute);
+  EXPECT_EQ(s.busy[at(Activity::Compute)], compute);
+  EXPECT_EQ(s.exposed[at(Activity::Reduce)], G - E);
+}
+
+// The whole driver: every step's time is at least each activity's exposed time (and their sum
+// with the idle time), and the same seed gives the same statistics bytes.
+std::string run_and_dump(std::uint32_t steps, TrainingReport* out = nullptr) {
+  const auto spec = platforms::load_platform("tiny-cluster").spec;
+  sim::stats::Group stats("");
+  TrainingConfig cfg;
+  cfg.steps = steps;
+  auto r = run_training(spec, mlp(), cfg, stats);
+  if (out) *out = r;
+  return sim::stats::stats_file_json(stats);
+}
+
+TEST(Training, StepsAddUp) {
+  TrainingReport r;
+  run_and_dump(3, &r);
+  ASSERT_EQ(r.timeline.steps.size(), 3u);
+  for (const auto& s : r.timeline.steps) {
+    Picos sum = s.idle;
+    for (std::size_t k = 0; k < platforms::kActivities; ++k) {
+      EXPECT_GE(s.duration(), s.exposed[k]);
+      EXPECT_LE(s.exposed[k], s.busy[k]);
+      sum += s.exposed[k];
+    }
+    EXPECT_EQ(sum, s.duration());
+    EXPECT_EQ(s.duration(), r.timeline.steps[0].duration());
+  }
+  EXPECT_EQ(r.total(), r.timeline.steps.back().end);
+  EXPECT_DOUBLE_EQ(r.samples_per_second(), 3.0 * 2 * 4 / r.total().seconds());
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `wafersim run --train` twice with the same seed: the same stats.json, byte for byte, with
+// the per-step breakdown in it; the text report names every activity.
+TEST(Training, CommandLineRunsAreDeterministic) {
+  test::TempDir dir;
+  const std::string model = dir.write("mlp.yaml", kMlp);
+  std::string text;
+  for (const char* out : {"a", "b"}) {
+    const std::string cmd = std::string(WAFERSIM_BINARY) + " run tiny-cluster --model " + model +
+                            " --train --steps 2 --out " + (dir.path() / out).string() + " > " +
+                            (dir.path() / out).string() + ".txt 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir.path() / (std::string(out) + ".txt"));
+    text = read_file(dir.path() / (std::string(out) + ".txt"));
+  }
+  const std::string a = read_file(dir.path() / "a" / "stats.json");
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, read_file(dir.path() / "b" / "stats.json"));
+  EXPECT_NE(a.find("exposed_optimizer"), std::string::npos);
+  for (const char* word : {"compute", "stream", "reduce", "optimizer", "exposed", "samples/s"})
+    EXPECT_NE(text.find(word), std::string::npos) << word << " missing from:\n" << text;
+}
+
+// Functional: tiny-mlp (fp32, cross-entropy) on the teacher task, K steps on N wafers; the
+// final master weights equal reference::Trainer with N replicas in SwarmX's order.
+void expect_reference_training(std::uint32_t wafers, memoryx::OptimizerKind kind) {
+  const auto spec = platforms::load_platform("tiny-cluster", {"cluster.systems=" + std::to_string(wafers)}).spec;
+  const ModelSpec m = load_model("tiny-mlp").spec;
+  TrainingConfig cfg;
+  cfg.steps = 4;
+  cfg.timing = TimingSource::Bound;  // the cross-entropy layer has no PE code yet
+  cfg.functional = true;
+  cfg.seed = 7;
+  cfg.optimizer.kind = kind;
+  cfg.optimizer.learning_rate = 0.05F;
+  sim::stats::Group stats("");
+  const TrainingReport r = run_training(spec, m, cfg, stats);
+
+  const reference::Model model(m);
+  const reference::SyntheticTask task(m, model.format(), cfg.seed);
+  memoryx::OptimizerConfig opt = cfg.optimizer;
+  reference::StepPlan plan;
+  plan.replicas = wafers;
+  plan.arity = spec.swarmx.arity();
+  opt.gradient_scale = plan.mean_scale();
+  reference::Trainer trainer(model, model.initial_parameters(cfg.seed), opt);
+  std::vector<double> losses;
+  for (std::uint32_t s = 0; s < cfg.steps; ++s)
+    losses.push_back(trainer.step(task.batch(s, m.batch * wafers), plan).loss());
+
+  EXPECT_EQ(r.losses, losses);
+  EXPECT_LT(r.losses.back(), r.losses.front()) << "the loss must fall";
+  const auto ref = trainer.parameters();
+  ASSERT_EQ(r.final_parameters.size(), ref.size());
+  for (const auto& [name, t] : ref) {
+    const auto& got = r.final_parameters.at(name);
+    EXPECT_TRUE(got == t) << name << " differs from the reference after " << cfg.steps << " steps on " << wafers
+                          << " wafers";
+    EXPECT_FALSE(got == r.initial.at(name)) << name << " never changed";
+  }
+}
+
+TEST(Training, OneWaferTrainsLikeTheReference) { expect_reference_training(1, memoryx::OptimizerKind::Adam); }
+TEST(Training, TwoWafersTrainLikeTheReference) { expect_reference_training(2, memoryx::OptimizerKind::AdamW); }
+TEST(Training, FourWafersTrainLikeTheReference) { expect_reference_training(4, memoryx::OptimizerKind::Momentum); }
+// Two switch levels (1:4): ((g0+g1)+g2)+g3 and ((g4+g5)+g6)+g7, then their sum.
+TEST(Training, EightWafersOnTwoLevelsTrainLikeTheReference) {
+  expect_reference_training(8, memoryx::OptimizerKind::Sgd);
+}
+
+TEST(Training, AModelWithoutParametersIsAnInputError) {
+  test::TempDir dir;
+  const ModelSpec m = load_model(dir.write("m.yaml", R"(name: none
+dtype: bf16
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 32}]
+layers:
+  - {name: act, kind: gelu, inputs: [x]}
+)"))
+                          .spec;
+  const auto spec = platforms::load_platform("tiny-cluster").spec;
+  TrainingConfig cfg;
+  cfg.timing = TimingSource::Bound;
+  sim::stats::Group stats("");
+  try {
+    run_training(spec, m, cfg, stats);
+    FAIL() << "expected an InputError";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("model 'none' has no layer with parameters"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace wafersim::models::training
