@@ -16,8 +16,8 @@
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
-#include "sim/errors.h"
 #include "sim/app/trace_args.h"
+#include "sim/errors.h"
 #include "sim/units/quantity.h"
 
 namespace wafersim::app {
@@ -63,7 +63,8 @@ struct RunCommand {
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "ok");
     if (tracing) tracing->finish(outcome.cycles);
 
-    const double rate = outcome.wall_seconds > 0 ? static_cast<double>(outcome.cycles.count()) / outcome.wall_seconds : 0;
+    const double rate =
+        outcome.wall_seconds > 0 ? static_cast<double>(outcome.cycles.count()) / outcome.wall_seconds : 0;
     if (sim.json) {
       nlohmann::ordered_json j;
       j["platform"] = loaded.spec.name;
@@ -80,10 +81,12 @@ struct RunCommand {
                              loaded.spec.cluster.systems, loaded.spec.cluster.systems == 1 ? "" : "s",
                              loaded.spec.wafer.width, loaded.spec.wafer.height, units::format(loaded.spec.wafer.clock));
     std::cout << "  workload      idle platform (no program loaded)\n";
-    std::cout << fmt::format("  cycles        {} ({} simulated)\n", outcome.cycles.count(),
-                             units::pretty(static_cast<double>(outcome.cycles.count()) / loaded.spec.wafer.clock.hz, "s"));
+    std::cout << fmt::format(
+        "  cycles        {} ({} simulated)\n", outcome.cycles.count(),
+        units::pretty(static_cast<double>(outcome.cycles.count()) / loaded.spec.wafer.clock.hz, "s"));
     std::cout << fmt::format("  wall time     {:.3f} s ({})\n", outcome.wall_seconds, units::pretty(rate, "cycles/s"));
-    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", dir.path().string());
+    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n",
+                             dir.path().string());
   }
 
   // K weight-streaming training steps of a compiled model on the platform's cluster.
@@ -232,10 +235,10 @@ struct RunCommand {
       if (tracing) j["trace"] = tracing->dir().string();
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << fmt::format("wafersim run: {} on {} ({} x {} PEs at {}), weight streaming, {}\n", cm.model.name,
-                               loaded.spec.name, loaded.spec.wafer.width, loaded.spec.wafer.height,
-                               units::format(loaded.spec.wafer.clock),
-                               cm.options.training ? "one training step (forward and backward)" : "inference (forward)");
+      std::cout << fmt::format(
+          "wafersim run: {} on {} ({} x {} PEs at {}), weight streaming, {}\n", cm.model.name, loaded.spec.name,
+          loaded.spec.wafer.width, loaded.spec.wafer.height, units::format(loaded.spec.wafer.clock),
+          cm.options.training ? "one training step (forward and backward)" : "inference (forward)");
       std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
@@ -256,8 +259,8 @@ struct RunCommand {
                                  tracing->dir().string(), dir.path().string());
     }
     if (failed)
-      throw sim::SimulationError(
-          fmt::format("{} of {} result elements differ from the host's expectation; first: {}", failed, compared, first));
+      throw sim::SimulationError(fmt::format("{} of {} result elements differ from the host's expectation; first: {}",
+                                             failed, compared, first));
   }
 };
 
@@ -266,8 +269,9 @@ struct RunCommand {
 void add_run_command(CLI::App& app) {
   auto cmd = std::make_shared<RunCommand>();
   CLI::App* sub = app.add_subcommand(
-      "run", "simulate a platform and print a summary (default: the 'tiny' preset); with --model, one training step "
-             "of a compiled model with per-layer cycles, bounds and checked results");
+      "run",
+      "simulate a platform and print a summary (default: the 'tiny' preset); with --model, one training step "
+      "of a compiled model with per-layer cycles, bounds and checked results");
   cmd->platform.add(*sub, "tiny");
   cmd->sim.add(*sub);
   cmd->trace.add(*sub);
@@ -294,11 +298,12 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--learning-rate", cmd->learning_rate, "with --train")->capture_default_str();
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
-  sub->footer("Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
-              "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"
-              "With --model, inputs are loaded through the wafer's TLM-2.0 host socket, each layer's programs run\n"
-              "in turn while weights stream in through the west edge channels and weight gradients out through the\n"
-              "east ones, and every result is compared with the host's computation (exit code 3 if one differs).");
+  sub->footer(
+      "Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
+      "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"
+      "With --model, inputs are loaded through the wafer's TLM-2.0 host socket, each layer's programs run\n"
+      "in turn while weights stream in through the west edge channels and weight gradients out through the\n"
+      "east ones, and every result is compared with the host's computation (exit code 3 if one differs).");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -35,28 +35,55 @@ void expect_trained_block(const nlohmann::json& j) {
     for (const auto& c : s["checks"]) EXPECT_TRUE(c["passed"].get<bool>()) << s["layer"] << " " << c["what"];
     sum += s["cycles"].get<std::uint64_t>();
   }
-  EXPECT_EQ(kinds, (std::set<std::string>{"add", "attention", "cross_entropy", "embedding", "linear", "rmsnorm",
-                                          "swiglu"}));
+  EXPECT_EQ(kinds,
+            (std::set<std::string>{"add", "attention", "cross_entropy", "embedding", "linear", "rmsnorm", "swiglu"}));
   EXPECT_EQ(phases, (std::set<std::string>{"forward", "backward-data", "backward-weights"}));
   EXPECT_GE(j["cycles"].get<std::uint64_t>(), sum);
 }
 
 TEST(TransformerOnWafer, TinyTransformerTrainsOneStepOnTiny) {
-  const auto j = run_json("tiny --model tiny-transformer --model-set transformer.heads=16 "
-                          "--model-set transformer.kv_heads=8");
+  const auto j = run_json(
+      "tiny --model tiny-transformer --model-set transformer.heads=16 "
+      "--model-set transformer.kv_heads=8");
   expect_trained_block(j);
   EXPECT_EQ(j["steps"].size(), 45u);
   // The same inputs give the same cycles (exact model).
-  const auto again = run_json("tiny --model tiny-transformer --model-set transformer.heads=16 "
-                              "--model-set transformer.kv_heads=8");
+  const auto again = run_json(
+      "tiny --model tiny-transformer --model-set transformer.heads=16 "
+      "--model-set transformer.kv_heads=8");
   EXPECT_EQ(j["cycles"], again["cycles"]);
 }
 
 TEST(TransformerOnWafer, TransformerBlockTrainsOneStepOn16x16) {
-  const auto j = run_json("tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer "
-                          "--model-set transformer.d_model=32 --model-set transformer.heads=16 "
-                          "--model-set transformer.kv_heads=16 --model-set transformer.d_ff=64");
+  const auto j = run_json(
+      "tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer "
+      "--model-set transformer.d_model=32 --model-set transformer.heads=16 "
+      "--model-set transformer.kv_heads=16 --model-set transformer.d_ff=64");
   expect_trained_block(j);
+}
+
+// A traced compiled run: every step is a phase on the timeline at the cycles the run
+// reports, tracing leaves the statistics alone, and the report is written.
+TEST(TransformerOnWafer, TracedCompiledRunHasOnePhasePerStep) {
+  wafersim::test::TempDir d;
+  const auto plain = d.path() / "plain", traced = d.path() / "traced";
+  auto a = wafersim("run tiny --model tiny-mlp --json --out " + plain.string());
+  auto b = wafersim("run tiny --model tiny-mlp --json --trace windows,timeline --out " + traced.string());
+  ASSERT_EQ(a.code, 0) << a.out;
+  ASSERT_EQ(b.code, 0) << b.out;
+  EXPECT_EQ(wafersim::test::slurp(plain / "stats.json"), wafersim::test::slurp(traced / "stats.json"));
+  const auto run = nlohmann::json::parse(a.out);
+  const auto phases = nlohmann::json::parse(wafersim::test::slurp(traced / "trace" / "phases.json"))["phases"];
+  ASSERT_EQ(phases.size(), run["steps"].size());
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const auto& s = run["steps"][i];
+    EXPECT_EQ(phases[i]["name"], s["layer"].get<std::string>() + " " + s["phase"].get<std::string>());
+    EXPECT_EQ(phases[i]["start"], s["start_cycle"]);
+    EXPECT_EQ(phases[i]["end"].get<std::uint64_t>() - phases[i]["start"].get<std::uint64_t>(), s["cycles"]);
+  }
+  auto r = wafersim("report " + traced.string() + " -o " + (d.path() / "r.html").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_GT(wafersim::test::slurp(d.path() / "r.html").size(), 10000u);
 }
 
 }  // namespace
