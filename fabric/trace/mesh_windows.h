@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "fabric/mesh.h"
-#include "sim/trace/region_grid.h"
 #include "sim/trace/recorder.h"
+#include "sim/trace/region_grid.h"
 
 namespace wafersim::fabric::trace {
 
@@ -24,8 +24,8 @@ namespace wafersim::fabric::trace {
 // mesh's engine (or is closed by hand in tests).
 class MeshWindowSampler final : public sim::trace::WindowProducer {
  public:
-  MeshWindowSampler(const Mesh& mesh, std::uint32_t wafer, sim::trace::Recorder& recorder,
-                    const sim::trace::Rect& area, bool by_color);
+  MeshWindowSampler(const Mesh& mesh, std::uint32_t wafer, sim::trace::Recorder& recorder, const sim::trace::Rect& area,
+                    bool by_color);
 
   [[nodiscard]] const sim::trace::RegionGrid& grid() const { return grid_; }
   [[nodiscard]] bool by_color() const { return by_color_; }

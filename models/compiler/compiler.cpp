@@ -41,8 +41,8 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
                                       fixed + 1, target.fabric.colors));
   cm.layout = StreamingLayout::plan(target, tokens, max_features(model), target.fabric.colors - fixed);
   cm.colors = ColorPlan::make(cm.layout.rows_per_band_used, west);
-  cm.layout_reason = fmt::format("sequence x hidden = {} x {}: {}", model.sequence, max_features(model),
-                                 cm.layout.describe());
+  cm.layout_reason =
+      fmt::format("sequence x hidden = {} x {}: {}", model.sequence, max_features(model), cm.layout.describe());
   if (options.emit) cm.routes = build_routes(target, cm.layout, cm.colors);
 
   Schedule sched = make_schedule(cm);
@@ -67,14 +67,13 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
   const hw::DType dt = hw_dtype(model.dtype);
   for (std::size_t i = 0; i < n_steps; ++i) {
     const Step& step = sched.steps[i];
-    KernelContext ctx{target, cm.layout, cm.colors, cm.tensors, arena, options.emit, options.accumulate, dt,
-                      step.layer, {}};
+    KernelContext ctx{target,       cm.layout,          cm.colors, cm.tensors, arena,
+                      options.emit, options.accumulate, dt,        step.layer, {}};
     for (std::uint32_t t = 0; t < cm.tensors.size(); ++t) {
       if (first[t] != static_cast<int>(i)) continue;
       Tensor& x = cm.tensors[t];
       const std::uint64_t bytes = std::max<std::uint64_t>(8, (x.bytes + 7) / 8 * 8);
-      auto a = bytes <= arena.capacity() ? arena.allocate(x.name, static_cast<std::uint32_t>(bytes), 32)
-                                         : std::nullopt;
+      auto a = bytes <= arena.capacity() ? arena.allocate(x.name, static_cast<std::uint32_t>(bytes), 32) : std::nullopt;
       if (!a) throw_sram_error(ctx, x.name, bytes);
       x.addr = *a;
     }

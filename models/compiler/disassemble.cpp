@@ -118,12 +118,12 @@ std::string instruction_text(const Program& p, std::uint32_t pc) {
   }
   // Float instructions, scalar or vector.
   const bool reduction = hw::isa::is_reduction(ins.op);
-  const int arity = ins.op == Op::FMac ? 4
-                    : ins.op == Op::FDot ? 3
-                    : (ins.op == Op::FAdd || ins.op == Op::FSub || ins.op == Op::FMul || ins.op == Op::FMax ||
-                       ins.op == Op::FMin)
-                        ? 3
-                        : 2;
+  const int arity =
+      ins.op == Op::FMac   ? 4
+      : ins.op == Op::FDot ? 3
+      : (ins.op == Op::FAdd || ins.op == Op::FSub || ins.op == Op::FMul || ins.op == Op::FMax || ins.op == Op::FMin)
+          ? 3
+          : 2;
   s = mn + types(ins);
   for (int k = 0; k < arity; ++k) {
     s += k == 0 ? " " : ", ";

@@ -197,22 +197,45 @@ void run_elementwise(const EwProgram& p, hw::DType t, std::vector<std::vector<st
   const std::size_t n = buffers.at(0)->size();
   for (auto* b : buffers)
     if (b->size() != n) b->assign(n, 0);
-  auto get = [&](int id, std::size_t i) { return id >= 0 ? (*buffers[static_cast<std::size_t>(id)])[i] : k[static_cast<std::size_t>(-1 - id)]; };
+  auto get = [&](int id, std::size_t i) {
+    return id >= 0 ? (*buffers[static_cast<std::size_t>(id)])[i] : k[static_cast<std::size_t>(-1 - id)];
+  };
   for (const auto& o : p.ops)
     for (std::size_t i = 0; i < n; ++i) {
       std::uint32_t r = 0;
       switch (o.op) {
-        case Op::FMov: r = get(o.a, i); break;
-        case Op::FAdd: r = nm::add(t, get(o.a, i), get(o.b, i)); break;
-        case Op::FSub: r = nm::sub(t, get(o.a, i), get(o.b, i)); break;
-        case Op::FMul: r = nm::mul(t, get(o.a, i), get(o.b, i)); break;
-        case Op::FMac: r = nm::fma(t, get(o.b, i), get(o.c, i), get(o.a, i)); break;
-        case Op::FMax: r = nm::max(t, get(o.a, i), get(o.b, i)); break;
-        case Op::FMin: r = nm::min(t, get(o.a, i), get(o.b, i)); break;
-        case Op::FNeg: r = nm::neg(t, get(o.a, i)); break;
-        case Op::FExp: r = nm::exp(t, get(o.a, i)); break;
-        case Op::FRecip: r = nm::recip(t, get(o.a, i)); break;
-        default: throw std::logic_error("run_elementwise: unsupported op");
+        case Op::FMov:
+          r = get(o.a, i);
+          break;
+        case Op::FAdd:
+          r = nm::add(t, get(o.a, i), get(o.b, i));
+          break;
+        case Op::FSub:
+          r = nm::sub(t, get(o.a, i), get(o.b, i));
+          break;
+        case Op::FMul:
+          r = nm::mul(t, get(o.a, i), get(o.b, i));
+          break;
+        case Op::FMac:
+          r = nm::fma(t, get(o.b, i), get(o.c, i), get(o.a, i));
+          break;
+        case Op::FMax:
+          r = nm::max(t, get(o.a, i), get(o.b, i));
+          break;
+        case Op::FMin:
+          r = nm::min(t, get(o.a, i), get(o.b, i));
+          break;
+        case Op::FNeg:
+          r = nm::neg(t, get(o.a, i));
+          break;
+        case Op::FExp:
+          r = nm::exp(t, get(o.a, i));
+          break;
+        case Op::FRecip:
+          r = nm::recip(t, get(o.a, i));
+          break;
+        default:
+          throw std::logic_error("run_elementwise: unsupported op");
       }
       (*buffers[static_cast<std::size_t>(o.d)])[i] = r;
     }

@@ -20,9 +20,7 @@ struct FeatureMap {
   std::uint32_t slices = 1;
   std::uint32_t groups = 1;  // Heads
 
-  static FeatureMap even(std::uint64_t features, std::uint32_t slices) {
-    return {Kind::Even, features, slices, 1};
-  }
+  static FeatureMap even(std::uint64_t features, std::uint32_t slices) { return {Kind::Even, features, slices, 1}; }
   static FeatureMap heads(std::uint64_t features, std::uint32_t slices, std::uint32_t groups) {
     return {Kind::Heads, features, slices, groups};
   }

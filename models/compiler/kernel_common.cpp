@@ -31,7 +31,8 @@ void KernelContext::release_scratch() {
   std::vector<SramArena::Block> live = ctx.sram.live();
   std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
   for (std::size_t i = 0; i < live.size() && i < 4; ++i)
-    held += fmt::format("{}{} {}", i ? ", " : "", live[i].name, units::format(units::DataSize::from_bytes(live[i].bytes)));
+    held +=
+        fmt::format("{}{} {}", i ? ", " : "", live[i].name, units::format(units::DataSize::from_bytes(live[i].bytes)));
   if (live.size() > 4) held += fmt::format(", and {} more", live.size() - 4);
   const hw::PeCoord pe{0, static_cast<std::uint16_t>(ctx.layout.rows.empty() ? 0 : ctx.layout.rows[0])};
   throw sim::InputError(fmt::format(
@@ -39,8 +40,8 @@ void KernelContext::release_scratch() {
       "all), but has {} B ({}): short by {} B. Resident: {}. Use fewer tokens (batch x sequence) per PE, a wider "
       "wafer, or a platform with more SRAM per PE",
       ctx.layer, pe.x, pe.y, bytes, what, ctx.sram.in_use(), need, ctx.sram.capacity(),
-      units::format(units::DataSize::from_bytes(ctx.sram.capacity())), need > ctx.sram.capacity() ? need - ctx.sram.capacity() : bytes,
-      held.empty() ? "nothing" : held));
+      units::format(units::DataSize::from_bytes(ctx.sram.capacity())),
+      need > ctx.sram.capacity() ? need - ctx.sram.capacity() : bytes, held.empty() ? "nothing" : held));
 }
 
 void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice) {

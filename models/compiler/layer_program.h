@@ -48,15 +48,15 @@ struct EdgeStream {
 
 // Work of the busiest PE and link by resource: each is a lower bound on the layer's cycles.
 struct Work {
-  std::uint64_t datapath_steps = 0;  // vector datapath steps (lanes per step) of the busiest PE
-  std::uint64_t issue = 0;           // instructions its main thread must issue (one per cycle at most)
-  std::uint64_t sram_reads = 0;      // port-word reads of the busiest PE
-  std::uint64_t sram_writes = 0;     // port-word writes of the busiest PE
-  std::uint64_t ramp_in = 0;         // wavelets into the busiest PE (one per cycle)
-  std::uint64_t ramp_out = 0;        // wavelets out of the busiest PE
-  std::uint64_t link = 0;            // wavelets over the busiest router-to-router link
-  std::uint64_t edge = 0;            // wavelets over the busiest edge channel
-  std::uint64_t flops = 0;           // over the whole wafer
+  std::uint64_t datapath_steps = 0;                 // vector datapath steps (lanes per step) of the busiest PE
+  std::uint64_t issue = 0;                          // instructions its main thread must issue (one per cycle at most)
+  std::uint64_t sram_reads = 0;                     // port-word reads of the busiest PE
+  std::uint64_t sram_writes = 0;                    // port-word writes of the busiest PE
+  std::uint64_t ramp_in = 0;                        // wavelets into the busiest PE (one per cycle)
+  std::uint64_t ramp_out = 0;                       // wavelets out of the busiest PE
+  std::uint64_t link = 0;                           // wavelets over the busiest router-to-router link
+  std::uint64_t edge = 0;                           // wavelets over the busiest edge channel
+  std::uint64_t flops = 0;                          // over the whole wafer
   std::uint64_t wavelets_in = 0, wavelets_out = 0;  // through the edge, all channels
 };
 
@@ -78,8 +78,8 @@ struct LayerProgram {
   std::string layer;
   LayerKind kind = LayerKind::Linear;
   Phase phase = Phase::Forward;
-  std::vector<hw::isa::Placement> code;  // empty when the mapping was planned without code
-  std::vector<EdgeStream> streams;       // empty when planned without code
+  std::vector<hw::isa::Placement> code;      // empty when the mapping was planned without code
+  std::vector<EdgeStream> streams;           // empty when planned without code
   std::vector<std::uint32_t> reads, writes;  // activation tensors (CompiledModel::tensors)
   std::vector<std::uint32_t> operands;       // the kernel's tensors in its own order (kinds that need it)
   std::vector<bool> accumulate;              // per input gradient: adds into what another consumer wrote

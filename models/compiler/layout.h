@@ -14,9 +14,9 @@ namespace wafersim::models::compiler {
 
 // The rows one west/east edge channel serves.
 struct Band {
-  std::uint32_t channel = 0;      // edge channel index (same on west and east)
-  std::uint32_t channel_row = 0;  // the row the channel enters on
-  std::uint32_t lo = 0, hi = 0;   // the band's rows [lo, hi)
+  std::uint32_t channel = 0;          // edge channel index (same on west and east)
+  std::uint32_t channel_row = 0;      // the row the channel enters on
+  std::uint32_t lo = 0, hi = 0;       // the band's rows [lo, hi)
   std::vector<std::uint32_t> slices;  // the slices (indices into StreamingLayout::rows) in the band, in row order
   std::uint32_t anchor = 0;           // the slice whose row is nearest the channel row (gradients leave there)
 };
@@ -37,9 +37,7 @@ struct StreamingLayout {
   std::vector<std::uint32_t> position_of;  // slice -> position within its band (its weight color)
 
   [[nodiscard]] std::uint32_t slices() const { return static_cast<std::uint32_t>(rows.size()); }
-  [[nodiscard]] Span features(std::uint64_t count, std::uint32_t slice) const {
-    return split(count, slices(), slice);
-  }
+  [[nodiscard]] Span features(std::uint64_t count, std::uint32_t slice) const { return split(count, slices(), slice); }
   [[nodiscard]] std::uint64_t max_slice(std::uint64_t count) const {
     return count == 0 ? 0 : (count + slices() - 1) / slices();
   }

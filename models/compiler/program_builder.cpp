@@ -309,14 +309,12 @@ const Descriptor& ProgramBuilder::descriptor(unsigned d) const {
   return p_->descriptors[d].init;
 }
 
-void ProgramBuilder::vop(Op op, DType t, DType t2, VOperand d, VOperand a, VOperand b, VOperand c,
-                         VectorOptions o) {
+void ProgramBuilder::vop(Op op, DType t, DType t2, VOperand d, VOperand a, VOperand b, VOperand c, VectorOptions o) {
   if (op < Op::FMov || hw::isa::is_reduction(op) || op == Op::FCmp) misuse("vop takes a vector float instruction");
   const VOperand v[4] = {d, a, b, c};
-  const int arity = op == Op::FMac ? 4
-                    : (op == Op::FAdd || op == Op::FSub || op == Op::FMul || op == Op::FMax || op == Op::FMin)
-                        ? 3
-                        : 2;
+  const int arity = op == Op::FMac                                                                             ? 4
+                    : (op == Op::FAdd || op == Op::FSub || op == Op::FMul || op == Op::FMax || op == Op::FMin) ? 3
+                                                                                                               : 2;
   Instruction i;
   i.op = op;
   i.type = t;

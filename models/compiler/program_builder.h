@@ -87,8 +87,7 @@ class ProgramBuilder {
   // Vector instructions (at least one descriptor operand). `t2` is the input format of mixed
   // fmac/fdot and the source format of fcvt (equal to t otherwise).
   using VectorOptions = compiler::VectorOptions;
-  void vop(Op op, DType t, DType t2, VOperand d, VOperand a, VOperand b = {}, VOperand c = {},
-           VectorOptions o = {});
+  void vop(Op op, DType t, DType t2, VOperand d, VOperand a, VOperand b = {}, VOperand c = {}, VectorOptions o = {});
   // Reductions into a register: fsum/frmax/frmin rD, A; fdot rD, A, B.
   void reduce(Op op, DType t, DType t2, unsigned rd, VOperand a, VOperand b = {});
 

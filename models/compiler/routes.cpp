@@ -16,8 +16,7 @@ class Writer {
   void set(std::uint32_t x, std::uint32_t y, std::uint8_t color, std::uint8_t accept, std::uint8_t forward) {
     const std::uint32_t r = y * width_ + x;
     fabric::RouteEntry e = t_.at(r, color);
-    if (!e.empty())
-      throw std::logic_error(fmt::format("compiler routes: color {} at ({}, {}) set twice", color, x, y));
+    if (!e.empty()) throw std::logic_error(fmt::format("compiler routes: color {} at ({}, {}) set twice", color, x, y));
     t_.set(r, color, fabric::RouteEntry{accept, forward});
   }
 
@@ -47,12 +46,12 @@ std::shared_ptr<fabric::RouteTable> build_routes(const Target& target, const Str
         const Port toward = y < rc ? Port::North : Port::South;
         const Port from = fabric::opposite(toward);
         w.set(0, rc, c, bit(Port::West), bit(toward));
-        for (std::uint32_t v = y < rc ? y + 1 : rc + 1; v < (y < rc ? rc : y); ++v) w.set(0, v, c, bit(from), bit(toward));
+        for (std::uint32_t v = y < rc ? y + 1 : rc + 1; v < (y < rc ? rc : y); ++v)
+          w.set(0, v, c, bit(from), bit(toward));
         w.set(0, y, c, bit(from), along);
       }
       for (std::uint32_t x = 1; x < C; ++x)
-        w.set(x, y, c, bit(Port::West),
-              static_cast<std::uint8_t>(bit(Port::Ramp) | (x + 1 < C ? bit(Port::East) : 0)));
+        w.set(x, y, c, bit(Port::West), static_cast<std::uint8_t>(bit(Port::Ramp) | (x + 1 < C ? bit(Port::East) : 0)));
     }
 
   // Column chains and broadcasts between consecutive used rows, in every used column.

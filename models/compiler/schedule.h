@@ -17,10 +17,10 @@ struct Step {
   LayerKind kind = LayerKind::Linear;
   Phase phase = Phase::Forward;
   std::vector<std::uint32_t> reads, writes;
-  std::vector<int> in;             // the layer's input tensors (-1: token ids held elsewhere)
-  int out = -1;                    // its output
-  int grad_out = -1;               // the gradient of its output
-  std::vector<int> grad_in;        // gradients of its inputs (-1: not needed)
+  std::vector<int> in;                // the layer's input tensors (-1: token ids held elsewhere)
+  int out = -1;                       // its output
+  int grad_out = -1;                  // the gradient of its output
+  std::vector<int> grad_in;           // gradients of its inputs (-1: not needed)
   std::vector<bool> grad_accumulate;  // add into a gradient another consumer already wrote
 };
 

@@ -26,7 +26,7 @@ class SramArena {
 
   [[nodiscard]] std::uint32_t capacity() const { return capacity_; }
   [[nodiscard]] std::uint64_t in_use() const;
-  [[nodiscard]] std::uint32_t peak() const { return peak_; }  // highest end address ever allocated
+  [[nodiscard]] std::uint32_t peak() const { return peak_; }              // highest end address ever allocated
   [[nodiscard]] const std::vector<Block>& live() const { return live_; }  // by address
 
  private:

@@ -18,7 +18,7 @@ struct Target {
   [[nodiscard]] std::uint32_t height() const { return wafer.height; }
   [[nodiscard]] std::uint32_t sram_bytes() const { return static_cast<std::uint32_t>(wafer.pe.sram.size.bytes()); }
   [[nodiscard]] std::uint32_t lanes(hw::DType t) const {
-    return t == hw::DType::F32 ? wafer.pe.simd_lanes.fp32
+    return t == hw::DType::F32    ? wafer.pe.simd_lanes.fp32
            : t == hw::DType::BF16 ? wafer.pe.simd_lanes.bf16
                                   : wafer.pe.simd_lanes.fp16;
   }
@@ -37,6 +37,8 @@ struct Span {
 };
 
 // Part s of n of a range of `count` items, balanced: [s*count/n, (s+1)*count/n).
-inline Span split(std::uint64_t count, std::uint64_t n, std::uint64_t s) { return {s * count / n, (s + 1) * count / n}; }
+inline Span split(std::uint64_t count, std::uint64_t n, std::uint64_t s) {
+  return {s * count / n, (s + 1) * count / n};
+}
 
 }  // namespace wafersim::models::compiler

@@ -91,9 +91,10 @@ void EdgeDriver::on_arrival(fabric::EdgeSide side, std::uint32_t channel, hw::Co
   bool expected = false;
   for (const auto& o : out_) expected = expected || (o.side == side && o.channel == channel && o.color == c);
   if (!expected)
-    throw sim::SimulationError(fmt::format("edge driver: a wavelet arrives on the {} edge channel {}, color {}, "
-                                           "which no stream of this layer expects",
-                                           side == fabric::EdgeSide::West ? "west" : "east", channel, c.id()));
+    throw sim::SimulationError(
+        fmt::format("edge driver: a wavelet arrives on the {} edge channel {}, color {}, "
+                    "which no stream of this layer expects",
+                    side == fabric::EdgeSide::West ? "west" : "east", channel, c.id()));
   engine_.wake(this, at);
 }
 

@@ -24,9 +24,9 @@ namespace wafersim::models::runtime {
 
 // One comparison of a result with the host's expectation.
 struct Check {
-  std::string what;        // the tensor or gradient compared
-  std::string reference;   // "pe-order" (bit-exact) or a reference library with a tolerance
-  bool exact = true;       // bit-for-bit; else within `tolerance`
+  std::string what;       // the tensor or gradient compared
+  std::string reference;  // "pe-order" (bit-exact) or a reference library with a tolerance
+  bool exact = true;      // bit-for-bit; else within `tolerance`
   std::uint64_t compared = 0, mismatches = 0;
   double max_abs_error = 0, tolerance = 0;
   std::string first_mismatch;

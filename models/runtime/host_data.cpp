@@ -27,7 +27,8 @@ HostData make_host_data(const CompiledModel& cm, std::uint64_t seed) {
   }
   const ModelSpec& m = cm.model;
   std::uint64_t vocab = 2;
-  for (const auto& l : m.layers) vocab = std::max<std::uint64_t>(vocab, l.kind == LayerKind::Embedding ? l.vocabulary : 0);
+  for (const auto& l : m.layers)
+    vocab = std::max<std::uint64_t>(vocab, l.kind == LayerKind::Embedding ? l.vocabulary : 0);
   for (const auto& l : m.layers)
     if (l.kind == LayerKind::CrossEntropy) vocab = std::max<std::uint64_t>(vocab, m.shape_of(l.inputs[0]).features);
   const std::uint64_t tokens = cm.layout.tokens;

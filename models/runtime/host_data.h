@@ -15,7 +15,7 @@ namespace wafersim::models::runtime {
 using Bits = std::vector<std::uint32_t>;
 
 struct HostData {
-  std::vector<Bits> host;                 // per CompiledModel::host_tensors (gradients: fp32, zero)
+  std::vector<Bits> host;                               // per CompiledModel::host_tensors (gradients: fp32, zero)
   std::vector<std::pair<std::uint32_t, Bits>> preload;  // wafer tensors the host loads before the first step
 };
 

@@ -49,8 +49,9 @@ struct CompileCommand {
 void add_compile_command(CLI::App& app) {
   auto cmd = std::make_shared<CompileCommand>();
   CLI::App* sub = app.add_subcommand(
-      "compile", "map a model onto a platform: per layer the region, SRAM per PE, colors, edge wavelets, FLOPs and "
-                 "the analytical lower bound on cycles with what binds it (docs/compiler.md)");
+      "compile",
+      "map a model onto a platform: per layer the region, SRAM per PE, colors, edge wavelets, FLOPs and "
+      "the analytical lower bound on cycles with what binds it (docs/compiler.md)");
   std::string help = "model: a YAML file or a built-in preset (";
   auto names = models::model_preset_names();
   for (std::size_t i = 0; i < names.size(); ++i) help += (i ? ", " : "") + names[i];

@@ -21,7 +21,8 @@ struct ReportCommand {
   void execute() const {
     const auto data = report::load_report_data(run_dir, options);
     const std::string html = report::render_html(data);
-    const std::filesystem::path path = out.empty() ? std::filesystem::path(run_dir) / "report.html" : std::filesystem::path(out);
+    const std::filesystem::path path =
+        out.empty() ? std::filesystem::path(run_dir) / "report.html" : std::filesystem::path(out);
     write_file_atomic(path, html);
     std::cout << fmt::format("wafersim report: {} ({} KiB, self-contained: open it in any browser, offline)\n",
                              path.string(), (html.size() + 1023) / 1024);
@@ -34,7 +35,8 @@ void add_report_command(CLI::App& app) {
   auto cmd = std::make_shared<ReportCommand>();
   CLI::App* sub = app.add_subcommand(
       "report", "write an HTML page of a run's traces: congestion heatmaps, throughput, hotspots, bandwidth, steps");
-  sub->add_option("run_dir", cmd->run_dir, "a run folder written with --trace (e.g. wafersim traffic ... --trace windows)")
+  sub->add_option("run_dir", cmd->run_dir,
+                  "a run folder written with --trace (e.g. wafersim traffic ... --trace windows)")
       ->required()
       ->type_name("RUN_DIR");
   sub->add_option("-o,--out", cmd->out, "the HTML file to write (default: RUN_DIR/report.html)")->type_name("FILE");

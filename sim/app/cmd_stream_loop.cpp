@@ -46,8 +46,9 @@ struct StreamLoopCommand {
       throw sim::InputError(fmt::format("--layers: expected 1 .. {}, found {}", total, layers));
     if (steps == 0 || steps > 1000) throw sim::InputError(fmt::format("--steps: expected 1 .. 1000, found {}", steps));
     fabric::edge::ModelEndpointConfig ec;
-    ec.rates = fabric::edge::LayerRates{quantity<units::Bandwidth>(forward, units::Dimension::Bandwidth, "--forward-rate"),
-                                        quantity<units::Bandwidth>(backward, units::Dimension::Bandwidth, "--backward-rate")};
+    ec.rates =
+        fabric::edge::LayerRates{quantity<units::Bandwidth>(forward, units::Dimension::Bandwidth, "--forward-rate"),
+                                 quantity<units::Bandwidth>(backward, units::Dimension::Bandwidth, "--backward-rate")};
     ec.loss_time = quantity<units::Duration>(loss, units::Dimension::Duration, "--loss-time");
     ec.layers = layers;
     ec.seed = sim.seed;
@@ -112,7 +113,8 @@ struct StreamLoopCommand {
                                e(platforms::Activity::Stream), e(platforms::Activity::Compute),
                                e(platforms::Activity::Reduce), e(platforms::Activity::Optimizer));
     }
-    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", dir.path().string());
+    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n",
+                             dir.path().string());
     if (!trace_dir.empty())
       std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes an HTML page of it)\n", trace_dir,
                                dir.path().string());

@@ -187,8 +187,8 @@ sweep::Catalog sweep_catalog() {
     for (const CLI::Option* o : cmd->get_options()) {
       if (o->get_positional() || o->get_lnames().empty() || reserved(o->get_lnames()[0])) continue;
       const std::string type = o->get_type_name();
-      w.options.push_back({o->get_lnames()[0], o->get_expected_max() == 0, type == "FILE" || type == "MODEL",
-                           o->get_description()});
+      w.options.push_back(
+          {o->get_lnames()[0], o->get_expected_max() == 0, type == "FILE" || type == "MODEL", o->get_description()});
     }
     c.commands.push_back(std::move(w));
   }

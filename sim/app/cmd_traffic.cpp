@@ -227,7 +227,8 @@ struct TrafficCommand {
       return;
     }
     if (rate >= 0) throw sim::InputError("give either --rate or --rates/--sweep-rates, not both");
-    if (!trace.out.empty()) throw sim::InputError("--trace-out: not with several loads (each traces into its own folder)");
+    if (!trace.out.empty())
+      throw sim::InputError("--trace-out: not with several loads (each traces into its own folder)");
     if (!rates.empty() && !sweep.empty()) throw sim::InputError("give either --rates or --sweep-rates, not both");
     const std::vector<double> list = parse_rates(rates, sweep);
     for (double r : list)

@@ -1,7 +1,7 @@
 #include "sim/app/model_report.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <ostream>
@@ -32,8 +32,8 @@ void ModelArgs::add(CLI::App& cmd) {
 
 models::compiler::CompileOptions ModelArgs::options(bool emit) const {
   models::compiler::CompileOptions o;
-  o.placement = placement == "resident" ? models::compiler::PlacementKind::Resident
-                                        : models::compiler::PlacementKind::Streaming;
+  o.placement =
+      placement == "resident" ? models::compiler::PlacementKind::Resident : models::compiler::PlacementKind::Streaming;
   o.accumulate = accumulate == "native" ? models::compiler::Accumulate::Native : models::compiler::Accumulate::Fp32;
   o.training = !inference;
   o.emit = emit;
@@ -49,7 +49,9 @@ std::string region(const LayerProgram& p) {
 }
 
 std::string bytes(double b) { return units::pretty(b, "B"); }
-std::string count(double n) { return n < 1e5 ? fmt::format("{}", static_cast<std::uint64_t>(n)) : units::pretty(n, ""); }
+std::string count(double n) {
+  return n < 1e5 ? fmt::format("{}", static_cast<std::uint64_t>(n)) : units::pretty(n, "");
+}
 
 }  // namespace
 
@@ -66,14 +68,11 @@ nlohmann::ordered_json mapping_json(const CompiledModel& cm, const std::string& 
   j["accumulate"] = models::compiler::to_string(cm.options.accumulate);
   j["training"] = cm.options.training;
   const auto& l = cm.layout;
-  j["layout"] = {{"rule", cm.layout_reason},
-                 {"columns", l.columns},
-                 {"rows", l.slices()},
-                 {"tokens_per_pe", l.tokens_per_pe},
-                 {"bands", l.bands.size()},
-                 {"rows_per_band", l.rows_per_band_used}};
-  j["colors"] = {{"used", cm.colors.used()}, {"available", cm.target.fabric.colors},
-                 {"weight", cm.colors.weight.size()}};
+  j["layout"] = {{"rule", cm.layout_reason}, {"columns", l.columns},
+                 {"rows", l.slices()},       {"tokens_per_pe", l.tokens_per_pe},
+                 {"bands", l.bands.size()},  {"rows_per_band", l.rows_per_band_used}};
+  j["colors"] = {
+      {"used", cm.colors.used()}, {"available", cm.target.fabric.colors}, {"weight", cm.colors.weight.size()}};
   j["sram"] = {{"peak_bytes", cm.sram_peak}, {"capacity_bytes", cm.target.sram_bytes()}};
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
   std::uint64_t total_bound = 0, total_flops = 0, in = 0, out = 0;
@@ -119,12 +118,12 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
   o << fmt::format("  layout      {}\n", cm.layout_reason);
   o << fmt::format("  colors      {} of {} ({} weight, 4 column chains, {} row chains, 2 column broadcasts, 1 out)\n",
                    cm.colors.used(), t.fabric.colors, cm.colors.weight.size(), cm.colors.with_west ? 4 : 2);
-  o << fmt::format("  SRAM        {} of {} per PE at the peak (activations stay resident)\n",
-                   bytes(cm.sram_peak), bytes(t.sram_bytes()));
+  o << fmt::format("  SRAM        {} of {} per PE at the peak (activations stay resident)\n", bytes(cm.sram_peak),
+                   bytes(t.sram_bytes()));
   o << fmt::format("  accumulate  {}\n\n", models::compiler::to_string(cm.options.accumulate));
   o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n", "#",
-                   "layer", "kind", "phase", "region", "SRAM max", "mean", "colors", "in", "out", "FLOPs",
-                   "bound", "binds");
+                   "layer", "kind", "phase", "region", "SRAM max", "mean", "colors", "in", "out", "FLOPs", "bound",
+                   "binds");
   std::uint64_t total = 0, flops = 0;
   for (std::size_t i = 0; i < cm.programs.size(); ++i) {
     const auto& p = cm.programs[i];
@@ -142,8 +141,7 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
   o << fmt::format("\n  total       {} cycles at least ({}), {} FLOP: at most {} ({:.1f}% of the {} dense peak)\n",
                    total, units::pretty(secs, "s"), units::pretty(static_cast<double>(flops), ""),
                    units::pretty(secs > 0 ? static_cast<double>(flops) / secs : 0, "FLOP/s"),
-                   secs > 0 ? 100.0 * static_cast<double>(flops) / secs / peak : 0.0,
-                   units::pretty(peak, "FLOP/s"));
+                   secs > 0 ? 100.0 * static_cast<double>(flops) / secs / peak : 0.0, units::pretty(peak, "FLOP/s"));
 }
 
 nlohmann::ordered_json run_json(const CompiledModel& cm, const std::deque<StepResult>& results) {
@@ -152,7 +150,8 @@ nlohmann::ordered_json run_json(const CompiledModel& cm, const std::deque<StepRe
   const double peak = static_cast<double>(cm.target.wafer.pe_count()) * cm.target.peak_flops_per_cycle(cm.dtype());
   for (const auto& r : results) {
     nlohmann::ordered_json stalls;
-    for (int k = 0; k < hw::kStallCauses; ++k) stalls[std::string(hw::stall_name(static_cast<hw::Stall>(k)))] = r.stalls[k];
+    for (int k = 0; k < hw::kStallCauses; ++k)
+      stalls[std::string(hw::stall_name(static_cast<hw::Stall>(k)))] = r.stalls[k];
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
     for (const auto& c : r.checks) {
       checks.push_back({{"what", c.what},

@@ -21,9 +21,9 @@ struct RunLimits {
 };
 
 struct RunOutcome {
-  sim::Cycle cycles;        // reference-clock cycles simulated
+  sim::Cycle cycles;  // reference-clock cycles simulated
   double wall_seconds = 0;
-  bool quiescent = false;   // ended because nothing was left to do
+  bool quiescent = false;  // ended because nothing was left to do
 };
 
 // Runs until `until` cycles of `reference` have passed (Cycle::never(): until no

@@ -85,9 +85,9 @@ class Engine : public sc_core::sc_module {
   double period_ps_;
   std::vector<Clocked*> components_;
   std::vector<TickObserver*> observers_;
-  std::vector<std::uint8_t> awake_flag_;    // awake in the next tick
-  std::vector<std::uint32_t> awake_;        // ids awake in the next tick
-  std::vector<std::uint32_t> ticking_;      // ids being ticked now
+  std::vector<std::uint8_t> awake_flag_;  // awake in the next tick
+  std::vector<std::uint32_t> awake_;      // ids awake in the next tick
+  std::vector<std::uint32_t> ticking_;    // ids being ticked now
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> timed_;
   sc_core::sc_event tick_event_;
   Cycle current_{0};

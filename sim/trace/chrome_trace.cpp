@@ -97,8 +97,8 @@ std::uint32_t ChromeTrace::process(std::string_view name) {
   processes_.emplace(std::string(name), pid);
   emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
                    json_string(name)));
-  emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", pid,
-                   pid));
+  emit(
+      fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", pid, pid));
   return pid;
 }
 
@@ -111,8 +111,8 @@ TrackId ChromeTrace::track(std::string_view process_name, std::string_view threa
   threads_.emplace(std::move(key), tid);
   emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid, tid,
                    json_string(thread)));
-  emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", pid,
-                   tid, tid));
+  emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", pid, tid,
+                   tid));
   return TrackId{pid, tid};
 }
 
@@ -120,8 +120,8 @@ void ChromeTrace::slice(TrackId t, std::string_view name, std::string_view categ
                         const Args& args) {
   if (end < start) throw std::logic_error("ChromeTrace: a slice ends before it starts");
   if (!admit()) return;
-  emit(fmt::format(R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",
-                   json_string(name), json_string(category), t.process, t.thread, micros(start),
+  emit(fmt::format(R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})", json_string(name),
+                   json_string(category), t.process, t.thread, micros(start),
                    micros(Picos(rounded_ns(end) - rounded_ns(start))), args_json(args)));
 }
 

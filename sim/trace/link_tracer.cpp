@@ -12,12 +12,11 @@ __extension__ typedef unsigned __int128 u128;
 
 LinkTracer::LinkTracer(Recorder& recorder) : recorder_(recorder), table_(nullptr) {
   if (recorder_.options().windows)
-    table_ = &recorder_.add_table("links.csv", "links",
-                                  "bytes moved and busy time of each chunk link (MemoryX, SwarmX, wafer edges) per window",
-                                  {{"link", "", "index into meta.json links", WindowTable::Merge::Sum}},
-                                  {{"bytes", "B", "bytes moved in the window", WindowTable::Merge::Sum},
-                                   {"busy_ps", "ps", "time the link was serialising in the window",
-                                    WindowTable::Merge::Sum}});
+    table_ = &recorder_.add_table(
+        "links.csv", "links", "bytes moved and busy time of each chunk link (MemoryX, SwarmX, wafer edges) per window",
+        {{"link", "", "index into meta.json links", WindowTable::Merge::Sum}},
+        {{"bytes", "B", "bytes moved in the window", WindowTable::Merge::Sum},
+         {"busy_ps", "ps", "time the link was serialising in the window", WindowTable::Merge::Sum}});
   recorder_.add_producer(this);
 }
 
@@ -29,7 +28,8 @@ void LinkTracer::attach(stream::ChunkOutPort& port, const std::string& group, co
   l.group = group;
   l.label = label;
   l.bandwidth = port.bandwidth().bits_per_s;
-  if (Timeline* t = recorder_.timeline()) l.track = t->track(group == "memoryx" ? "MemoryX links" : group == "swarmx" ? "SwarmX links" : "edge links", label);
+  if (Timeline* t = recorder_.timeline())
+    l.track = t->track(group == "memoryx" ? "MemoryX links" : group == "swarmx" ? "SwarmX links" : "edge links", label);
   links_.push_back(std::move(l));
   port.set_observer(this);
 }
@@ -58,10 +58,12 @@ void LinkTracer::on_send(const stream::ChunkOutPort& port, const stream::ChunkIn
   // earlier windows got, so the shares sum to the chunk's bytes exactly.
   std::uint64_t given = 0;
   for (std::uint64_t w = first; w <= last; ++w) {
-    const std::uint64_t until = w == last ? end.count()
-                                          : std::min<std::uint64_t>(end.count(),
-                                                                    recorder_.time_of(Cycle((w + 1) * recorder_.window_cycles())).count());
-    const std::uint64_t from = std::max<std::uint64_t>(start.count(), recorder_.time_of(Cycle(w * recorder_.window_cycles())).count());
+    const std::uint64_t until =
+        w == last ? end.count()
+                  : std::min<std::uint64_t>(end.count(),
+                                            recorder_.time_of(Cycle((w + 1) * recorder_.window_cycles())).count());
+    const std::uint64_t from =
+        std::max<std::uint64_t>(start.count(), recorder_.time_of(Cycle(w * recorder_.window_cycles())).count());
     const auto covered = static_cast<u128>(until - start.count());
     const auto share = static_cast<std::uint64_t>(covered * chunk.bytes / span);
     l.bytes[w] += share - given;
@@ -94,8 +96,8 @@ std::uint64_t LinkTracer::windows_needed() const {
 void LinkTracer::finish(std::uint64_t windows) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const Link& l : links_)
-    list.push_back({{"name", l.name}, {"group", l.group}, {"label", l.label}, {"bandwidth_bps", l.bandwidth},
-                    {"bytes", l.total}});
+    list.push_back(
+        {{"name", l.name}, {"group", l.group}, {"label", l.label}, {"bandwidth_bps", l.bandwidth}, {"bytes", l.total}});
   recorder_.meta()["links"] = std::move(list);
   if (!table_) return;
   for (std::uint64_t w = 0; w < windows; ++w)

@@ -11,8 +11,7 @@
 
 namespace wafersim::sim::trace {
 
-Recorder::Recorder(TraceOptions options, std::filesystem::path dir, units::Frequency clock,
-                   std::uint64_t window_cycles)
+Recorder::Recorder(TraceOptions options, std::filesystem::path dir, units::Frequency clock, std::uint64_t window_cycles)
     : options_(std::move(options)),
       dir_(std::move(dir)),
       clock_(clock),

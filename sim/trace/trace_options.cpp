@@ -25,8 +25,8 @@ std::uint32_t parse_coord(const std::string& s, const std::string& text, const s
   errno = 0;
   const unsigned long long v = std::strtoull(t.c_str(), &end, 10);
   if (t.empty() || *end || errno || v > 65535 || t[0] == '-' || t[0] == '+')
-    throw InputError(fmt::format("{} '{}': '{}' is not a coordinate (0 .. 65535); expected X,Y or X0,Y0:X1,Y1", option,
-                                 text, t));
+    throw InputError(
+        fmt::format("{} '{}': '{}' is not a coordinate (0 .. 65535); expected X,Y or X0,Y0:X1,Y1", option, text, t));
   return static_cast<std::uint32_t>(v);
 }
 
@@ -96,7 +96,8 @@ std::vector<Rect> parse_rects(const std::string& text, const std::string& option
       item += ch;
     }
   }
-  if (out.empty()) throw InputError(fmt::format("{}: empty; expected X,Y or X0,Y0:X1,Y1 (several separated by ';')", option));
+  if (out.empty())
+    throw InputError(fmt::format("{}: empty; expected X,Y or X0,Y0:X1,Y1 (several separated by ';')", option));
   return out;
 }
 

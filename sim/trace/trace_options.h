@@ -11,7 +11,9 @@ namespace wafersim::sim::trace {
 // A rectangle of PEs (routers), corners included.
 struct Rect {
   std::uint32_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-  [[nodiscard]] bool contains(std::uint32_t x, std::uint32_t y) const { return x >= x0 && x <= x1 && y >= y0 && y <= y1; }
+  [[nodiscard]] bool contains(std::uint32_t x, std::uint32_t y) const {
+    return x >= x0 && x <= x1 && y >= y0 && y <= y1;
+  }
   [[nodiscard]] std::uint32_t width() const { return x1 - x0 + 1; }
   [[nodiscard]] std::uint32_t height() const { return y1 - y0 + 1; }
   [[nodiscard]] std::uint64_t size() const { return std::uint64_t{width()} * height(); }
@@ -22,16 +24,16 @@ struct Rect {
 enum class ByColor : std::uint8_t { Auto, On, Off };
 
 struct TraceOptions {
-  bool windows = false;   // congestion windows (docs/trace.md)
-  bool timeline = false;  // Chrome trace-event JSON for Perfetto
-  bool vcd = false;       // router waveforms through sc_trace
-  std::uint64_t window_cycles = 0;  // 0: chosen from the run's expected length
-  std::uint32_t max_windows = 1000;  // beyond, windows merge in pairs (even, at least 2)
-  std::uint32_t max_cells = 4096;    // regions per wafer; larger grids aggregate R x R routers
-  std::optional<Rect> region;        // windows of this rectangle only (default: the whole grid)
-  ByColor by_color = ByColor::Auto;  // per-color windows (auto: grids up to kAutoColorRouters)
-  std::vector<Rect> pes;             // PEs (routers) with timeline tracks and VCD probes
-  std::string out;                   // folder (default: RUN_DIR/trace)
+  bool windows = false;                  // congestion windows (docs/trace.md)
+  bool timeline = false;                 // Chrome trace-event JSON for Perfetto
+  bool vcd = false;                      // router waveforms through sc_trace
+  std::uint64_t window_cycles = 0;       // 0: chosen from the run's expected length
+  std::uint32_t max_windows = 1000;      // beyond, windows merge in pairs (even, at least 2)
+  std::uint32_t max_cells = 4096;        // regions per wafer; larger grids aggregate R x R routers
+  std::optional<Rect> region;            // windows of this rectangle only (default: the whole grid)
+  ByColor by_color = ByColor::Auto;      // per-color windows (auto: grids up to kAutoColorRouters)
+  std::vector<Rect> pes;                 // PEs (routers) with timeline tracks and VCD probes
+  std::string out;                       // folder (default: RUN_DIR/trace)
   std::uint64_t max_events = 1'000'000;  // timeline events kept (the rest are counted, not written)
 
   static constexpr std::uint64_t kAutoColorRouters = 16384;

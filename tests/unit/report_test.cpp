@@ -24,9 +24,10 @@ using test::slurp;
 
 std::string traced_hotspot_run(const test::TempDir& tmp, const std::string& extra = "") {
   const std::string out = (tmp.path() / "run").string();
-  const auto r = test::wafersim("traffic tiny --pattern hotspot --hotspot 5,2 --hotspot-fraction 0.3 --rate 0.05 "
-                                "--warmup 200 --measure 2000 --seed 3 --trace windows --trace-window 23 --json -o " +
-                                out + " " + extra);
+  const auto r = test::wafersim(
+      "traffic tiny --pattern hotspot --hotspot 5,2 --hotspot-fraction 0.3 --rate 0.05 "
+      "--warmup 200 --measure 2000 --seed 3 --trace windows --trace-window 23 --json -o " +
+      out + " " + extra);
   EXPECT_EQ(r.code, 0) << r.out;
   return out;
 }

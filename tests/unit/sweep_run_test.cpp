@@ -29,9 +29,6 @@ using wafersim::test::slurp;
 using wafersim::test::wafersim;
 namespace fs = std::filesystem;
 
-
-
-
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -365,15 +362,16 @@ TEST(SweepRun, FileOptionsAreRelativeToTheSweepFileAndCompiledModelsSweep) {
   d.write("models/m.yaml",
           "name: m\ndtype: bf16\nbatch: 2\nsequence: 8\ninputs: [{name: x, kind: activations, features: 16}]\n"
           "layers:\n  - {name: fc1, kind: linear, inputs: [x], features: 16, bias: true}\n");
-  auto spec = d.write("sweeps/s.yaml",
-                      "sweep:\n"
-                      "  name: compiled\n"
-                      "  platform: tiny\n"
-                      "  workload: {command: run, model: ../models/m.yaml, inference: true}\n"
-                      "  parameters:\n"
-                      "    - {key: workload.accumulate, values: [fp32, native]}\n"
-                      "  metrics: [{name: cycles, path: summary.cycles}, {name: mismatches, path: summary.mismatches},\n"
-                      "            cluster.wafer0.model.000_fc1_forward.bound_cycles]\n");
+  auto spec =
+      d.write("sweeps/s.yaml",
+              "sweep:\n"
+              "  name: compiled\n"
+              "  platform: tiny\n"
+              "  workload: {command: run, model: ../models/m.yaml, inference: true}\n"
+              "  parameters:\n"
+              "    - {key: workload.accumulate, values: [fp32, native]}\n"
+              "  metrics: [{name: cycles, path: summary.cycles}, {name: mismatches, path: summary.mismatches},\n"
+              "            cluster.wafer0.model.000_fc1_forward.bound_cycles]\n");
   auto out = d.path() / "out";
   // Run from elsewhere: the relative path must not depend on the working directory.
   auto r = wafersim("sweep " + spec + " --jobs 1 --json --out " + out.string());

@@ -89,7 +89,8 @@ TEST(TraceCluster, LinkWindowsAddUpToEachLinksBytes) {
     if (e["ph"] == "M" && e["name"] == "thread_name")
       thread_names[std::to_string(e["pid"].get<int>()) + "/" + std::to_string(e["tid"].get<int>())] = e["args"]["name"];
   for (const auto& e : tl["traceEvents"])
-    if (e["ph"] == "X") ++slices[thread_names[std::to_string(e["pid"].get<int>()) + "/" + std::to_string(e["tid"].get<int>())]];
+    if (e["ph"] == "X")
+      ++slices[thread_names[std::to_string(e["pid"].get<int>()) + "/" + std::to_string(e["tid"].get<int>())]];
   const std::uint64_t chunks = stats["memoryx"]["stream_out0"]["chunks"];
   EXPECT_EQ(slices["p0 MemoryX to SwarmX (weights)"], static_cast<int>(chunks));
   EXPECT_EQ(slices["steps"], 2);
@@ -100,8 +101,10 @@ TEST(TraceCluster, LinkWindowsAddUpToEachLinksBytes) {
 TEST(TraceCluster, StreamLoopCommandTracesAndReports) {
   test::TempDir tmp;
   const std::string out = (tmp.path() / "loop").string();
-  const auto r = test::wafersim("stream-loop tiny-cluster --params 3e5 --layers 3 --steps 2 --trace windows,timeline "
-                                "--json -o " + out);
+  const auto r = test::wafersim(
+      "stream-loop tiny-cluster --params 3e5 --layers 3 --steps 2 --trace windows,timeline "
+      "--json -o " +
+      out);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["steps"].size(), 2u);

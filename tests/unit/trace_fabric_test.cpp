@@ -39,7 +39,8 @@ std::vector<Row> read_rows(const std::filesystem::path& path, bool by_color) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, by_color ? "window,x,y,dir,color,forwarded,stalled,occupancy" : "window,x,y,dir,forwarded,stalled,occupancy");
+  EXPECT_EQ(line, by_color ? "window,x,y,dir,color,forwarded,stalled,occupancy"
+                           : "window,x,y,dir,forwarded,stalled,occupancy");
   std::vector<Row> rows;
   while (std::getline(in, line)) {
     std::stringstream ss(line);
@@ -169,8 +170,8 @@ TEST(TraceFabric, EachWaveletCountsInTheWindowOfItsCycle) {
   t.run();
   std::vector<std::string> got;
   for (const Row& r : read_rows(t.dir() / "fabric-w0.csv", true))
-    got.push_back(fmt::format("w{} ({},{}) d{} f{} s{} o{}", r.window, r.x, r.y, r.dir, r.forwarded, r.stalled,
-                              r.occupancy));
+    got.push_back(
+        fmt::format("w{} ({},{}) d{} f{} s{} o{}", r.window, r.x, r.y, r.dir, r.forwarded, r.stalled, r.occupancy));
   // Occupancy counts the input queue holding the wavelet in the cycle it is granted: the ramp
   // at (0, 0), then the west inputs of (1, 0), (2, 0), (3, 0).
   EXPECT_EQ(got, (std::vector<std::string>{"w0 (0,0) d1 f1 s0 o0", "w0 (0,0) d4 f0 s0 o1", "w1 (1,0) d1 f1 s0 o0",
@@ -259,7 +260,9 @@ TEST(TraceFabric, RouterWaveformsAddUpToTheLinkCounters) {
   EXPECT_EQ(vcd.variables.size(), 2u * 5 * 3);
   const double period = 1e12 / t.loaded.spec.wafer.clock.hz;
   const std::uint64_t end = t.wafer->engine().cycles().count();
-  auto cycle_of = [&](std::uint64_t ps) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(ps) / period)); };
+  auto cycle_of = [&](std::uint64_t ps) {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(ps) / period));
+  };
   // Sum over cycles of a variable's value (values hold until the next change).
   auto per_cycle_sum = [&](const test::VcdVariable& v) {
     std::uint64_t sum = 0;

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/trace/region_grid.h"
 #include "sim/engine/engine.h"
 #include "sim/errors.h"
 #include "sim/trace/chrome_trace.h"
 #include "sim/trace/recorder.h"
+#include "sim/trace/region_grid.h"
 #include "sim/trace/trace_options.h"
 #include "sim/trace/window_table.h"
 #include "tests/support/run_wafersim.h"
@@ -65,11 +65,12 @@ TEST(TraceOptions, BadInputNamesTheOptionAndWhatWasExpected) {
   TraceOptions o;
   EXPECT_EQ(error_of([&] { parse_kinds("windows,heat", o); }),
             "--trace 'windows,heat': unknown trace 'heat'; expected a list of windows, timeline, vcd, all, none");
-  EXPECT_EQ(error_of([] { parse_rect("3;4", "--trace-region"); }),
-            "--trace-region '3;4': expected X,Y or X0,Y0:X1,Y1");
+  EXPECT_EQ(error_of([] { parse_rect("3;4", "--trace-region"); }), "--trace-region '3;4': expected X,Y or X0,Y0:X1,Y1");
   EXPECT_EQ(error_of([] { parse_rect("-1,4", "--trace-pes"); }),
             "--trace-pes '-1,4': '-1' is not a coordinate (0 .. 65535); expected X,Y or X0,Y0:X1,Y1");
-  EXPECT_EQ(error_of([] { check_inside(Rect{0, 0, 8, 2}, 8, 8, "--trace-region"); }),
+  EXPECT_EQ(error_of([] {
+              check_inside(Rect{0, 0, 8, 2}, 8, 8, "--trace-region");
+            }),
             "--trace-region 0,0:8,2: outside the 8 x 8 grid (x 0 .. 7, y 0 .. 7)");
   EXPECT_EQ(error_of([] { check_inside(Rect{0, 0, 7, 7}, 8, 8, "--trace-region"); }), "no error");
   EXPECT_EQ(error_of([] { parse_by_color("yes", "--trace-colors"); }),
@@ -204,8 +205,8 @@ TEST(Recorder, MergesWindowsWhenTheRunOutgrowsTheBudget) {
   Probe p;
   source.add_producer(&p);
   for (std::uint64_t c = 0; c <= 50; ++c) source.before_tick(Cycle(c));
-  EXPECT_EQ(p.calls, (std::vector<std::string>{"close 0 0-10", "close 1 10-20", "close 2 20-30", "close 3 30-40",
-                                               "merged"}));
+  EXPECT_EQ(p.calls,
+            (std::vector<std::string>{"close 0 0-10", "close 1 10-20", "close 2 20-30", "close 3 30-40", "merged"}));
   EXPECT_EQ(rec.window_cycles(), 20u);
   p.calls.clear();
   source.before_tick(Cycle(59));

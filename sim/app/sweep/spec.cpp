@@ -517,7 +517,8 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
       spec.parameters.push_back(std::move(p));
     }
   }
-  if (!s.find("parameters")) r.error(s.location(), "sweep.parameters", "missing: the list of parameters to vary");
+  if (!s.find("parameters"))
+    r.error(s.location(), "sweep.parameters", "missing: the list of parameters to vary");
   else if (s.find("parameters")->is_sequence() && s.find("parameters")->items().empty())
     r.error(s.find("parameters")->location(), "sweep.parameters", "the list is empty: name at least one parameter");
 
