@@ -6,6 +6,7 @@
 
 #include "models/compiler/bound.h"
 #include "models/compiler/kernels.h"
+#include "models/compiler/program_builder.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"
 
@@ -42,6 +43,37 @@ void KernelContext::release_scratch() {
       ctx.layer, pe.x, pe.y, bytes, what, ctx.sram.in_use(), need, ctx.sram.capacity(),
       units::format(units::DataSize::from_bytes(ctx.sram.capacity())),
       need > ctx.sram.capacity() ? need - ctx.sram.capacity() : bytes, held.empty() ? "nothing" : held));
+}
+
+void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t tokens, std::uint32_t inv_d,
+                        std::uint32_t eps) {
+  using hw::DType;
+  using hw::isa::Cond;
+  using hw::isa::Op;
+  b.movf(13, DType::F32, inv_d);
+  b.movf(14, DType::F32, eps);
+  b.movf(15, DType::F32, 0x3F000000u);
+  b.mov(6, acc_addr);
+  b.mov(12, static_cast<std::int64_t>(tokens));
+  const unsigned tok = b.label();
+  b.bind(tok);
+  b.ld(4, 0, 4, 6);
+  b.fscalar(Op::FMul, DType::F32, 4, 4, 13);
+  b.fscalar(Op::FAdd, DType::F32, 4, 4, 14);
+  b.alu(Op::Shr, 7, 4, 1);
+  b.mov(5, 0x5F375A86);
+  b.alur(Op::Sub, 5, 5, 7);
+  b.fscalar(Op::FMul, DType::F32, 8, 4, 15);
+  for (int i = 0; i < 3; ++i) {
+    b.fscalar(Op::FMul, DType::F32, 9, 8, 5);
+    b.fscalar(Op::FNeg, DType::F32, 9, 9);
+    b.fmac_scalar(DType::F32, 10, 15, 9, 5);
+    b.fmac_scalar(DType::F32, 5, 5, 5, 10);
+  }
+  b.st(0, 5, 4, 6);
+  b.alu(Op::Add, 6, 6, 4);
+  b.alu(Op::Sub, 12, 12, 1);
+  b.branch(Cond::Ne, 12, 0, tok);
 }
 
 void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice) {

@@ -111,31 +111,7 @@ void statistics(ProgramBuilder& b, DType dt, const RowCode& r, std::uint32_t c, 
   if (!last) {
     b.vop(Op::FMov, DType::F32, DType::F32, V::d(r.s_out), V::d(r.accd));
   } else {
-    // rstd = rsqrt(sumsq x (1/d) + eps) per token, in place (docs/reference.md, "rsqrt").
-    b.movf(13, DType::F32, inv_d);
-    b.movf(14, DType::F32, eps);
-    b.movf(15, DType::F32, 0x3F000000u);
-    b.mov(6, acc_addr);
-    b.mov(12, t);
-    const unsigned tok = b.label();
-    b.bind(tok);
-    b.ld(4, 0, 4, 6);
-    b.fscalar(Op::FMul, DType::F32, 4, 4, 13);
-    b.fscalar(Op::FAdd, DType::F32, 4, 4, 14);
-    b.alu(Op::Shr, 7, 4, 1);
-    b.mov(5, 0x5F375A86);
-    b.alur(Op::Sub, 5, 5, 7);
-    b.fscalar(Op::FMul, DType::F32, 8, 4, 15);
-    for (int i = 0; i < 3; ++i) {
-      b.fscalar(Op::FMul, DType::F32, 9, 8, 5);
-      b.fscalar(Op::FNeg, DType::F32, 9, 9);
-      b.fmac_scalar(DType::F32, 10, 15, 9, 5);
-      b.fmac_scalar(DType::F32, 5, 5, 5, 10);
-    }
-    b.st(0, 5, 4, 6);
-    b.alu(Op::Add, 6, 6, 4);
-    b.alu(Op::Sub, 12, 12, 1);
-    b.branch(Cond::Ne, 12, 0, tok);
+    emit_rstd_in_place(b, acc_addr, t, inv_d, eps);
     b.vop(Op::FMov, DType::F32, DType::F32, V::d(r.bn_out), V::d(r.accd), {}, {}, async);
   }
   b.vop(Op::FMov, DType::F32, DType::F32, V::d(r.rstdd), V::d(r.bn_in));

@@ -12,6 +12,8 @@
 
 namespace wafersim::models::compiler {
 
+class ProgramBuilder;
+
 // What a kernel sees while it lowers one layer.
 struct KernelContext {
   const Target& target;
@@ -153,6 +155,11 @@ LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);
+
+// Emits rstd = rsqrt(s x inv_d + eps) in place over `tokens` fp32 sums at `acc_addr`, in the
+// reference's steps (docs/reference.md, "rsqrt"); uses registers 4 to 15.
+void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t tokens, std::uint32_t inv_d,
+                        std::uint32_t eps);
 
 // The work, SRAM and region of a layer from per-slice figures (the same on every column).
 void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice);
