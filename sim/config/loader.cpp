@@ -3,14 +3,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <yaml-cpp/eventhandler.h>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
-#include <yaml-cpp/eventhandler.h>
 
 namespace wafersim::sim::config {
 namespace fs = std::filesystem;
@@ -29,8 +29,7 @@ Node convert(const YAML::Node& y, const std::string& file, const Location& fallb
     throw ConfigError(Diagnostic{loc, {}, fmt::format("document nested deeper than {} levels", kMaxDepth)});
   switch (y.Type()) {
     case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-    {
+    case YAML::NodeType::Null: {
       Node n;
       n.set_location(loc);
       return n;
@@ -116,8 +115,8 @@ Node Loader::parse(std::string_view text, const std::string& file_name) {
       if (parser.HandleNextDocument(marks)) parser.HandleNextDocument(marks);
     }
   } catch (const YAML::Exception& e) {
-    throw ConfigError(Diagnostic{Location{file_name, e.mark.line + 1, e.mark.column + 1}, {},
-                                 fmt::format("malformed YAML: {}", e.msg)});
+    throw ConfigError(Diagnostic{
+        Location{file_name, e.mark.line + 1, e.mark.column + 1}, {}, fmt::format("malformed YAML: {}", e.msg)});
   }
   if (docs[0].IsNull()) {
     bool blank = true;
@@ -126,24 +125,27 @@ Node Loader::parse(std::string_view text, const std::string& file_name) {
       std::size_t i = line.find_first_not_of(" \t\r");
       blank = i == std::string::npos || line[i] == '#';
     }
-    throw ConfigError(Diagnostic{Location{file_name, 1, 1}, {},
-                                 blank ? "empty file: expected a mapping of settings"
-                                       : "expected a mapping of settings, found no YAML value"});
+    throw ConfigError(Diagnostic{
+        Location{file_name, 1, 1},
+        {},
+        blank ? "empty file: expected a mapping of settings" : "expected a mapping of settings, found no YAML value"});
   }
   if (marks.starts.size() > 1)
-    throw ConfigError(Diagnostic{at(file_name, marks.starts[1], Location{file_name, 1, 1}), {},
+    throw ConfigError(Diagnostic{at(file_name, marks.starts[1], Location{file_name, 1, 1}),
+                                 {},
                                  "several YAML documents in one file; expected exactly one"});
   Node root;
   try {
     root = convert(docs[0], file_name, Location{file_name, 1, 1}, 0);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(Diagnostic{Location{file_name, e.mark.line + 1, e.mark.column + 1}, {},
-                                 fmt::format("malformed YAML: {}", e.msg)});
+    throw ConfigError(Diagnostic{
+        Location{file_name, e.mark.line + 1, e.mark.column + 1}, {}, fmt::format("malformed YAML: {}", e.msg)});
   }
   if (!root.is_map())
-    throw ConfigError(Diagnostic{root.location(), {},
-                                 fmt::format("expected a mapping of settings at the top level, found {}",
-                                             root.kind_name())});
+    throw ConfigError(
+        Diagnostic{root.location(),
+                   {},
+                   fmt::format("expected a mapping of settings at the top level, found {}", root.kind_name())});
   return root;
 }
 
@@ -191,8 +193,7 @@ Node Loader::load_chain(const std::string& path, const Location& from, std::vect
   if (!find(path, t)) {
     std::error_code ec;
     std::string why = fs::exists(path, ec) ? "not a readable file" : "no such file or built-in preset";
-    if (from.line > 0)
-      throw ConfigError(Diagnostic{from, "base", fmt::format("cannot open '{}': {}", path, why)});
+    if (from.line > 0) throw ConfigError(Diagnostic{from, "base", fmt::format("cannot open '{}': {}", path, why)});
     throw ConfigError(Diagnostic{Location{path, 0, 0}, {}, fmt::format("cannot open '{}': {}", path, why)});
   }
   for (const auto& k : chain)
@@ -219,9 +220,9 @@ Node Loader::resolve_base(Node root, const std::string& name, std::vector<std::s
   const Node::Entry* base = root.find_entry("base");
   if (!base) return root;
   if (!base->value.is_scalar() || base->value.text().empty())
-    throw ConfigError(Diagnostic{base->value.location(), "base",
-                                 fmt::format("expected the path of another YAML file, found {}",
-                                             base->value.kind_name())});
+    throw ConfigError(
+        Diagnostic{base->value.location(), "base",
+                   fmt::format("expected the path of another YAML file, found {}", base->value.kind_name())});
   // Relative to the including file first; otherwise a preset name or a path as written.
   std::string base_path = (fs::path(name).parent_path() / base->value.text()).lexically_normal().generic_string();
   Text probe;
@@ -239,8 +240,8 @@ void Loader::apply_overrides(Node& root, const std::vector<std::string>& assignm
     const std::string file = "<command line>";
     auto eq = a.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw ConfigError(Diagnostic{Location{file, index, 1}, {},
-                                   fmt::format("--set expects key.path=value, found '{}'", a)});
+      throw ConfigError(
+          Diagnostic{Location{file, index, 1}, {}, fmt::format("--set expects key.path=value, found '{}'", a)});
     std::string path = a.substr(0, eq);
     std::string value_text = a.substr(eq + 1);
     Location value_loc{file, index, static_cast<int>(eq) + 2};
@@ -268,8 +269,7 @@ void Loader::apply_overrides(Node& root, const std::vector<std::string>& assignm
       std::size_t dot = path.find('.', start);
       std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
       Location key_loc{file, index, static_cast<int>(start) + 1};
-      if (key.empty())
-        throw ConfigError(Diagnostic{key_loc, path, "empty key in --set path"});
+      if (key.empty()) throw ConfigError(Diagnostic{key_loc, path, "empty key in --set path"});
       if (dot == std::string::npos) {
         Node* existing = cur->find(key);
         if (existing && existing->is_map() && value.is_map())
@@ -282,9 +282,9 @@ void Loader::apply_overrides(Node& root, const std::vector<std::string>& assignm
       if (!next) {
         next = &cur->set(key, key_loc, Node::map(key_loc));
       } else if (!next->is_map()) {
-        throw ConfigError(Diagnostic{key_loc, path.substr(0, dot),
-                                     fmt::format("--set path goes through {}, which is not a mapping",
-                                                 next->kind_name())});
+        throw ConfigError(
+            Diagnostic{key_loc, path.substr(0, dot),
+                       fmt::format("--set path goes through {}, which is not a mapping", next->kind_name())});
       }
       cur = next;
       start = dot + 1;

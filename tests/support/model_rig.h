@@ -2,8 +2,11 @@
 // Compiles a model for a platform and runs it on one simulated wafer, step by step, as
 // `wafersim run --model` does (without the run folder and progress).
 
+#include <gtest/gtest.h>
+
 #include <systemc>
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,5 +55,21 @@ struct ModelRun {
     return exec->results();
   }
 };
+
+// Every step ran its checks and passed them, and the analytical bound (positive) is never
+// above the step's simulated cycles.
+inline void expect_all_checked(const std::deque<models::runtime::StepResult>& results) {
+  for (const auto& r : results) {
+    EXPECT_FALSE(r.checks.empty()) << r.name();
+    for (const auto& c : r.checks) {
+      EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.mismatches << " of " << c.compared
+                              << " differ; " << c.first_mismatch;
+      EXPECT_GT(c.compared, 0u) << r.name() << " " << c.what;
+    }
+    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
+    EXPECT_GT(r.bound.cycles, 0u) << r.name();
+    EXPECT_GT(r.cycles(), 0u) << r.name();
+  }
+}
 
 }  // namespace wafersim::test

@@ -19,19 +19,7 @@ namespace {
 using models::LayerKind;
 using models::compiler::Phase;
 
-void expect_all_checked(const std::deque<models::runtime::StepResult>& results) {
-  for (const auto& r : results) {
-    EXPECT_FALSE(r.checks.empty()) << r.name();
-    for (const auto& c : r.checks) {
-      EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.mismatches << " of " << c.compared
-                              << " differ; " << c.first_mismatch;
-      EXPECT_GT(c.compared, 0u) << r.name() << " " << c.what;
-    }
-    // The analytical bound is a lower bound on every simulated step.
-    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
-    EXPECT_GT(r.bound.cycles, 0u) << r.name();
-  }
-}
+using test::expect_all_checked;
 
 // Every elementwise kind, forward and backward, between two linear layers (so that every
 // gradient is needed), with a residual add that makes one gradient accumulate.

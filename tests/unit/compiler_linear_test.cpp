@@ -20,18 +20,7 @@ layers:
   - {name: fc2, kind: linear, inputs: [fc1], features: 12}
 )";
 
-void expect_all_checked(const std::deque<models::runtime::StepResult>& results) {
-  for (const auto& r : results) {
-    EXPECT_FALSE(r.checks.empty()) << r.name();
-    for (const auto& c : r.checks) {
-      EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.mismatches << " of " << c.compared
-                              << " differ; " << c.first_mismatch;
-      EXPECT_GT(c.compared, 0u) << r.name() << " " << c.what;
-    }
-    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
-    EXPECT_GT(r.cycles(), 0u) << r.name();
-  }
-}
+using test::expect_all_checked;
 
 TEST(CompilerLinear, ForwardAndBackwardOnTinyAreBitExact) {
   test::ModelRun run("tiny", {}, kTwoLinear);

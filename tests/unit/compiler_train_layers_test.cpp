@@ -22,18 +22,7 @@ namespace {
 using models::LayerKind;
 using models::compiler::Phase;
 
-void expect_all_checked(const std::deque<models::runtime::StepResult>& results) {
-  for (const auto& r : results) {
-    EXPECT_FALSE(r.checks.empty()) << r.name();
-    for (const auto& c : r.checks) {
-      EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.mismatches << " of " << c.compared
-                              << " differ; " << c.first_mismatch;
-      EXPECT_GT(c.compared, 0u) << r.name() << " " << c.what;
-    }
-    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
-    EXPECT_GT(r.bound.cycles, 0u) << r.name();
-  }
-}
+using test::expect_all_checked;
 
 const models::runtime::StepResult& step(const std::deque<models::runtime::StepResult>& results,
                                         const std::string& layer, Phase phase) {
