@@ -144,8 +144,10 @@ int run_cli(int argc, char** argv) {
       "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
       "  wafersim traffic tiny --pattern uniform --rate 0.3   synthetic traffic on the fabric\n"
       "  wafersim exec tiny --program prog.s           run hand-written PE programs (docs/isa.md)\n"
+      "  wafersim run tiny-cluster --model tiny-mlp --train --steps 3   data-parallel training steps\n"
+      "  wafersim report RUN_DIR                       an HTML page of a run traced with --trace\n"
       "  wafersim compile gpt3-xl --platform wse2      map a model onto a wafer (docs/compiler.md)\n"
-      "  wafersim run tiny --model tiny-transformer    train one step of a model on a simulated wafer\n"
+      "  wafersim run tiny --model tiny-mlp            train one step of a model on a simulated wafer\n"
       "Run 'wafersim COMMAND --help' for a command's options.");
 
   add_run_command(app);
