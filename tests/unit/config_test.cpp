@@ -185,16 +185,16 @@ TEST(ConfigSemantics, BaseChainMergesDeeplyAndRelativeToTheIncludingFile) {
   auto f = dir.write("derived.yaml", "base: common/base.yaml\nname: derived\nwafer:\n  height: 16\n");
   auto p = load_platform(f).spec;
   EXPECT_EQ(p.name, "derived");
-  EXPECT_EQ(p.wafer.width, 8u);        // from the base
-  EXPECT_EQ(p.wafer.height, 16u);      // overridden
-  EXPECT_EQ(p.wafer.pe.microthreads, 4u);  // nested keys survive a partial override
+  EXPECT_EQ(p.wafer.width, 8u);                         // from the base
+  EXPECT_EQ(p.wafer.height, 16u);                       // overridden
+  EXPECT_EQ(p.wafer.pe.microthreads, 4u);               // nested keys survive a partial override
   EXPECT_EQ(p.wafer.pe.sram.size.bytes(), 48u * 1024);  // defaults fill the rest
 }
 
 TEST(ConfigSemantics, SetOverridesApplyInOrderAfterTheFile) {
-  auto p = load_platform("tiny", {"wafer.width=16", "wafer.width=12", "fabric.hop_latency=2 cycles",
-                                  "wafer.clock=850 MHz"})
-               .spec;
+  auto p =
+      load_platform("tiny", {"wafer.width=16", "wafer.width=12", "fabric.hop_latency=2 cycles", "wafer.clock=850 MHz"})
+          .spec;
   EXPECT_EQ(p.wafer.width, 12u);
   EXPECT_EQ(p.fabric.hop_latency, sim::Cycle(2));
   EXPECT_EQ(p.wafer.clock.hz, 850e6);
