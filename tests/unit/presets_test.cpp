@@ -64,8 +64,8 @@ TEST(Presets, ClusterShapes) {
   // 120 PF dense FP16 published for 16 CS-2 (C): per-core rate as for wse2.
   expect_within(andromeda.systems * andromeda.peak_flops_fp16,
                 120e15 * static_cast<double>(andromeda.pe_count) / 850000.0, 0.10, "Andromeda FP16 peak");
-  EXPECT_EQ(andromeda.swarmx_depth, 2u);          // 16 systems through 1:4 switches: 4 + 1
-  EXPECT_EQ(andromeda.swarmx_nodes, 5u * 12u);    // per plane, 12 planes
+  EXPECT_EQ(andromeda.swarmx_depth, 2u);        // 16 systems through 1:4 switches: 4 + 1
+  EXPECT_EQ(andromeda.swarmx_nodes, 5u * 12u);  // per plane, 12 planes
   auto tiny = figures(load_platform("tiny-cluster").spec);
   EXPECT_EQ(tiny.systems, 2u);
   EXPECT_EQ(tiny.swarmx_nodes, 1u);
