@@ -26,8 +26,6 @@ using V = VOperand;
 
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
 // Token geometry of the columns: which earlier tokens of its sample a column needs (its
 // window, from the sample start of its first token to its last token) and which later ones
 // (up to the end of the sample of its last token).

@@ -45,6 +45,22 @@ void KernelContext::release_scratch() {
       need > ctx.sram.capacity() ? need - ctx.sram.capacity() : bytes, held.empty() ? "nothing" : held));
 }
 
+void widen(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a) {
+  using V = VOperand;
+  if (dt == hw::DType::F32)
+    b.vop(hw::isa::Op::FMov, hw::DType::F32, hw::DType::F32, V::d(d), V::d(a));
+  else
+    b.vop(hw::isa::Op::FCvt, hw::DType::F32, dt, V::d(d), V::d(a));
+}
+
+void narrow(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a) {
+  using V = VOperand;
+  if (dt == hw::DType::F32)
+    b.vop(hw::isa::Op::FMov, hw::DType::F32, hw::DType::F32, V::d(d), V::d(a));
+  else
+    b.vop(hw::isa::Op::FCvt, dt, hw::DType::F32, V::d(d), V::d(a));
+}
+
 void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t tokens, std::uint32_t inv_d,
                         std::uint32_t eps) {
   using hw::DType;

@@ -22,24 +22,7 @@ using hw::isa::Cond;
 using hw::isa::Op;
 using V = VOperand;
 
-namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
-void widen(ProgramBuilder& b, DType dt, unsigned d, unsigned a) {
-  if (dt == DType::F32)
-    b.vop(Op::FMov, DType::F32, DType::F32, V::d(d), V::d(a));
-  else
-    b.vop(Op::FCvt, DType::F32, dt, V::d(d), V::d(a));
-}
-void narrow(ProgramBuilder& b, DType dt, unsigned d, unsigned a) {
-  if (dt == DType::F32)
-    b.vop(Op::FMov, DType::F32, DType::F32, V::d(d), V::d(a));
-  else
-    b.vop(Op::FCvt, dt, DType::F32, V::d(d), V::d(a));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 LayerProgram lower_cross_entropy(KernelContext& ctx, const CrossEntropyArgs& a) {
   const StreamingLayout& l = ctx.layout;

@@ -16,7 +16,6 @@ using hw::isa::Op;
 using V = VOperand;
 
 namespace {
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t words(std::uint64_t bytes) { return ceil_div(bytes, 8); }
 }  // namespace
 

@@ -18,9 +18,7 @@ using hw::isa::Cond;
 using hw::isa::Op;
 using V = VOperand;
 
-namespace {
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-}  // namespace
+namespace {}  // namespace
 
 LayerProgram lower_rmsnorm_forward(KernelContext& ctx, const NormArgs& a) {
   const StreamingLayout& l = ctx.layout;

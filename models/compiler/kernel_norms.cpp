@@ -23,22 +23,6 @@ using V = VOperand;
 
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
-// x widened to fp32 (fcvt, or a copy when the model is fp32).
-void widen(ProgramBuilder& b, DType dt, unsigned d, unsigned a) {
-  if (dt == DType::F32)
-    b.vop(Op::FMov, DType::F32, DType::F32, V::d(d), V::d(a));
-  else
-    b.vop(Op::FCvt, DType::F32, dt, V::d(d), V::d(a));
-}
-void narrow(ProgramBuilder& b, DType dt, unsigned d, unsigned a) {
-  if (dt == DType::F32)
-    b.vop(Op::FMov, DType::F32, DType::F32, V::d(d), V::d(a));
-  else
-    b.vop(Op::FCvt, dt, DType::F32, V::d(d), V::d(a));
-}
-
 // Descriptors the steps share on one row.
 struct RowCode {
   unsigned accd, meand, rstdd, tmpd, xcol, s_in, s_out, bn_in, bn_out;

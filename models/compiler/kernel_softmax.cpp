@@ -20,8 +20,6 @@ using V = VOperand;
 
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
 // One row's reduction step over its features, shared by the three chains: start from the
 // row above (or from `start` bits on the first row), apply `body` per feature, then pass the
 // t values south, or on the last row finish them with `last` and broadcast them north.

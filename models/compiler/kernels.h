@@ -156,6 +156,13 @@ LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);
 
+// ceil(a / b); a when b is 0.
+inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b ? (a + b - 1) / b : a; }
+
+// Emits D = A widened to fp32 (fcvt from dt, or a copy when dt is fp32), and the reverse.
+void widen(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a);
+void narrow(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a);
+
 // Emits rstd = rsqrt(s x inv_d + eps) in place over `tokens` fp32 sums at `acc_addr`, in the
 // reference's steps (docs/reference.md, "rsqrt"); uses registers 4 to 15.
 void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t tokens, std::uint32_t inv_d,

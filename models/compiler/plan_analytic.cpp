@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "models/compiler/kernels.h"
 #include "models/compiler/schedule.h"
 #include "sim/errors.h"
 
@@ -13,7 +14,6 @@ namespace wafersim::models::compiler {
 
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b ? (a + b - 1) / b : a; }
 std::uint64_t words(std::uint64_t bytes) { return ceil_div(bytes, 8); }
 
 // Work of one PE, built from the kernels' building blocks.
