@@ -1,0 +1,282 @@
+// The weight-resident placement: the analytical plan (regions, SRAM, pipeline bound) on
+// single wafers and clusters, the SRAM error, and resident-weight programs simulated on tiny
+// wafers: bit-identical to the streamed products, checked against the host, never faster
+// than their bounds.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <systemc>
+
+#include <algorithm>
+
+#include "models/compiler/compiler.h"
+#include "models/resident/resident_plan.h"
+#include "models/resident/resident_runtime.h"
+#include "models/runtime/executor.h"
+#include "platforms/cluster.h"
+#include "sim/errors.h"
+#include "tests/support/model_rig.h"
+#include "tests/support/run_wafersim.h"
+
+namespace wafersim {
+namespace {
+using models::LayerKind;
+using models::resident::ClusterTarget;
+using models::resident::Cut;
+using models::resident::plan_resident;
+using models::resident::ResidentPlan;
+
+ClusterTarget cluster_target(const std::string& platform) {
+  const auto p = platforms::load_platform(platform);
+  return {{p.spec.wafer, p.spec.fabric}, p.spec.cluster.systems, p.spec.system.io_bandwidth_bits_per_s()};
+}
+
+// Regions lie on the grid, never overlap, and follow the pipeline in serpentine order.
+void expect_regions_valid(const ResidentPlan& plan, const ClusterTarget& t) {
+  for (std::size_t i = 0; i < plan.layers.size(); ++i) {
+    const auto& a = plan.layers[i].region;
+    EXPECT_LT(a.wafer, plan.wafers);
+    EXPECT_LT(a.x0, a.x1);
+    EXPECT_LE(a.x1, t.wafer.width());
+    EXPECT_LT(a.y0, a.y1);
+    EXPECT_LE(a.y1, t.wafer.height());
+    for (std::size_t j = i + 1; j < plan.layers.size(); ++j) {
+      const auto& b = plan.layers[j].region;
+      const bool apart = a.wafer != b.wafer || a.x1 <= b.x0 || b.x1 <= a.x0 || a.y1 <= b.y0 || b.y1 <= a.y0;
+      EXPECT_TRUE(apart) << plan.layers[i].name << " and " << plan.layers[j].name << " overlap";
+    }
+    EXPECT_LE(plan.layers[i].decode.sram_bytes(), plan.sram_capacity) << plan.layers[i].name;
+  }
+}
+
+// The pipeline's interval is its slowest stage, its latency the sum of the stages.
+void expect_pipeline_consistent(const ResidentPlan& plan) {
+  std::uint64_t most = 0, sum = 0;
+  for (const auto& l : plan.layers) {
+    most = std::max(most, l.decode.bound.cycles);
+    sum += l.decode.bound.cycles;
+  }
+  for (const auto& w : plan.links) {
+    most = std::max(most, w.cycles);
+    sum += w.cycles;
+  }
+  EXPECT_EQ(plan.stage_cycles, most);
+  EXPECT_EQ(plan.latency_cycles, sum);
+  EXPECT_GT(plan.stage_cycles, 0u);
+}
+
+TEST(ResidentCost, LinearOnTwoByTwoPes) {
+  const auto m = models::load_model("tiny-mlp").spec;
+  const auto t = cluster_target("tiny").wafer;
+  // fc1: 16 -> 32 with bias, fp32 (one lane): each PE holds 8 x 16 weights and 16 biases.
+  const auto c = models::resident::layer_cost(m.layers[0], m, t, 2, 2, 1);
+  EXPECT_EQ(c.cut, Cut::RowsIn);  // a tie: both cuts give 8 x 16 blocks
+  EXPECT_EQ(c.weight_bytes, (8u * 16u + 16u) * 4u);
+  EXPECT_EQ(c.kv_bytes, 0u);
+  // 8 FMACs of 16 lanes-steps, the neighbour's partials, the bias, the rounding.
+  EXPECT_EQ(c.work.datapath_steps, 8u * 16u + 16u + 16u + 16u);
+  EXPECT_EQ(c.work.flops, 2u * 16u * 32u + 32u);
+  EXPECT_EQ(c.bound.cycles, std::max({c.bound.compute, c.bound.sram, c.bound.fabric, c.bound.edge}));
+}
+
+TEST(ResidentCost, AttentionKeepsTheKvCacheForTheSequence) {
+  const auto m = models::load_model("tiny-transformer").spec;
+  const auto t = cluster_target("tiny").wafer;
+  const auto* attn = m.find("h0.attn");
+  ASSERT_NE(attn, nullptr);
+  // batch 2 x sequence 8 x 2 kv heads x head_dim 4, keys and values, bf16, over 2 x 4 PEs.
+  const auto c = models::resident::layer_cost(*attn, m, t, 2, 4, 8);
+  EXPECT_EQ(c.kv_bytes, 2u * 2u * (8u / 4u) * (2u * 4u / 2u) * 2u);
+  EXPECT_EQ(models::resident::resident_state_bytes(*attn, m), 2u * 2u * 8u * 2u * 4u * 2u);
+  // Decode attends to more keys late in the sequence.
+  EXPECT_LT(models::resident::layer_cost(*attn, m, t, 2, 4, 1).work.flops, c.work.flops);
+}
+
+TEST(ResidentPlan, Gpt3XlFitsOneWse2) {
+  const auto t = cluster_target("wse2");
+  const auto m = models::load_model("gpt3-xl").spec;
+  const ResidentPlan plan = plan_resident(m, t);
+  EXPECT_EQ(plan.wafers, 1u);
+  EXPECT_EQ(plan.skipped, std::vector<std::string>{"loss"});
+  EXPECT_EQ(plan.layers.size() + plan.skipped.size(), m.layers.size());
+  expect_regions_valid(plan, t);
+  expect_pipeline_consistent(plan);
+  EXPECT_TRUE(plan.links.empty());
+  EXPECT_LE(plan.colors_max, plan.colors_available);
+  EXPECT_GT(plan.state_bytes, 2 * m.parameters());  // weights (fp16) and the KV cache
+}
+
+TEST(ResidentPlan, Llama70bOnOneWse2IsTheSramError) {
+  const auto t = cluster_target("wse2");
+  const auto m = models::load_model("llama3-70b").spec;
+  try {
+    plan_resident(m, t);
+    FAIL() << "llama3-70b should not fit one WSE-2";
+  } catch (const sim::InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("does not fit the SRAM"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("layer '"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("PE ("), std::string::npos) << msg;
+    EXPECT_NE(msg.find("short by"), std::string::npos) << msg;
+  }
+}
+
+TEST(ResidentPlan, Llama70bSpreadsOverTheWafersOfACluster) {
+  const auto t = cluster_target("andromeda");
+  const auto m = models::load_model("llama3-70b").spec;
+  const ResidentPlan plan = plan_resident(m, t);
+  EXPECT_GT(plan.wafers, 1u);
+  EXPECT_LE(plan.wafers, t.systems);
+  EXPECT_EQ(plan.links.size(), plan.wafers - 1);
+  expect_regions_valid(plan, t);
+  expect_pipeline_consistent(plan);
+  // Layers keep the pipeline's order over the wafers.
+  for (std::size_t i = 1; i < plan.layers.size(); ++i)
+    EXPECT_LE(plan.layers[i - 1].region.wafer, plan.layers[i].region.wafer);
+  // Fewer wafers would not do: the plan uses the fewest.
+  ClusterTarget fewer = t;
+  fewer.systems = plan.wafers - 1;
+  EXPECT_THROW(plan_resident(m, fewer), sim::InputError);
+}
+
+TEST(ResidentPlan, TinyTransformerOnTinyUsesBandsOfRows) {
+  const auto t = cluster_target("tiny");
+  const auto m = models::load_model("tiny-transformer").spec;
+  const ResidentPlan plan = plan_resident(m, t);
+  EXPECT_GT(plan.layers.size(), t.wafer.width());  // more layers than columns: bands of rows
+  EXPECT_GT(plan.shelves, 1u);
+  expect_regions_valid(plan, t);
+  expect_pipeline_consistent(plan);
+  EXPECT_EQ(plan.decode_step_cycles(m.batch), std::max(m.batch * plan.stage_cycles, plan.latency_cycles));
+  EXPECT_EQ(plan.prefill_cycles(m.batch), m.batch * m.sequence * plan.prefill_stage_cycles);
+  EXPECT_THROW(plan_resident(m, t, m.sequence + 1), sim::InputError);  // a prompt longer than the cache
+}
+
+// Streaming and resident inference of one model side by side on the two wafers of
+// tiny-cluster, with the same host data.
+struct SideBySide {
+  platforms::LoadedPlatform platform = platforms::load_platform("tiny-cluster");
+  models::compiler::CompiledModel streaming;
+  models::resident::ResidentProgram resident;
+  std::unique_ptr<sim::stats::Group> stats;
+  std::unique_ptr<platforms::Cluster> cluster;
+  std::unique_ptr<models::runtime::Executor> exec_s, exec_r;
+
+  explicit SideBySide(const models::ModelSpec& m) {
+    const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+    models::compiler::CompileOptions o;
+    o.training = false;
+    streaming = models::compiler::compile(m, target, o);
+    resident = models::resident::compile_resident_program(m, target);
+    auto data_s = models::runtime::make_host_data(streaming, 7);
+    auto data_r = models::runtime::make_host_data(resident.cm, 7);
+    EXPECT_EQ(data_s.host, data_r.host);
+    models::resident::place_weights(resident, data_r);
+    platforms::BuildOptions build;
+    build.routes = streaming.routes;  // the same layout and colors: the same route table
+    stats = std::make_unique<sim::stats::Group>("");
+    cluster = std::make_unique<platforms::Cluster>("cluster", platform.spec, build, *stats);
+    exec_s = std::make_unique<models::runtime::Executor>(streaming, cluster->wafer(0), std::move(data_s));
+    exec_r = std::make_unique<models::runtime::Executor>(resident.cm, cluster->wafer(1), std::move(data_r));
+  }
+
+  void run(models::runtime::Executor& e, std::size_t wafer) {
+    sc_core::sc_start(e.load_inputs());
+    for (std::size_t i = 0; i < e.steps(); ++i) {
+      e.start(i);
+      sc_core::sc_start();
+      auto& engine = cluster->wafer(wafer).engine();
+      if (engine.failed()) engine.rethrow_failure();
+      e.finish(i);
+    }
+  }
+};
+
+void expect_checked(const std::deque<models::runtime::StepResult>& results) {
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    const auto& r = results[i];
+    EXPECT_FALSE(r.checks.empty()) << r.name();
+    for (const auto& c : r.checks) EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.first_mismatch;
+    EXPECT_GT(r.bound.cycles, 0u) << r.name();
+    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
+  }
+}
+
+void expect_checked_streaming(const std::deque<models::runtime::StepResult>& results) {
+  for (const auto& r : results)
+    for (const auto& c : r.checks) EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.first_mismatch;
+}
+
+TEST(ResidentRun, TinyMlpForwardIsBitIdenticalToStreaming) {
+  SideBySide sb(models::load_model("tiny-mlp").spec);
+  sb.run(*sb.exec_s, 0);
+  sb.run(*sb.exec_r, 1);
+  const auto& rs = sb.exec_s->results();
+  const auto& rr = sb.exec_r->results();
+  ASSERT_EQ(rr.size(), rs.size() + 1);  // the weight placement first
+  EXPECT_EQ(rr.front().layer, "weights");
+  expect_checked_streaming(rs);
+  expect_checked(rr);
+  for (const char* name : {"fc1", "act", "fc2"}) {
+    const int t = sb.streaming.tensor(name);
+    ASSERT_GE(t, 0);
+    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)), sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
+        << name;
+  }
+  // No weight enters through the edge in the resident products; the streamed ones take them all.
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    if (rs[i].kind != LayerKind::Linear) continue;
+    EXPECT_GT(rs[i].wavelets_in, 0u) << rs[i].name();
+    EXPECT_EQ(rr[i + 1].wavelets_in, 0u) << rr[i + 1].name();
+  }
+}
+
+TEST(ResidentRun, TinyTransformerPrefillMatchesTheHostLayerByLayer) {
+  // Eight key/value heads: the attention kernel needs one group per used row.
+  auto m = models::load_model("tiny-transformer", {"transformer.heads=8", "transformer.kv_heads=8"}).spec;
+  SideBySide sb(m);
+  sb.run(*sb.exec_r, 1);
+  const auto& rr = sb.exec_r->results();
+  expect_checked(rr);
+  // The keys and values the prefill leaves (the KV cache a decode step would extend) are the
+  // streamed run's, bit for bit.
+  sb.run(*sb.exec_s, 0);
+  for (const char* name : {"h0.k", "h0.v", "head"}) {
+    const int t = sb.streaming.tensor(name);
+    ASSERT_GE(t, 0) << name;
+    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)), sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
+        << name;
+  }
+}
+
+TEST(ResidentCli, CompilePrintsThePlanAndJson) {
+  const auto r = test::wafersim("compile tiny-transformer --platform tiny --placement resident --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["placement"], "resident");
+  EXPECT_EQ(j["wafers"], 1);
+  EXPECT_FALSE(j["layers"].empty());
+  EXPECT_GT(j["pipeline"]["tokens_per_s"].get<double>(), 0);
+  const auto text = test::wafersim("compile gpt3-xl --platform wse2 --placement resident");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("pipeline    slowest stage"), std::string::npos) << text.out;
+}
+
+TEST(ResidentCli, ModelThatDoesNotFitExitsWithTwo) {
+  const auto r = test::wafersim("compile llama3-70b --platform wse2 --placement resident", true);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("short by"), std::string::npos) << r.out;
+}
+
+TEST(ResidentCli, RunPrintsPrefillAndDecode) {
+  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --out /tmp", true);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("prefill"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all "), std::string::npos) << r.out;
+  const auto no = test::wafersim("run tiny --model tiny-mlp --placement resident", true);
+  EXPECT_EQ(no.code, 2) << no.out;
+}
+
+}  // namespace
+}  // namespace wafersim
