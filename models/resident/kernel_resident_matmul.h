@@ -21,8 +21,7 @@ struct ResidentWeights {
 
 // Bytes per PE a layer's resident weights take on `layout` (weights, then bias, 8-aligned).
 std::uint32_t resident_weight_bytes(const compiler::StreamingLayout& layout, const compiler::FeatureMap& in,
-                                    const compiler::FeatureMap& out, std::uint64_t f_out, bool bias,
-                                    hw::DType dt);
+                                    const compiler::FeatureMap& out, std::uint64_t f_out, bool bias, hw::DType dt);
 
 // The host tensor elements slice s holds, in SRAM order: weights (indices into m.weight),
 // then bias (indices into m.bias).

@@ -75,8 +75,8 @@ LayerCost spread(const Ctx& c, std::uint64_t features, std::uint64_t inputs, std
   w.flops = flops;
   r.weight_bytes = params * f * c.esz;
   r.act_bytes = 2 * (inputs + 1) * f * c.esz + (reduce ? 16 : 0);
-  r.mean_bytes = static_cast<double>(params * features * c.esz) / static_cast<double>(c.pes()) +
-                 static_cast<double>(r.act_bytes);
+  r.mean_bytes =
+      static_cast<double>(params * features * c.esz) / static_cast<double>(c.pes()) + static_cast<double>(r.act_bytes);
   r.colors = reduce ? 4 : 2;
   return r;
 }
@@ -97,7 +97,8 @@ LayerCost attention(const Ctx& c, const LayerSpec& l, const ModelSpec& m, std::u
   w.sram_reads = 2 * keys * (words(q_feat * c.esz) + words(kv_feat * c.esz));
   w.sram_writes = keys * heads_row + words(q_feat * 4) + 2 * words(kv_feat * c.esz);
   const bool split_heads = c.rows > H;  // a head's dot product spans rows: partial scores summed down the column
-  w.ramp_in = q_feat + 2 * kv_feat + (split_heads ? 2 * keys * heads_row : 0) + (c.cols > 1 ? q_feat + 2 * heads_row : 0);
+  w.ramp_in =
+      q_feat + 2 * kv_feat + (split_heads ? 2 * keys * heads_row : 0) + (c.cols > 1 ? q_feat + 2 * heads_row : 0);
   w.ramp_out = (split_heads ? keys * heads_row : 0) + q_feat + 2 * heads_row;
   w.link = std::max(q_feat + 2 * heads_row, split_heads ? keys * heads_row : 0);
   w.flops = 4 * H * n * hd + 5 * H * n;
@@ -156,8 +157,8 @@ LayerCost layer_cost(const LayerSpec& l, const ModelSpec& m, const compiler::Tar
       w.link = fc;
       r.weight_bytes = (vr + pr) * fc * c.esz;
       r.act_bytes = 2 * fc * c.esz + 8;
-      r.mean_bytes = static_cast<double>(l.parameters() * c.esz) / static_cast<double>(c.pes()) +
-                     static_cast<double>(r.act_bytes);
+      r.mean_bytes =
+          static_cast<double>(l.parameters() * c.esz) / static_cast<double>(c.pes()) + static_cast<double>(r.act_bytes);
       r.colors = 3;
       break;
     }

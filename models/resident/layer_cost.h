@@ -32,8 +32,8 @@ struct LayerCost {
 // Contract: deterministic; `context` is the number of keys a query attends to (the KV cache
 // length at this token); `rows` x `columns` >= 1. The cut of a matrix is the one with the
 // lower bound (RowsIn on a tie).
-LayerCost layer_cost(const LayerSpec& layer, const ModelSpec& model, const compiler::Target& target,
-                     std::uint32_t rows, std::uint32_t columns, std::uint64_t context);
+LayerCost layer_cost(const LayerSpec& layer, const ModelSpec& model, const compiler::Target& target, std::uint32_t rows,
+                     std::uint32_t columns, std::uint64_t context);
 
 // Bytes of state that must stay resident for the layer (weights and the KV cache), whole.
 std::uint64_t resident_state_bytes(const LayerSpec& layer, const ModelSpec& model);

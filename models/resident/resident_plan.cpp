@@ -97,7 +97,8 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
   std::optional<std::vector<std::vector<std::size_t>>> groups;
   std::uint32_t wafers = 0, shelves = 0;
   for (std::uint32_t n = 1; n <= plan.wafers_available && !groups; ++n) {
-    const std::uint32_t s0 = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, cdiv(cand.size(), std::uint64_t{n} * W)));
+    const std::uint32_t s0 =
+        static_cast<std::uint32_t>(std::max<std::uint64_t>(1, cdiv(cand.size(), std::uint64_t{n} * W)));
     for (std::uint32_t s = s0; s <= H && s < s0 + 64 && !groups; ++s) {
       for (auto& c : cand) c.min_cols = min_columns(*c.spec, m, t, H / s);
       groups = partition(cand, W, n * s);
@@ -121,7 +122,8 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
                                         static_cast<double>(total_state) / H));
       const auto cols = static_cast<std::uint32_t>(std::min<std::uint64_t>(share, W));
       const LayerCost lc = layer_cost(*c.spec, m, t, H, cols, m.sequence);
-      const std::uint32_t wafer = static_cast<std::uint32_t>(std::min<std::uint64_t>(col / W, plan.wafers_available - 1));
+      const std::uint32_t wafer =
+          static_cast<std::uint32_t>(std::min<std::uint64_t>(col / W, plan.wafers_available - 1));
       const std::uint32_t x = static_cast<std::uint32_t>(col % W);
       if (lc.sram_bytes() > cap && lc.sram_bytes() - cap > worst_short) {
         worst_short = lc.sram_bytes() - cap;
@@ -258,8 +260,8 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
     WaferLink wl;
     wl.from = w;
     wl.bytes = crossing[w];
-    const auto io = static_cast<std::uint64_t>(
-        std::ceil(static_cast<double>(crossing[w]) * 8.0 / ct.link_bits_per_s * clock));
+    const auto io =
+        static_cast<std::uint64_t>(std::ceil(static_cast<double>(crossing[w]) * 8.0 / ct.link_bits_per_s * clock));
     wl.cycles = std::max(io, cdiv(crossing_wavelets[w], std::max(t.fabric.edge_io_channels, 1u)));
     latency += wl.cycles;
     const std::string name = fmt::format("wafer link {}->{}", w, w + 1);

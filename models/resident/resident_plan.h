@@ -27,10 +27,10 @@ struct ResidentLayer {
   std::string name;
   LayerKind kind = LayerKind::Linear;
   Region region;
-  LayerCost decode;                  // per token, attending to the whole configured sequence
-  LayerCost prefill;                 // per token of the prompt, attending to (prompt + 1) / 2 keys on average
-  std::uint64_t in_wavelets = 0;     // per token, from other regions and the host
-  std::uint64_t state_bytes = 0;     // weights and KV cache, whole
+  LayerCost decode;               // per token, attending to the whole configured sequence
+  LayerCost prefill;              // per token of the prompt, attending to (prompt + 1) / 2 keys on average
+  std::uint64_t in_wavelets = 0;  // per token, from other regions and the host
+  std::uint64_t state_bytes = 0;  // weights and KV cache, whole
 };
 
 // Activations one layer sends another per token.

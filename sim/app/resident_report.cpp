@@ -11,16 +11,15 @@ using models::resident::ResidentPlan;
 namespace {
 
 std::string bytes(double b) { return units::pretty(b, "B"); }
-std::string count(double n) { return n < 1e5 ? fmt::format("{}", static_cast<std::uint64_t>(n)) : units::pretty(n, ""); }
+std::string count(double n) {
+  return n < 1e5 ? fmt::format("{}", static_cast<std::uint64_t>(n)) : units::pretty(n, "");
+}
 double per_s(double clock, std::uint64_t cycles) { return cycles ? clock / static_cast<double>(cycles) : 0; }
 
 nlohmann::ordered_json cost_json(const models::resident::LayerCost& c) {
-  return {{"bound_cycles", c.bound.cycles},
-          {"binds", models::compiler::to_string(c.bound.binds)},
-          {"compute", c.bound.compute},
-          {"sram", c.bound.sram},
-          {"fabric", c.bound.fabric},
-          {"edge", c.bound.edge},
+  return {{"bound_cycles", c.bound.cycles}, {"binds", models::compiler::to_string(c.bound.binds)},
+          {"compute", c.bound.compute},     {"sram", c.bound.sram},
+          {"fabric", c.bound.fabric},       {"edge", c.bound.edge},
           {"flops", c.work.flops}};
 }
 
@@ -48,28 +47,33 @@ nlohmann::ordered_json resident_json(const ResidentPlan& p, const models::ModelS
   auto& layers = j["layers"] = nlohmann::ordered_json::array();
   for (const auto& l : p.layers) {
     const auto& r = l.region;
-    layers.push_back({{"layer", l.name},
-                      {"kind", models::to_string(l.kind)},
-                      {"region", {{"wafer", r.wafer}, {"x", r.x0}, {"y", r.y0}, {"rows", r.rows()}, {"columns", r.columns()}}},
-                      {"cut", models::resident::to_string(l.decode.cut)},
-                      {"sram",
-                       {{"weights_bytes", l.decode.weight_bytes},
-                        {"kv_cache_bytes", l.decode.kv_bytes},
-                        {"buffers_bytes", l.decode.act_bytes},
-                        {"max_bytes", l.decode.sram_bytes()},
-                        {"mean_bytes", l.decode.mean_bytes}}},
-                      {"colors", l.decode.colors},
-                      {"in_wavelets_per_token", l.in_wavelets},
-                      {"decode", cost_json(l.decode)},
-                      {"prefill", cost_json(l.prefill)}});
+    layers.push_back(
+        {{"layer", l.name},
+         {"kind", models::to_string(l.kind)},
+         {"region", {{"wafer", r.wafer}, {"x", r.x0}, {"y", r.y0}, {"rows", r.rows()}, {"columns", r.columns()}}},
+         {"cut", models::resident::to_string(l.decode.cut)},
+         {"sram",
+          {{"weights_bytes", l.decode.weight_bytes},
+           {"kv_cache_bytes", l.decode.kv_bytes},
+           {"buffers_bytes", l.decode.act_bytes},
+           {"max_bytes", l.decode.sram_bytes()},
+           {"mean_bytes", l.decode.mean_bytes}}},
+         {"colors", l.decode.colors},
+         {"in_wavelets_per_token", l.in_wavelets},
+         {"decode", cost_json(l.decode)},
+         {"prefill", cost_json(l.prefill)}});
   }
   auto& tr = j["transfers"] = nlohmann::ordered_json::array();
   for (const auto& t : p.transfers)
-    tr.push_back({{"from", t.from}, {"to", t.to}, {"wavelets_per_token", t.wavelets}, {"hops", t.hops},
+    tr.push_back({{"from", t.from},
+                  {"to", t.to},
+                  {"wavelets_per_token", t.wavelets},
+                  {"hops", t.hops},
                   {"across_wafers", t.across_wafers}});
   auto& links = j["wafer_links"] = nlohmann::ordered_json::array();
   for (const auto& w : p.links)
-    links.push_back({{"from", w.from}, {"to", w.from + 1}, {"bytes_per_token", w.bytes}, {"cycles_per_token", w.cycles}});
+    links.push_back(
+        {{"from", w.from}, {"to", w.from + 1}, {"bytes_per_token", w.bytes}, {"cycles_per_token", w.cycles}});
   j["pipeline"] = {{"stage_cycles", p.stage_cycles},
                    {"stage", p.stage},
                    {"binds", p.stage_binds},
@@ -91,11 +95,11 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
                      m.name, platform);
   out << fmt::format("  wafers      {} of {}; regions in {} band{} of {} rows per wafer, serpentine\n", p.wafers,
                      p.wafers_available, p.shelves, p.shelves == 1 ? "" : "s", p.shelf_rows);
-  out << fmt::format("  resident    {} ({} parameters x {} B, KV cache for batch {} x sequence {}); SRAM {} of {} per PE "
-                     "(max), mean {}\n",
-                     bytes(static_cast<double>(p.state_bytes)), count(static_cast<double>(m.parameters())), esz, m.batch,
-                     m.sequence, bytes(static_cast<double>(p.sram_max)), bytes(static_cast<double>(p.sram_capacity)),
-                     bytes(p.sram_mean));
+  out << fmt::format(
+      "  resident    {} ({} parameters x {} B, KV cache for batch {} x sequence {}); SRAM {} of {} per PE "
+      "(max), mean {}\n",
+      bytes(static_cast<double>(p.state_bytes)), count(static_cast<double>(m.parameters())), esz, m.batch, m.sequence,
+      bytes(static_cast<double>(p.sram_max)), bytes(static_cast<double>(p.sram_capacity)), bytes(p.sram_mean));
   out << fmt::format("  colors      at most {} per region of {}\n", p.colors_max, p.colors_available);
   if (!p.skipped.empty()) {
     std::string s;
@@ -107,12 +111,13 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
                      "cyc/tok", "binds");
   for (const ResidentLayer& l : p.layers) {
     const auto& r = l.region;
-    out << fmt::format("  {:<16} {:<10} {:>3} {:>11} {:>11} {:<8} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:<7}\n", l.name,
-                       models::to_string(l.kind), r.wafer, fmt::format("({},{})", r.x0, r.y0),
+    out << fmt::format("  {:<16} {:<10} {:>3} {:>11} {:>11} {:<8} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:<7}\n",
+                       l.name, models::to_string(l.kind), r.wafer, fmt::format("({},{})", r.x0, r.y0),
                        fmt::format("{} x {}", r.rows(), r.columns()), models::resident::to_string(l.decode.cut),
                        bytes(static_cast<double>(l.decode.weight_bytes)), bytes(static_cast<double>(l.decode.kv_bytes)),
                        bytes(static_cast<double>(l.decode.act_bytes)), count(static_cast<double>(l.in_wavelets)),
-                       count(static_cast<double>(l.decode.work.flops)), count(static_cast<double>(l.decode.bound.cycles)),
+                       count(static_cast<double>(l.decode.work.flops)),
+                       count(static_cast<double>(l.decode.bound.cycles)),
                        models::compiler::to_string(l.decode.bound.binds));
   }
   std::uint64_t between = 0, hops = 0;
@@ -131,7 +136,8 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
                      units::pretty(clock, "Hz"));
   const std::uint64_t step = p.decode_step_cycles(m.batch);
   out << fmt::format(
-      "  decode      batch {}: one token passes {} stages in >= {} cycles; a step (one token per sequence) >= {} cycles: "
+      "  decode      batch {}: one token passes {} stages in >= {} cycles; a step (one token per sequence) >= {} "
+      "cycles: "
       "at most {} tokens/s ({} binds)\n",
       m.batch, p.layers.size() + p.links.size(), p.latency_cycles, step,
       units::pretty(per_s(clock, step) * static_cast<double>(m.batch), ""),
@@ -196,8 +202,7 @@ void print_resident_run(std::ostream& out, const models::compiler::CompiledModel
   out << fmt::format("  weights       placed in SRAM once before the first layer ({} cycles, untimed image load)\n",
                      ph.placement);
   out << fmt::format("  prefill       {} tokens ({} x {}) in {} cycles: {} cycles per token, {} tokens/s at {}\n",
-                     ph.tokens, cm.model.batch, cm.model.sequence, ph.prefill,
-                     ph.tokens ? ph.prefill / ph.tokens : 0,
+                     ph.tokens, cm.model.batch, cm.model.sequence, ph.prefill, ph.tokens ? ph.prefill / ph.tokens : 0,
                      units::pretty(static_cast<double>(ph.tokens) * per_s(clock, ph.prefill), ""),
                      units::pretty(clock, "Hz"));
   if (plan) {

@@ -221,7 +221,8 @@ TEST(ResidentRun, TinyMlpForwardIsBitIdenticalToStreaming) {
   for (const char* name : {"fc1", "act", "fc2"}) {
     const int t = sb.streaming.tensor(name);
     ASSERT_GE(t, 0);
-    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)), sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
+    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
+              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
         << name;
   }
   // No weight enters through the edge in the resident products; the streamed ones take them all.
@@ -245,7 +246,8 @@ TEST(ResidentRun, TinyTransformerPrefillMatchesTheHostLayerByLayer) {
   for (const char* name : {"h0.k", "h0.v", "head"}) {
     const int t = sb.streaming.tensor(name);
     ASSERT_GE(t, 0) << name;
-    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)), sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
+    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
+              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
         << name;
   }
 }
