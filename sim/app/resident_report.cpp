@@ -14,6 +14,11 @@ std::string bytes(double b) { return units::pretty(b, "B"); }
 std::string count(double n) {
   return n < 1e5 ? fmt::format("{}", static_cast<std::uint64_t>(n)) : units::pretty(n, "");
 }
+std::string rate(double n) {
+  std::string s = units::pretty(n, "");
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
 double per_s(double clock, std::uint64_t cycles) { return cycles ? clock / static_cast<double>(cycles) : 0; }
 
 nlohmann::ordered_json cost_json(const models::resident::LayerCost& c) {
@@ -132,7 +137,7 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
     out << fmt::format("  wafer link  {} -> {}: {} per token, {} cycles per token\n", w.from, w.from + 1,
                        bytes(static_cast<double>(w.bytes)), w.cycles);
   out << fmt::format("  pipeline    slowest stage '{}' {} cycles per token ({}): at most {} tokens/s at {} when full\n",
-                     p.stage, p.stage_cycles, p.stage_binds, units::pretty(per_s(clock, p.stage_cycles), ""),
+                     p.stage, p.stage_cycles, p.stage_binds, rate(per_s(clock, p.stage_cycles)),
                      units::pretty(clock, "Hz"));
   const std::uint64_t step = p.decode_step_cycles(m.batch);
   out << fmt::format(
@@ -140,7 +145,7 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
       "cycles: "
       "at most {} tokens/s ({} binds)\n",
       m.batch, p.layers.size() + p.links.size(), p.latency_cycles, step,
-      units::pretty(per_s(clock, step) * static_cast<double>(m.batch), ""),
+      rate(per_s(clock, step) * static_cast<double>(m.batch)),
       m.batch * p.stage_cycles >= p.latency_cycles ? "the slowest stage" : "the pipeline's latency");
   out << fmt::format("  prefill     {} x {} prompt tokens >= {} cycles ({}; slowest stage '{}', {} cycles per token)\n",
                      m.batch, p.prompt, p.prefill_cycles(m.batch),
@@ -203,14 +208,14 @@ void print_resident_run(std::ostream& out, const models::compiler::CompiledModel
                      ph.placement);
   out << fmt::format("  prefill       {} tokens ({} x {}) in {} cycles: {} cycles per token, {} tokens/s at {}\n",
                      ph.tokens, cm.model.batch, cm.model.sequence, ph.prefill, ph.tokens ? ph.prefill / ph.tokens : 0,
-                     units::pretty(static_cast<double>(ph.tokens) * per_s(clock, ph.prefill), ""),
+                     rate(static_cast<double>(ph.tokens) * per_s(clock, ph.prefill)),
                      units::pretty(clock, "Hz"));
   if (plan) {
     const std::uint64_t step = plan->decode_step_cycles(cm.model.batch);
     out << fmt::format(
         "  decode        bound of the pipelined plan (not simulated): >= {} cycles per step of {} tokens, at most {} "
         "tokens/s; the same plan's prefill >= {} cycles\n",
-        step, cm.model.batch, units::pretty(per_s(clock, step) * static_cast<double>(cm.model.batch), ""),
+        step, cm.model.batch, rate(per_s(clock, step) * static_cast<double>(cm.model.batch)),
         plan->prefill_cycles(cm.model.batch));
   } else {
     out << "  decode        no pipelined plan: the model does not fit the regions of this platform\n";
