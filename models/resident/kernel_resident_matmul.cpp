@@ -1,6 +1,7 @@
 // The matrix product with resident weights: the program of compiler::lower_matmul (forward),
 // each weight loaded from SRAM (`ld` through a pointer register) where the streamed kernel
-// receives it; partial sums, chains and rounding unchanged.
+// receives it, or, with few tokens per PE, vector FMACs over the outputs with the weights as
+// the vector operand; per element the same accumulation order, chains and rounding.
 
 #include "models/resident/kernel_resident_matmul.h"
 
@@ -76,6 +77,8 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
   p.reads = {m.in};
   p.writes = {m.out};
 
+  // Few tokens per PE (decode, small batches): vectors over the outputs rather than the tokens.
+  const bool gemv = 7 * std::uint64_t{t} < 3 * cmax;
   const std::uint64_t pbytes = std::uint64_t{t} * cmax * asz;
   const std::uint32_t P[2] = {ctx.scratch("partials0", pbytes, 16), ctx.scratch("partials1", pbytes, 16)};
   const bool bias = m.bias >= 0;
@@ -91,10 +94,24 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
     const std::uint64_t a = Am.count(s), cs = oc[s];
     sram[s] = (a + cs) * t * esz + scratch_bytes + rw.bytes;
     Work k;
-    k.datapath_steps = a * m.f_out * cdiv(t, lanes_dt);
-    // Every weight is one scalar load (a port access) besides the vector reads and writes.
-    k.sram_reads = a * m.f_out * (words(std::uint64_t{t} * asz) + words(std::uint64_t{t} * esz) + 1);
-    k.sram_writes = a * m.f_out * words(std::uint64_t{t} * asz);
+    if (gemv) {
+      // Per token and input feature, one vector FMAC over each output run of a chunk, the
+      // input element loaded as the scalar.
+      for (std::uint32_t j = 0; j < G; ++j)
+        for (const Span& ro : Om.runs(j)) {
+          const std::uint64_t n = ro.size();
+          k.datapath_steps += std::uint64_t{t} * a * cdiv(n, lanes_dt);
+          k.sram_reads += std::uint64_t{t} * a * (words(n * esz) + words(n * asz) + 1);
+          k.sram_writes += std::uint64_t{t} * a * words(n * asz);
+          k.issue += std::uint64_t{t} * a * 7 + 4;
+        }
+    } else {
+      k.datapath_steps = a * m.f_out * cdiv(t, lanes_dt);
+      // Every weight is one scalar load (a port access) besides the vector reads and writes.
+      k.sram_reads = a * m.f_out * (words(std::uint64_t{t} * asz) + words(std::uint64_t{t} * esz) + 1);
+      k.sram_writes = a * m.f_out * words(std::uint64_t{t} * asz);
+      k.issue = 3 * a * m.f_out;
+    }
     for (std::uint32_t j = 0; j < G; ++j) {
       const std::uint64_t cj = oc[j], n = std::uint64_t{t} * cj;
       if (cj == 0) continue;
@@ -116,7 +133,7 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
       if (fp32_acc) k.datapath_steps += cdiv(n, lanes_dt);
       k.sram_writes += words(n * esz);
     }
-    k.issue = 4 * a * m.f_out + 2 * G;
+    k.issue += 2 * G;
     w.datapath_steps = std::max(w.datapath_steps, k.datapath_steps);
     w.sram_reads = std::max(w.sram_reads, k.sram_reads);
     w.sram_writes = std::max(w.sram_writes, k.sram_writes);
@@ -152,6 +169,8 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
     const unsigned biasd = b.mem("bias", dt, bbuf, cs);
     const unsigned biasr = b.mem("bias_resident", dt, rw.bias_addr, cs);
     const unsigned bias32 = b.mem("bias32", DType::F32, b32, cs);
+    const unsigned pvec = b.mem("pvec", acc, P[0], 0, static_cast<std::int32_t>(t));
+    const unsigned wvec = b.mem("wvec", dt, rw.addr, 0);
 
     const std::uint8_t main = b.task("main");
     std::vector<std::uint8_t> chunk(G);
@@ -179,10 +198,41 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
         b.dsd(Op::DsdLen, pall, n);
         b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3));
       }
-      b.mov(5, static_cast<std::int64_t>(rw.addr + wpos * esz));
+      std::uint64_t wp = rw.addr + wpos * esz;
       wpos += a_s * cj;
       std::uint32_t apos = 0;
-      for (const Span& ra : Am.runs(s)) {
+      if (gemv) {
+        // y[o][i] += x[f][i] w[f][o] as vectors over o, for each token i and input f in order
+        // (per element the streaming kernel's order: the input runs, then f).
+        for (const Span& ra : Am.runs(s)) {
+          std::uint32_t opos = 0;
+          for (const Span& ro : Om.runs(j)) {
+            const auto len = static_cast<std::uint32_t>(ro.size());
+            for (std::uint32_t i = 0; i < t; ++i) {
+              b.dsd(Op::DsdBase, pvec, pb + (opos * t + i) * asz);
+              b.dsd(Op::DsdLen, pvec, len);
+              b.dsd(Op::DsdLen, wvec, len);
+              b.mov(5, static_cast<std::int64_t>(wp));
+              b.mov(6, static_cast<std::int64_t>(in.addr + (apos * t + i) * esz));
+              b.mov(2, static_cast<std::int64_t>(ra.size()));
+              const unsigned loop = b.label();
+              b.bind(loop);
+              b.ld(1, 0, esz, 6);
+              b.dsdr(Op::DsdBase, wvec, 5);
+              b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1), {true});
+              b.alu(Op::Add, 5, 5, len * esz);
+              b.alu(Op::Add, 6, 6, t * esz);
+              b.alu(Op::Sub, 2, 2, 1);
+              b.branch(hw::isa::Cond::Ne, 2, 0, loop);
+            }
+            wp += ra.size() * len * esz;
+            opos += len;
+          }
+          apos += static_cast<std::uint32_t>(ra.size());
+        }
+      }
+      if (!gemv) b.mov(5, static_cast<std::int64_t>(wp));
+      for (const Span& ra : gemv ? std::vector<Span>{} : Am.runs(s)) {
         std::uint32_t opos = 0;
         for (const Span& ro : Om.runs(j)) {
           b.dsd(Op::DsdBase, acol, in.addr + apos * t * esz);
@@ -191,11 +241,11 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
           b.bind(loop);
           b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
           for (std::uint64_t o = 0; o < ro.size(); ++o) {
-            b.ld(1, 0, esz, 5);
-            b.alu(Op::Add, 5, 5, esz);
+            b.ld(1, static_cast<std::uint32_t>(o * esz), esz, 5);
             b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {true});
             b.dsd(Op::DsdAdd, pcol, t);
           }
+          b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
           b.dsd(Op::DsdAdd, acol, t);
           b.alu(Op::Sub, 2, 2, 1);
           b.branch(hw::isa::Cond::Ne, 2, 0, loop);

@@ -233,6 +233,39 @@ TEST(ResidentRun, TinyMlpForwardIsBitIdenticalToStreaming) {
   }
 }
 
+TEST(ResidentRun, DecodeShapedProductsAreVectorsOverOutputsAndBeatStreaming) {
+  // One token per sample (a decode step's shape): the resident products take the weights as
+  // vector operands over the outputs; the streamed ones wait for every weight at the edge.
+  const auto m = models::load_model_text(R"(
+name: gemv64
+dtype: fp16
+batch: 2
+sequence: 1
+inputs: [{name: x, kind: activations, features: 64}]
+layers:
+  - {name: fc1, kind: linear, inputs: [x], features: 64, bias: true}
+  - {name: fc2, kind: linear, inputs: [fc1], features: 48}
+)",
+                                         "gemv64.yaml")
+                     .spec;
+  SideBySide sb(m);
+  sb.run(*sb.exec_s, 0);
+  sb.run(*sb.exec_r, 1);
+  const auto& rs = sb.exec_s->results();
+  const auto& rr = sb.exec_r->results();
+  ASSERT_EQ(rr.size(), 3u);
+  expect_checked_streaming(rs);
+  expect_checked(rr);
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const int t = sb.streaming.tensor(rs[i].layer);
+    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
+              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(rs[i].layer))))
+        << rs[i].layer;
+    EXPECT_EQ(rr[i + 1].wavelets_in, 0u);
+    EXPECT_LT(2 * rr[i + 1].cycles(), rs[i].cycles() + rs[i].cycles() / 2) << rs[i].layer;  // at least 25% fewer
+  }
+}
+
 TEST(ResidentRun, TinyTransformerPrefillMatchesTheHostLayerByLayer) {
   // Eight key/value heads: the attention kernel needs one group per used row.
   auto m = models::load_model("tiny-transformer", {"transformer.heads=8", "transformer.kv_heads=8"}).spec;
