@@ -11,6 +11,9 @@
 #include <algorithm>
 
 #include "models/compiler/compiler.h"
+#include "models/compiler/routes.h"
+#include "models/reference/attention.h"
+#include "models/resident/kernel_decode_attention.h"
 #include "models/resident/resident_plan.h"
 #include "models/resident/resident_runtime.h"
 #include "models/runtime/executor.h"
@@ -283,6 +286,130 @@ TEST(ResidentRun, TinyTransformerPrefillMatchesTheHostLayerByLayer) {
               sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
         << name;
   }
+}
+
+// Decode steps of one attention layer with the KV cache in SRAM: the cache holds the prompt's
+// keys and values (as a prefill leaves them), each step appends its token's and attends to all.
+TEST(ResidentDecode, StepsAppendTheKvCacheAndMatchTheReferenceBitForBit) {
+  namespace ref = models::reference;
+  namespace cc = models::compiler;
+  const std::uint32_t B = 2, H = 4, KV = 2, hd = 4, S = 8, P = 5, steps = 3;
+  const auto platform = platforms::load_platform("tiny");
+  const cc::Target target{platform.spec.wafer, platform.spec.fabric};
+  const hw::DType dt = hw::DType::BF16;
+  cc::CompiledModel cm;
+  cm.target = target;
+  cm.model.name = "decode";
+  cm.model.dtype = models::DType::BF16;
+  cm.layout = cc::StreamingLayout::plan(target, B, H * hd, target.fabric.colors - cc::ColorPlan::kFixed);
+  ASSERT_EQ(cm.layout.tokens_per_pe, 1u);
+  cm.colors = cc::ColorPlan::make(cm.layout.rows_per_band_used, false);
+  cm.routes = cc::build_routes(target, cm.layout, cm.colors);
+  const std::uint32_t G = cm.layout.slices();
+  auto tensor = [&](const std::string& name, std::uint64_t features, std::uint32_t groups) {
+    cc::Tensor t;
+    t.name = name;
+    t.features = features;
+    t.map = cc::FeatureMap::heads(features, G, groups);
+    t.dtype = dt;
+    t.bytes = static_cast<std::uint32_t>(t.map.max_count() * 2);
+    cm.tensors.push_back(t);
+    return static_cast<std::uint32_t>(cm.tensors.size() - 1);
+  };
+  cm.tensors.push_back(models::resident::kv_cache_tensor("k_cache", cm.layout, KV, hd, S, dt));
+  cm.tensors.push_back(models::resident::kv_cache_tensor("v_cache", cm.layout, KV, hd, S, hw::DType::F32));
+  struct StepTensors {
+    std::uint32_t q, k, v, out;
+  };
+  std::vector<StepTensors> st;
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    const std::string n = std::to_string(i);
+    st.push_back({tensor("q" + n, H * hd, KV), tensor("k" + n, KV * hd, KV), tensor("v" + n, KV * hd, KV),
+                  tensor("out" + n, H * hd, KV)});
+  }
+  cc::SramArena arena(target.sram_bytes());
+  for (auto& t : cm.tensors) t.addr = *arena.allocate(t.name, (t.bytes + 7) / 8 * 8, 32);
+
+  // The host's sequences: the prompt's keys and values in the cache, the steps' tokens after.
+  const ref::Tensor q = ref::Tensor::uniform(ref::Format::BF16, {B, S, H * hd}, -1, 1, 11);
+  const ref::Tensor k = ref::Tensor::uniform(ref::Format::BF16, {B, S, KV * hd}, -1, 1, 12);
+  const ref::Tensor v = ref::Tensor::uniform(ref::Format::BF16, {B, S, KV * hd}, -1, 1, 13);
+  const ref::Tensor v32 = v.converted(ref::Format::FP32);
+  const ref::Tensor want = ref::attention_forward(q, k, v, {H, KV, true});
+  auto cache = [&](const ref::Tensor& x, std::uint32_t keys) {
+    models::runtime::Bits c(std::uint64_t{B} * KV * hd * S, 0);
+    for (std::uint32_t b = 0; b < B; ++b)
+      for (std::uint32_t g = 0; g < KV; ++g)
+        for (std::uint32_t d = 0; d < hd; ++d)
+          for (std::uint32_t j = 0; j < keys; ++j)
+            c[(std::uint64_t{b} * KV + g) * hd * S + d * S + j] =
+                static_cast<std::uint32_t>(x.bits(x.at(std::uint64_t{b} * S + j, g * hd + d)));
+    return c;
+  };
+  auto token = [&](const ref::Tensor& x, std::uint32_t pos) {
+    models::runtime::Bits r;
+    for (std::uint32_t b = 0; b < B; ++b)
+      for (std::uint64_t f = 0; f < x.cols(); ++f)
+        r.push_back(static_cast<std::uint32_t>(x.bits(x.at(std::uint64_t{b} * S + pos, f))));
+    return r;
+  };
+  models::runtime::HostData data;
+  data.preload.emplace_back(0, cache(k, P));
+  data.preload.emplace_back(1, cache(v32, P));
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    data.preload.emplace_back(st[i].q, token(q, P + i));
+    data.preload.emplace_back(st[i].k, token(k, P + i));
+    data.preload.emplace_back(st[i].v, token(v, P + i));
+  }
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    cc::KernelContext ctx{target, cm.layout, cm.colors, cm.tensors, arena, true, cc::Accumulate::Fp32, dt, "attn", {}};
+    models::resident::DecodeAttentionArgs a;
+    a.layer = "attn";
+    a.q = st[i].q;
+    a.k = st[i].k;
+    a.v = st[i].v;
+    a.out = st[i].out;
+    a.k_cache = 0;
+    a.v_cache = 1;
+    a.heads = H;
+    a.kv_heads = KV;
+    a.head_dim = hd;
+    a.capacity = S;
+    a.position = P + i;
+    cm.programs.push_back(models::resident::lower_decode_attention(ctx, a));
+    ctx.release_scratch();
+  }
+  {
+    cc::KernelContext ctx{target, cm.layout, cm.colors, cm.tensors, arena, true, cc::Accumulate::Fp32, dt, "attn", {}};
+    models::resident::DecodeAttentionArgs a;
+    a.layer = "attn";
+    a.heads = H;
+    a.kv_heads = KV;
+    a.head_dim = hd;
+    a.capacity = S;
+    a.position = S;  // beyond the cache
+    EXPECT_THROW(models::resident::lower_decode_attention(ctx, a), sim::InputError);
+  }
+
+  platforms::BuildOptions build;
+  build.routes = cm.routes;
+  sim::stats::Group stats("");
+  platforms::Cluster cluster("cluster", platform.spec, build, stats);
+  models::runtime::Executor exec(cm, cluster.wafer(0), std::move(data));
+  sc_core::sc_start(exec.load_inputs());
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    exec.start(i);
+    sc_core::sc_start();
+    exec.finish(i);
+    const auto& r = exec.results().back();
+    EXPECT_GT(r.bound.cycles, 0u);
+    EXPECT_LE(r.bound.cycles, r.cycles());
+    EXPECT_EQ(exec.read(st[i].out), token(want, P + i)) << "decode step " << i;
+    EXPECT_EQ(exec.read(0), cache(k, P + i + 1)) << "keys after step " << i;
+    EXPECT_EQ(exec.read(1), cache(v32, P + i + 1)) << "values after step " << i;
+  }
+  // Later tokens attend to more keys.
+  EXPECT_LT(exec.results()[0].cycles(), exec.results()[2].cycles());
 }
 
 TEST(ResidentCli, CompilePrintsThePlanAndJson) {
