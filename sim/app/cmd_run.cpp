@@ -11,6 +11,7 @@
 
 #include "memoryx/optimizer.h"
 #include "models/compiler/compiler.h"
+#include "models/resident/resident_decode.h"
 #include "models/resident/resident_plan.h"
 #include "models/resident/resident_runtime.h"
 #include "models/runtime/executor.h"
@@ -35,6 +36,7 @@ struct RunCommand {
   std::uint64_t cycles = 10000;
   bool no_check = false;
   std::uint64_t prompt_len = 0;
+  std::uint64_t decode_tokens = 0;
   bool train = false;
   std::uint32_t steps = 1;
   bool functional = false;
@@ -168,6 +170,7 @@ struct RunCommand {
   void run_resident(const platforms::LoadedPlatform& loaded, models::LoadedModel m,
                     const models::compiler::Target& target) const {
     if (!model.inference) throw sim::InputError("--placement resident runs inference only: add --inference");
+    if (decode_tokens) return run_decode(loaded, m, target);
     if (prompt_len) m = models::load_model(model.model, with_sequence(prompt_len));
     auto rp = models::resident::compile_resident_program(m.spec, target, model.options(true).accumulate);
     auto data = models::runtime::make_host_data(rp.cm, sim.seed);
@@ -183,6 +186,26 @@ struct RunCommand {
     run_compiled(loaded, rp.cm, std::move(data), plan ? &*plan : nullptr);
   }
 
+  // Token by token: the prompt fed one token per step (filling the KV caches in SRAM), then
+  // --decode-tokens steps; every attention step checked against models/reference.
+  void run_decode(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
+                  const models::compiler::Target& target) const {
+    const std::uint64_t capacity = m.spec.sequence;
+    if (decode_tokens >= capacity)
+      throw sim::InputError(
+          fmt::format("--decode-tokens {} leaves no prompt in the model's sequence of {} (the KV "
+                      "cache's length)",
+                      decode_tokens, capacity));
+    const std::uint64_t prompt = prompt_len ? prompt_len : capacity - decode_tokens;
+    const auto one = models::load_model(model.model, with_sequence(1));
+    auto rd = models::resident::compile_resident_decode(one.spec, target, prompt, prompt + decode_tokens, capacity,
+                                                        model.options(true).accumulate);
+    auto data = models::runtime::make_host_data(rd.rp.cm, sim.seed);
+    models::resident::add_position_inputs(rd, data, sim.seed);
+    models::resident::place_weights(rd.rp, data);
+    run_compiled(loaded, rd.rp.cm, std::move(data), nullptr, &rd);
+  }
+
   std::vector<std::string> with_sequence(std::uint64_t n) const {
     auto s = model.set;
     s.push_back(fmt::format("sequence={}", n));
@@ -190,7 +213,9 @@ struct RunCommand {
   }
 
   void run_compiled(const platforms::LoadedPlatform& loaded, const models::compiler::CompiledModel& cm,
-                    models::runtime::HostData data, const models::resident::ResidentPlan* plan = nullptr) const {
+                    models::runtime::HostData data, const models::resident::ResidentPlan* plan = nullptr,
+                    const models::resident::ResidentDecode* decode = nullptr) const {
+    std::vector<std::pair<std::string, models::runtime::Check>> decode_checks;
     const bool resident = cm.options.placement == models::compiler::PlacementKind::Resident;
     platforms::BuildOptions build = sim.build_options();
     build.routes = cm.routes;
@@ -241,6 +266,11 @@ struct RunCommand {
         exec.start(i);
         wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
         exec.finish(i);
+        if (decode && !no_check)
+          for (const auto& a : decode->attention)
+            if (a.program == i)
+              decode_checks.emplace_back(exec.results().back().name(),
+                                         models::resident::check_decode_attention(exec, *decode, a));
       }
     } catch (const sim::LimitReached&) {
       write("limit");
@@ -258,6 +288,12 @@ struct RunCommand {
         failed += c.mismatches;
         if (first.empty()) first = fmt::format("{}: {}: {}", r.name(), c.what, c.first_mismatch);
       }
+    for (const auto& [name, c] : decode_checks) {
+      compared += c.compared;
+      if (c.passed()) continue;
+      failed += c.mismatches;
+      if (first.empty()) first = fmt::format("{}: {}: {}", name, c.what, c.first_mismatch);
+    }
     write(failed ? "error" : "ok");
     const std::uint64_t end = exec.results().empty() ? 0 : exec.results().back().end;
     if (sim.json) {
@@ -270,7 +306,10 @@ struct RunCommand {
       j["checked"] = compared;
       j["mismatches"] = failed;
       j["steps"] = run_json(cm, exec.results());
-      if (resident) j["inference"] = resident_run_json(cm, exec.results(), plan, loaded.spec.wafer.clock.hz);
+      if (decode)
+        j["inference"] = decode_run_json(*decode, exec.results(), loaded.spec.wafer.clock.hz);
+      else if (resident)
+        j["inference"] = resident_run_json(cm, exec.results(), plan, loaded.spec.wafer.clock.hz);
       j["out"] = dir.path().string();
       if (tracing) j["trace"] = tracing->dir().string();
       std::cout << j.dump(2) << "\n";
@@ -286,7 +325,18 @@ struct RunCommand {
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
-      if (resident) print_resident_run(std::cout, cm, exec.results(), plan, loaded.spec.wafer.clock.hz);
+      if (decode) {
+        print_decode_run(std::cout, *decode, exec.results(), loaded.spec.wafer.clock.hz);
+        std::uint64_t n = 0;
+        for (const auto& dc : decode_checks) n += dc.second.compared;
+        if (!no_check)
+          std::cout << fmt::format(
+              "  attention     {} steps, {} elements (outputs and the new KV cache entries) checked against "
+              "models/reference attention over the cached keys\n",
+              decode_checks.size(), n);
+      } else if (resident) {
+        print_resident_run(std::cout, cm, exec.results(), plan, loaded.spec.wafer.clock.hz);
+      }
       for (const auto& r : exec.results())
         for (const auto& c : r.checks)
           if (c.value)
@@ -344,6 +394,11 @@ void add_run_command(CLI::App& app) {
                   "with --placement resident: prompt tokens per sample of the prefill (sets the model's sequence)")
       ->type_name("N")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  sub->add_option("--decode-tokens", cmd->decode_tokens,
+                  "with --placement resident --inference: run token by token, the prompt (--prompt-len, default: the "
+                  "model's sequence minus K) filling each attention layer's KV cache in SRAM, then K decode steps")
+      ->type_name("K")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
   sub->footer(
@@ -354,8 +409,11 @@ void add_run_command(CLI::App& app) {
       "east ones, and every result is compared with the host's computation (exit code 3 if one differs).\n"
       "With --placement resident --inference, every linear layer's weights are placed in SRAM once (step\n"
       "'weights') and read there by the products; the run is the prefill of the prompt (--prompt-len), with\n"
-      "prefill cycles and tokens/s, and the decode figures of the pipelined plan (wafersim compile\n"
-      "--placement resident) beside them; the decode steps themselves are not simulated yet.");
+      "prefill cycles and tokens/s, and the decode bound of the pipelined plan (wafersim compile\n"
+      "--placement resident) beside them. With --decode-tokens K the run goes token by token (one token per\n"
+      "sample and step): the prompt fills each attention layer's KV cache in SRAM, then K decode steps append\n"
+      "to it; prefill cycles, cycles per decode token and tokens/s, every attention step checked against\n"
+      "models/reference over the cached keys.");
   sub->callback([cmd] { cmd->execute(); });
 }
 

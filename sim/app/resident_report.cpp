@@ -208,8 +208,7 @@ void print_resident_run(std::ostream& out, const models::compiler::CompiledModel
                      ph.placement);
   out << fmt::format("  prefill       {} tokens ({} x {}) in {} cycles: {} cycles per token, {} tokens/s at {}\n",
                      ph.tokens, cm.model.batch, cm.model.sequence, ph.prefill, ph.tokens ? ph.prefill / ph.tokens : 0,
-                     rate(static_cast<double>(ph.tokens) * per_s(clock, ph.prefill)),
-                     units::pretty(clock, "Hz"));
+                     rate(static_cast<double>(ph.tokens) * per_s(clock, ph.prefill)), units::pretty(clock, "Hz"));
   if (plan) {
     const std::uint64_t step = plan->decode_step_cycles(cm.model.batch);
     out << fmt::format(
@@ -220,6 +219,58 @@ void print_resident_run(std::ostream& out, const models::compiler::CompiledModel
   } else {
     out << "  decode        no pipelined plan: the model does not fit the regions of this platform\n";
   }
+}
+
+namespace {
+
+struct DecodePhases {
+  std::uint64_t prefill = 0, decode = 0;  // cycles
+  std::uint64_t prompt = 0, tokens = 0, batch = 0;
+};
+
+DecodePhases decode_phases(const models::resident::ResidentDecode& rd,
+                           const std::deque<models::runtime::StepResult>& results) {
+  DecodePhases ph;
+  ph.prompt = rd.prompt;
+  ph.tokens = rd.positions - rd.prompt;
+  ph.batch = rd.rp.cm.layout.tokens;
+  if (results.size() != rd.rp.cm.programs.size() || rd.position_start.empty()) return ph;
+  const std::uint64_t start = results[rd.position_start.front()].start;
+  const std::uint64_t mid = rd.prompt < rd.positions ? results[rd.position_start[rd.prompt]].start : results.back().end;
+  ph.prefill = mid - start;
+  ph.decode = results.back().end - mid;
+  return ph;
+}
+
+}  // namespace
+
+nlohmann::ordered_json decode_run_json(const models::resident::ResidentDecode& rd,
+                                       const std::deque<models::runtime::StepResult>& results, double clock) {
+  const DecodePhases ph = decode_phases(rd, results);
+  nlohmann::ordered_json j;
+  j["weight_placement_cycles"] = results.empty() ? 0 : results.front().cycles();
+  j["batch"] = ph.batch;
+  j["prompt_tokens"] = ph.prompt;
+  j["prefill_cycles"] = ph.prefill;
+  j["decode_tokens"] = ph.tokens;
+  j["decode_cycles"] = ph.decode;
+  j["cycles_per_decode_token"] = ph.tokens ? ph.decode / ph.tokens : 0;
+  j["decode_tokens_per_s"] = ph.decode ? static_cast<double>(ph.tokens * ph.batch) * per_s(clock, ph.decode) : 0.0;
+  return j;
+}
+
+void print_decode_run(std::ostream& out, const models::resident::ResidentDecode& rd,
+                      const std::deque<models::runtime::StepResult>& results, double clock) {
+  const DecodePhases ph = decode_phases(rd, results);
+  out << fmt::format("  weights       placed in SRAM once before the first layer (untimed image load)\n");
+  out << fmt::format(
+      "  prefill       {} x {} prompt tokens, one position per step, filling the KV caches: {} cycles "
+      "({} per position)\n",
+      ph.batch, ph.prompt, ph.prefill, ph.prompt ? ph.prefill / ph.prompt : 0);
+  out << fmt::format("  decode        {} x {} tokens: {} cycles, {} cycles per decode step, {} tokens/s at {}\n",
+                     ph.batch, ph.tokens, ph.decode, ph.tokens ? ph.decode / ph.tokens : 0,
+                     rate(static_cast<double>(ph.tokens * ph.batch) * per_s(clock, ph.decode)),
+                     units::pretty(clock, "Hz"));
 }
 
 }  // namespace wafersim::app

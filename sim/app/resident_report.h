@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "models/compiler/compiled_model.h"
+#include "models/resident/resident_decode.h"
 #include "models/resident/resident_plan.h"
 #include "models/runtime/executor.h"
 
@@ -27,5 +28,12 @@ nlohmann::ordered_json resident_run_json(const models::compiler::CompiledModel& 
 void print_resident_run(std::ostream& out, const models::compiler::CompiledModel& cm,
                         const std::deque<models::runtime::StepResult>& results,
                         const models::resident::ResidentPlan* plan, double clock_hz);
+
+// A token-by-token run: prefill (the prompt's positions) and decode cycles, per token and
+// tokens/s at the clock.
+nlohmann::ordered_json decode_run_json(const models::resident::ResidentDecode& rd,
+                                       const std::deque<models::runtime::StepResult>& results, double clock_hz);
+void print_decode_run(std::ostream& out, const models::resident::ResidentDecode& rd,
+                      const std::deque<models::runtime::StepResult>& results, double clock_hz);
 
 }  // namespace wafersim::app
