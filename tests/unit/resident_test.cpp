@@ -14,6 +14,7 @@
 #include "models/compiler/routes.h"
 #include "models/reference/attention.h"
 #include "models/resident/kernel_decode_attention.h"
+#include "models/resident/resident_decode.h"
 #include "models/resident/resident_plan.h"
 #include "models/resident/resident_runtime.h"
 #include "models/runtime/executor.h"
@@ -412,6 +413,109 @@ TEST(ResidentDecode, StepsAppendTheKvCacheAndMatchTheReferenceBitForBit) {
   EXPECT_LT(exec.results()[0].cycles(), exec.results()[2].cycles());
 }
 
+// The tiny transformer token by token on one wafer (the prompt filling the KV cache, then
+// decode steps) beside its parallel prefill on another, with the same tokens.
+TEST(ResidentDecode, TokenByTokenCacheEqualsTheParallelPrefillsKeysAndValues) {
+  namespace cc = models::compiler;
+  namespace rs = models::resident;
+  const std::vector<std::string> heads{"transformer.heads=8", "transformer.kv_heads=8"};
+  const auto full = models::load_model("tiny-transformer", heads).spec;  // sequence 8, batch 2
+  auto one_set = heads;
+  one_set.push_back("sequence=1");
+  const auto one = models::load_model("tiny-transformer", one_set).spec;
+  const std::uint64_t S = full.sequence, B = full.batch, prompt = 5;
+  const auto platform = platforms::load_platform("tiny");
+  const cc::Target target{platform.spec.wafer, platform.spec.fabric};
+  auto par = rs::compile_resident_program(full, target);
+  auto dec = rs::compile_resident_decode(one, target, prompt, S, S);
+  ASSERT_EQ(dec.position_start.size(), S);
+  ASSERT_EQ(dec.attention.size(), S);
+  auto data_p = models::runtime::make_host_data(par.cm, 3);
+  auto data_d = models::runtime::make_host_data(dec.rp.cm, 3);
+  ASSERT_EQ(data_p.host, data_d.host);  // the same parameters
+  rs::add_position_inputs(dec, data_d, 3);
+  // Position p of sample b gets the parallel run's token (b, p).
+  const auto ids = static_cast<std::uint32_t>(par.cm.tensor("tokens"));
+  const models::runtime::Bits* tokens = nullptr;
+  for (const auto& [t, bits] : data_p.preload)
+    if (t == ids) tokens = &bits;
+  ASSERT_NE(tokens, nullptr);
+  ASSERT_EQ(data_d.preload.size(), S);
+  for (std::uint64_t p = 0; p < S; ++p)
+    for (std::uint64_t b = 0; b < B; ++b) data_d.preload[p].second.at(b) = tokens->at(b * S + p);
+  rs::place_weights(par, data_p);
+  rs::place_weights(dec.rp, data_d);
+
+  // Two one-wafer platforms, each with its layout's routes.
+  platforms::BuildOptions build_p, build_d;
+  build_p.routes = par.cm.routes;
+  build_d.routes = dec.rp.cm.routes;
+  sim::stats::Group stats("");
+  platforms::Cluster cluster_p("parallel", platform.spec, build_p, stats.group("parallel"));
+  platforms::Cluster cluster_d("decode", platform.spec, build_d, stats.group("decode"));
+  models::runtime::Executor ep(par.cm, cluster_p.wafer(0), std::move(data_p));
+  models::runtime::Executor ed(dec.rp.cm, cluster_d.wafer(0), std::move(data_d));
+  models::runtime::Bits k, v;                 // the parallel prefill's, read while they are live
+  std::vector<models::runtime::Bits> logits;  // the token-by-token run's, per position
+  auto run = [&](models::runtime::Executor& e, const rs::ResidentDecode* d) {
+    sc_core::sc_start(e.load_inputs());
+    for (std::size_t i = 0; i < e.steps(); ++i) {
+      e.start(i);
+      sc_core::sc_start();
+      e.finish(i);
+      if (d && e.results().back().layer == "head")
+        logits.push_back(e.read(static_cast<std::uint32_t>(dec.rp.cm.tensor("head"))));
+      if (!d && e.results().back().layer == "h0.attn") {
+        k = e.read(static_cast<std::uint32_t>(par.cm.tensor("h0.k")));
+        v = e.read(static_cast<std::uint32_t>(par.cm.tensor("h0.v")));
+      }
+      if (d)
+        for (const auto& a : d->attention)
+          if (a.program == i) {
+            const auto c = rs::check_decode_attention(e, *d, a);
+            EXPECT_TRUE(c.passed()) << a.args.layer << ": " << c.first_mismatch;
+            EXPECT_EQ(c.compared, B * (8 * 2 + 8 * 2));  // (k, v) x 8 features, and 8 x 2 outputs, per sample
+          }
+    }
+  };
+  run(ep, nullptr);
+  run(ed, &dec);
+  expect_checked(ep.results());
+  for (std::size_t i = 1; i < ed.results().size(); ++i) {  // attention steps: checked above
+    const auto& r = ed.results()[i];
+    for (const auto& c : r.checks) EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.first_mismatch;
+    EXPECT_EQ(r.checks.empty(), r.kind == LayerKind::Attention) << r.name();
+    EXPECT_GT(r.bound.cycles, 0u) << r.name();
+    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
+  }
+  // The caches hold the parallel prefill's keys and values for every position, bit for bit
+  // (values widened to fp32).
+  ASSERT_EQ(k.size(), B * S * 16);
+  const auto& a = dec.attention.back().args;
+  const auto kc = ed.read(a.k_cache), vc = ed.read(a.v_cache);
+  const std::uint64_t F = 8 * 2;  // kv heads x head_dim
+  for (std::uint64_t b = 0; b < B; ++b)
+    for (std::uint64_t f = 0; f < F; ++f)
+      for (std::uint64_t j = 0; j < S; ++j) {
+        const std::uint64_t at = b * F * S + f * S + j;
+        EXPECT_EQ(kc[at], k[(b * S + j) * F + f]) << "key " << j << " feature " << f << " sample " << b;
+        EXPECT_EQ(vc[at], v[(b * S + j) * F + f] << 16) << "value " << j << " feature " << f << " sample " << b;
+      }
+  // Every position's logits (prompt and decode) equal the parallel prefill's, bit for bit.
+  const auto want = ep.read(static_cast<std::uint32_t>(par.cm.tensor("head")));
+  ASSERT_EQ(logits.size(), S);
+  const std::uint64_t V = 32;
+  for (std::uint64_t p = 0; p < S; ++p)
+    for (std::uint64_t b = 0; b < B; ++b)
+      for (std::uint64_t f = 0; f < V; ++f)
+        ASSERT_EQ(logits[p].at(b * V + f), want.at((b * S + p) * V + f)) << "position " << p << " sample " << b;
+  // The check fails when what it compares is stale: position 5's step against tensors that
+  // now hold position 7's key and value.
+  EXPECT_GT(rs::check_decode_attention(ed, dec, dec.attention[prompt]).mismatches, 0u);
+  // Decode steps attend to more keys than the first prompt positions.
+  EXPECT_LT(ed.results()[dec.attention.front().program].cycles(), ed.results()[dec.attention.back().program].cycles());
+}
+
 TEST(ResidentCli, CompilePrintsThePlanAndJson) {
   const auto r = test::wafersim("compile tiny-transformer --platform tiny --placement resident --json");
   ASSERT_EQ(r.code, 0) << r.out;
@@ -438,6 +542,14 @@ TEST(ResidentCli, RunPrintsPrefillAndDecode) {
   EXPECT_NE(r.out.find("all "), std::string::npos) << r.out;
   const auto no = test::wafersim("run tiny --model tiny-mlp --placement resident", true);
   EXPECT_EQ(no.code, 2) << no.out;
+  const auto dec = test::wafersim(
+      "run tiny --model tiny-transformer --placement resident --inference --decode-tokens 3 --out /tmp --json");
+  ASSERT_EQ(dec.code, 0) << dec.out;
+  const auto j = nlohmann::json::parse(dec.out);
+  EXPECT_EQ(j["mismatches"], 0);
+  EXPECT_EQ(j["inference"]["prompt_tokens"], 5);
+  EXPECT_EQ(j["inference"]["decode_tokens"], 3);
+  EXPECT_GT(j["inference"]["decode_cycles"].get<std::uint64_t>(), 0u);
 }
 
 }  // namespace
