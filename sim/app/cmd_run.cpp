@@ -314,13 +314,14 @@ struct RunCommand {
       if (tracing) j["trace"] = tracing->dir().string();
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << fmt::format("wafersim run: {} on {} ({} x {} PEs at {}), {}, {}\n", cm.model.name, loaded.spec.name,
-                               loaded.spec.wafer.width, loaded.spec.wafer.height,
-                               units::format(loaded.spec.wafer.clock),
-                               resident ? "weights resident in SRAM" : "weight streaming",
-                               cm.options.training ? "one training step (forward and backward)"
-                               : resident          ? "inference: prefill of the prompt"
-                                                   : "inference (forward)");
+      std::cout << fmt::format(
+          "wafersim run: {} on {} ({} x {} PEs at {}), {}, {}\n", cm.model.name, loaded.spec.name,
+          loaded.spec.wafer.width, loaded.spec.wafer.height, units::format(loaded.spec.wafer.clock),
+          resident ? "weights resident in SRAM" : "weight streaming",
+          cm.options.training ? "one training step (forward and backward)"
+          : decode            ? "inference: the prompt token by token (filling the KV caches), then decode steps"
+          : resident          ? "inference: prefill of the prompt"
+                              : "inference (forward)");
       std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
