@@ -84,37 +84,13 @@ ResidentDecode compile_resident_decode(const ModelSpec& model, const Target& tar
   auto ctx_for = [&](const std::string& layer) {
     return KernelContext{target, cm.layout, cm.colors, cm.tensors, arena, true, accumulate, dt, layer, {}};
   };
-  auto host = [&](const std::string& name) { return cm.host_tensor(name); };
 
   // Resident weights, then the KV caches, then every tensor (all live for the whole run).
   std::map<std::size_t, std::pair<MatmulArgs, ResidentWeights>> matmul;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
     if (st.kind != LayerKind::Linear && st.kind != LayerKind::Gemv) continue;
-    const LayerSpec& layer = model.layers[st.index];
-    const bool tied = !layer.tied_to.empty();
-    MatmulArgs a;
-    a.layer = st.layer;
-    a.kind = layer.kind;
-    a.in = static_cast<std::uint32_t>(st.in[0]);
-    a.out = static_cast<std::uint32_t>(st.out);
-    a.f_in = layer.in_features;
-    a.f_out = layer.features;
-    a.weight = static_cast<std::uint32_t>(host((tied ? layer.tied_to : layer.name) + ".weight"));
-    a.sf = tied ? 1 : static_cast<std::int64_t>(layer.features);
-    a.so = tied ? static_cast<std::int64_t>(layer.in_features) : 1;
-    a.bias = layer.bias ? host(layer.name + ".bias") : -1;
-    const FeatureMap& Am = cm.tensors.at(a.in).map;
-    const FeatureMap& Om = cm.tensors.at(a.out).map;
-    ResidentWeights w;
-    w.bytes = resident_weight_bytes(cm.layout, Am, Om, a.f_out, a.bias >= 0, dt);
-    const KernelContext ctx = ctx_for(st.layer);
-    auto at = arena.allocate(st.layer + ".weights", w.bytes, 32);
-    if (!at) throw_sram_error(ctx, "resident weights", w.bytes);
-    std::uint64_t most = 0;
-    for (std::uint32_t s = 0; s < G; ++s) most = std::max(most, Am.count(s));
-    w.addr = *at;
-    w.bias_addr = *at + static_cast<std::uint32_t>((most * a.f_out * hw::size_of(dt) + 7) / 8 * 8);
+    auto [a, w] = reserve_resident_matmul(cm, st, arena, accumulate);
     rp.weight_bytes += w.bytes;
     matmul[i] = {a, w};
   }

@@ -22,6 +22,36 @@ std::uint64_t max_features(const ModelSpec& m) {
 
 }  // namespace
 
+std::pair<MatmulArgs, ResidentWeights> reserve_resident_matmul(const CompiledModel& cm, const Step& st,
+                                                               SramArena& arena, Accumulate accumulate) {
+  const LayerSpec& layer = cm.model.layers[st.index];
+  const hw::DType dt = hw_dtype(cm.model.dtype);
+  const bool tied = !layer.tied_to.empty();
+  MatmulArgs a;
+  a.layer = st.layer;
+  a.kind = layer.kind;
+  a.in = static_cast<std::uint32_t>(st.in[0]);
+  a.out = static_cast<std::uint32_t>(st.out);
+  a.f_in = layer.in_features;
+  a.f_out = layer.features;
+  a.weight = static_cast<std::uint32_t>(cm.host_tensor((tied ? layer.tied_to : layer.name) + ".weight"));
+  a.sf = tied ? 1 : static_cast<std::int64_t>(layer.features);
+  a.so = tied ? static_cast<std::int64_t>(layer.in_features) : 1;
+  a.bias = layer.bias ? cm.host_tensor(layer.name + ".bias") : -1;
+  const FeatureMap& Am = cm.tensors.at(a.in).map;
+  const FeatureMap& Om = cm.tensors.at(a.out).map;
+  ResidentWeights w;
+  w.bytes = resident_weight_bytes(cm.layout, Am, Om, a.f_out, a.bias >= 0, dt);
+  const KernelContext ctx{cm.target, cm.layout, cm.colors, cm.tensors, arena, true, accumulate, dt, st.layer, {}};
+  auto at = arena.allocate(st.layer + ".weights", w.bytes, 32);
+  if (!at) throw_sram_error(ctx, "resident weights", w.bytes);
+  std::uint64_t most = 0;
+  for (std::uint32_t s = 0; s < cm.layout.slices(); ++s) most = std::max(most, Am.count(s));
+  w.addr = *at;
+  w.bias_addr = *at + static_cast<std::uint32_t>((most * a.f_out * hw::size_of(dt) + 7) / 8 * 8);
+  return {a, w};
+}
+
 ResidentProgram compile_resident_program(const ModelSpec& model, const Target& target, Accumulate accumulate) {
   ResidentProgram rp;
   CompiledModel& cm = rp.cm;
@@ -59,8 +89,6 @@ ResidentProgram compile_resident_program(const ModelSpec& model, const Target& t
 
   SramArena arena(target.sram_bytes());
   const hw::DType dt = hw_dtype(model.dtype);
-  auto host = [&](const std::string& name) { return cm.host_tensor(name); };
-
   // The resident weights first: they stay for the whole run, at the bottom of SRAM.
   struct Pending {
     std::size_t step;
@@ -71,30 +99,7 @@ ResidentProgram compile_resident_program(const ModelSpec& model, const Target& t
   for (std::size_t i = 0; i < n_steps; ++i) {
     const Step& st = sched.steps[i];
     if (st.phase != Phase::Forward || (st.kind != LayerKind::Linear && st.kind != LayerKind::Gemv)) continue;
-    const LayerSpec& layer = model.layers[st.index];
-    const bool tied = !layer.tied_to.empty();
-    MatmulArgs a;
-    a.layer = st.layer;
-    a.kind = layer.kind;
-    a.in = static_cast<std::uint32_t>(st.in[0]);
-    a.out = static_cast<std::uint32_t>(st.out);
-    a.f_in = layer.in_features;
-    a.f_out = layer.features;
-    a.weight = static_cast<std::uint32_t>(host((tied ? layer.tied_to : layer.name) + ".weight"));
-    a.sf = tied ? 1 : static_cast<std::int64_t>(layer.features);
-    a.so = tied ? static_cast<std::int64_t>(layer.in_features) : 1;
-    a.bias = layer.bias ? host(layer.name + ".bias") : -1;
-    const FeatureMap& Am = cm.tensors.at(a.in).map;
-    const FeatureMap& Om = cm.tensors.at(a.out).map;
-    ResidentWeights w;
-    w.bytes = resident_weight_bytes(cm.layout, Am, Om, a.f_out, a.bias >= 0, dt);
-    KernelContext ctx{target, cm.layout, cm.colors, cm.tensors, arena, true, accumulate, dt, st.layer, {}};
-    auto at = arena.allocate(st.layer + ".weights", w.bytes, 32);
-    if (!at) throw_sram_error(ctx, "resident weights", w.bytes);
-    std::uint64_t most = 0;
-    for (std::uint32_t s = 0; s < cm.layout.slices(); ++s) most = std::max(most, Am.count(s));
-    w.addr = *at;
-    w.bias_addr = *at + static_cast<std::uint32_t>((most * a.f_out * hw::size_of(dt) + 7) / 8 * 8);
+    auto [a, w] = reserve_resident_matmul(cm, st, arena, accumulate);
     rp.weight_bytes += w.bytes;
     pending.push_back({i, a, w});
   }

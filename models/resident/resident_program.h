@@ -6,10 +6,12 @@
 // resident_plan.h).
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "models/compiler/compiled_model.h"
 #include "models/compiler/kernels.h"
+#include "models/compiler/schedule.h"
 #include "models/resident/kernel_resident_matmul.h"
 
 namespace wafersim::models::resident {
@@ -25,6 +27,14 @@ struct ResidentProgram {
   std::vector<ResidentMatmul> matmuls;  // every resident product
   std::uint64_t weight_bytes = 0;       // resident weights per PE (the busiest), all layers
 };
+
+// The forward product of a linear step with its weights resident: its arguments, and SRAM for
+// its weights (then bias) allocated in `arena` (never released: they stay for the run).
+// Throws sim::InputError naming the layer when they do not fit.
+std::pair<compiler::MatmulArgs, ResidentWeights> reserve_resident_matmul(const compiler::CompiledModel& cm,
+                                                                         const compiler::Step& step,
+                                                                         compiler::SramArena& arena,
+                                                                         compiler::Accumulate accumulate);
 
 // Contract: forward only (inference); throws sim::InputError naming the layer when the
 // resident weights and the run's activations do not fit the SRAM, or a kind has no code.
