@@ -22,6 +22,7 @@
 #include "sim/errors.h"
 #include "tests/support/model_rig.h"
 #include "tests/support/run_wafersim.h"
+#include "tests/support/temp_dir.h"
 
 namespace wafersim {
 namespace {
@@ -536,14 +537,16 @@ TEST(ResidentCli, ModelThatDoesNotFitExitsWithTwo) {
 }
 
 TEST(ResidentCli, RunPrintsPrefillAndDecode) {
-  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --out /tmp", true);
+  const test::TempDir dir;
+  const std::string out = " --out " + dir.path().string();
+  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference" + out, true);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("prefill"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("all "), std::string::npos) << r.out;
-  const auto no = test::wafersim("run tiny --model tiny-mlp --placement resident", true);
+  const auto no = test::wafersim("run tiny --model tiny-mlp --placement resident" + out, true);
   EXPECT_EQ(no.code, 2) << no.out;
   const auto dec = test::wafersim(
-      "run tiny --model tiny-transformer --placement resident --inference --decode-tokens 3 --out /tmp --json");
+      "run tiny --model tiny-transformer --placement resident --inference --decode-tokens 3 --json" + out);
   ASSERT_EQ(dec.code, 0) << dec.out;
   const auto j = nlohmann::json::parse(dec.out);
   EXPECT_EQ(j["mismatches"], 0);
