@@ -138,8 +138,14 @@ LayerCost layer_cost(const LayerSpec& l, const ModelSpec& m, const compiler::Tar
     case LayerKind::Gemv: {
       const LayerCost a = matrix(c, l.in_features, l.features, l.bias, Cut::RowsIn);
       const LayerCost b = matrix(c, l.in_features, l.features, l.bias, Cut::RowsOut);
+      // The cut that fits the SRAM, else the faster one (the smaller on a tie).
       const auto ba = compiler::bound_of(a.work, target), bb = compiler::bound_of(b.work, target);
-      r = bb.cycles < ba.cycles || (bb.cycles == ba.cycles && b.sram_bytes() < a.sram_bytes()) ? b : a;
+      const std::uint64_t cap = target.sram_bytes();
+      const bool fa = a.sram_bytes() <= cap, fb = b.sram_bytes() <= cap;
+      if (fa != fb)
+        r = fa ? a : b;
+      else
+        r = bb.cycles < ba.cycles || (bb.cycles == ba.cycles && b.sram_bytes() < a.sram_bytes()) ? b : a;
       break;
     }
     case LayerKind::Embedding: {

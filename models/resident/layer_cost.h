@@ -30,8 +30,8 @@ struct LayerCost {
 };
 
 // Contract: deterministic; `context` is the number of keys a query attends to (the KV cache
-// length at this token); `rows` x `columns` >= 1. The cut of a matrix is the one with the
-// lower bound (RowsIn on a tie).
+// length at this token); `rows` x `columns` >= 1. The cut of a matrix is the one that fits
+// the SRAM, else the one with the lower bound (the smaller, then RowsIn, on a tie).
 LayerCost layer_cost(const LayerSpec& layer, const ModelSpec& model, const compiler::Target& target, std::uint32_t rows,
                      std::uint32_t columns, std::uint64_t context);
 

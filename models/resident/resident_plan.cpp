@@ -95,17 +95,14 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
 
   // The fewest wafers, then the fewest shelves per wafer, on which every layer fits.
   std::optional<std::vector<std::vector<std::size_t>>> groups;
-  std::uint32_t wafers = 0, shelves = 0;
+  std::uint32_t shelves = 0;
   for (std::uint32_t n = 1; n <= plan.wafers_available && !groups; ++n) {
     const std::uint32_t s0 =
         static_cast<std::uint32_t>(std::max<std::uint64_t>(1, cdiv(cand.size(), std::uint64_t{n} * W)));
     for (std::uint32_t s = s0; s <= H && s < s0 + 64 && !groups; ++s) {
       for (auto& c : cand) c.min_cols = min_columns(*c.spec, m, t, H / s);
       groups = partition(cand, W, n * s);
-      if (groups) {
-        wafers = n;
-        shelves = s;
-      }
+      if (groups) shelves = s;
     }
   }
   if (!groups) {
@@ -149,7 +146,7 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
           std::uint64_t{plan.wafers_available} * W);
     throw sim::InputError(msg);
   }
-  plan.wafers = wafers;
+  plan.wafers = static_cast<std::uint32_t>(cdiv(groups->size(), shelves));  // the bands used may end early
   plan.shelves = shelves;
   plan.shelf_rows = H / shelves;
   const std::uint32_t h = plan.shelf_rows;
@@ -194,8 +191,8 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
 
   // Transfers between regions; the receiving region's boundary links carry them.
   const std::uint64_t esz = bytes_of(m.dtype);
-  std::vector<std::uint64_t> crossing(wafers, 0);  // bytes per token from wafers <= w to > w
-  std::vector<std::uint64_t> crossing_wavelets(wafers, 0);
+  std::vector<std::uint64_t> crossing(plan.wafers, 0);  // bytes per token from wafers <= w to > w
+  std::vector<std::uint64_t> crossing_wavelets(plan.wafers, 0);
   for (std::size_t q = 0; q < plan.layers.size(); ++q) {
     ResidentLayer& rl = plan.layers[q];
     const LayerSpec& spec = *cand[q].spec;
@@ -255,8 +252,8 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
       plan.prefill_stage = rl.name;
     }
   }
-  plan.sram_mean /= static_cast<double>(std::uint64_t{wafers} * W * H);
-  for (std::uint32_t w = 0; w + 1 < wafers; ++w) {
+  plan.sram_mean /= static_cast<double>(std::uint64_t{plan.wafers} * W * H);
+  for (std::uint32_t w = 0; w + 1 < plan.wafers; ++w) {
     WaferLink wl;
     wl.from = w;
     wl.bytes = crossing[w];
