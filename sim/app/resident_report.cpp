@@ -111,13 +111,13 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
     for (const auto& n : p.skipped) s += (s.empty() ? "" : ", ") + n;
     out << fmt::format("  skipped     {} (training only)\n", s);
   }
-  out << fmt::format("  {:<16} {:<10} {:>3} {:>11} {:>11} {:<8} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:<7}\n", "layer",
+  out << fmt::format("  {:<16} {:<10} {:>3} {:>11} {:>11} {:<8} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {}\n", "layer",
                      "kind", "waf", "at (x,y)", "rows x cols", "cut", "weights", "kv", "buffers", "in/tok", "FLOP/tok",
                      "cyc/tok", "binds");
   for (const ResidentLayer& l : p.layers) {
     const auto& r = l.region;
-    out << fmt::format("  {:<16} {:<10} {:>3} {:>11} {:>11} {:<8} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:<7}\n",
-                       l.name, models::to_string(l.kind), r.wafer, fmt::format("({},{})", r.x0, r.y0),
+    out << fmt::format("  {:<16} {:<10} {:>3} {:>11} {:>11} {:<8} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {}\n", l.name,
+                       models::to_string(l.kind), r.wafer, fmt::format("({},{})", r.x0, r.y0),
                        fmt::format("{} x {}", r.rows(), r.columns()), models::resident::to_string(l.decode.cut),
                        bytes(static_cast<double>(l.decode.weight_bytes)), bytes(static_cast<double>(l.decode.kv_bytes)),
                        bytes(static_cast<double>(l.decode.act_bytes)), count(static_cast<double>(l.in_wavelets)),
