@@ -10,6 +10,7 @@
 #include "models/compiler/disassemble.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
+#include "sim/app/resident_report.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
@@ -21,11 +22,13 @@ struct CompileCommand {
   std::vector<std::string> set;
   bool json = false;
   std::string emit;
+  std::uint64_t prompt = 0;
 
   void execute() const {
     auto loaded = platforms::load_platform(platform, set);
     auto m = model.load();
     const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
+    if (model.placement == "resident") return resident(loaded, m, target);
     const auto cm = models::compiler::compile(m.spec, target, model.options(!emit.empty()));
     if (!emit.empty()) {
       std::ofstream f(emit);
@@ -41,6 +44,18 @@ struct CompileCommand {
     }
     print_mapping(std::cout, cm, loaded.spec.name);
     if (!emit.empty()) std::cout << fmt::format("  code        {} (every PE program, as assembly)\n", emit);
+  }
+
+  void resident(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
+                const models::compiler::Target& target) const {
+    if (!emit.empty()) throw sim::InputError("--emit: the weight-resident placement is planned analytically (no code)");
+    const models::resident::ClusterTarget ct{target, loaded.spec.cluster.systems,
+                                             loaded.spec.system.io_bandwidth_bits_per_s()};
+    const auto plan = models::resident::plan_resident(m.spec, ct, prompt);
+    if (json)
+      std::cout << resident_json(plan, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz).dump(2) << "\n";
+    else
+      print_resident(std::cout, plan, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz);
   }
 };
 
@@ -62,7 +77,15 @@ void add_compile_command(CLI::App& app) {
   sub->add_flag("--json", cmd->json, "print the mapping as one JSON object");
   sub->add_option("--emit", cmd->emit, "also generate every PE program and write them to FILE as assembly")
       ->type_name("FILE");
+  sub->add_option("--prompt-len", cmd->prompt,
+                  "with --placement resident: prompt tokens per sample for the prefill figures (default: the model's "
+                  "sequence, which is also the KV cache's length)")
+      ->type_name("N");
   sub->footer(
+      "With --placement resident every layer gets its own region (bands of rows on one wafer, or over the\n"
+      "wafers of a cluster platform when one is too small) holding its weights and KV cache in SRAM, and tokens\n"
+      "are pipelined through the regions: per layer the region, SRAM per PE, the per-token bound, and the\n"
+      "pipeline's throughput (tokens/s) with what binds it (inference only).\n"
       "The mapping is computed analytically, so it works for a whole WSE-2 (wafersim compile gpt3-xl --platform\n"
       "wse2); `wafersim run PLATFORM --model MODEL` simulates it. The bound of a layer is the largest of: the\n"
       "busiest PE's datapath steps or instruction issues (compute), its SRAM port accesses (sram), its ramp or\n"

@@ -7,15 +7,20 @@
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 
 #include "memoryx/optimizer.h"
 #include "models/compiler/compiler.h"
+#include "models/resident/resident_decode.h"
+#include "models/resident/resident_plan.h"
+#include "models/resident/resident_runtime.h"
 #include "models/runtime/executor.h"
 #include "models/training/training_run.h"
 #include "platforms/cluster.h"
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
+#include "sim/app/resident_report.h"
 #include "sim/app/trace_args.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"
@@ -30,6 +35,8 @@ struct RunCommand {
   TraceArgs trace;
   std::uint64_t cycles = 10000;
   bool no_check = false;
+  std::uint64_t prompt_len = 0;
+  std::uint64_t decode_tokens = 0;
   bool train = false;
   std::uint32_t steps = 1;
   bool functional = false;
@@ -152,7 +159,64 @@ struct RunCommand {
     auto loaded = platform.load();
     auto m = model.load();
     const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
+    if (model.placement == "resident") return run_resident(loaded, m, target);
+    if (prompt_len) throw sim::InputError("--prompt-len needs --placement resident");
     const auto cm = models::compiler::compile(m.spec, target, model.options(true));
+    run_compiled(loaded, cm, models::runtime::make_host_data(cm, sim.seed));
+  }
+
+  // Weight-resident inference: the prefill of the prompt with every linear layer's weights
+  // placed in SRAM once (step 0), then the plan's decode figures beside it.
+  void run_resident(const platforms::LoadedPlatform& loaded, models::LoadedModel m,
+                    const models::compiler::Target& target) const {
+    if (!model.inference) throw sim::InputError("--placement resident runs inference only: add --inference");
+    if (decode_tokens) return run_decode(loaded, m, target);
+    if (prompt_len) m = models::load_model(model.model, with_sequence(prompt_len));
+    auto rp = models::resident::compile_resident_program(m.spec, target, model.options(true).accumulate);
+    auto data = models::runtime::make_host_data(rp.cm, sim.seed);
+    models::resident::place_weights(rp, data);
+    const models::resident::ClusterTarget ct{target, loaded.spec.cluster.systems,
+                                             loaded.spec.system.io_bandwidth_bits_per_s()};
+    std::optional<models::resident::ResidentPlan> plan;
+    try {
+      plan = models::resident::plan_resident(m.spec, ct);
+    } catch (const sim::InputError&) {
+      // The pipeline over regions needs more SRAM than the layer-by-layer run: no figures.
+    }
+    run_compiled(loaded, rp.cm, std::move(data), plan ? &*plan : nullptr);
+  }
+
+  // Token by token: the prompt fed one token per step (filling the KV caches in SRAM), then
+  // --decode-tokens steps; every attention step checked against models/reference.
+  void run_decode(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
+                  const models::compiler::Target& target) const {
+    const std::uint64_t capacity = m.spec.sequence;
+    if (decode_tokens >= capacity)
+      throw sim::InputError(
+          fmt::format("--decode-tokens {} leaves no prompt in the model's sequence of {} (the KV "
+                      "cache's length)",
+                      decode_tokens, capacity));
+    const std::uint64_t prompt = prompt_len ? prompt_len : capacity - decode_tokens;
+    const auto one = models::load_model(model.model, with_sequence(1));
+    auto rd = models::resident::compile_resident_decode(one.spec, target, prompt, prompt + decode_tokens, capacity,
+                                                        model.options(true).accumulate);
+    auto data = models::runtime::make_host_data(rd.rp.cm, sim.seed);
+    models::resident::add_position_inputs(rd, data, sim.seed);
+    models::resident::place_weights(rd.rp, data);
+    run_compiled(loaded, rd.rp.cm, std::move(data), nullptr, &rd);
+  }
+
+  std::vector<std::string> with_sequence(std::uint64_t n) const {
+    auto s = model.set;
+    s.push_back(fmt::format("sequence={}", n));
+    return s;
+  }
+
+  void run_compiled(const platforms::LoadedPlatform& loaded, const models::compiler::CompiledModel& cm,
+                    models::runtime::HostData data, const models::resident::ResidentPlan* plan = nullptr,
+                    const models::resident::ResidentDecode* decode = nullptr) const {
+    std::vector<std::pair<std::string, models::runtime::Check>> decode_checks;
+    const bool resident = cm.options.placement == models::compiler::PlacementKind::Resident;
     platforms::BuildOptions build = sim.build_options();
     build.routes = cm.routes;
     RunDir dir = RunDir::create(sim.out, "run");
@@ -172,7 +236,7 @@ struct RunCommand {
     platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
     if (tracing) tracing->attach(wafer, 0);
-    models::runtime::Executor exec(cm, wafer, models::runtime::make_host_data(cm, sim.seed), {!no_check});
+    models::runtime::Executor exec(cm, wafer, std::move(data), {!no_check});
     exec.add_stats(wafer.stats().group("model"));
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
@@ -202,6 +266,11 @@ struct RunCommand {
         exec.start(i);
         wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
         exec.finish(i);
+        if (decode && !no_check)
+          for (const auto& a : decode->attention)
+            if (a.program == i)
+              decode_checks.emplace_back(exec.results().back().name(),
+                                         models::resident::check_decode_attention(exec, *decode, a));
       }
     } catch (const sim::LimitReached&) {
       write("limit");
@@ -219,6 +288,12 @@ struct RunCommand {
         failed += c.mismatches;
         if (first.empty()) first = fmt::format("{}: {}: {}", r.name(), c.what, c.first_mismatch);
       }
+    for (const auto& [name, c] : decode_checks) {
+      compared += c.compared;
+      if (c.passed()) continue;
+      failed += c.mismatches;
+      if (first.empty()) first = fmt::format("{}: {}: {}", name, c.what, c.first_mismatch);
+    }
     write(failed ? "error" : "ok");
     const std::uint64_t end = exec.results().empty() ? 0 : exec.results().back().end;
     if (sim.json) {
@@ -231,18 +306,38 @@ struct RunCommand {
       j["checked"] = compared;
       j["mismatches"] = failed;
       j["steps"] = run_json(cm, exec.results());
+      if (decode)
+        j["inference"] = decode_run_json(*decode, exec.results(), loaded.spec.wafer.clock.hz);
+      else if (resident)
+        j["inference"] = resident_run_json(cm, exec.results(), plan, loaded.spec.wafer.clock.hz);
       j["out"] = dir.path().string();
       if (tracing) j["trace"] = tracing->dir().string();
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << fmt::format(
-          "wafersim run: {} on {} ({} x {} PEs at {}), weight streaming, {}\n", cm.model.name, loaded.spec.name,
+          "wafersim run: {} on {} ({} x {} PEs at {}), {}, {}\n", cm.model.name, loaded.spec.name,
           loaded.spec.wafer.width, loaded.spec.wafer.height, units::format(loaded.spec.wafer.clock),
-          cm.options.training ? "one training step (forward and backward)" : "inference (forward)");
+          resident ? "weights resident in SRAM" : "weight streaming",
+          cm.options.training ? "one training step (forward and backward)"
+          : decode            ? "inference: the prompt token by token (filling the KV caches), then decode steps"
+          : resident          ? "inference: prefill of the prompt"
+                              : "inference (forward)");
       std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
+      if (decode) {
+        print_decode_run(std::cout, *decode, exec.results(), loaded.spec.wafer.clock.hz);
+        std::uint64_t n = 0;
+        for (const auto& dc : decode_checks) n += dc.second.compared;
+        if (!no_check)
+          std::cout << fmt::format(
+              "  attention     {} steps, {} elements (outputs and the new KV cache entries) checked against "
+              "models/reference attention over the cached keys\n",
+              decode_checks.size(), n);
+      } else if (resident) {
+        print_resident_run(std::cout, cm, exec.results(), plan, loaded.spec.wafer.clock.hz);
+      }
       for (const auto& r : exec.results())
         for (const auto& c : r.checks)
           if (c.value)
@@ -296,6 +391,15 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--optimizer", cmd->optimizer, "with --train: sgd, momentum, adam or adamw")->capture_default_str();
   sub->add_option("--learning-rate", cmd->learning_rate, "with --train")->capture_default_str();
+  sub->add_option("--prompt-len", cmd->prompt_len,
+                  "with --placement resident: prompt tokens per sample of the prefill (sets the model's sequence)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  sub->add_option("--decode-tokens", cmd->decode_tokens,
+                  "with --placement resident --inference: run token by token, the prompt (--prompt-len, default: the "
+                  "model's sequence minus K) filling each attention layer's KV cache in SRAM, then K decode steps")
+      ->type_name("K")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
   sub->footer(
@@ -303,7 +407,14 @@ void add_run_command(CLI::App& app) {
       "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"
       "With --model, inputs are loaded through the wafer's TLM-2.0 host socket, each layer's programs run\n"
       "in turn while weights stream in through the west edge channels and weight gradients out through the\n"
-      "east ones, and every result is compared with the host's computation (exit code 3 if one differs).");
+      "east ones, and every result is compared with the host's computation (exit code 3 if one differs).\n"
+      "With --placement resident --inference, every linear layer's weights are placed in SRAM once (step\n"
+      "'weights') and read there by the products; the run is the prefill of the prompt (--prompt-len), with\n"
+      "prefill cycles and tokens/s, and the decode bound of the pipelined plan (wafersim compile\n"
+      "--placement resident) beside them. With --decode-tokens K the run goes token by token (one token per\n"
+      "sample and step): the prompt fills each attention layer's KV cache in SRAM, then K decode steps append\n"
+      "to it; prefill cycles, cycles per decode token and tokens/s, every attention step checked against\n"
+      "models/reference over the cached keys.");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -1,0 +1,52 @@
+#include "models/resident/resident_runtime.h"
+
+#include <fmt/format.h>
+
+#include "models/compiler/program_builder.h"
+
+namespace wafersim::models::resident {
+
+namespace {
+
+void append(std::vector<std::uint8_t>& out, std::uint32_t bits, std::uint32_t esz) {
+  for (std::uint32_t b = 0; b < esz; ++b) out.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
+}
+
+}  // namespace
+
+void place_weights(ResidentProgram& rp, const runtime::HostData& data) {
+  compiler::CompiledModel& cm = rp.cm;
+  const compiler::StreamingLayout& l = cm.layout;
+  const std::uint32_t esz = hw::size_of(cm.dtype());
+  compiler::LayerProgram& p = cm.programs.at(0);
+  p.code.clear();
+  for (std::uint32_t s = 0; s < l.slices(); ++s) {
+    compiler::ProgramBuilder b(fmt::format("weights.r{}", s));
+    b.entry(b.task("main"));
+    b.ret();
+    for (const auto& m : rp.matmuls) {
+      const auto& Am = cm.tensors.at(m.args.in).map;
+      const auto& Om = cm.tensors.at(m.args.out).map;
+      const SliceImage img = resident_slice_image(m.args, Am, Om, l.slices(), s);
+      std::vector<std::uint8_t> bytes;
+      bytes.reserve(img.weights.size() * esz);
+      const auto& w = data.host.at(m.args.weight);
+      for (auto i : img.weights) append(bytes, w.at(i), esz);
+      if (!bytes.empty()) b.data(m.weights.addr, std::move(bytes));
+      if (!img.bias.empty()) {
+        std::vector<std::uint8_t> bb;
+        const auto& bias = data.host.at(static_cast<std::uint32_t>(m.args.bias));
+        for (auto i : img.bias) append(bb, bias.at(i), esz);
+        b.data(m.weights.bias_addr, std::move(bb));
+      }
+    }
+    hw::isa::Placement pl;
+    pl.x0 = 0;
+    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
+    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
+    pl.program = b.finish();
+    p.code.push_back(std::move(pl));
+  }
+}
+
+}  // namespace wafersim::models::resident

@@ -1,0 +1,559 @@
+// The weight-resident placement: the analytical plan (regions, SRAM, pipeline bound) on
+// single wafers and clusters, the SRAM error, and resident-weight programs simulated on tiny
+// wafers: bit-identical to the streamed products, checked against the host, never faster
+// than their bounds.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <systemc>
+
+#include <algorithm>
+
+#include "models/compiler/compiler.h"
+#include "models/compiler/routes.h"
+#include "models/reference/attention.h"
+#include "models/resident/kernel_decode_attention.h"
+#include "models/resident/resident_decode.h"
+#include "models/resident/resident_plan.h"
+#include "models/resident/resident_runtime.h"
+#include "models/runtime/executor.h"
+#include "platforms/cluster.h"
+#include "sim/errors.h"
+#include "tests/support/model_rig.h"
+#include "tests/support/run_wafersim.h"
+#include "tests/support/temp_dir.h"
+
+namespace wafersim {
+namespace {
+using models::LayerKind;
+using models::resident::ClusterTarget;
+using models::resident::Cut;
+using models::resident::plan_resident;
+using models::resident::ResidentPlan;
+
+ClusterTarget cluster_target(const std::string& platform) {
+  const auto p = platforms::load_platform(platform);
+  return {{p.spec.wafer, p.spec.fabric}, p.spec.cluster.systems, p.spec.system.io_bandwidth_bits_per_s()};
+}
+
+// Regions lie on the grid, never overlap, and follow the pipeline in serpentine order.
+void expect_regions_valid(const ResidentPlan& plan, const ClusterTarget& t) {
+  for (std::size_t i = 0; i < plan.layers.size(); ++i) {
+    const auto& a = plan.layers[i].region;
+    EXPECT_LT(a.wafer, plan.wafers);
+    EXPECT_LT(a.x0, a.x1);
+    EXPECT_LE(a.x1, t.wafer.width());
+    EXPECT_LT(a.y0, a.y1);
+    EXPECT_LE(a.y1, t.wafer.height());
+    for (std::size_t j = i + 1; j < plan.layers.size(); ++j) {
+      const auto& b = plan.layers[j].region;
+      const bool apart = a.wafer != b.wafer || a.x1 <= b.x0 || b.x1 <= a.x0 || a.y1 <= b.y0 || b.y1 <= a.y0;
+      EXPECT_TRUE(apart) << plan.layers[i].name << " and " << plan.layers[j].name << " overlap";
+    }
+    EXPECT_LE(plan.layers[i].decode.sram_bytes(), plan.sram_capacity) << plan.layers[i].name;
+  }
+}
+
+// The pipeline's interval is its slowest stage, its latency the sum of the stages.
+void expect_pipeline_consistent(const ResidentPlan& plan) {
+  std::uint64_t most = 0, sum = 0;
+  for (const auto& l : plan.layers) {
+    most = std::max(most, l.decode.bound.cycles);
+    sum += l.decode.bound.cycles;
+  }
+  for (const auto& w : plan.links) {
+    most = std::max(most, w.cycles);
+    sum += w.cycles;
+  }
+  EXPECT_EQ(plan.stage_cycles, most);
+  EXPECT_EQ(plan.latency_cycles, sum);
+  EXPECT_GT(plan.stage_cycles, 0u);
+}
+
+TEST(ResidentCost, LinearOnTwoByTwoPes) {
+  const auto m = models::load_model("tiny-mlp").spec;
+  const auto t = cluster_target("tiny").wafer;
+  // fc1: 16 -> 32 with bias, fp32 (one lane): each PE holds 8 x 16 weights and 16 biases.
+  const auto c = models::resident::layer_cost(m.layers[0], m, t, 2, 2, 1);
+  EXPECT_EQ(c.cut, Cut::RowsIn);  // a tie: both cuts give 8 x 16 blocks
+  EXPECT_EQ(c.weight_bytes, (8u * 16u + 16u) * 4u);
+  EXPECT_EQ(c.kv_bytes, 0u);
+  // 8 FMACs of 16 lanes-steps, the neighbour's partials, the bias, the rounding.
+  EXPECT_EQ(c.work.datapath_steps, 8u * 16u + 16u + 16u + 16u);
+  EXPECT_EQ(c.work.flops, 2u * 16u * 32u + 32u);
+  EXPECT_EQ(c.bound.cycles, std::max({c.bound.compute, c.bound.sram, c.bound.fabric, c.bound.edge}));
+}
+
+TEST(ResidentCost, AttentionKeepsTheKvCacheForTheSequence) {
+  const auto m = models::load_model("tiny-transformer").spec;
+  const auto t = cluster_target("tiny").wafer;
+  const auto* attn = m.find("h0.attn");
+  ASSERT_NE(attn, nullptr);
+  // batch 2 x sequence 8 x 2 kv heads x head_dim 4, keys and values, bf16, over 2 x 4 PEs.
+  const auto c = models::resident::layer_cost(*attn, m, t, 2, 4, 8);
+  EXPECT_EQ(c.kv_bytes, 2u * 2u * (8u / 4u) * (2u * 4u / 2u) * 2u);
+  EXPECT_EQ(models::resident::resident_state_bytes(*attn, m), 2u * 2u * 8u * 2u * 4u * 2u);
+  // Decode attends to more keys late in the sequence.
+  EXPECT_LT(models::resident::layer_cost(*attn, m, t, 2, 4, 1).work.flops, c.work.flops);
+}
+
+TEST(ResidentPlan, Gpt3XlFitsOneWse2) {
+  const auto t = cluster_target("wse2");
+  const auto m = models::load_model("gpt3-xl").spec;
+  const ResidentPlan plan = plan_resident(m, t);
+  EXPECT_EQ(plan.wafers, 1u);
+  EXPECT_EQ(plan.skipped, std::vector<std::string>{"loss"});
+  EXPECT_EQ(plan.layers.size() + plan.skipped.size(), m.layers.size());
+  expect_regions_valid(plan, t);
+  expect_pipeline_consistent(plan);
+  EXPECT_TRUE(plan.links.empty());
+  EXPECT_LE(plan.colors_max, plan.colors_available);
+  EXPECT_GT(plan.state_bytes, 2 * m.parameters());  // weights (fp16) and the KV cache
+}
+
+TEST(ResidentPlan, Llama70bOnOneWse2IsTheSramError) {
+  const auto t = cluster_target("wse2");
+  const auto m = models::load_model("llama3-70b").spec;
+  try {
+    plan_resident(m, t);
+    FAIL() << "llama3-70b should not fit one WSE-2";
+  } catch (const sim::InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("does not fit the SRAM"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("layer '"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("PE ("), std::string::npos) << msg;
+    EXPECT_NE(msg.find("short by"), std::string::npos) << msg;
+  }
+}
+
+TEST(ResidentPlan, Llama70bSpreadsOverTheWafersOfACluster) {
+  const auto t = cluster_target("andromeda");
+  const auto m = models::load_model("llama3-70b").spec;
+  const ResidentPlan plan = plan_resident(m, t);
+  EXPECT_GT(plan.wafers, 1u);
+  EXPECT_LE(plan.wafers, t.systems);
+  EXPECT_EQ(plan.links.size(), plan.wafers - 1);
+  expect_regions_valid(plan, t);
+  expect_pipeline_consistent(plan);
+  // Layers keep the pipeline's order over the wafers.
+  for (std::size_t i = 1; i < plan.layers.size(); ++i)
+    EXPECT_LE(plan.layers[i - 1].region.wafer, plan.layers[i].region.wafer);
+  // Fewer wafers would not do: the plan uses the fewest.
+  ClusterTarget fewer = t;
+  fewer.systems = plan.wafers - 1;
+  EXPECT_THROW(plan_resident(m, fewer), sim::InputError);
+}
+
+TEST(ResidentPlan, TinyTransformerOnTinyUsesBandsOfRows) {
+  const auto t = cluster_target("tiny");
+  const auto m = models::load_model("tiny-transformer").spec;
+  const ResidentPlan plan = plan_resident(m, t);
+  EXPECT_GT(plan.layers.size(), t.wafer.width());  // more layers than columns: bands of rows
+  EXPECT_GT(plan.shelves, 1u);
+  expect_regions_valid(plan, t);
+  expect_pipeline_consistent(plan);
+  EXPECT_EQ(plan.decode_step_cycles(m.batch), std::max(m.batch * plan.stage_cycles, plan.latency_cycles));
+  EXPECT_EQ(plan.prefill_cycles(m.batch), m.batch * m.sequence * plan.prefill_stage_cycles);
+  EXPECT_THROW(plan_resident(m, t, m.sequence + 1), sim::InputError);  // a prompt longer than the cache
+}
+
+// Streaming and resident inference of one model side by side on the two wafers of
+// tiny-cluster, with the same host data.
+struct SideBySide {
+  platforms::LoadedPlatform platform = platforms::load_platform("tiny-cluster");
+  models::compiler::CompiledModel streaming;
+  models::resident::ResidentProgram resident;
+  std::unique_ptr<sim::stats::Group> stats;
+  std::unique_ptr<platforms::Cluster> cluster;
+  std::unique_ptr<models::runtime::Executor> exec_s, exec_r;
+
+  explicit SideBySide(const models::ModelSpec& m) {
+    const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+    models::compiler::CompileOptions o;
+    o.training = false;
+    streaming = models::compiler::compile(m, target, o);
+    resident = models::resident::compile_resident_program(m, target);
+    auto data_s = models::runtime::make_host_data(streaming, 7);
+    auto data_r = models::runtime::make_host_data(resident.cm, 7);
+    EXPECT_EQ(data_s.host, data_r.host);
+    models::resident::place_weights(resident, data_r);
+    platforms::BuildOptions build;
+    build.routes = streaming.routes;  // the same layout and colors: the same route table
+    stats = std::make_unique<sim::stats::Group>("");
+    cluster = std::make_unique<platforms::Cluster>("cluster", platform.spec, build, *stats);
+    exec_s = std::make_unique<models::runtime::Executor>(streaming, cluster->wafer(0), std::move(data_s));
+    exec_r = std::make_unique<models::runtime::Executor>(resident.cm, cluster->wafer(1), std::move(data_r));
+  }
+
+  void run(models::runtime::Executor& e, std::size_t wafer) {
+    sc_core::sc_start(e.load_inputs());
+    for (std::size_t i = 0; i < e.steps(); ++i) {
+      e.start(i);
+      sc_core::sc_start();
+      auto& engine = cluster->wafer(wafer).engine();
+      if (engine.failed()) engine.rethrow_failure();
+      e.finish(i);
+    }
+  }
+};
+
+void expect_checked(const std::deque<models::runtime::StepResult>& results) {
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    const auto& r = results[i];
+    EXPECT_FALSE(r.checks.empty()) << r.name();
+    for (const auto& c : r.checks) EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.first_mismatch;
+    EXPECT_GT(r.bound.cycles, 0u) << r.name();
+    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
+  }
+}
+
+void expect_checked_streaming(const std::deque<models::runtime::StepResult>& results) {
+  for (const auto& r : results)
+    for (const auto& c : r.checks) EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.first_mismatch;
+}
+
+TEST(ResidentRun, TinyMlpForwardIsBitIdenticalToStreaming) {
+  SideBySide sb(models::load_model("tiny-mlp").spec);
+  sb.run(*sb.exec_s, 0);
+  sb.run(*sb.exec_r, 1);
+  const auto& rs = sb.exec_s->results();
+  const auto& rr = sb.exec_r->results();
+  ASSERT_EQ(rr.size(), rs.size() + 1);  // the weight placement first
+  EXPECT_EQ(rr.front().layer, "weights");
+  expect_checked_streaming(rs);
+  expect_checked(rr);
+  for (const char* name : {"fc1", "act", "fc2"}) {
+    const int t = sb.streaming.tensor(name);
+    ASSERT_GE(t, 0);
+    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
+              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
+        << name;
+  }
+  // No weight enters through the edge in the resident products; the streamed ones take them all.
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    if (rs[i].kind != LayerKind::Linear) continue;
+    EXPECT_GT(rs[i].wavelets_in, 0u) << rs[i].name();
+    EXPECT_EQ(rr[i + 1].wavelets_in, 0u) << rr[i + 1].name();
+  }
+}
+
+TEST(ResidentRun, DecodeShapedProductsAreVectorsOverOutputsAndBeatStreaming) {
+  // One token per sample (a decode step's shape): the resident products take the weights as
+  // vector operands over the outputs; the streamed ones wait for every weight at the edge.
+  const auto m = models::load_model_text(R"(
+name: gemv64
+dtype: fp16
+batch: 2
+sequence: 1
+inputs: [{name: x, kind: activations, features: 64}]
+layers:
+  - {name: fc1, kind: linear, inputs: [x], features: 64, bias: true}
+  - {name: fc2, kind: linear, inputs: [fc1], features: 48}
+)",
+                                         "gemv64.yaml")
+                     .spec;
+  SideBySide sb(m);
+  sb.run(*sb.exec_s, 0);
+  sb.run(*sb.exec_r, 1);
+  const auto& rs = sb.exec_s->results();
+  const auto& rr = sb.exec_r->results();
+  ASSERT_EQ(rr.size(), 3u);
+  expect_checked_streaming(rs);
+  expect_checked(rr);
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const int t = sb.streaming.tensor(rs[i].layer);
+    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
+              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(rs[i].layer))))
+        << rs[i].layer;
+    EXPECT_EQ(rr[i + 1].wavelets_in, 0u);
+    EXPECT_LT(2 * rr[i + 1].cycles(), rs[i].cycles() + rs[i].cycles() / 2) << rs[i].layer;  // at least 25% fewer
+  }
+}
+
+TEST(ResidentRun, TinyTransformerPrefillMatchesTheHostLayerByLayer) {
+  // Eight key/value heads: the attention kernel needs one group per used row.
+  auto m = models::load_model("tiny-transformer", {"transformer.heads=8", "transformer.kv_heads=8"}).spec;
+  SideBySide sb(m);
+  sb.run(*sb.exec_r, 1);
+  const auto& rr = sb.exec_r->results();
+  expect_checked(rr);
+  // The keys and values the prefill leaves (the KV cache a decode step would extend) are the
+  // streamed run's, bit for bit.
+  sb.run(*sb.exec_s, 0);
+  for (const char* name : {"h0.k", "h0.v", "head"}) {
+    const int t = sb.streaming.tensor(name);
+    ASSERT_GE(t, 0) << name;
+    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
+              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
+        << name;
+  }
+}
+
+// Decode steps of one attention layer with the KV cache in SRAM: the cache holds the prompt's
+// keys and values (as a prefill leaves them), each step appends its token's and attends to all.
+TEST(ResidentDecode, StepsAppendTheKvCacheAndMatchTheReferenceBitForBit) {
+  namespace ref = models::reference;
+  namespace cc = models::compiler;
+  const std::uint32_t B = 2, H = 4, KV = 2, hd = 4, S = 8, P = 5, steps = 3;
+  const auto platform = platforms::load_platform("tiny");
+  const cc::Target target{platform.spec.wafer, platform.spec.fabric};
+  const hw::DType dt = hw::DType::BF16;
+  cc::CompiledModel cm;
+  cm.target = target;
+  cm.model.name = "decode";
+  cm.model.dtype = models::DType::BF16;
+  cm.layout = cc::StreamingLayout::plan(target, B, H * hd, target.fabric.colors - cc::ColorPlan::kFixed);
+  ASSERT_EQ(cm.layout.tokens_per_pe, 1u);
+  cm.colors = cc::ColorPlan::make(cm.layout.rows_per_band_used, false);
+  cm.routes = cc::build_routes(target, cm.layout, cm.colors);
+  const std::uint32_t G = cm.layout.slices();
+  auto tensor = [&](const std::string& name, std::uint64_t features, std::uint32_t groups) {
+    cc::Tensor t;
+    t.name = name;
+    t.features = features;
+    t.map = cc::FeatureMap::heads(features, G, groups);
+    t.dtype = dt;
+    t.bytes = static_cast<std::uint32_t>(t.map.max_count() * 2);
+    cm.tensors.push_back(t);
+    return static_cast<std::uint32_t>(cm.tensors.size() - 1);
+  };
+  cm.tensors.push_back(models::resident::kv_cache_tensor("k_cache", cm.layout, KV, hd, S, dt));
+  cm.tensors.push_back(models::resident::kv_cache_tensor("v_cache", cm.layout, KV, hd, S, hw::DType::F32));
+  struct StepTensors {
+    std::uint32_t q, k, v, out;
+  };
+  std::vector<StepTensors> st;
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    const std::string n = std::to_string(i);
+    st.push_back({tensor("q" + n, H * hd, KV), tensor("k" + n, KV * hd, KV), tensor("v" + n, KV * hd, KV),
+                  tensor("out" + n, H * hd, KV)});
+  }
+  cc::SramArena arena(target.sram_bytes());
+  for (auto& t : cm.tensors) t.addr = *arena.allocate(t.name, (t.bytes + 7) / 8 * 8, 32);
+
+  // The host's sequences: the prompt's keys and values in the cache, the steps' tokens after.
+  const ref::Tensor q = ref::Tensor::uniform(ref::Format::BF16, {B, S, H * hd}, -1, 1, 11);
+  const ref::Tensor k = ref::Tensor::uniform(ref::Format::BF16, {B, S, KV * hd}, -1, 1, 12);
+  const ref::Tensor v = ref::Tensor::uniform(ref::Format::BF16, {B, S, KV * hd}, -1, 1, 13);
+  const ref::Tensor v32 = v.converted(ref::Format::FP32);
+  const ref::Tensor want = ref::attention_forward(q, k, v, {H, KV, true});
+  auto cache = [&](const ref::Tensor& x, std::uint32_t keys) {
+    models::runtime::Bits c(std::uint64_t{B} * KV * hd * S, 0);
+    for (std::uint32_t b = 0; b < B; ++b)
+      for (std::uint32_t g = 0; g < KV; ++g)
+        for (std::uint32_t d = 0; d < hd; ++d)
+          for (std::uint32_t j = 0; j < keys; ++j)
+            c[(std::uint64_t{b} * KV + g) * hd * S + d * S + j] =
+                static_cast<std::uint32_t>(x.bits(x.at(std::uint64_t{b} * S + j, g * hd + d)));
+    return c;
+  };
+  auto token = [&](const ref::Tensor& x, std::uint32_t pos) {
+    models::runtime::Bits r;
+    for (std::uint32_t b = 0; b < B; ++b)
+      for (std::uint64_t f = 0; f < x.cols(); ++f)
+        r.push_back(static_cast<std::uint32_t>(x.bits(x.at(std::uint64_t{b} * S + pos, f))));
+    return r;
+  };
+  models::runtime::HostData data;
+  data.preload.emplace_back(0, cache(k, P));
+  data.preload.emplace_back(1, cache(v32, P));
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    data.preload.emplace_back(st[i].q, token(q, P + i));
+    data.preload.emplace_back(st[i].k, token(k, P + i));
+    data.preload.emplace_back(st[i].v, token(v, P + i));
+  }
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    cc::KernelContext ctx{target, cm.layout, cm.colors, cm.tensors, arena, true, cc::Accumulate::Fp32, dt, "attn", {}};
+    models::resident::DecodeAttentionArgs a;
+    a.layer = "attn";
+    a.q = st[i].q;
+    a.k = st[i].k;
+    a.v = st[i].v;
+    a.out = st[i].out;
+    a.k_cache = 0;
+    a.v_cache = 1;
+    a.heads = H;
+    a.kv_heads = KV;
+    a.head_dim = hd;
+    a.capacity = S;
+    a.position = P + i;
+    cm.programs.push_back(models::resident::lower_decode_attention(ctx, a));
+    ctx.release_scratch();
+  }
+  {
+    cc::KernelContext ctx{target, cm.layout, cm.colors, cm.tensors, arena, true, cc::Accumulate::Fp32, dt, "attn", {}};
+    models::resident::DecodeAttentionArgs a;
+    a.layer = "attn";
+    a.heads = H;
+    a.kv_heads = KV;
+    a.head_dim = hd;
+    a.capacity = S;
+    a.position = S;  // beyond the cache
+    EXPECT_THROW(models::resident::lower_decode_attention(ctx, a), sim::InputError);
+  }
+
+  platforms::BuildOptions build;
+  build.routes = cm.routes;
+  sim::stats::Group stats("");
+  platforms::Cluster cluster("cluster", platform.spec, build, stats);
+  models::runtime::Executor exec(cm, cluster.wafer(0), std::move(data));
+  sc_core::sc_start(exec.load_inputs());
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    exec.start(i);
+    sc_core::sc_start();
+    exec.finish(i);
+    const auto& r = exec.results().back();
+    EXPECT_GT(r.bound.cycles, 0u);
+    EXPECT_LE(r.bound.cycles, r.cycles());
+    EXPECT_EQ(exec.read(st[i].out), token(want, P + i)) << "decode step " << i;
+    EXPECT_EQ(exec.read(0), cache(k, P + i + 1)) << "keys after step " << i;
+    EXPECT_EQ(exec.read(1), cache(v32, P + i + 1)) << "values after step " << i;
+  }
+  // Later tokens attend to more keys.
+  EXPECT_LT(exec.results()[0].cycles(), exec.results()[2].cycles());
+}
+
+// The tiny transformer token by token on one wafer (the prompt filling the KV cache, then
+// decode steps) beside its parallel prefill on another, with the same tokens.
+TEST(ResidentDecode, TokenByTokenCacheEqualsTheParallelPrefillsKeysAndValues) {
+  namespace cc = models::compiler;
+  namespace rs = models::resident;
+  const std::vector<std::string> heads{"transformer.heads=8", "transformer.kv_heads=8"};
+  const auto full = models::load_model("tiny-transformer", heads).spec;  // sequence 8, batch 2
+  auto one_set = heads;
+  one_set.push_back("sequence=1");
+  const auto one = models::load_model("tiny-transformer", one_set).spec;
+  const std::uint64_t S = full.sequence, B = full.batch, prompt = 5;
+  const auto platform = platforms::load_platform("tiny");
+  const cc::Target target{platform.spec.wafer, platform.spec.fabric};
+  auto par = rs::compile_resident_program(full, target);
+  auto dec = rs::compile_resident_decode(one, target, prompt, S, S);
+  ASSERT_EQ(dec.position_start.size(), S);
+  ASSERT_EQ(dec.attention.size(), S);
+  auto data_p = models::runtime::make_host_data(par.cm, 3);
+  auto data_d = models::runtime::make_host_data(dec.rp.cm, 3);
+  ASSERT_EQ(data_p.host, data_d.host);  // the same parameters
+  rs::add_position_inputs(dec, data_d, 3);
+  // Position p of sample b gets the parallel run's token (b, p).
+  const auto ids = static_cast<std::uint32_t>(par.cm.tensor("tokens"));
+  const models::runtime::Bits* tokens = nullptr;
+  for (const auto& [t, bits] : data_p.preload)
+    if (t == ids) tokens = &bits;
+  ASSERT_NE(tokens, nullptr);
+  ASSERT_EQ(data_d.preload.size(), S);
+  for (std::uint64_t p = 0; p < S; ++p)
+    for (std::uint64_t b = 0; b < B; ++b) data_d.preload[p].second.at(b) = tokens->at(b * S + p);
+  rs::place_weights(par, data_p);
+  rs::place_weights(dec.rp, data_d);
+
+  // Two one-wafer platforms, each with its layout's routes.
+  platforms::BuildOptions build_p, build_d;
+  build_p.routes = par.cm.routes;
+  build_d.routes = dec.rp.cm.routes;
+  sim::stats::Group stats("");
+  platforms::Cluster cluster_p("parallel", platform.spec, build_p, stats.group("parallel"));
+  platforms::Cluster cluster_d("decode", platform.spec, build_d, stats.group("decode"));
+  models::runtime::Executor ep(par.cm, cluster_p.wafer(0), std::move(data_p));
+  models::runtime::Executor ed(dec.rp.cm, cluster_d.wafer(0), std::move(data_d));
+  models::runtime::Bits k, v;                 // the parallel prefill's, read while they are live
+  std::vector<models::runtime::Bits> logits;  // the token-by-token run's, per position
+  auto run = [&](models::runtime::Executor& e, const rs::ResidentDecode* d) {
+    sc_core::sc_start(e.load_inputs());
+    for (std::size_t i = 0; i < e.steps(); ++i) {
+      e.start(i);
+      sc_core::sc_start();
+      e.finish(i);
+      if (d && e.results().back().layer == "head")
+        logits.push_back(e.read(static_cast<std::uint32_t>(dec.rp.cm.tensor("head"))));
+      if (!d && e.results().back().layer == "h0.attn") {
+        k = e.read(static_cast<std::uint32_t>(par.cm.tensor("h0.k")));
+        v = e.read(static_cast<std::uint32_t>(par.cm.tensor("h0.v")));
+      }
+      if (d)
+        for (const auto& a : d->attention)
+          if (a.program == i) {
+            const auto c = rs::check_decode_attention(e, *d, a);
+            EXPECT_TRUE(c.passed()) << a.args.layer << ": " << c.first_mismatch;
+            EXPECT_EQ(c.compared, B * (8 * 2 + 8 * 2));  // (k, v) x 8 features, and 8 x 2 outputs, per sample
+          }
+    }
+  };
+  run(ep, nullptr);
+  run(ed, &dec);
+  expect_checked(ep.results());
+  for (std::size_t i = 1; i < ed.results().size(); ++i) {  // attention steps: checked above
+    const auto& r = ed.results()[i];
+    for (const auto& c : r.checks) EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.first_mismatch;
+    EXPECT_EQ(r.checks.empty(), r.kind == LayerKind::Attention) << r.name();
+    EXPECT_GT(r.bound.cycles, 0u) << r.name();
+    EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
+  }
+  // The caches hold the parallel prefill's keys and values for every position, bit for bit
+  // (values widened to fp32).
+  ASSERT_EQ(k.size(), B * S * 16);
+  const auto& a = dec.attention.back().args;
+  const auto kc = ed.read(a.k_cache), vc = ed.read(a.v_cache);
+  const std::uint64_t F = 8 * 2;  // kv heads x head_dim
+  for (std::uint64_t b = 0; b < B; ++b)
+    for (std::uint64_t f = 0; f < F; ++f)
+      for (std::uint64_t j = 0; j < S; ++j) {
+        const std::uint64_t at = b * F * S + f * S + j;
+        EXPECT_EQ(kc[at], k[(b * S + j) * F + f]) << "key " << j << " feature " << f << " sample " << b;
+        EXPECT_EQ(vc[at], v[(b * S + j) * F + f] << 16) << "value " << j << " feature " << f << " sample " << b;
+      }
+  // Every position's logits (prompt and decode) equal the parallel prefill's, bit for bit.
+  const auto want = ep.read(static_cast<std::uint32_t>(par.cm.tensor("head")));
+  ASSERT_EQ(logits.size(), S);
+  const std::uint64_t V = 32;
+  for (std::uint64_t p = 0; p < S; ++p)
+    for (std::uint64_t b = 0; b < B; ++b)
+      for (std::uint64_t f = 0; f < V; ++f)
+        ASSERT_EQ(logits[p].at(b * V + f), want.at((b * S + p) * V + f)) << "position " << p << " sample " << b;
+  // The check fails when what it compares is stale: position 5's step against tensors that
+  // now hold position 7's key and value.
+  EXPECT_GT(rs::check_decode_attention(ed, dec, dec.attention[prompt]).mismatches, 0u);
+  // Decode steps attend to more keys than the first prompt positions.
+  EXPECT_LT(ed.results()[dec.attention.front().program].cycles(), ed.results()[dec.attention.back().program].cycles());
+}
+
+TEST(ResidentCli, CompilePrintsThePlanAndJson) {
+  const auto r = test::wafersim("compile tiny-transformer --platform tiny --placement resident --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["placement"], "resident");
+  EXPECT_EQ(j["wafers"], 1);
+  EXPECT_FALSE(j["layers"].empty());
+  EXPECT_GT(j["pipeline"]["tokens_per_s"].get<double>(), 0);
+  const auto text = test::wafersim("compile gpt3-xl --platform wse2 --placement resident");
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("pipeline    slowest stage"), std::string::npos) << text.out;
+}
+
+TEST(ResidentCli, ModelThatDoesNotFitExitsWithTwo) {
+  const auto r = test::wafersim("compile llama3-70b --platform wse2 --placement resident", true);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("short by"), std::string::npos) << r.out;
+}
+
+TEST(ResidentCli, RunPrintsPrefillAndDecode) {
+  const test::TempDir dir;
+  const std::string out = " --out " + dir.path().string();
+  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference" + out, true);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("prefill"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all "), std::string::npos) << r.out;
+  const auto no = test::wafersim("run tiny --model tiny-mlp --placement resident" + out, true);
+  EXPECT_EQ(no.code, 2) << no.out;
+  const auto dec = test::wafersim(
+      "run tiny --model tiny-transformer --placement resident --inference --decode-tokens 3 --json" + out);
+  ASSERT_EQ(dec.code, 0) << dec.out;
+  const auto j = nlohmann::json::parse(dec.out);
+  EXPECT_EQ(j["mismatches"], 0);
+  EXPECT_EQ(j["inference"]["prompt_tokens"], 5);
+  EXPECT_EQ(j["inference"]["decode_tokens"], 3);
+  EXPECT_GT(j["inference"]["decode_cycles"].get<std::uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace wafersim
