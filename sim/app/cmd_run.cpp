@@ -30,6 +30,8 @@ struct RunCommand {
   TraceArgs trace;
   std::uint64_t cycles = 10000;
   bool no_check = false;
+  bool timing_only = false;
+  bool plan_missing_code = false;
   bool train = false;
   std::uint32_t steps = 1;
   bool functional = false;
@@ -38,6 +40,13 @@ struct RunCommand {
   float learning_rate = 1e-3F;
 
   void execute() const {
+    if ((timing_only || plan_missing_code) && model.model.empty())
+      throw sim::InputError("--timing-only and --plan-missing-code need a model (--model MODEL)");
+    if ((timing_only || plan_missing_code) && train)
+      throw sim::InputError("--timing-only and --plan-missing-code run one step of --model, not --train");
+    if (plan_missing_code && !timing_only && !no_check)
+      throw sim::InputError(
+          "--plan-missing-code skips steps, so later steps read values nobody wrote: add --timing-only or --no-check");
     if (train) return run_training();
     if (!model.model.empty()) return run_model();
     auto loaded = platform.load();
@@ -152,9 +161,13 @@ struct RunCommand {
     auto loaded = platform.load();
     auto m = model.load();
     const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
-    const auto cm = models::compiler::compile(m.spec, target, model.options(true));
+    models::compiler::CompileOptions options = model.options(true);
+    options.plan_missing_code = plan_missing_code;
+    const auto cm = models::compiler::compile(m.spec, target, options);
     platforms::BuildOptions build = sim.build_options();
     build.routes = cm.routes;
+    build.timing_only = timing_only;
+    const bool check = !no_check && !timing_only;
     RunDir dir = RunDir::create(sim.out, "run");
     // Traces: windows start at one cycle and double (the length is known only afterwards);
     // each layer step becomes a phase on the timeline.
@@ -172,7 +185,7 @@ struct RunCommand {
     platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
     if (tracing) tracing->attach(wafer, 0);
-    models::runtime::Executor exec(cm, wafer, models::runtime::make_host_data(cm, sim.seed), {!no_check});
+    models::runtime::Executor exec(cm, wafer, models::runtime::make_host_data(cm, sim.seed), {check});
     exec.add_stats(wafer.stats().group("model"));
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
@@ -200,7 +213,8 @@ struct RunCommand {
       sc_core::sc_start(load);
       for (std::size_t i = 0; i < exec.steps(); ++i) {
         exec.start(i);
-        wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
+        if (exec.has_code(i))
+          wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
         exec.finish(i);
       }
     } catch (const sim::LimitReached&) {
@@ -226,6 +240,8 @@ struct RunCommand {
       j["platform"] = loaded.spec.name;
       j["model"] = cm.model.name;
       j["cycles"] = end;
+      j["timing_only"] = timing_only;
+      j["sram_allocated_bytes"] = wafer.cores().sram_allocated_bytes();
       j["simulated_seconds"] = static_cast<double>(end) / loaded.spec.wafer.clock.hz;
       j["wall_seconds"] = wall;
       j["checked"] = compared;
@@ -249,9 +265,10 @@ struct RunCommand {
             std::cout << fmt::format("  loss          {} (layer '{}': the wafer's sums, the host's log)\n", *c.value,
                                      r.layer);
       std::cout << fmt::format("  checks        {}\n",
-                               no_check ? std::string("off (--no-check)")
-                               : failed ? fmt::format("{} of {} result elements differ", failed, compared)
-                                        : fmt::format("all {} result elements as expected", compared));
+                               timing_only ? std::string("off (--timing-only: no values computed)")
+                               : no_check  ? std::string("off (--no-check)")
+                               : failed    ? fmt::format("{} of {} result elements differ", failed, compared)
+                                           : fmt::format("all {} result elements as expected", compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, model.json)\n",
                                dir.path().string());
       if (tracing)
@@ -298,6 +315,13 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--learning-rate", cmd->learning_rate, "with --train")->capture_default_str();
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
+  sub->add_flag("--timing-only", cmd->timing_only,
+                "with --model: the PEs compute no values (SRAM holds only what the host and scalar stores write); "
+                "every cycle, stall and access as in the functional run; no checks");
+  sub->add_flag("--plan-missing-code", cmd->plan_missing_code,
+                "with --model: steps the code generator cannot lower (a kind without PE code, more rows than it "
+                "supports) are planned analytically and not simulated instead of an error (with --timing-only or "
+                "--no-check)");
   sub->footer(
       "Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
       "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"
