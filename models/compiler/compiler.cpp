@@ -77,7 +77,15 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
       if (!a) throw_sram_error(ctx, x.name, bytes);
       x.addr = *a;
     }
-    LayerProgram p = lower_step(ctx, cm, step);
+    LayerProgram p;
+    try {
+      p = lower_step(ctx, cm, step);
+    } catch (const NoCodeError&) {
+      if (!options.plan_missing_code) throw;
+      ctx.release_scratch();
+      ctx.emit = false;
+      p = lower_step(ctx, cm, step);
+    }
     p.reads = step.reads;
     p.writes = step.writes;
     ctx.release_scratch();

@@ -124,8 +124,8 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
 
   if (!ctx.emit) return p;
   if (G + 1 > hw::isa::kMaxTasks)
-    throw sim::InputError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}",
-                                      m.layer, hw::isa::kMaxTasks - 1, G));
+    throw NoCodeError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}", m.layer,
+                                  hw::isa::kMaxTasks - 1, G));
 
   // Streams: per slice, on its band's west channel and its weight color: the bias of the
   // slice's own outputs, then for every chunk j the block M[A_s][O_j] row by row.

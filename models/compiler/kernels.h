@@ -9,12 +9,20 @@
 #include "models/compiler/compiled_model.h"
 #include "models/compiler/elementwise.h"
 #include "models/compiler/sram_arena.h"
+#include "sim/errors.h"
 
 namespace wafersim::models::compiler {
 
 class ProgramBuilder;
 
 // What a kernel sees while it lowers one layer.
+// Code generation has no PE code for a step (its kind, or a layout beyond what it supports);
+// compile() plans such a step analytically with CompileOptions::plan_missing_code.
+class NoCodeError : public sim::InputError {
+ public:
+  using sim::InputError::InputError;
+};
+
 struct KernelContext {
   const Target& target;
   const StreamingLayout& layout;

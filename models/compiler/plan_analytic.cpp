@@ -71,7 +71,7 @@ void edge_streams(const StreamingLayout& l, const std::vector<std::uint64_t>& pe
 LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, const Step& st) {
   const LayerSpec& layer = cm.model.layers[st.index];
   if (ctx.emit)
-    throw sim::InputError(fmt::format(
+    throw NoCodeError(fmt::format(
         "layer '{}': the weight-streaming placement has no PE code for {} layers ({}) yet; 'wafersim compile' "
         "without --emit plans their mapping, 'wafersim run' needs code (docs/compiler.md, \"Layer kinds\")",
         st.layer, to_string(layer.kind), to_string(st.phase)));

@@ -69,7 +69,13 @@ void Executor::start(std::size_t i) {
   r.flops = p.work.flops;
   r.bound = p.bound;
   r.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
+  r.end = r.start;
   before_.clear();
+  if (!has_code(i)) {
+    r.simulated = false;
+    results_.push_back(std::move(r));
+    return;
+  }
   if (options_.check)
     for (auto t : p.reads) before_[t] = gather(t);
   for (const auto& pl : p.code)
@@ -114,6 +120,7 @@ const StepResult& Executor::finish(std::size_t i) {
   const compiler::LayerProgram& p = cm_.programs.at(i);
   auto& cores = wafer_.cores();
   StepResult& r = results_.back();
+  if (!r.simulated) return r;
   cores.check();
   if (cores.busy_count() > 0) {
     try {

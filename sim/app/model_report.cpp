@@ -168,6 +168,7 @@ nlohmann::ordered_json run_json(const CompiledModel& cm, const std::deque<StepRe
     arr.push_back({{"layer", r.layer},
                    {"kind", models::to_string(r.kind)},
                    {"phase", models::compiler::to_string(r.phase)},
+                   {"simulated", r.simulated},
                    {"start_cycle", r.start},
                    {"cycles", r.cycles()},
                    {"bound_cycles", r.bound.cycles},
@@ -201,6 +202,12 @@ void print_run(std::ostream& o, const CompiledModel& cm, const std::deque<StepRe
                             count(static_cast<double>(st[k].first)));
     if (stalls.empty()) stalls = "none";
     std::string check = "-";
+    if (!r.simulated) {
+      o << fmt::format("  {:<4} {:<12} {:<16} {:>10} {:>10} {:<7} {:>12} {:>7}  {:<28} {}\n", i, r.layer,
+                       models::compiler::to_string(r.phase), "-", r.bound.cycles,
+                       models::compiler::to_string(r.bound.binds), "-", "-", "not simulated: no PE code", "-");
+      continue;
+    }
     if (!r.checks.empty()) {
       std::uint64_t bad = 0, n = 0;
       bool exact = true;
