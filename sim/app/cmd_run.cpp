@@ -132,8 +132,11 @@ struct RunCommand {
       std::string carries;
       for (const auto& c : l.carries) carries += (carries.empty() ? " (+ " : ", ") + c;
       if (!carries.empty()) carries += ")";
-      std::cout << fmt::format("  layer         {}{}: {} params, forward {}, backward {}\n", l.name, carries, l.params,
-                               sim::format(l.forward), sim::format(l.backward));
+      const std::string sparse = l.kept ? fmt::format(" (sparse: {} kept, weight density {:.4g}, {} B per stream)",
+                                                      l.kept, l.density, l.stream_bytes())
+                                        : "";
+      std::cout << fmt::format("  layer         {}{}: {} params{}, forward {}, backward {}\n", l.name, carries,
+                               l.params, sparse, sim::format(l.forward), sim::format(l.backward));
     }
     if (!r.layers.loss_layers.empty())
       std::cout << fmt::format("  loss          {}: {}\n", fmt::join(r.layers.loss_layers, ", "),
