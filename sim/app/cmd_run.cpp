@@ -243,6 +243,10 @@ struct RunCommand {
           loaded.spec.wafer.width, loaded.spec.wafer.height, units::format(loaded.spec.wafer.clock),
           cm.options.training ? "one training step (forward and backward)" : "inference (forward)");
       std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
+      if (cm.model.sparsity.any())
+        std::cout << fmt::format(
+            "  sparsity      {} sparse layer(s): applies to training runs (--train); these programs are dense\n",
+            cm.model.sparsity.layers.size());
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
