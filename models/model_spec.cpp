@@ -411,6 +411,7 @@ ModelSpec ModelSpec::read(Section root) {
   } else if (root.has("name") || root.has("inputs")) {
     root.error("layers", "a model needs a transformer: section or a layers: list");
   }
+  m.sparsity = read_sparsity(root, m.layers);
   return m;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/sparsity.h"
 #include "sim/config/loader.h"
 #include "sim/config/schema.h"
 
@@ -94,6 +95,7 @@ struct ModelSpec {
   std::optional<TransformerConfig> transformer;
   std::vector<InputSpec> inputs;
   std::vector<LayerSpec> layers;   // in topological order
+  SparsitySpec sparsity;           // sparse linear layers (training runs)
 
   static ModelSpec read(sim::config::Section root);
   [[nodiscard]] std::uint64_t parameters() const;

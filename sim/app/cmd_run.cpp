@@ -148,8 +148,11 @@ struct RunCommand {
       std::string carries;
       for (const auto& c : l.carries) carries += (carries.empty() ? " (+ " : ", ") + c;
       if (!carries.empty()) carries += ")";
-      std::cout << fmt::format("  layer         {}{}: {} params, forward {}, backward {}\n", l.name, carries, l.params,
-                               sim::format(l.forward), sim::format(l.backward));
+      const std::string sparse = l.kept ? fmt::format(" (sparse: {} kept, weight density {:.4g}, {} B per stream)",
+                                                      l.kept, l.density, l.stream_bytes())
+                                        : "";
+      std::cout << fmt::format("  layer         {}{}: {} params{}, forward {}, backward {}\n", l.name, carries,
+                               l.params, sparse, sim::format(l.forward), sim::format(l.backward));
     }
     if (!r.layers.loss_layers.empty())
       std::cout << fmt::format("  loss          {}: {}\n", fmt::join(r.layers.loss_layers, ", "),
@@ -339,6 +342,10 @@ struct RunCommand {
           : resident          ? "inference: prefill of the prompt"
                               : "inference (forward)");
       std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
+      if (cm.model.sparsity.any())
+        std::cout << fmt::format(
+            "  sparsity      {} sparse layer(s): applies to training runs (--train); these programs are dense\n",
+            cm.model.sparsity.layers.size());
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);

@@ -120,6 +120,10 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
                    cm.colors.used(), t.fabric.colors, cm.colors.weight.size(), cm.colors.with_west ? 4 : 2);
   o << fmt::format("  SRAM        {} of {} per PE at the peak (activations stay resident)\n", bytes(cm.sram_peak),
                    bytes(t.sram_bytes()));
+  if (m.sparsity.any())
+    o << fmt::format(
+        "  sparsity    {} sparse layer(s): applies to training runs (wafersim run --train); this mapping is dense\n",
+        m.sparsity.layers.size());
   o << fmt::format("  accumulate  {}\n\n", models::compiler::to_string(cm.options.accumulate));
   o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n", "#",
                    "layer", "kind", "phase", "region", "SRAM max", "mean", "colors", "in", "out", "FLOPs", "bound",
