@@ -87,6 +87,7 @@ LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, cons
   p.layer = st.layer;
   p.kind = layer.kind;
   p.phase = st.phase;
+  p.analytical = true;
   Work& w = p.work;
   std::vector<std::uint64_t> sram(G), stream_in(G), stream_out(G);
   bool fixed_colors = false, weight_colors = false, out_color = false, row_colors = false;

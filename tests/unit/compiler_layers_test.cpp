@@ -180,6 +180,67 @@ TEST(CompilerLayers, AttentionForwardAndBackwardBf16MatchTheReferenceBitForBit) 
 // of the next.
 TEST(CompilerLayers, AttentionWithSamplesAcrossColumnsFp16MatchesTheReferenceBitForBit) { run_attention("fp16", 3, 5); }
 
+// Fewer key/value heads than rows: each group's heads are split by dimension over its rows
+// (HeadParts maps) and every score, dP and sum chains down the column. On tiny's 8 rows:
+// mha (2 heads of 8: 4 rows per group, 2 dimensions each), gqa (4 query heads over the same
+// k and v, so their gradients accumulate), mqa (2 heads over 1 key/value head: one group over
+// all 8 rows, 1 dimension each) and small (heads of 2 dimensions: 2 of a group's 4 rows hold
+// them, the other 2 nothing).
+std::string split_attention_model(const char* dtype, int batch, int sequence) {
+  return std::string("name: att2\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
+         "\nsequence: " + std::to_string(sequence) + R"(
+inputs: [{name: x, kind: activations, features: 16}]
+layers:
+  - {name: q, kind: linear, inputs: [x], features: 16}
+  - {name: k, kind: linear, inputs: [x], features: 16}
+  - {name: v, kind: linear, inputs: [x], features: 16}
+  - {name: mha, kind: attention, inputs: [q, k, v], heads: 2}
+  - {name: q2, kind: linear, inputs: [x], features: 32}
+  - {name: gqa, kind: attention, inputs: [q2, k, v], heads: 4, kv_heads: 2}
+  - {name: q3, kind: linear, inputs: [x], features: 16}
+  - {name: k3, kind: linear, inputs: [x], features: 8}
+  - {name: v3, kind: linear, inputs: [x], features: 8}
+  - {name: mqa, kind: attention, inputs: [q3, k3, v3], heads: 2, kv_heads: 1}
+  - {name: q4, kind: linear, inputs: [x], features: 8}
+  - {name: k4, kind: linear, inputs: [x], features: 4}
+  - {name: v4, kind: linear, inputs: [x], features: 4}
+  - {name: small, kind: attention, inputs: [q4, k4, v4], heads: 4, kv_heads: 2}
+  - {name: out, kind: linear, inputs: [mha], features: 8}
+  - {name: out2, kind: linear, inputs: [gqa], features: 8}
+  - {name: out3, kind: linear, inputs: [mqa], features: 8}
+  - {name: out4, kind: linear, inputs: [small], features: 8}
+)";
+}
+
+void run_split_attention(const char* dtype, int batch, int sequence) {
+  test::ModelRun run("tiny", {}, split_attention_model(dtype, batch, sequence));
+  ASSERT_EQ(run.compiled.layout.slices(), 8u);
+  for (const auto& t : run.compiled.tensors)
+    if (t.name == "k" || t.name == "q3" || t.name == "k4")
+      EXPECT_EQ(t.map.kind, models::compiler::FeatureMap::Kind::HeadParts) << t.name;
+  const auto& results = run.run();
+  std::set<std::string> forward, backward;
+  for (const auto& r : results) {
+    if (r.kind != LayerKind::Attention) continue;
+    const bool fwd = r.phase == Phase::Forward;
+    (fwd ? forward : backward).insert(r.layer);
+    ASSERT_EQ(r.checks.size(), fwd ? 1u : 3u) << r.name();
+    for (const auto& c : r.checks)
+      EXPECT_EQ(c.reference, fwd ? "models/reference attention_forward" : "models/reference attention_backward");
+  }
+  const std::set<std::string> all{"mha", "gqa", "mqa", "small"};
+  EXPECT_EQ(forward, all);
+  EXPECT_EQ(backward, all);
+  expect_all_checked(results);
+}
+
+TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsBf16MatchesTheReferenceBitForBit) {
+  run_split_attention("bf16", 2, 8);
+}
+TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsAndSamplesAcrossColumnsFp16MatchesTheReference) {
+  run_split_attention("fp16", 3, 5);
+}
+
 // 256 tokens x 128 features -> 128 on the 8 x 8 wafer, accumulating in fp16: 32 tokens and
 // 16 input features per PE, enough work per streamed weight to be compute bound.
 const char* kGemm = R"(
