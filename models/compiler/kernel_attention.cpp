@@ -82,6 +82,9 @@ RowPart row_part(const FeatureMap& m, std::uint32_t s, std::uint64_t hd) {
   return r;
 }
 
+// Keys per block when the forward widens the values for P V (bounds its fp32 buffer).
+constexpr std::uint64_t kValueBlock = 256;
+
 // `count` copies of n elements: dst += dst_step, src += src_step elements after each.
 void copy_loop(ProgramBuilder& b, unsigned dst, std::int64_t dst_step, unsigned src, std::int64_t src_step,
                std::uint64_t count, DType t) {
@@ -136,13 +139,15 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
   const std::uint64_t R = geo.max_records();
   const std::uint32_t kw = ctx.scratch("keys", ck_max * Wmax * esz);
   const std::uint32_t vw = ctx.scratch("values", ck_max * Wmax * esz);
-  const std::uint32_t v32 = ctx.scratch("values32", ck_max * Wmax * 4);
+  // Forward widens the values a block of keys at a time (P V needs them in fp32).
+  const std::uint64_t block = std::min<std::uint64_t>(Wmax, kValueBlock);
+  const std::uint32_t v32 = fwd ? ctx.scratch("values32", block * 4) : 0;
   const std::uint32_t k32 = fwd ? 0 : ctx.scratch("keys32", ck_max * Wmax * 4);
   const std::uint32_t sc = ctx.scratch("scores", S * 4);
   const std::uint32_t dp = fwd ? 0 : ctx.scratch("dp", S * 4);
   const std::uint32_t rec = fwd ? 0 : ctx.scratch("records", R * RS * 4);
   const std::uint64_t scratch =
-      ck_max * Wmax * (2 * esz + 4) + S * 4 + (fwd ? 0 : ck_max * Wmax * 4 + S * 4 + R * RS * 4);
+      ck_max * Wmax * 2 * esz + S * 4 + (fwd ? block * 4 : ck_max * Wmax * 4 + S * 4 + R * RS * 4);
 
   // Work of the busiest PE, counted from the program's vector passes and transfers.
   const std::uint32_t lanes = ctx.target.lanes(dt), lanes32 = ctx.target.lanes(DType::F32);
@@ -164,6 +169,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       // per query on the group's last row.
       kk.datapath_steps = hl * keys * (fwd ? 2 : 4) * ceil_div(rp.hdl, lanes) +
                           (rp.last() ? hl * keys * exp_c + rows * recip_c : 0);
+      if (fwd) kk.datapath_steps += hl * keys * rp.hdl / lanes;  // widening the values for P V
       kk.issue = hl * keys * 4 + rows * (fwd ? rp.hdl : 3 * rp.hdl);
       kk.ramp_in = 2 * ck * geo.before(x);
       kk.ramp_out = 2 * ck * (x + 1 < geo.C ? geo.before(x + 1) : 0);
@@ -235,15 +241,10 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
           copy_loop(b, e_out, 0, kwin, Wn, ck, dt);
         }
       }
-      {
-        const unsigned vall = b.mem("vall", dt, vw, static_cast<std::uint32_t>(ck * Wmax));
-        const unsigned v32all = b.mem("v32all", DType::F32, v32, static_cast<std::uint32_t>(ck * Wmax));
-        b.vop(Op::FCvt, DType::F32, dt, V::d(v32all), V::d(vall));
-        if (!fwd) {
-          const unsigned kall = b.mem("kall", dt, kw, static_cast<std::uint32_t>(ck * Wmax));
-          const unsigned k32all = b.mem("k32all", DType::F32, k32, static_cast<std::uint32_t>(ck * Wmax));
-          b.vop(Op::FCvt, DType::F32, dt, V::d(k32all), V::d(kall));
-        }
+      if (!fwd) {
+        const unsigned kall = b.mem("kall", dt, kw, static_cast<std::uint32_t>(ck * Wmax));
+        const unsigned k32all = b.mem("k32all", DType::F32, k32, static_cast<std::uint32_t>(ck * Wmax));
+        b.vop(Op::FCvt, DType::F32, dt, V::d(k32all), V::d(kall));
       }
       b.movf(10, DType::F32, scale);
       const auto hdv = static_cast<std::uint32_t>(hdn);
@@ -251,6 +252,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       const unsigned kv = b.mem("kv", dt, kw, hdv, static_cast<std::int32_t>(Wmax));
       const unsigned scd = b.mem("sc", DType::F32, sc, 1);
       const unsigned vv = b.mem("vv", DType::F32, v32, 1);
+      const unsigned vraw = b.mem("vraw", dt, vw, 1);
       // Backward operands.
       const Tensor* dout = fwd ? nullptr : &ctx.tensors.at(a.dout);
       const unsigned gv = b.mem("gv", dt, fwd ? q.addr : dout->addr, hdv, static_cast<std::int32_t>(t));
@@ -365,13 +367,21 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
               if (!fwd) move(n_out, dpd, dpd, dp, n);
             }
             // (scd and dpd now cover the n keys' P and dS.)
-            b.dsd(Op::DsdLen, vv, static_cast<std::int64_t>(n));
             if (fwd) {
-              // out[d] = R(chain over keys of p_j v_j[d]).
+              // out[d] = R(chain over keys of p_j v_j[d]), the values widened a block at a time
+              // (the chain goes on in r9 from block to block).
               for (std::uint64_t d = 0; d < hdn; ++d) {
-                b.dsd(Op::DsdBase, vv, addr_of(v32, (lg * hdn + d) * Wmax + j0, 4));
                 b.mov(9, 0);
-                b.reduce(Op::FDot, DType::F32, DType::F32, 9, V::d(scd), V::d(vv));
+                for (std::uint64_t j = 0; j < n; j += block) {
+                  const std::uint64_t m = std::min(block, n - j);
+                  b.dsd(Op::DsdLen, vv, static_cast<std::int64_t>(m));
+                  b.dsd(Op::DsdLen, vraw, static_cast<std::int64_t>(m));
+                  b.dsd(Op::DsdBase, vraw, addr_of(vw, (lg * hdn + d) * Wmax + j0 + j, esz));
+                  b.vop(Op::FCvt, DType::F32, dt, V::d(vv), V::d(vraw));
+                  b.dsd(Op::DsdBase, scd, addr_of(sc, j, 4));
+                  b.dsd(Op::DsdLen, scd, static_cast<std::int64_t>(m));
+                  b.reduce(Op::FDot, DType::F32, DType::F32, 9, V::d(scd), V::d(vv));
+                }
                 store(ctx.tensors.at(a.out).addr, (qp + d) * t + il, false);
               }
               continue;
