@@ -22,8 +22,8 @@ struct FeatureMap {
   Kind kind = Kind::Even;
   std::uint64_t features = 0;
   std::uint32_t slices = 1;
-  std::uint32_t groups = 1;     // Heads, HeadParts
-  std::uint64_t head_dim = 1;   // HeadParts
+  std::uint32_t groups = 1;    // Heads, HeadParts
+  std::uint64_t head_dim = 1;  // HeadParts
 
   static FeatureMap even(std::uint64_t features, std::uint32_t slices) { return {Kind::Even, features, slices, 1, 1}; }
   static FeatureMap heads(std::uint64_t features, std::uint32_t slices, std::uint32_t groups) {

@@ -167,8 +167,8 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       const std::uint64_t rows = hl * t;  // (head, query) pairs
       // scores and P V: one dot product of the row's dimensions per key; exp per key and 1/l
       // per query on the group's last row.
-      kk.datapath_steps = hl * keys * (fwd ? 2 : 4) * ceil_div(rp.hdl, lanes) +
-                          (rp.last() ? hl * keys * exp_c + rows * recip_c : 0);
+      kk.datapath_steps =
+          hl * keys * (fwd ? 2 : 4) * ceil_div(rp.hdl, lanes) + (rp.last() ? hl * keys * exp_c + rows * recip_c : 0);
       if (fwd) kk.datapath_steps += hl * keys * rp.hdl / lanes;  // widening the values for P V
       kk.issue = hl * keys * 4 + rows * (fwd ? rp.hdl : 3 * rp.hdl);
       kk.ramp_in = 2 * ck * geo.before(x);
