@@ -150,7 +150,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       ck_max * Wmax * 2 * esz + S * 4 + (fwd ? block * 4 : ck_max * Wmax * 4 + S * 4 + R * RS * 4);
 
   // Work of the busiest PE, counted from the program's vector passes and transfers.
-  const std::uint32_t lanes = ctx.target.lanes(dt), lanes32 = ctx.target.lanes(DType::F32);
+  const std::uint32_t lanes = ctx.target.lanes(dt);
   std::vector<std::uint64_t> sram(G);
   Work& w = p.work;
   std::uint64_t flops = 0;
@@ -165,11 +165,18 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       std::uint64_t keys = 0;
       for (std::uint64_t i = 0; i < t; ++i) keys += (geo.first(x) + i) % S + 1;
       const std::uint64_t rows = hl * t;  // (head, query) pairs
-      // scores and P V: one dot product of the row's dimensions per key; exp per key and 1/l
-      // per query on the group's last row.
-      kk.datapath_steps =
-          hl * keys * (fwd ? 2 : 4) * ceil_div(rp.hdl, lanes) + (rp.last() ? hl * keys * exp_c + rows * recip_c : 0);
-      if (fwd) kk.datapath_steps += hl * keys * rp.hdl / lanes;  // widening the values for P V
+      std::uint64_t seen = 0;             // over own keys: the sample's queries that see them
+      for (std::uint64_t i = 0; i < t; ++i) seen += S - (geo.first(x) + i) % S;
+      // Every instruction below is synchronous, so their steps add up. Reductions take one
+      // element a step: one per key and dimension for the scores and P V (backward the
+      // scores, dP and dq); fp32 vectors one per step. The group's last row adds per key
+      // max, subtract, exp (iterative), sum and scale (backward c, dP - c and two products)
+      // and 1/l per query; the forward widens the values, the backward forms dk and dv.
+      const std::uint64_t dots = hl * keys * rp.hdl;
+      kk.datapath_steps = (fwd ? 2 : 3) * dots;
+      if (rp.last()) kk.datapath_steps += hl * keys * (4 + exp_c + (fwd ? 0 : 4)) + rows * recip_c;
+      const std::uint64_t kv_grads = (a.dk != kScratchTensor ? 1 : 0) + (a.dv != kScratchTensor ? 1 : 0);
+      kk.datapath_steps += fwd ? dots / lanes : kv_grads * ck * group * seen;
       kk.issue = hl * keys * 4 + rows * (fwd ? rp.hdl : 3 * rp.hdl);
       kk.ramp_in = 2 * ck * geo.before(x);
       kk.ramp_out = 2 * ck * (x + 1 < geo.C ? geo.before(x + 1) : 0);
@@ -178,7 +185,6 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       if (!rp.last()) kk.ramp_in += hl * keys * chain_words;
       if (!rp.first()) kk.ramp_out += hl * keys * chain_words;
       if (!fwd) {
-        kk.datapath_steps += 2 * ck * t * ceil_div(S, lanes32);
         kk.ramp_in += geo.after(x) * RS;
         kk.ramp_out += (x > 0 && geo.before(x) > 0 ? geo.after(x - 1) : 0) * RS;
       }
