@@ -32,9 +32,10 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
   cm.model = model;
   cm.options = options;
   const std::uint64_t tokens = model.batch * model.sequence;
-  // Attention backward sends records west along the rows: two more colors.
+  // Attention backward sends records west along the rows, attention without the causal mask
+  // also keys and values: two more colors.
   bool west = false;
-  for (const auto& l : model.layers) west = west || (options.training && l.kind == LayerKind::Attention);
+  for (const auto& l : model.layers) west = west || (l.kind == LayerKind::Attention && (options.training || !l.causal));
   const std::uint32_t fixed = ColorPlan::kFixed + (west ? ColorPlan::kWest : 0);
   if (target.fabric.colors < fixed + 1)
     throw sim::InputError(fmt::format("the weight-streaming placement needs at least {} colors, the platform has {}",

@@ -31,15 +31,20 @@ using V = VOperand;
 namespace {
 
 // Token geometry of the columns: which earlier tokens of its sample a column needs (its
-// window, from the sample start of its first token to its last token) and which later ones
-// (up to the end of the sample of its last token).
+// window, from the sample start of its first token to its last token; without the causal
+// mask up to the end of the sample of its last token) and which later ones (up to that end).
+// Backward records are kept for the column's own and later queries (without the mask, for
+// every query of its window), by position from `rec_first`.
 struct Columns {
   std::uint64_t S = 0, t = 0;
   std::uint32_t C = 0;
+  bool causal = true;
   [[nodiscard]] std::uint64_t first(std::uint32_t x) const { return std::uint64_t{x} * t; }
   [[nodiscard]] std::uint64_t start(std::uint32_t x) const { return first(x) / S * S; }
   [[nodiscard]] std::uint64_t before(std::uint32_t x) const { return first(x) - start(x); }
-  [[nodiscard]] std::uint64_t window(std::uint32_t x) const { return before(x) + t; }
+  [[nodiscard]] std::uint64_t window(std::uint32_t x) const { return before(x) + t + (causal ? 0 : after(x)); }
+  [[nodiscard]] std::uint64_t visible(std::uint64_t token) const { return causal ? token % S + 1 : S; }
+  [[nodiscard]] std::uint64_t rec_first(std::uint32_t x) const { return causal ? first(x) : start(x); }
   [[nodiscard]] std::uint64_t end(std::uint32_t x) const { return (first(x) + t - 1) / S * S + S; }
   [[nodiscard]] std::uint64_t after(std::uint32_t x) const { return end(x) - first(x) - t; }
   [[nodiscard]] std::uint64_t max_window() const {
@@ -49,7 +54,7 @@ struct Columns {
   }
   [[nodiscard]] std::uint64_t max_records() const {
     std::uint64_t m = 0;
-    for (std::uint32_t x = 0; x < C; ++x) m = std::max(m, t + after(x));
+    for (std::uint32_t x = 0; x < C; ++x) m = std::max(m, before(x) * (causal ? 0 : 1) + t + after(x));
     return m;
   }
 };
@@ -111,7 +116,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
   const Tensor& k = ctx.tensors.at(a.k);
   const Tensor& v = ctx.tensors.at(a.v);
   const std::uint64_t hd = a.head_dim, group = a.heads / a.kv_heads;
-  const Columns geo{a.sequence, l.tokens_per_pe, l.columns};
+  const Columns geo{a.sequence, l.tokens_per_pe, l.columns, a.causal};
   const std::uint64_t S = geo.S, t = geo.t;
   const std::uint64_t Wmax = geo.max_window();
   const auto& lat = ctx.target.wafer.pe.latency;
@@ -163,10 +168,10 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
     for (std::uint32_t x = 0; x < geo.C; ++x) {
       Work kk;
       std::uint64_t keys = 0;
-      for (std::uint64_t i = 0; i < t; ++i) keys += (geo.first(x) + i) % S + 1;
+      for (std::uint64_t i = 0; i < t; ++i) keys += geo.visible(geo.first(x) + i);
       const std::uint64_t rows = hl * t;  // (head, query) pairs
       std::uint64_t seen = 0;             // over own keys: the sample's queries that see them
-      for (std::uint64_t i = 0; i < t; ++i) seen += S - (geo.first(x) + i) % S;
+      for (std::uint64_t i = 0; i < t; ++i) seen += a.causal ? S - (geo.first(x) + i) % S : S;
       // Every instruction below is synchronous, so their steps add up. Reductions take one
       // element a step: one per key and dimension for the scores and P V (backward the
       // scores, dP and dq); fp32 vectors one per step. The group's last row adds per key
@@ -180,6 +185,10 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       kk.issue = hl * keys * 4 + rows * (fwd ? rp.hdl : 3 * rp.hdl);
       kk.ramp_in = 2 * ck * geo.before(x);
       kk.ramp_out = 2 * ck * (x + 1 < geo.C ? geo.before(x + 1) : 0);
+      if (!a.causal) {  // keys and values of later tokens from the east
+        kk.ramp_in += 2 * ck * geo.after(x);
+        kk.ramp_out += 2 * ck * (x > 0 && geo.before(x) > 0 ? geo.after(x - 1) : 0);
+      }
       if (!rp.first()) kk.ramp_in += hl * keys * chain_words;
       if (!rp.last()) kk.ramp_out += hl * keys * chain_words;
       if (!rp.last()) kk.ramp_in += hl * keys * chain_words;
@@ -187,6 +196,10 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       if (!fwd) {
         kk.ramp_in += geo.after(x) * RS;
         kk.ramp_out += (x > 0 && geo.before(x) > 0 ? geo.after(x - 1) : 0) * RS;
+        if (!a.causal) {  // records of earlier queries from the west, on east
+          kk.ramp_in += geo.before(x) * RS;
+          kk.ramp_out += (x + 1 < geo.C ? geo.before(x + 1) : 0) * RS;
+        }
       }
       flops += hl * keys * rp.hdl * (fwd ? 4 : 10);
       w.datapath_steps = std::max(w.datapath_steps, kk.datapath_steps);
@@ -245,6 +258,28 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
         for (std::uint32_t buf : {kw, vw}) {
           b.dsd(Op::DsdBase, kwin, buf + static_cast<std::uint32_t>(off * esz));
           copy_loop(b, e_out, 0, kwin, Wn, ck, dt);
+        }
+      }
+      if (!a.causal) {
+        // Without the mask: the keys and values of the sample's later tokens from the east,
+        // after our own; then those the west neighbour needs (ours first) go on to it.
+        const std::uint64_t after = geo.after(x);
+        if (after > 0) {
+          const unsigned e_in = b.fabin("e_in", dt, ctx.colors.west[(x + 1) % 2], static_cast<std::uint32_t>(after));
+          b.dsd(Op::DsdLen, kwin, static_cast<std::int64_t>(after));
+          for (std::uint32_t buf : {kw, vw}) {
+            b.dsd(Op::DsdBase, kwin, buf + static_cast<std::uint32_t>((before + t) * esz));
+            copy_loop(b, kwin, Wn, e_in, 0, ck, dt);
+          }
+        }
+        if (x > 0 && before > 0) {
+          const std::uint64_t n = geo.after(x - 1);
+          const unsigned w_out = b.fabout("w_out", dt, ctx.colors.west[x % 2], static_cast<std::uint32_t>(n));
+          b.dsd(Op::DsdLen, kwin, static_cast<std::int64_t>(n));
+          for (std::uint32_t buf : {kw, vw}) {
+            b.dsd(Op::DsdBase, kwin, buf + static_cast<std::uint32_t>(before * esz));
+            copy_loop(b, w_out, 0, kwin, Wn, ck, dt);
+          }
         }
       }
       if (!fwd) {
@@ -318,7 +353,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
           const std::uint64_t hloc = lg * group + hh;  // the head's index among the slice's heads
           const std::uint64_t qp = hloc * hdn;         // the head's first feature position
           for (std::uint64_t il = 0; il < t; ++il) {
-            const std::uint64_t T = geo.first(x) + il, n = T % S + 1;
+            const std::uint64_t T = geo.first(x) + il, n = geo.visible(T);
             const std::uint64_t j0 = T / S * S - geo.start(x);  // first visible key in the window
             // The partial sums of the rows above.
             if (!rp.first()) {
@@ -402,7 +437,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
             }
             // The query's record: q and dout widened, its P and dS rows at the keys' positions
             // in the sample (positions past the query are never read).
-            const std::uint64_t r0 = il * RS;
+            const std::uint64_t r0 = (geo.first(x) + il - geo.rec_first(x)) * RS;
             b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(hdn));
             b.dsd(Op::DsdBase, recb, addr_of(rec, r0 + qp, 4));
             b.dsd(Op::DsdBase, qv, addr_of(q.addr, qp * t + il, esz));
@@ -424,7 +459,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
           const unsigned r_in =
               b.fabin("r_in", DType::F32, ctx.colors.west[(x + 1) % 2], static_cast<std::uint32_t>(after * RS));
           b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(after * RS));
-          b.dsd(Op::DsdBase, recb, addr_of(rec, t * RS, 4));
+          b.dsd(Op::DsdBase, recb, addr_of(rec, (geo.first(x) + t - geo.rec_first(x)) * RS, 4));
           b.vop(Op::FMov, DType::F32, DType::F32, V::d(recb), V::d(r_in));
         }
         if (x > 0 && before > 0) {
@@ -432,10 +467,31 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
           const unsigned r_out =
               b.fabout("r_out", DType::F32, ctx.colors.west[x % 2], static_cast<std::uint32_t>(n * RS));
           b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(n * RS));
-          b.dsd(Op::DsdBase, recb, rec);
+          b.dsd(Op::DsdBase, recb, addr_of(rec, (geo.first(x) - geo.rec_first(x)) * RS, 4));
           VectorOptions o;
           o.async = true;
           b.vop(Op::FMov, DType::F32, DType::F32, V::d(r_out), V::d(recb), {}, {}, o);
+        }
+        if (!a.causal) {
+          // Without the mask: records of the sample's earlier queries from the west, then
+          // those the east neighbour needs (ending with ours) go on to it.
+          if (before > 0) {
+            const unsigned l_in =
+                b.fabin("l_in", DType::F32, ctx.colors.east[(x + 1) % 2], static_cast<std::uint32_t>(before * RS));
+            b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(before * RS));
+            b.dsd(Op::DsdBase, recb, rec);
+            b.vop(Op::FMov, DType::F32, DType::F32, V::d(recb), V::d(l_in));
+          }
+          if (x + 1 < geo.C && geo.before(x + 1) > 0) {
+            const std::uint64_t n = geo.before(x + 1), off = geo.start(x + 1) - geo.start(x);
+            const unsigned l_out =
+                b.fabout("l_out", DType::F32, ctx.colors.east[x % 2], static_cast<std::uint32_t>(n * RS));
+            b.dsd(Op::DsdLen, recb, static_cast<std::int64_t>(n * RS));
+            b.dsd(Op::DsdBase, recb, addr_of(rec, off * RS, 4));
+            VectorOptions o;
+            o.async = true;
+            b.vop(Op::FMov, DType::F32, DType::F32, V::d(l_out), V::d(recb), {}, {}, o);
+          }
         }
         // dk[j, d] = R(chain over the group's heads, then the queries i >= j, of dS_ij q_i[d]);
         // dv the same with P and dout.
@@ -443,7 +499,8 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
         const unsigned rb = b.mem("rb", DType::F32, rec, 1, static_cast<std::int32_t>(RS));
         for (std::uint64_t lg = 0; lg < ng; ++lg)
           for (std::uint64_t jl = 0; jl < t; ++jl) {
-            const std::uint64_t J = geo.first(x) + jl, jpos = J % S, nq = S - jpos;
+            const std::uint64_t J = geo.first(x) + jl, jpos = J % S, nq = a.causal ? S - jpos : S;
+            const std::uint64_t i0 = (a.causal ? J : J - jpos) - geo.rec_first(x);  // its first query's record
             b.dsd(Op::DsdLen, ra, static_cast<std::int64_t>(nq));
             b.dsd(Op::DsdLen, rb, static_cast<std::int64_t>(nq));
             for (int which = 0; which < 2; ++which) {
@@ -455,8 +512,8 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
                 for (std::uint64_t hh = 0; hh < group; ++hh) {
                   const std::uint64_t hloc = lg * group + hh;
                   const std::uint64_t row = which == 0 ? ds_at : p_at, vec = which == 0 ? 0 : cq_max;
-                  b.dsd(Op::DsdBase, ra, addr_of(rec, jl * RS + row + hloc * S + jpos, 4));
-                  b.dsd(Op::DsdBase, rb, addr_of(rec, jl * RS + vec + hloc * hdn + d, 4));
+                  b.dsd(Op::DsdBase, ra, addr_of(rec, i0 * RS + row + hloc * S + jpos, 4));
+                  b.dsd(Op::DsdBase, rb, addr_of(rec, i0 * RS + vec + hloc * hdn + d, 4));
                   b.reduce(Op::FDot, DType::F32, DType::F32, 9, V::d(ra), V::d(rb));
                 }
                 store(ctx.tensors.at(grad).addr, (lg * hdn + d) * t + jl, acc);

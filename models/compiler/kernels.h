@@ -99,7 +99,7 @@ struct SoftmaxArgs {
 };
 LayerProgram lower_softmax(KernelContext& ctx, const SoftmaxArgs& a);
 
-// Causal scaled dot-product attention, multi-head or grouped-query, forward (q, k, v -> out)
+// Scaled dot-product attention (causal or not), multi-head or grouped-query, forward (q, k, v -> out)
 // or backward (q, k, v, dout -> dq, dk, dv): each column gathers the keys and values (and
 // backward the queries and output gradients) of its sample's columns along the row and
 // computes in the reference's order (bit-exact with models/reference).
@@ -111,6 +111,7 @@ struct AttentionArgs {
   std::uint32_t dq = kScratchTensor, dk = kScratchTensor, dv = kScratchTensor;
   std::uint32_t heads = 1, kv_heads = 1;
   std::uint64_t head_dim = 1, sequence = 1;
+  bool causal = true;
   bool accumulate_dq = false, accumulate_dk = false, accumulate_dv = false;
 };
 LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a);

@@ -386,7 +386,7 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
       return lower_cross_entropy(ctx, c);
     }
     case LayerKind::Attention: {
-      // PE code for causal attention (heads whole on rows, or split over a group's rows)
+      // PE code for attention (heads whole on rows, or split over a group's rows)
       // when q, k, v and the output have this layer's maps (a tensor that another attention
       // with other head counts also reads has that one's map) and the kernel fits the SRAM.
       const std::uint32_t kv = layer.kv_heads ? layer.kv_heads : layer.heads;
@@ -400,7 +400,7 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         const Tensor& x = ctx.tensors.at(static_cast<std::size_t>(id));
         maps_fit = maps_fit && x.map == expected(x.features);
       }
-      if (!layer.causal || !maps_fit) break;
+      if (!maps_fit) break;
       AttentionArgs a;
       a.layer = st.layer;
       a.phase = st.phase;
@@ -412,6 +412,7 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
       a.kv_heads = layer.kv_heads ? layer.kv_heads : layer.heads;
       a.head_dim = ctx.tensors.at(a.q).features / a.heads;
       a.sequence = cm.model.sequence;
+      a.causal = layer.causal;
       if (st.phase != Phase::Forward) {
         a.dout = static_cast<std::uint32_t>(st.grad_out);
         auto grad = [&](std::size_t i) {
