@@ -124,13 +124,21 @@ void run_softmax(const char* dtype, std::array<std::uint64_t, 2> cycles = {}) {
 TEST(CompilerLayers, SoftmaxForwardAndBackwardFp16MatchTheReferenceBitForBit) { run_softmax("fp16", {691, 469}); }
 TEST(CompilerLayers, SoftmaxForwardAndBackwardBf16MatchTheReferenceBitForBit) { run_softmax("bf16"); }
 
-// Causal attention, multi-head (8 heads of 4) and grouped-query (16 query heads of 2 or 4 over
-// 8 key/value heads), forward and backward, between linear layers; q feeds mha and gqa, k and
-// v feed mha and gqa2, so their gradients accumulate. Every row of `tiny` holds one key/value
-// group.
-std::string attention_model(const char* dtype, int batch, int sequence) {
-  return std::string("name: att\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
-         "\nsequence: " + std::to_string(sequence) + R"(
+// The model with `causal: false` on every attention layer unless `causal`.
+std::string with_mask(std::string model, bool causal) {
+  if (causal) return model;
+  for (std::size_t at = model.find("kind: attention,"); at != std::string::npos;
+       at = model.find("kind: attention,", at + 1))
+    model.insert(at + 16, " causal: false,");
+  return model;
+}
+
+// Attention (causal unless `causal` is false), multi-head (8 heads of 4) and grouped-query (16 query heads of 2 or 4
+// over 8 key/value heads), forward and backward, between linear layers; q feeds mha and gqa, k and v feed mha and gqa2,
+// so their gradients accumulate. Every row of `tiny` holds one key/value group.
+std::string attention_model(const char* dtype, int batch, int sequence, bool causal = true) {
+  return with_mask(std::string("name: att\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
+                       "\nsequence: " + std::to_string(sequence) + R"(
 inputs: [{name: x, kind: activations, features: 16}]
 layers:
   - {name: q, kind: linear, inputs: [x], features: 32}
@@ -145,13 +153,15 @@ layers:
   - {name: out, kind: linear, inputs: [mha], features: 8}
   - {name: out2, kind: linear, inputs: [gqa], features: 8}
   - {name: out3, kind: linear, inputs: [gqa2], features: 8}
-)";
+)",
+                   causal);
 }
 
 // `cycles`: the exact simulated cycles of mha, gqa and gqa2 forward, then backward (0: not
 // checked).
-void run_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 6> cycles = {}) {
-  test::ModelRun run("tiny", {}, attention_model(dtype, batch, sequence));
+void run_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 6> cycles = {},
+                   bool causal = true) {
+  test::ModelRun run("tiny", {}, attention_model(dtype, batch, sequence, causal));
   const auto& results = run.run();
   int forward = 0, backward = 0;
   for (const auto& r : results) {
@@ -186,9 +196,9 @@ TEST(CompilerLayers, AttentionWithSamplesAcrossColumnsFp16MatchesTheReferenceBit
 // k and v, so their gradients accumulate), mqa (2 heads over 1 key/value head: one group over
 // all 8 rows, 1 dimension each) and small (heads of 2 dimensions: 2 of a group's 4 rows hold
 // them, the other 2 nothing).
-std::string split_attention_model(const char* dtype, int batch, int sequence) {
-  return std::string("name: att2\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
-         "\nsequence: " + std::to_string(sequence) + R"(
+std::string split_attention_model(const char* dtype, int batch, int sequence, bool causal = true) {
+  return with_mask(std::string("name: att2\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
+                       "\nsequence: " + std::to_string(sequence) + R"(
 inputs: [{name: x, kind: activations, features: 16}]
 layers:
   - {name: q, kind: linear, inputs: [x], features: 16}
@@ -209,13 +219,15 @@ layers:
   - {name: out2, kind: linear, inputs: [gqa], features: 8}
   - {name: out3, kind: linear, inputs: [mqa], features: 8}
   - {name: out4, kind: linear, inputs: [small], features: 8}
-)";
+)",
+                   causal);
 }
 
 // `cycles`: the exact simulated cycles of mha, gqa, mqa and small forward, then backward (0:
 // not checked).
-void run_split_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 8> cycles = {}) {
-  test::ModelRun run("tiny", {}, split_attention_model(dtype, batch, sequence));
+void run_split_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 8> cycles = {},
+                         bool causal = true) {
+  test::ModelRun run("tiny", {}, split_attention_model(dtype, batch, sequence, causal));
   ASSERT_EQ(run.compiled.layout.slices(), 8u);
   for (const auto& t : run.compiled.tensors) {
     if (t.name == "k" || t.name == "q3" || t.name == "k4") {
@@ -248,6 +260,39 @@ TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsBf16MatchesTheReferenceBitFo
 }
 TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsAndSamplesAcrossColumnsFp16MatchesTheReference) {
   run_split_attention("fp16", 3, 5);
+}
+
+// Without the causal mask (`causal: false`): every query sees its whole sample, so columns
+// also gather the keys and values of later tokens (from the east) and backward records go
+// both ways; bit-exact with models/reference in the same configurations as above.
+TEST(CompilerLayers, AttentionWithoutCausalMaskBf16MatchesTheReferenceBitForBit) {
+  run_attention("bf16", 2, 8, {}, false);
+}
+TEST(CompilerLayers, AttentionWithoutCausalMaskAndSamplesAcrossColumnsFp16MatchesTheReference) {
+  run_attention("fp16", 3, 5, {}, false);
+}
+TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsWithoutCausalMaskBf16MatchesTheReference) {
+  run_split_attention("bf16", 2, 8, {2072, 3690, 5606, 2054, 4052, 7515, 11371, 4459}, false);
+}
+TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsWithoutCausalMaskFp16MatchesTheReference) {
+  run_split_attention("fp16", 3, 5, {}, false);
+}
+
+// Inference without the mask still gathers along the row westward: the model takes the two
+// west row-chain colors (a causal inference model does not).
+TEST(CompilerLayers, AttentionWithoutCausalMaskForInferenceTakesTheWestColors) {
+  models::compiler::CompileOptions o;
+  o.training = false;
+  test::ModelRun run("tiny", {}, attention_model("fp16", 3, 5, false), o);
+  EXPECT_TRUE(run.compiled.colors.with_west);
+  const auto& results = run.run();
+  ASSERT_EQ(results.size(), 12u);  // nine linear and three attention forward steps
+  expect_all_checked(results);
+  const models::LoadedModel causal = models::load_model_text(attention_model("fp16", 3, 5), "att.yaml");
+  const auto platform = platforms::load_platform("tiny", {});
+  o.emit = false;
+  const auto cm = models::compiler::compile(causal.spec, {platform.spec.wafer, platform.spec.fabric}, o);
+  EXPECT_FALSE(cm.colors.with_west);
 }
 
 // 256 tokens x 128 features -> 128 on the 8 x 8 wafer, accumulating in fp16: 32 tokens and
