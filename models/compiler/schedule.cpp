@@ -47,7 +47,7 @@ Saved saved_for_backward(LayerKind k) {
 
 }  // namespace
 
-Schedule make_schedule(const CompiledModel& cm) {
+Schedule make_schedule(const CompiledModel& cm, bool split_heads) {
   const ModelSpec& m = cm.model;
   const StreamingLayout& l = cm.layout;
   const hw::DType dt = hw_dtype(m.dtype);
@@ -61,6 +61,7 @@ Schedule make_schedule(const CompiledModel& cm) {
   for (const auto& layer : m.layers) {
     if (layer.kind != LayerKind::Attention) continue;
     const std::uint32_t kv = layer.kv_heads ? layer.kv_heads : layer.heads;
+    if (kv < l.slices() && !split_heads) continue;
     const Shape q = m.shape_of(layer.inputs[0]), k = m.shape_of(layer.inputs[1]);
     auto map = [&](std::uint64_t features) {
       return kv >= l.slices() ? FeatureMap::heads(features, l.slices(), kv)
