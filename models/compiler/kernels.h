@@ -142,15 +142,18 @@ struct CrossEntropyArgs {
 };
 LayerProgram lower_cross_entropy(KernelContext& ctx, const CrossEntropyArgs& a);
 
-// Embedding lookup without learned positions: forward (`fwd`: ids -> out, the table
-// streamed in) or the table's gradient (ids, dy -> `table` host tensor, streamed out east in
-// fp32), in the reference's order (docs/compiler.md, "Embedding").
+// Embedding lookup, with learned positions or without: forward (`fwd`: ids -> out, the table
+// and the position table streamed in) or the tables' gradients (ids, dy -> `table` and
+// `positions` host tensors, streamed out east in fp32), in the reference's order
+// (docs/compiler.md, "Embedding").
 struct EmbeddingArgs {
   std::string layer;
   bool fwd = true;
   std::uint32_t ids = 0, out = 0, dy = 0;
   std::uint32_t table = 0;  // host tensor: the table (forward) or its gradient
   std::uint64_t vocabulary = 0;
+  int positions = -1;  // host tensor: the position table (forward) or its gradient; -1: none
+  std::uint64_t sequence = 0;
 };
 LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 

@@ -351,14 +351,17 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
       return lower_norm(ctx, n);
     }
     case LayerKind::Embedding: {
-      if (layer.learned_positions || st.phase == Phase::BackwardData) break;
+      if (st.phase == Phase::BackwardData) break;
       {  // The kernel keeps the row's slice of the table (fp32 for the gradient) for the layer;
-         // a table too large for that is planned with the host's gather (no code yet).
+         // a table too large for that (with learned positions, the position table too) is
+        // planned with the host's gather (no code yet).
         const bool fwd = st.phase == Phase::Forward;
         const Tensor& y = cm.tensors.at(static_cast<std::size_t>(fwd ? st.out : st.grad_out));
         const std::uint64_t c = y.map.max_count();
-        const std::uint64_t need =
-            layer.vocabulary * c * (fwd ? hw::size_of(y.dtype) : 4) + (fwd ? 0 : c * cm.layout.tokens_per_pe * 4);
+        const std::uint64_t rows = layer.vocabulary + (layer.learned_positions ? cm.model.sequence : 0);
+        const std::uint64_t need = rows * c * (fwd ? hw::size_of(y.dtype) : 4) +
+                                   (fwd ? 0 : c * cm.layout.tokens_per_pe * 4) +
+                                   (layer.learned_positions ? cm.layout.tokens_per_pe * 4 : 0);
         if (need + ctx.sram.in_use() > ctx.sram.capacity()) break;
       }
       EmbeddingArgs e;
@@ -371,6 +374,10 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         e.dy = static_cast<std::uint32_t>(st.grad_out);
       e.table = static_cast<std::uint32_t>(host(layer.name + (e.fwd ? ".weight" : ".weight.grad")));
       e.vocabulary = layer.vocabulary;
+      if (layer.learned_positions) {
+        e.positions = host(layer.name + (e.fwd ? ".positions" : ".positions.grad"));
+        e.sequence = cm.model.sequence;
+      }
       return lower_embedding(ctx, e);
     }
     case LayerKind::CrossEntropy: {
