@@ -51,6 +51,11 @@ TEST(TransformerOnWafer, TinyTransformerTrainsOneStepOnTiny) {
   EXPECT_EQ(j["cycles"], again["cycles"]);
 }
 
+// Learned positions (as GPT-3): the embedding adds each token's position row.
+TEST(TransformerOnWafer, TinyTransformerWithLearnedPositionsTrainsOneStepOnTiny) {
+  expect_trained_block(run_json("tiny --model tiny-transformer --model-set transformer.positions=learned"));
+}
+
 // Whole key/value groups per row: 16 query heads over 8 key/value heads.
 TEST(TransformerOnWafer, TinyTransformerWithAGroupPerRowTrainsOneStepOnTiny) {
   const auto j = run_json(
