@@ -15,7 +15,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include "hw/numerics/softfloat.h"
 #include "models/compiler/kernels.h"
@@ -216,19 +219,29 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
 
   const std::uint32_t scale = hw::numerics::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(hd)));
   const auto Sl = static_cast<std::uint32_t>(S);
+  // A program depends on its column, the row's shape (groups, dimensions, place in the
+  // column chain) and the row's parity (the chain colors), not on the row itself: rows alike
+  // share one (a whole WSE-2 has about 10 distinct programs per column, not 900).
+  std::map<std::array<std::uint64_t, 6>, std::shared_ptr<const hw::isa::Program>> made;
   for (std::uint32_t s = 0; s < G; ++s) {
     const RowPart& rp = parts[s];
     const std::uint64_t ng = rp.groups.size(), hdn = rp.hdl, ck = ng * hdn;
     for (std::uint32_t x = 0; x < geo.C; ++x) {
+      hw::isa::Placement pl;
+      pl.x0 = pl.x1 = static_cast<std::uint16_t>(x);
+      pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
+      const std::array<std::uint64_t, 6> shape{x, ng, hdn, rp.first() ? 1u : 0u, rp.last() ? 1u : 0u, s % 2};
+      if (const auto it = made.find(shape); it != made.end()) {
+        pl.program = it->second;
+        p.code.push_back(std::move(pl));
+        continue;
+      }
       ProgramBuilder b(fmt::format("{}.{}.r{}.c{}", a.layer, fwd ? "forward" : "backward", s, x));
       const std::uint8_t main = b.task("main");
       b.entry(main);
       if (ng == 0) {  // a row beyond its group's parts holds nothing
         b.ret();
-        hw::isa::Placement pl;
-        pl.x0 = pl.x1 = static_cast<std::uint16_t>(x);
-        pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-        pl.program = b.finish();
+        pl.program = made[shape] = b.finish();
         p.code.push_back(std::move(pl));
         continue;
       }
@@ -522,10 +535,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
           }
       }
       b.ret();
-      hw::isa::Placement pl;
-      pl.x0 = pl.x1 = static_cast<std::uint16_t>(x);
-      pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-      pl.program = b.finish();
+      pl.program = made[shape] = b.finish();
       p.code.push_back(std::move(pl));
     }
   }
