@@ -56,6 +56,11 @@ TEST(TransformerOnWafer, TinyTransformerWithLearnedPositionsTrainsOneStepOnTiny)
   expect_trained_block(run_json("tiny --model tiny-transformer --model-set transformer.positions=learned"));
 }
 
+// Without the causal mask (transformer.causal: false): every token attends to its whole sample.
+TEST(TransformerOnWafer, TinyTransformerWithoutCausalMaskTrainsOneStepOnTiny) {
+  expect_trained_block(run_json("tiny --model tiny-transformer --model-set transformer.causal=false"));
+}
+
 // Whole key/value groups per row: 16 query heads over 8 key/value heads.
 TEST(TransformerOnWafer, TinyTransformerWithAGroupPerRowTrainsOneStepOnTiny) {
   const auto j = run_json(
