@@ -85,6 +85,7 @@ struct TransformerConfig {
   bool bias = true;
   bool tied_embeddings = false;
   bool parallel_residual = false;  // GPT-J: attention and MLP read the same normed input
+  bool causal = true;              // attention masks later tokens (false: each token sees its sample)
 };
 
 struct ModelSpec {

@@ -80,6 +80,7 @@ nlohmann::ordered_json mapping_json(const CompiledModel& cm, const std::string& 
     steps.push_back({{"layer", p.layer},
                      {"kind", models::to_string(p.kind)},
                      {"phase", models::compiler::to_string(p.phase)},
+                     {"code", p.analytical ? "analytical" : "pe"},
                      {"region", {{"rows", p.rows}, {"columns", p.columns}}},
                      {"sram_max_bytes", p.sram.max_bytes},
                      {"sram_mean_bytes", p.sram.mean_bytes},
@@ -125,14 +126,15 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
         "  sparsity    {} sparse layer(s): applies to training runs (wafersim run --train); this mapping is dense\n",
         m.sparsity.layers.size());
   o << fmt::format("  accumulate  {}\n\n", models::compiler::to_string(cm.options.accumulate));
-  o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n", "#",
-                   "layer", "kind", "phase", "region", "SRAM max", "mean", "colors", "in", "out", "FLOPs", "bound",
-                   "binds");
+  o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n",
+                   "#", "layer", "kind", "phase", "code", "region", "SRAM max", "mean", "colors", "in", "out", "FLOPs",
+                   "bound", "binds");
   std::uint64_t total = 0, flops = 0;
   for (std::size_t i = 0; i < cm.programs.size(); ++i) {
     const auto& p = cm.programs[i];
-    o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n", i,
-                     p.layer, models::to_string(p.kind), models::compiler::to_string(p.phase), region(p),
+    o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n",
+                     i, p.layer, models::to_string(p.kind), models::compiler::to_string(p.phase),
+                     p.analytical ? "analytical" : "pe", region(p),
                      bytes(static_cast<double>(p.sram.max_bytes)), bytes(p.sram.mean_bytes), p.colors,
                      count(static_cast<double>(p.work.wavelets_in)), count(static_cast<double>(p.work.wavelets_out)),
                      count(static_cast<double>(p.work.flops)), p.bound.cycles,
