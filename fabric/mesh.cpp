@@ -378,6 +378,35 @@ void Mesh::read(sim::Cycle now) {
 // Routers change state only in write(): evaluate() just notes that the cycle has begun.
 void Mesh::evaluate(sim::Cycle now) { evaluated_ = now.count() + 1; }
 
+inline void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
+  const std::uint32_t ep = endpoint_beyond(r, port_at(o));
+  if (ep == kNone)
+    throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
+                                       geometry_.name(r), c, port_name(port_at(o))));
+  RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
+  if (++rq.occ >= depth_) full_[ep_full_base_ + ep] |= std::uint64_t{1} << c;
+  wheel_[(now + ramp_) % wheel_.size()].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
+  ++wheel_count_;
+  notify_arrival(ep, c, sim::Cycle(now + ramp_));
+}
+
+inline void Mesh::return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
+  input_returns_.push_back(Return{r * kPorts + p, c});  // read() returns it next cycle
+  const std::uint32_t ep = endpoint_beyond(r, port_at(p));
+  if (ep != kNone) notify_credit(ep, c, sim::Cycle(now + 1));
+}
+
+void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
+  const std::uint32_t n = popcount(colors);
+  k.stalled[o] += n;
+  stalled_ += n;
+  for (; colors; colors &= colors - 1) {
+    const std::uint32_t c = lowest(colors);
+    ++color_stalled_[c];
+    if (link_stats_) ++link_stalled_[slot_index(b, o, c)];
+  }
+}
+
 template <bool kXY>
 std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* dir) {
   const std::uint32_t r = block_router_[b];
@@ -424,14 +453,21 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
   // The requests of the heads at the start of the cycle. Grants below change heads but not
   // these, so each output is arbitrated from the start-of-cycle state whatever the order.
   // Most outputs are wanted by one head; masks per input are built only for the others.
-  std::uint32_t heads[kPorts * 64];               // input | color << 8
-  std::uint32_t first[kPorts];                    // [output]: the first head wanting it
-  std::uint32_t n_heads = 0, outs = 0, many = 0;  // bit o: one head / more than one head wants output o
+  std::uint32_t first[kPorts];       // [output]: the first head wanting it (input | color << 8)
+  std::uint32_t outs = 0, many = 0;  // bit o: one head / more than one head wants output o
   for (std::uint32_t ports = k.busy; ports; ports &= ports - 1) {
     const std::uint32_t p = lowest(ports);
     for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
       const std::uint32_t c = lowest(m), h = p | c << 8;
-      heads[n_heads++] = h;
+      if constexpr (kXY) {  // exactly one output
+        const std::uint32_t o = lowest(slots[c * kPorts + p].want), bit = 1u << o;
+        if (outs & bit)
+          many |= bit;
+        else
+          first[o] = h;
+        outs |= bit;
+        continue;
+      }
       for (std::uint32_t w = slots[c * kPorts + p].want; w; w &= w - 1) {
         const std::uint32_t o = lowest(w);
         if (outs >> o & 1u)
@@ -439,17 +475,19 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
         else
           first[o] = h;
         outs |= 1u << o;
-        if (kXY) break;  // exactly one output
       }
     }
   }
   std::uint64_t req[kPorts][kPorts];  // [output][input], for the outputs in `many`
   if (many) {
     for (std::uint32_t m = many; m; m &= m - 1) std::fill(req[lowest(m)], req[lowest(m)] + kPorts, 0);
-    for (std::uint32_t i = 0; i < n_heads; ++i) {
-      const std::uint32_t p = heads[i] & 0xffu, c = heads[i] >> 8;
-      for (std::uint32_t w = slots[c * kPorts + p].want & many; w; w &= w - 1)
-        req[lowest(w)][p] |= std::uint64_t{1} << c;
+    for (std::uint32_t ports = k.busy; ports; ports &= ports - 1) {
+      const std::uint32_t p = lowest(ports);
+      for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
+        const std::uint32_t c = lowest(m);
+        for (std::uint32_t w = slots[c * kPorts + p].want & many; w; w &= w - 1)
+          req[lowest(w)][p] |= std::uint64_t{1} << c;
+      }
     }
   }
 
@@ -463,9 +501,6 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
   for (; outs; outs &= outs - 1) {
     const std::uint32_t o = lowest(outs);
     const std::uint64_t blocked = full[down_[r * kPorts + o]];
-    std::uint32_t start = k.out.rr[o] + 1u;
-    if (start == kRrSpan) start = 0;
-    const std::uint32_t sp = start >> 6, sc = start & 63u;
     const std::uint64_t* held_by =
         kXY && (k.owned_outs >> o & 1u) ? &owned_by_[(std::size_t{b} * kPorts + o) * kPorts] : nullptr;
     // A color of the output held by a packet from input q is open only to q (XY wormhole).
@@ -491,6 +526,9 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
       }
       if (any & blocked) stall(k, b, o, any & blocked);
       if (!with) continue;
+      std::uint32_t start = k.out.rr[o] + 1u;
+      if (start == kRrSpan) start = 0;
+      const std::uint32_t sp = start >> 6, sc = start & 63u;
       const std::uint32_t later = with & ~((2u << sp) - 1u), earlier = with & ((1u << sp) - 1u);
       if (const std::uint64_t m = open[sp] & (~std::uint64_t{0} << sc)) {
         p = sp;
@@ -579,35 +617,6 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
   }
   if (k.total) active_.insert(b);
   return granted;
-}
-
-void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
-  const std::uint32_t ep = endpoint_beyond(r, port_at(o));
-  if (ep == kNone)
-    throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
-                                       geometry_.name(r), c, port_name(port_at(o))));
-  RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
-  if (++rq.occ >= depth_) full_[ep_full_base_ + ep] |= std::uint64_t{1} << c;
-  wheel_[(now + ramp_) % wheel_.size()].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
-  ++wheel_count_;
-  notify_arrival(ep, c, sim::Cycle(now + ramp_));
-}
-
-void Mesh::return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
-  input_returns_.push_back(Return{r * kPorts + p, c});  // read() returns it next cycle
-  const std::uint32_t ep = endpoint_beyond(r, port_at(p));
-  if (ep != kNone) notify_credit(ep, c, sim::Cycle(now + 1));
-}
-
-void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
-  const std::uint32_t n = popcount(colors);
-  k.stalled[o] += n;
-  stalled_ += n;
-  for (; colors; colors &= colors - 1) {
-    const std::uint32_t c = lowest(colors);
-    ++color_stalled_[c];
-    if (link_stats_) ++link_stalled_[slot_index(b, o, c)];
-  }
 }
 
 sim::Cycle Mesh::write(sim::Cycle now) {
