@@ -13,7 +13,6 @@ namespace wafersim::fabric {
 namespace {
 
 inline std::uint32_t lowest(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_ctzll(m)); }
-inline std::uint32_t popcount(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_popcountll(m)); }
 constexpr std::uint16_t kRrSpan = kPorts * 64;
 
 StatsDetail resolve(StatsDetail d, std::uint32_t routers) {
@@ -397,14 +396,16 @@ inline void Mesh::return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint
 }
 
 void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
-  const std::uint32_t n = popcount(colors);
-  k.stalled[o] += n;
-  stalled_ += n;
+  // (Counted in the loop: without POPCNT in the baseline ISA, __builtin_popcountll is a call.)
+  std::uint32_t n = 0;
   for (; colors; colors &= colors - 1) {
     const std::uint32_t c = lowest(colors);
+    ++n;
     ++color_stalled_[c];
     if (link_stats_) ++link_stalled_[slot_index(b, o, c)];
   }
+  k.stalled[o] += n;
+  stalled_ += n;
 }
 
 template <bool kXY>
@@ -452,20 +453,26 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
 
   // The requests of the heads at the start of the cycle. Grants below change heads but not
   // these, so each output is arbitrated from the start-of-cycle state whatever the order.
-  // Most outputs are wanted by one head; masks per input are built only for the others.
-  std::uint32_t first[kPorts];       // [output]: the first head wanting it (input | color << 8)
-  std::uint32_t outs = 0, many = 0;  // bit o: one head / more than one head wants output o
+  // Most outputs are wanted by one head; masks per input matter only for the others (built
+  // in the same pass under XY routing, where a head wants one output; in a second pass over
+  // the heads for static routes).
+  std::uint32_t first[kPorts];        // [output]: the first head wanting it (input | color << 8)
+  std::uint32_t outs = 0, many = 0;   // bit o: one head / more than one head wants output o
+  std::uint64_t req[kPorts][kPorts];  // [output][input]: colors wanting it (read for `many` only)
   for (std::uint32_t ports = k.busy; ports; ports &= ports - 1) {
     const std::uint32_t p = lowest(ports);
     for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
       const std::uint32_t c = lowest(m), h = p | c << 8;
-      if constexpr (kXY) {  // exactly one output
+      if constexpr (kXY) {
         const std::uint32_t o = lowest(slots[c * kPorts + p].want), bit = 1u << o;
-        if (outs & bit)
+        if (outs & bit) {
           many |= bit;
-        else
+        } else {
           first[o] = h;
+          std::fill(req[o], req[o] + kPorts, 0);
+        }
         outs |= bit;
+        req[o][p] |= std::uint64_t{1} << c;
         continue;
       }
       for (std::uint32_t w = slots[c * kPorts + p].want; w; w &= w - 1) {
@@ -478,8 +485,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
       }
     }
   }
-  std::uint64_t req[kPorts][kPorts];  // [output][input], for the outputs in `many`
-  if (many) {
+  if (!kXY && many) {
     for (std::uint32_t m = many; m; m &= m - 1) std::fill(req[lowest(m)], req[lowest(m)] + kPorts, 0);
     for (std::uint32_t ports = k.busy; ports; ports &= ports - 1) {
       const std::uint32_t p = lowest(ports);
