@@ -7,6 +7,7 @@
 
 #include <systemc>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "memoryx/reference_optimizer.h"
 #include "models/compiler/compiler.h"
 #include "models/reference/task.h"
 #include "models/reference/training.h"
@@ -227,6 +229,120 @@ TEST(Training, FourWafersTrainLikeTheReference) { expect_reference_training(4, m
 // Two switch levels (1:4): ((g0+g1)+g2)+g3 and ((g4+g5)+g6)+g7, then their sum.
 TEST(Training, EightWafersOnTwoLevelsTrainLikeTheReference) {
   expect_reference_training(8, memoryx::OptimizerKind::Sgd);
+}
+
+// Functional on the compiled programs' arithmetic (docs/training.md): tiny-mlp on 2 wafers of
+// tiny-cluster, 2 steps, every wafer's step run by the compiled programs on a simulated wafer.
+TrainingReport programs_run(memoryx::OptimizerKind kind, std::uint32_t steps) {
+  const auto spec = platforms::load_platform("tiny-cluster").spec;
+  TrainingConfig cfg;
+  cfg.steps = steps;
+  cfg.functional = true;
+  cfg.arithmetic = WaferArithmetic::Programs;
+  cfg.seed = 7;
+  cfg.optimizer.kind = kind;
+  cfg.optimizer.learning_rate = 0.05F;
+  sim::stats::Group stats("");
+  return run_training(spec, load_model("tiny-mlp").spec, cfg, stats);
+}
+
+std::vector<float> flat_of(const ClusterModel& c, std::uint32_t l, const reference::TensorMap& m) {
+  return c.flatten(l, m);
+}
+
+// MemoryX's final weights are the trajectory of the programs' gradients: each step's two
+// gradients summed (g0 + g1, fp32) and applied with the mean scale, from the initial weights;
+// every wafer received exactly the weights its gradients came from (else a simulation error).
+TEST(Training, TwoWafersTrainOnTheProgramsGradients) {
+  const TrainingReport r = programs_run(memoryx::OptimizerKind::Adam, 2);
+  ASSERT_EQ(r.wafers, 2u);
+  ASSERT_TRUE(r.trajectory);
+  const ProgramTrajectory& t = *r.trajectory;
+  ASSERT_EQ(t.gradients.size(), 2u);
+  ASSERT_EQ(t.weights.size(), 3u);
+  EXPECT_GT(t.checked, 0u);
+  const std::uint32_t L = static_cast<std::uint32_t>(r.layers.layers.size());
+  ASSERT_EQ(L, 2u);
+  memoryx::OptimizerConfig opt = r.optimizer;
+  EXPECT_EQ(opt.gradient_scale, 0.5F);
+  std::vector<memoryx::ReferenceState> st;
+  for (std::uint32_t l = 0; l < L; ++l) {
+    st.push_back(memoryx::ReferenceState::with_weights(flat_of(r.layers, l, r.initial), opt.kind));
+    EXPECT_EQ(st[l].weights, t.weights[0][l]);
+  }
+  for (std::uint32_t s = 0; s < 2; ++s) {
+    ASSERT_EQ(t.gradients[s].size(), 2u);
+    for (std::uint32_t l = 0; l < L; ++l) {
+      const auto& g0 = t.gradients[s][0][l];
+      const auto& g1 = t.gradients[s][1][l];
+      ASSERT_EQ(g0.size(), st[l].weights.size());
+      EXPECT_NE(g0, g1) << "the wafers' shards differ";
+      std::vector<float> sum(g0.size());
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = g0[i] + g1[i];
+      memoryx::reference_step(opt, st[l], sum);
+      EXPECT_EQ(st[l].weights, t.weights[s + 1][l]) << "step " << s << " layer " << l;
+    }
+  }
+  for (std::uint32_t l = 0; l < L; ++l) {
+    EXPECT_EQ(flat_of(r.layers, l, r.final_parameters), st[l].weights) << "layer " << l;
+    EXPECT_NE(st[l].weights, t.weights[0][l]) << "layer " << l << " never changed";
+  }
+  ASSERT_EQ(r.losses.size(), 2u);
+  EXPECT_EQ(r.losses[0], (t.losses[0][0] + t.losses[0][1]) / 2);
+  // The first step's weights are the host's initial weights: its losses are the reference's.
+  const ModelSpec m = load_model("tiny-mlp").spec;
+  const reference::Model model(m);
+  const reference::SyntheticTask task(m, model.format(), 7);
+  const auto batch = task.batch(0, m.batch * 2);
+  for (std::uint32_t e = 0; e < 2; ++e) {
+    const auto shard = batch.batch_slice(e * m.batch, m.batch);
+    EXPECT_EQ(t.losses[0][e], model.forward(model.initial_parameters(7), shard).loss_value()) << "wafer " << e;
+  }
+}
+
+// The programs' gradients against the host reference's (models/reference) on the same weights
+// and shard, for every step and wafer of the run.
+TEST(Training, ProgramsGradientsMatchTheReference) {
+  const TrainingReport r = programs_run(memoryx::OptimizerKind::Sgd, 2);
+  const ProgramTrajectory& t = *r.trajectory;
+  const ModelSpec m = load_model("tiny-mlp").spec;
+  const reference::Model model(m);
+  const reference::SyntheticTask task(m, model.format(), 7);
+  for (std::uint32_t s = 0; s < 2; ++s) {
+    reference::TensorMap params;
+    for (std::uint32_t l = 0; l < 2; ++l) r.layers.unflatten(l, t.weights[s][l], params);
+    const auto batch = task.batch(s, m.batch * 2);
+    for (std::uint32_t e = 0; e < 2; ++e) {
+      const auto shard = batch.batch_slice(e * m.batch, m.batch);
+      const auto f = model.forward(params, shard);
+      const auto g = model.backward(params, shard, f);
+      for (std::uint32_t l = 0; l < 2; ++l) {
+        const auto want = r.layers.flatten(l, g.parameters);
+        const auto& got = t.gradients[s][e][l];
+        std::size_t differ = 0;
+        double worst = 0;
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          if (got[i] != want[i]) ++differ;
+          worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
+        }
+        EXPECT_EQ(differ, 0u) << "step " << s << " wafer " << e << " layer " << l << " max abs diff " << worst;
+      }
+    }
+  }
+}
+
+TEST(Training, ProgramsArithmeticNeedsSimulatedTiming) {
+  const auto spec = platforms::load_platform("tiny-cluster").spec;
+  TrainingConfig cfg;
+  cfg.functional = true;
+  cfg.arithmetic = WaferArithmetic::Programs;
+  cfg.timing = TimingSource::Bound;
+  sim::stats::Group stats("");
+  EXPECT_THROW(run_training(spec, load_model("tiny-mlp").spec, cfg, stats), sim::InputError);
+  cfg.timing = TimingSource::Simulated;
+  cfg.functional = false;
+  EXPECT_THROW(run_training(spec, load_model("tiny-mlp").spec, cfg, stats), sim::InputError);
+  EXPECT_THROW(parse_wafer_arithmetic("wafer"), sim::InputError);
 }
 
 TEST(Training, AModelWithoutParametersIsAnInputError) {
