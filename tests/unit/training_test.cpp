@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -20,6 +21,7 @@
 #include "memoryx/reference_optimizer.h"
 #include "models/compiler/compiler.h"
 #include "models/reference/task.h"
+#include "models/reference/tolerance.h"
 #include "models/reference/training.h"
 #include "models/training/training_run.h"
 #include "platforms/streaming_cluster.h"
@@ -300,14 +302,44 @@ TEST(Training, TwoWafersTrainOnTheProgramsGradients) {
   }
 }
 
+// Reductions on the way to layer `name`'s weight gradient in a chain of linear layers ending
+// in cross-entropy (tiny-mlp): every linear's forward (K + bias terms), the cross-entropy's
+// sum over its classes, the data gradient of every linear after `name` (N terms) and the
+// gradient's own reduction over the R rows.
+std::uint64_t path_terms(const ModelSpec& m, const std::string& name, std::uint64_t rows) {
+  std::uint64_t n = rows;
+  bool after = false;
+  for (const auto& l : m.layers) {
+    if (l.kind == LayerKind::Linear) {
+      n += l.in_features + (l.bias ? 1 : 0);
+      if (after) n += l.features;
+      after = after || l.name == name;
+    }
+    if (l.kind == LayerKind::CrossEntropy) n += m.shape_of(l.inputs[0]).features;
+  }
+  return n;
+}
+
 // The programs' gradients against the host reference's (models/reference) on the same weights
-// and shard, for every step and wafer of the run.
-TEST(Training, ProgramsGradientsMatchTheReference) {
+// and shard, for every step and wafer of the run. Not bit for bit: the reference evaluates
+// every reduction as one fused multiply-add chain in index order, the PEs as per-PE chains
+// whose rounded partials are summed along the fabric (runtime/pe_order.h): the forward
+// products over K, the data gradients over N, the weight gradients over the R = 4 rows of the
+// wafer. The losses are equal bit for bit. Tolerance per element (docs/training.md): two
+// orders of an n-term fp32 reduction differ by at most 2 gamma_n sum|terms| (Higham); with the
+// row reduction's sum|terms| (reference::Model::row_order_tolerance) and n the reductions on
+// the element's path (path_terms), i.e. row_order_tolerance x gamma_n / gamma_R: a first-order
+// model in which the chained reductions' relative errors add and GELU and softmax do not
+// amplify them (not a proof; the largest error measured is a tenth of it).
+TEST(Training, ProgramsGradientsMatchTheReferenceWithinTheOrderTolerance) {
   const TrainingReport r = programs_run(memoryx::OptimizerKind::Sgd, 2);
   const ProgramTrajectory& t = *r.trajectory;
   const ModelSpec m = load_model("tiny-mlp").spec;
   const reference::Model model(m);
   const reference::SyntheticTask task(m, model.format(), 7);
+  const std::uint64_t R = m.batch * m.sequence;
+  std::size_t compared = 0, differ = 0;
+  double worst = 0;  // largest |error| / tolerance
   for (std::uint32_t s = 0; s < 2; ++s) {
     reference::TensorMap params;
     for (std::uint32_t l = 0; l < 2; ++l) r.layers.unflatten(l, t.weights[s][l], params);
@@ -315,20 +347,33 @@ TEST(Training, ProgramsGradientsMatchTheReference) {
     for (std::uint32_t e = 0; e < 2; ++e) {
       const auto shard = batch.batch_slice(e * m.batch, m.batch);
       const auto f = model.forward(params, shard);
+      EXPECT_EQ(t.losses[s][e], f.loss_value()) << "step " << s << " wafer " << e << ": the loss is bit for bit";
       const auto g = model.backward(params, shard, f);
+      const auto rows = model.row_order_tolerance(shard, f, g);
       for (std::uint32_t l = 0; l < 2; ++l) {
-        const auto want = r.layers.flatten(l, g.parameters);
-        const auto& got = t.gradients[s][e][l];
-        std::size_t differ = 0;
-        double worst = 0;
-        for (std::size_t i = 0; i < want.size(); ++i) {
-          if (got[i] != want[i]) ++differ;
-          worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]));
+        const auto& layer = r.layers.layers[l];
+        const double widen = reference::gamma(path_terms(m, layer.name, R), reference::Format::FP32) /
+                             reference::gamma(R, reference::Format::FP32);
+        for (const auto& slot : layer.parameters) {
+          const auto& want = g.parameters.at(slot.name);
+          const auto& bound = rows.at(slot.name);
+          const auto& got = t.gradients[s][e][l];
+          for (std::size_t i = 0; i < want.size(); ++i) {
+            const double a = got[slot.offset + i], b = want.value(i), tol = bound[i] * widen;
+            ++compared;
+            differ += a != b;
+            if (tol > 0) worst = std::max(worst, std::fabs(a - b) / tol);
+            EXPECT_LE(std::fabs(a - b), tol)
+                << "step " << s << " wafer " << e << " " << slot.name << "[" << i << "]: " << a << " vs " << b;
+          }
         }
-        EXPECT_EQ(differ, 0u) << "step " << s << " wafer " << e << " layer " << l << " max abs diff " << worst;
       }
     }
   }
+  EXPECT_EQ(compared, 4u * (16 * 32 + 32 + 32 * 8 + 8));
+  EXPECT_GT(differ, 0u) << "bit for bit now: tighten this test to equality";
+  std::cout << differ << " of " << compared << " gradient elements differ from the reference's; largest error "
+            << worst << " of the tolerance\n";
 }
 
 TEST(Training, ProgramsArithmeticNeedsSimulatedTiming) {
