@@ -23,6 +23,7 @@
 #include "models/reference/task.h"
 #include "models/reference/tolerance.h"
 #include "models/reference/training.h"
+#include "models/training/replica_gradients.h"
 #include "models/training/training_run.h"
 #include "platforms/streaming_cluster.h"
 #include "sim/errors.h"
@@ -374,6 +375,59 @@ TEST(Training, ProgramsGradientsMatchTheReferenceWithinTheOrderTolerance) {
   EXPECT_GT(differ, 0u) << "bit for bit now: tighten this test to equality";
   std::cout << differ << " of " << compared << " gradient elements differ from the reference's; largest error "
             << worst << " of the tolerance\n";
+}
+
+// Serving a trajectory: a wafer gets its gradients only for exactly the weights they were
+// computed from; one bit off in any received weight is a simulation error naming it.
+TEST(Training, ServedGradientsNeedTheirExactWeights) {
+  const ModelSpec m = load_model("tiny-mlp").spec;
+  const reference::Model model(m);
+  const reference::SyntheticTask task(m, model.format(), 7);
+  WaferTimes times;
+  for (const auto& l : {"fc1", "act", "fc2", "loss"})
+    for (auto ph : {compiler::Phase::Forward, compiler::Phase::BackwardData}) times.programs.push_back({l, ph, 10, 0});
+  times.clock_hz = 1e9;
+  const ClusterModel c = cluster_model(model, times);
+  auto tr = std::make_shared<ProgramTrajectory>();
+  const auto init = model.initial_parameters(7);
+  tr->weights.emplace_back();
+  tr->gradients.emplace_back();
+  tr->losses.push_back({0.5});
+  tr->gradients[0].emplace_back();
+  for (std::uint32_t l = 0; l < 2; ++l) {
+    tr->weights[0].push_back(c.flatten(l, init));
+    tr->gradients[0][0].push_back(std::vector<float>(c.layers[l].params, 0.25F * static_cast<float>(l + 1)));
+  }
+  for (bool perturb : {false, true}) {
+    auto grads = std::make_shared<ReplicaGradients>(model, c, task, m.batch, 1);
+    grads->serve(tr);
+    fabric::edge::ModelEndpointConfig ec;
+    ReplicaGradients::attach(grads, ec);
+    for (std::uint32_t l = 0; l < 2; ++l) {
+      std::vector<float> w = tr->weights[0][l];
+      if (perturb && l == 1) w[3] = std::nextafter(w[3], 1.0F);
+      sim::stream::ChunkInfo info;
+      info.layer = l;
+      ec.weights_seen(0, info, w);
+    }
+    sim::stream::ChunkInfo info;
+    info.layer = 1;
+    info.pass = sim::stream::Pass::Backward;
+    std::vector<float> out(8);
+    if (!perturb) {
+      ec.gradient(0, info, {}, out);
+      EXPECT_EQ(out, std::vector<float>(8, 0.5F));
+      EXPECT_EQ(grads->step_losses(), std::vector<double>{0.5});
+      continue;
+    }
+    try {
+      ec.gradient(0, info, {}, out);
+      FAIL() << "expected a SimulationError";
+    } catch (const sim::SimulationError& e) {
+      EXPECT_NE(std::string(e.what()).find("wafer 0, step 0: layer 'fc2' element 3 received"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(Training, ProgramsArithmeticNeedsSimulatedTiming) {
