@@ -31,8 +31,8 @@ runtime::HostData step_data(const compiler::CompiledModel& cm, const reference::
     if (h.gradient) continue;
     const auto it = parameters.find(h.name);
     if (it == parameters.end())
-      throw sim::InputError(fmt::format("model '{}': no weights for the programs' host tensor '{}'", cm.model.name,
-                                        h.name));
+      throw sim::InputError(
+          fmt::format("model '{}': no weights for the programs' host tensor '{}'", cm.model.name, h.name));
     const reference::Tensor& t = it->second;
     if (t.format() != reference::Format::FP32 || t.size() != h.elements())
       throw sim::InputError(fmt::format("model '{}': parameter '{}' has {} elements, the programs' tensor {}",
@@ -51,8 +51,8 @@ runtime::HostData step_data(const compiler::CompiledModel& cm, const reference::
           cm.model.name, name));
     if (const auto a = shard.activations.find(name); a != shard.activations.end()) {
       if (a->second.size() != bits.size())
-        throw sim::InputError(fmt::format("model '{}': input '{}' has {} elements, the programs read {}",
-                                          cm.model.name, name, a->second.size(), bits.size()));
+        throw sim::InputError(fmt::format("model '{}': input '{}' has {} elements, the programs read {}", cm.model.name,
+                                          name, a->second.size(), bits.size()));
       for (std::size_t k = 0; k < bits.size(); ++k) bits[k] = static_cast<std::uint32_t>(a->second.bits(k));
     } else if (const auto ids = shard.ids.find(name); ids != shard.ids.end()) {
       if (ids->second.ids.size() != bits.size())
@@ -83,19 +83,19 @@ WaferStep program_step(const platforms::PlatformSpec& spec, const compiler::Comp
   const nlohmann::json reply = run_in_child(
       [&] {
         nlohmann::json grads = nlohmann::json::object();
-        nlohmann::json programs = run_programs_here(spec, cm, std::move(data), seed, true, max_cycles,
-                                                    [&](const runtime::Executor& exec) {
-                                                      for (std::size_t i = 0; i < cm.host_tensors.size(); ++i)
-                                                        if (cm.host_tensors[i].gradient)
-                                                          grads[cm.host_tensors[i].name] = exec.data().host[i];
-                                                    });
+        nlohmann::json programs =
+            run_programs_here(spec, cm, std::move(data), seed, true, max_cycles, [&](const runtime::Executor& exec) {
+              for (std::size_t i = 0; i < cm.host_tensors.size(); ++i)
+                if (cm.host_tensors[i].gradient) grads[cm.host_tensors[i].name] = exec.data().host[i];
+            });
         return nlohmann::json{{"programs", std::move(programs)}, {"gradients", std::move(grads)}};
       },
       fmt::format("the wafer run of '{}'", cm.model.name));
   const WaferTimes t = wafer_times(spec, cm, reply["programs"]);
   if (t.mismatches)
-    throw sim::SimulationError(fmt::format("the wafer run of '{}': {} of {} result elements differ from the host; first: {}",
-                                           cm.model.name, t.mismatches, t.checked, t.first_mismatch));
+    throw sim::SimulationError(
+        fmt::format("the wafer run of '{}': {} of {} result elements differ from the host; first: {}", cm.model.name,
+                    t.mismatches, t.checked, t.first_mismatch));
   WaferStep out;
   out.checked = t.checked;
   out.cycles = t.cycles();
@@ -113,8 +113,8 @@ WaferStep program_step(const platforms::PlatformSpec& spec, const compiler::Comp
     const reference::Tensor& p = parameters.at(param);
     const auto bits = value.get<std::vector<std::uint32_t>>();
     if (bits.size() != p.size())
-      throw sim::SimulationError(fmt::format("the programs' gradient '{}' has {} elements, the parameter {}", name,
-                                             bits.size(), p.size()));
+      throw sim::SimulationError(
+          fmt::format("the programs' gradient '{}' has {} elements, the parameter {}", name, bits.size(), p.size()));
     reference::Tensor g(reference::Format::FP32, p.shape());
     for (std::size_t k = 0; k < bits.size(); ++k) g.set_bits(k, bits[k]);
     out.gradients.emplace(param, std::move(g));
@@ -130,9 +130,8 @@ ProgramTrajectory program_trajectory(const platforms::PlatformSpec& spec, const 
                                      const reference::TensorMap& initial, const TrajectoryPlan& plan) {
   for (const auto& l : layers.layers)
     if (l.kept)
-      throw sim::InputError(
-          fmt::format("sparse layer '{}': the programs' arithmetic runs dense models only (use --wafer-arithmetic host)",
-                      l.name));
+      throw sim::InputError(fmt::format(
+          "sparse layer '{}': the programs' arithmetic runs dense models only (use --wafer-arithmetic host)", l.name));
   const std::uint32_t L = static_cast<std::uint32_t>(layers.layers.size());
   ProgramTrajectory tr;
   std::vector<memoryx::ReferenceState> state;
@@ -151,8 +150,8 @@ ProgramTrajectory program_trajectory(const platforms::PlatformSpec& spec, const 
     auto& grads = tr.gradients.emplace_back();
     auto& losses = tr.losses.emplace_back();
     for (std::uint32_t e = 0; e < plan.wafers; ++e) {
-      WaferStep ws = program_step(spec, cm, params, batch.batch_slice(std::uint64_t{e} * per, per), plan.seed,
-                                  plan.max_cycles);
+      WaferStep ws =
+          program_step(spec, cm, params, batch.batch_slice(std::uint64_t{e} * per, per), plan.seed, plan.max_cycles);
       tr.checked += ws.checked;
       losses.push_back(ws.loss);
       auto& mine = grads.emplace_back();

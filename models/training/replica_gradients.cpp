@@ -70,8 +70,9 @@ void ReplicaGradients::weights_seen(std::uint32_t e, const sim::stream::ChunkInf
 void ReplicaGradients::compute(std::uint32_t e, std::uint32_t step) {
   if (trajectory_) {
     if (step >= trajectory_->gradients.size())
-      throw sim::SimulationError(fmt::format("wafer {} asks for the gradients of step {}; the programs' trajectory has {}",
-                                             e, step, trajectory_->gradients.size()));
+      throw sim::SimulationError(
+          fmt::format("wafer {} asks for the gradients of step {}; the programs' trajectory has {}", e, step,
+                      trajectory_->gradients.size()));
     for (std::uint32_t l = 0; l < layers_.layers.size(); ++l) {
       const auto& got = weights_[e][l];
       const auto& want = trajectory_->weights[step][l];
@@ -80,8 +81,7 @@ void ReplicaGradients::compute(std::uint32_t e, std::uint32_t step) {
           throw sim::SimulationError(fmt::format(
               "wafer {}, step {}: layer '{}' element {} received {} ({:#x}), the programs' gradients were computed "
               "from {} ({:#x})",
-              e, step, layers_.layers[l].name, i, got[i], bits_of(got[i]), want[i],
-              bits_of(want[i])));
+              e, step, layers_.layers[l].name, i, got[i], bits_of(got[i]), want[i], bits_of(want[i])));
     }
     Computed c;
     c.gradients = trajectory_->gradients[step].at(e);

@@ -86,7 +86,8 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
     plan.seed = config.seed;
     plan.max_cycles = config.max_cycles;
     plan.optimizer = r.optimizer;
-    r.trajectory = std::make_shared<const ProgramTrajectory>(program_trajectory(spec, cm, r.layers, *task, ref.initial_parameters(config.seed), plan));
+    r.trajectory = std::make_shared<const ProgramTrajectory>(
+        program_trajectory(spec, cm, r.layers, *task, ref.initial_parameters(config.seed), plan));
     grads->serve(r.trajectory);
   }
   r.cluster = std::make_shared<platforms::StreamingCluster>(
@@ -111,9 +112,9 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
   if (programs)
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
       if (cluster.memoryx().weights(l) != r.trajectory->weights.back()[l])
-        throw sim::SimulationError(fmt::format(
-            "layer '{}': MemoryX's final weights differ from the trajectory of the programs' gradients",
-            r.layers.layers[l].name));
+        throw sim::SimulationError(
+            fmt::format("layer '{}': MemoryX's final weights differ from the trajectory of the programs' gradients",
+                        r.layers.layers[l].name));
   return r;
 }
 

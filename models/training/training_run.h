@@ -32,8 +32,8 @@ struct TrainingConfig {
   // Functional: each wafer's gradients from the host reference or from the compiled programs
   // run on a simulated wafer per wafer and step (needs simulated timing: code for every layer).
   WaferArithmetic arithmetic = WaferArithmetic::Host;
-  bool check = true;        // compare the wafer run's results with the host (simulated timing)
-  std::uint64_t seed = 1;   // host data of the wafer run; initial weights and batches of the task
+  bool check = true;       // compare the wafer run's results with the host (simulated timing)
+  std::uint64_t seed = 1;  // host data of the wafer run; initial weights and batches of the task
   std::uint64_t max_cycles = 0;
   compiler::CompileOptions compile;  // placement and accumulation (training and code are set here)
   // The optimizer; its gradient_scale is replaced by 1 / wafers (the mean of the wafers'

@@ -91,9 +91,9 @@ std::uint64_t WaferTimes::cycles() const {
 
 WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const compiler::CompiledModel& cm, std::uint64_t seed,
                              bool check, std::uint64_t max_cycles) {
-  const nlohmann::json progs =
-      run_in_child([&] { return run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check, max_cycles); },
-                   fmt::format("the wafer run of '{}'", cm.model.name));
+  const nlohmann::json progs = run_in_child(
+      [&] { return run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check, max_cycles); },
+      fmt::format("the wafer run of '{}'", cm.model.name));
   return wafer_times(spec, cm, progs);
 }
 

@@ -373,8 +373,8 @@ TEST(Training, ProgramsGradientsMatchTheReferenceWithinTheOrderTolerance) {
   }
   EXPECT_EQ(compared, 4u * (16 * 32 + 32 + 32 * 8 + 8));
   EXPECT_GT(differ, 0u) << "bit for bit now: tighten this test to equality";
-  std::cout << differ << " of " << compared << " gradient elements differ from the reference's; largest error "
-            << worst << " of the tolerance\n";
+  std::cout << differ << " of " << compared << " gradient elements differ from the reference's; largest error " << worst
+            << " of the tolerance\n";
 }
 
 // Serving a trajectory: a wafer gets its gradients only for exactly the weights they were
