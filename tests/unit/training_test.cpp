@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "memoryx/reference_optimizer.h"
 #include "models/compiler/compiler.h"
 #include "models/reference/task.h"
@@ -428,6 +430,29 @@ TEST(Training, ServedGradientsNeedTheirExactWeights) {
           << e.what();
     }
   }
+}
+
+// `wafersim run --train --functional --wafer-arithmetic programs`: training.json names the
+// arithmetic and the programs' checked elements; the losses equal the host arithmetic's (the
+// first step's weights are the same; later ones differ in the last bits only).
+TEST(Training, CommandLineRunsOnThePrograms) {
+  test::TempDir dir;
+  nlohmann::json j[2];
+  const char* names[2] = {"host", "programs"};
+  for (int k = 0; k < 2; ++k) {
+    const auto out = dir.path() / names[k];
+    const std::string cmd = std::string(WAFERSIM_BINARY) +
+                            " run tiny-cluster --model tiny-mlp --train --steps 2 --functional --wafer-arithmetic " +
+                            names[k] + " --out " + out.string() + " > " + out.string() + ".txt 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(out.string() + ".txt");
+    j[k] = nlohmann::json::parse(read_file(out / "training.json"));
+    EXPECT_EQ(j[k]["wafer_arithmetic"], names[k]);
+  }
+  EXPECT_FALSE(j[0].contains("wafer_runs_checked"));
+  EXPECT_GT(j[1]["wafer_runs_checked"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(j[1]["losses"][0], j[0]["losses"][0]);
+  EXPECT_NE(read_file(dir.path() / "programs.txt").find("the compiled programs' (4 wafer runs"), std::string::npos)
+      << read_file(dir.path() / "programs.txt");
 }
 
 TEST(Training, ProgramsArithmeticNeedsSimulatedTiming) {
