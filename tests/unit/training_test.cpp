@@ -342,7 +342,8 @@ TEST(Training, ProgramsGradientsMatchTheReferenceWithinTheOrderTolerance) {
   const reference::SyntheticTask task(m, model.format(), 7);
   const std::uint64_t R = m.batch * m.sequence;
   std::size_t compared = 0, differ = 0;
-  double worst = 0;  // largest |error| / tolerance
+  double worst = 0;                                      // largest |error| / tolerance
+  std::map<std::string, std::vector<double>> first_tol;  // step 0: the wafers' tolerances summed
   for (std::uint32_t s = 0; s < 2; ++s) {
     reference::TensorMap params;
     for (std::uint32_t l = 0; l < 2; ++l) r.layers.unflatten(l, t.weights[s][l], params);
@@ -363,6 +364,11 @@ TEST(Training, ProgramsGradientsMatchTheReferenceWithinTheOrderTolerance) {
           const auto& got = t.gradients[s][e][l];
           for (std::size_t i = 0; i < want.size(); ++i) {
             const double a = got[slot.offset + i], b = want.value(i), tol = bound[i] * widen;
+            if (s == 0) {
+              auto& ft = first_tol[slot.name];
+              ft.resize(want.size());
+              ft[i] += tol;
+            }
             ++compared;
             differ += a != b;
             if (tol > 0) worst = std::max(worst, std::fabs(a - b) / tol);
@@ -375,6 +381,36 @@ TEST(Training, ProgramsGradientsMatchTheReferenceWithinTheOrderTolerance) {
   }
   EXPECT_EQ(compared, 4u * (16 * 32 + 32 + 32 * 8 + 8));
   EXPECT_GT(differ, 0u) << "bit for bit now: tighten this test to equality";
+
+  // reference::Trainer's first SGD step from the same initial weights: its sum of the two
+  // wafers' gradients lies within their two tolerances (+ one rounding of the sum), and its new
+  // weights w - lr (g / 2) within lr / 2 of that (+ the roundings of lr g / 2 and of the new
+  // weight); fp32 ulps taken at twice the magnitude to stay conservative.
+  auto ulp = [](double x) { return std::ldexp(1.0, std::max(std::ilogb(2 * std::fabs(x) + 1e-38), -126) - 23); };
+  reference::StepPlan plan;
+  plan.replicas = 2;
+  plan.arity = platforms::load_platform("tiny-cluster").spec.swarmx.arity();
+  reference::Trainer trainer(model, model.initial_parameters(7), r.optimizer);
+  const auto ref_step = trainer.step(task.batch(0, m.batch * 2), plan);
+  const auto after = trainer.parameters();
+  const double lr = r.optimizer.learning_rate;
+  std::size_t updated = 0, updated_differ = 0;
+  for (std::uint32_t l = 0; l < 2; ++l)
+    for (const auto& slot : r.layers.layers[l].parameters) {
+      const auto& gsum = ref_step.sum.at(slot.name);
+      const auto& want = after.at(slot.name);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const double g = gsum.value(i), w = want.value(i), got = t.weights[1][l][slot.offset + i];
+        const double dg = first_tol.at(slot.name)[i] + ulp(g);
+        const double tol = lr * dg / 2 + ulp(lr * (std::fabs(g) + dg) / 2) + ulp(std::fabs(w) + lr * dg);
+        ++updated;
+        updated_differ += got != w;
+        EXPECT_LE(std::fabs(got - w), tol) << slot.name << "[" << i << "] after one step: " << got << " vs " << w;
+      }
+    }
+  EXPECT_EQ(updated, compared / 4);
+  std::cout << updated_differ << " of " << updated
+            << " weights after the first step differ from reference::Trainer's\n";
   std::cout << differ << " of " << compared << " gradient elements differ from the reference's; largest error " << worst
             << " of the tolerance\n";
 }
