@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <memory>
 
 #include "models/compiler/compiler.h"
@@ -111,7 +112,8 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
   }
   if (programs)
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
-      if (cluster.memoryx().weights(l) != r.trajectory->weights.back()[l])
+      if (const auto& w = cluster.memoryx().weights(l), &want = r.trajectory->weights.back()[l];
+          w.size() != want.size() || std::memcmp(w.data(), want.data(), w.size() * sizeof(float)) != 0)
         throw sim::SimulationError(
             fmt::format("layer '{}': MemoryX's final weights differ from the trajectory of the programs' gradients",
                         r.layers.layers[l].name));
