@@ -1,0 +1,412 @@
+// The pipelined weight-resident run: a column of PEs per linear layer, outputs split over
+// the rows; each token's input is broadcast up the column, each row accumulates its outputs
+// in the reference's order, the rows pass their outputs south in feature order (a relay over
+// two alternating colors) and the bottom row sends them east, where they are the next
+// column's broadcast.
+
+#include "models/resident/resident_pipeline.h"
+
+#include <fmt/format.h>
+
+#include <systemc>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "fabric/port.h"
+#include "hw/numerics/softfloat.h"
+#include "models/compiler/compiled_model.h"
+#include "models/compiler/elementwise.h"
+#include "models/compiler/program_builder.h"
+#include "sim/errors.h"
+
+namespace wafersim::models::resident {
+using compiler::VOperand;
+using fabric::bit;
+using fabric::Port;
+using hw::DType;
+using hw::isa::Op;
+using V = VOperand;
+namespace nm = hw::numerics;
+
+namespace {
+
+std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint32_t align8(std::uint64_t b) { return static_cast<std::uint32_t>((b + 7) / 8 * 8); }
+
+bool fusable(LayerKind k) { return k == LayerKind::Gelu || k == LayerKind::Silu || k == LayerKind::Relu; }
+
+// Outputs [lo, hi) of row y of a stage.
+compiler::Span chunk(const PipelineStage& s, std::uint32_t y) { return compiler::split(s.f_out, s.rows, y); }
+
+// The relay color row y of stage i sends on (two per stage, alternating stage by stage).
+std::uint8_t relay_color(std::size_t stage, std::uint32_t y) {
+  return static_cast<std::uint8_t>(2 * (stage % 2) + (y % 2));
+}
+
+class RouteWriter {
+ public:
+  explicit RouteWriter(fabric::RouteTable& t) : t_(t) {}
+  void set(std::uint32_t x, std::uint32_t y, std::uint8_t color, std::uint8_t accept, std::uint8_t forward) {
+    const std::uint32_t r = y * t_.width() + x;
+    if (!t_.at(r, color).empty())
+      throw std::logic_error(fmt::format("pipeline routes: color {} at ({}, {}) set twice", color, x, y));
+    t_.set(r, color, fabric::RouteEntry{accept, forward});
+  }
+
+ private:
+  fabric::RouteTable& t_;
+};
+
+void append(std::vector<std::uint8_t>& out, std::uint32_t bits, std::uint32_t esz) {
+  for (std::uint32_t b = 0; b < esz; ++b) out.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
+}
+
+PipeBits draw(std::mt19937_64& rng, std::uint64_t n, double scale, DType dt) {
+  std::uniform_real_distribution<double> u(-scale, scale);
+  PipeBits v(n);
+  for (auto& x : v) x = nm::from_double(dt, u(rng));
+  return v;
+}
+
+// SRAM of one PE of a stage (the same addresses on every row: sized for the largest chunk).
+struct Frame {
+  std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, end = 0;
+};
+
+Frame frame(const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps, DType dt) {
+  const std::uint32_t esz = hw::size_of(dt);
+  const std::uint64_t c = cdiv(s.f_out, s.rows);
+  Frame f;
+  std::uint32_t a = 0;
+  auto take = [&](std::uint64_t bytes) {
+    const std::uint32_t at = a;
+    a += align8(std::max<std::uint64_t>(bytes, 8));
+    return at;
+  };
+  f.w = take(s.f_in * c * esz);
+  f.bias = take(c * 4);
+  f.acc = take(c * 4);
+  f.y = take(c * esz);
+  f.fused = take(c * esz);
+  f.temps = take(std::uint64_t{temps} * align8(c * esz));
+  f.x = take((first ? tokens : 1) * s.f_in * esz);
+  f.out = last ? take(tokens * c * esz) : 0;
+  f.end = a;
+  return f;
+}
+
+}  // namespace
+
+std::uint64_t PipelineProgram::interval_cycles() const {
+  std::uint64_t most = 0;
+  for (const auto& s : stages) most = std::max(most, s.interval_bound);
+  return most;
+}
+
+std::uint64_t PipelineProgram::bound_cycles() const {
+  std::uint64_t sum = 0;
+  for (const auto& s : stages) sum += s.latency_bound;
+  return sum + (tokens ? tokens - 1 : 0) * interval_cycles();
+}
+
+PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed) {
+  PipelineProgram p;
+  p.model = model;
+  p.target = target;
+  p.tokens = model.batch * model.sequence;
+  const DType dt = compiler::hw_dtype(model.dtype);
+  const std::uint32_t esz = hw::size_of(dt);
+
+  // The chain: linear layers, each optionally followed by a unary elementwise layer.
+  const InputSpec* input = nullptr;
+  for (const auto& in : model.inputs)
+    if (in.kind == InputSpec::Kind::Activations) {
+      if (input)
+        throw sim::InputError(
+            fmt::format("model '{}': the pipelined run takes one activation input, the model has "
+                        "'{}' and '{}'",
+                        model.name, input->name, in.name));
+      input = &in;
+    }
+  if (!input)
+    throw sim::InputError(
+        fmt::format("model '{}': the pipelined run needs an activation input (token inputs and embeddings are not "
+                    "covered yet)",
+                    model.name));
+  std::string prev = input->name;
+  for (const auto& l : model.layers) {
+    if (l.kind == LayerKind::CrossEntropy) continue;
+    const bool chained = l.inputs.size() == 1 && l.inputs[0] == prev;
+    if (l.kind == LayerKind::Linear && chained && l.tied_to.empty()) {
+      PipelineStage s;
+      s.name = l.name;
+      s.f_in = l.in_features;
+      s.f_out = l.features;
+      s.bias = l.bias;
+      p.stages.push_back(std::move(s));
+    } else if (fusable(l.kind) && chained && !p.stages.empty() && p.stages.back().fused.empty()) {
+      p.stages.back().fused = l.name;
+      p.stages.back().fused_kind = l.kind;
+    } else {
+      throw sim::InputError(fmt::format(
+          "model '{}': the pipelined run covers chains of linear layers, each optionally followed by one gelu, silu "
+          "or relu layer; layer '{}' ({}{}) is not covered yet",
+          model.name, l.name, to_string(l.kind), chained ? "" : ", not fed by the previous layer"));
+    }
+    prev = l.name;
+  }
+  if (p.stages.empty()) throw sim::InputError(fmt::format("model '{}' has no linear layer to pipeline", model.name));
+  if (p.stages.size() > target.width())
+    throw sim::InputError(
+        fmt::format("model '{}': the pipelined run puts each of its {} linear layers on a column "
+                    "of PEs; the wafer has {} columns",
+                    model.name, p.stages.size(), target.width()));
+  if (target.fabric.colors < 4)
+    throw sim::InputError(fmt::format("the pipelined run needs 4 colors, the platform has {}", target.fabric.colors));
+  std::uint64_t rows = target.height();
+  for (const auto& s : p.stages) rows = std::min(rows, s.f_out);
+
+  // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
+  std::mt19937_64 rng(seed);
+  p.input = draw(rng, p.tokens * p.stages.front().f_in, 1.0, dt);
+  for (auto& s : p.stages) {
+    s.rows = static_cast<std::uint32_t>(rows);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
+    s.weight = draw(rng, s.f_in * s.f_out, scale, dt);
+    if (s.bias) s.bias_values = draw(rng, s.f_out, scale, dt);
+  }
+
+  p.routes = std::make_shared<fabric::RouteTable>(target.width(), target.height(), target.fabric.colors);
+  RouteWriter routes(*p.routes);
+  p.colors = p.stages.size() > 1 ? 4 : 2;
+  const std::uint32_t lanes = std::max(target.lanes(dt), target.lanes(DType::F32));
+  const std::size_t n = p.stages.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    PipelineStage& s = p.stages[i];
+    s.x = static_cast<std::uint32_t>(i);
+    const bool first = i == 0, last = i + 1 == n;
+    const compiler::EwProgram ew =
+        s.fused.empty() ? compiler::EwProgram{} : compiler::elementwise_forward(s.fused_kind);
+    if (ew.consts.size() > 12) throw std::logic_error("pipeline: an elementwise program with more than 12 constants");
+    const Frame fr = frame(s, first, last, p.tokens, s.fused.empty() ? 0 : ew.temporaries(), dt);
+    if (fr.end > target.sram_bytes())
+      throw sim::InputError(fmt::format(
+          "layer '{}': the pipelined run keeps {} weights per PE on {} rows and needs {} B of SRAM per PE, the PE "
+          "has {} B",
+          s.name, s.f_in * cdiv(s.f_out, s.rows), s.rows, fr.end, target.sram_bytes()));
+    p.sram_max = std::max<std::uint64_t>(p.sram_max, fr.end);
+    if (last) p.out_addr = fr.out;
+
+    for (std::uint32_t y = 0; y < s.rows; ++y) {
+      const compiler::Span o = chunk(s, y);
+      const auto c = static_cast<std::uint32_t>(o.size());
+      const auto above = static_cast<std::uint32_t>(o.lo);
+      // Routes: this row's relay (ramp -> south, the bottom row east to the next column);
+      // the relay from the row above (north -> ramp); the previous column's broadcast.
+      if (!last || y + 1 < s.rows)
+        routes.set(s.x, y, relay_color(i, y), bit(Port::Ramp), bit(y + 1 < s.rows ? Port::South : Port::East));
+      if (!last && y > 0) routes.set(s.x, y, relay_color(i, y - 1), bit(Port::North), bit(Port::Ramp));
+      if (!first) {
+        const std::uint8_t cb = relay_color(i - 1, p.stages[i - 1].rows - 1);
+        const std::uint8_t fwd = static_cast<std::uint8_t>(bit(Port::Ramp) | (y > 0 ? bit(Port::North) : 0));
+        routes.set(s.x, y, cb, y + 1 == s.rows ? bit(Port::West) : bit(Port::South), fwd);
+      }
+
+      // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
+      // with the input and the relay through its ramp.
+      const std::uint64_t issue = 7 * s.f_in;
+      const std::uint64_t steps = (s.f_in + 1) * cdiv(c, lanes);
+      const std::uint64_t lat = std::max(issue, steps);
+      const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above);
+      const std::uint64_t ramp_out = last ? 0 : above + c;
+      s.latency_bound = std::max(s.latency_bound, lat);
+      s.interval_bound = std::max({s.interval_bound, lat, ramp_in, ramp_out});
+
+      compiler::ProgramBuilder b(fmt::format("{}.pipeline.r{}", s.name, y));
+      // Weights (row f: W[f][o.lo .. o.hi)) and the bias widened to fp32: placed with the code.
+      std::vector<std::uint8_t> wb;
+      for (std::uint64_t f = 0; f < s.f_in; ++f)
+        for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
+      b.data(fr.w, std::move(wb));
+      if (s.bias) {
+        std::vector<std::uint8_t> bb;
+        for (std::uint64_t k = o.lo; k < o.hi; ++k)
+          append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
+        b.data(fr.bias, std::move(bb));
+      }
+      if (first) {
+        std::vector<std::uint8_t> xb;
+        for (auto v : p.input) append(xb, v, esz);
+        b.data(fr.x, std::move(xb));
+      }
+      const unsigned acc = b.mem("acc", DType::F32, fr.acc, c);
+      const unsigned biasd = b.mem("bias", DType::F32, fr.bias, c);
+      const unsigned wvec = b.mem("w", dt, fr.w, c);
+      const unsigned yd = b.mem("y", dt, fr.y, c);
+      std::vector<unsigned> ewd;
+      if (!s.fused.empty()) {
+        ewd.push_back(yd);
+        ewd.push_back(b.mem("fused", dt, fr.fused, c));
+        for (std::uint32_t k = 0; k < ew.temporaries(); ++k)
+          ewd.push_back(b.mem(ew.buffers[2 + k], dt, fr.temps + k * align8(c * esz), c));
+      }
+      const unsigned result = s.fused.empty() ? yd : ewd[1];
+      const unsigned xbuf = b.mem("x", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
+      const unsigned xin =
+          first ? 0
+                : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1), static_cast<std::uint32_t>(s.f_in));
+      const unsigned outm = last ? b.mem("out", dt, fr.out, c) : 0;
+      const unsigned rin = !last && above ? b.fabin("relay_in", dt, relay_color(i, y - 1), above) : 0;
+      const unsigned rfwd = !last && above ? b.fabout("relay_fwd", dt, relay_color(i, y), above) : 0;
+      const unsigned rout = last ? 0 : b.fabout("relay_out", dt, relay_color(i, y), c);
+
+      const std::uint8_t main = b.task("main");
+      b.entry(main);
+      b.mov(15, static_cast<std::int64_t>(p.tokens));
+      b.mov(14, fr.x);
+      b.mov(13, fr.out);
+      const unsigned token = b.label();
+      b.bind(token);
+      if (first) {
+        b.movr(6, 14);
+        b.alu(Op::Add, 14, 14, static_cast<std::int64_t>(s.f_in * esz));
+      } else {
+        b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin));
+        b.mov(6, fr.x);
+      }
+      b.mov(3, 0);
+      b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), s.bias ? V::d(biasd) : V::r(3));
+      b.mov(5, fr.w);
+      b.mov(2, static_cast<std::int64_t>(s.f_in));
+      const unsigned inner = b.label();
+      b.bind(inner);
+      b.ld(1, 0, esz, 6);
+      b.dsdr(Op::DsdBase, wvec, 5);
+      b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
+      b.alu(Op::Add, 5, 5, std::int64_t{c} * esz);
+      b.alu(Op::Add, 6, 6, esz);
+      b.alu(Op::Sub, 2, 2, 1);
+      b.branch(hw::isa::Cond::Ne, 2, 0, inner);
+      if (dt == DType::F32)
+        b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
+      else
+        b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
+      if (!s.fused.empty()) {
+        for (std::size_t k = 0; k < ew.consts.size(); ++k)
+          b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
+        auto opnd = [&](int v) {
+          return v >= 0 ? V::d(ewd[static_cast<std::size_t>(v)]) : V::r(static_cast<unsigned>(-v));
+        };
+        for (const auto& e : ew.ops) {
+          switch (e.op) {
+            case Op::FMac:
+              b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b), opnd(e.c));
+              break;
+            case Op::FAdd:
+            case Op::FSub:
+            case Op::FMul:
+            case Op::FMax:
+            case Op::FMin:
+              b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b));
+              break;
+            default:
+              b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a));
+          }
+        }
+      }
+      if (last) {
+        b.dsdr(Op::DsdBase, outm, 13);
+        b.vop(Op::FMov, dt, dt, V::d(outm), V::d(result));
+        b.alu(Op::Add, 13, 13, std::int64_t{c} * esz);
+      } else {
+        if (above) b.vop(Op::FMov, dt, dt, V::d(rfwd), V::d(rin));
+        b.vop(Op::FMov, dt, dt, V::d(rout), V::d(result));
+      }
+      b.alu(Op::Sub, 15, 15, 1);
+      b.branch(hw::isa::Cond::Ne, 15, 0, token);
+      b.ret();
+      hw::isa::Placement pl;
+      pl.x0 = pl.x1 = static_cast<std::uint16_t>(s.x);
+      pl.y0 = pl.y1 = static_cast<std::uint16_t>(y);
+      pl.program = b.finish();
+      p.code.push_back(std::move(pl));
+    }
+  }
+  return p;
+}
+
+PipeBits expect_pipeline(const PipelineProgram& p) {
+  const DType dt = compiler::hw_dtype(p.model.dtype);
+  auto widen = [&](std::uint32_t v) { return dt == DType::F32 ? v : nm::convert(DType::F32, dt, v); };
+  PipeBits x = p.input;
+  for (const auto& s : p.stages) {
+    PipeBits y(p.tokens * s.f_out);
+    for (std::uint64_t m = 0; m < p.tokens; ++m)
+      for (std::uint64_t o = 0; o < s.f_out; ++o) {
+        std::uint32_t acc = s.bias ? widen(s.bias_values[o]) : 0;
+        for (std::uint64_t f = 0; f < s.f_in; ++f)
+          acc = nm::fma(DType::F32, widen(x[m * s.f_in + f]), widen(s.weight[f * s.f_out + o]), acc);
+        y[m * s.f_out + o] = dt == DType::F32 ? acc : nm::convert(dt, DType::F32, acc);
+      }
+    if (!s.fused.empty()) {
+      const compiler::EwProgram ew = compiler::elementwise_forward(s.fused_kind);
+      std::vector<PipeBits> bufs(ew.buffers.size(), PipeBits(y.size()));
+      bufs[0] = y;
+      std::vector<std::vector<std::uint32_t>*> ptrs;
+      for (auto& v : bufs) ptrs.push_back(&v);
+      compiler::run_elementwise(ew, dt, ptrs);
+      y = bufs[1];
+    }
+    x = std::move(y);
+  }
+  return x;
+}
+
+PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, bool check) {
+  auto& engine = wafer.engine();
+  auto& cores = wafer.cores();
+  PipelineResult r;
+  if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  r.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
+  const std::uint64_t flops0 = cores.total(&hw::CoreCounters::flops);
+  for (const auto& pl : p.code) cores.replace(hw::PeCoord{pl.x0, pl.y0}, pl.program);
+  sc_core::sc_start();
+  if (engine.failed()) engine.rethrow_failure();
+  cores.check();
+  if (cores.busy_count() > 0) cores.check_finished();
+  r.end = std::max(r.start, cores.finish_cycle());
+  r.flops = cores.total(&hw::CoreCounters::flops) - flops0;
+
+  const PipelineStage& s = p.stages.back();
+  const DType dt = compiler::hw_dtype(p.model.dtype);
+  const std::uint32_t esz = hw::size_of(dt);
+  r.output.assign(p.tokens * s.f_out, 0);
+  for (std::uint32_t y = 0; y < s.rows; ++y) {
+    const compiler::Span o = chunk(s, y);
+    const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(y)};
+    std::vector<std::uint8_t> bytes(p.tokens * o.size() * esz);
+    cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
+    for (std::uint64_t m = 0; m < p.tokens; ++m)
+      for (std::uint64_t k = 0; k < o.size(); ++k) {
+        std::uint32_t v = 0;
+        std::memcpy(&v, bytes.data() + (m * o.size() + k) * esz, esz);
+        r.output[m * s.f_out + o.lo + k] = v;
+      }
+  }
+  if (check) {
+    const PipeBits want = expect_pipeline(p);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ++r.compared;
+      if (want[i] == r.output[i]) continue;
+      if (!r.mismatches)
+        r.first_mismatch = fmt::format("token {} output {}: got 0x{:08x}, expected 0x{:08x}", i / s.f_out, i % s.f_out,
+                                       r.output[i], want[i]);
+      ++r.mismatches;
+    }
+  }
+  return r;
+}
+
+}  // namespace wafersim::models::resident
