@@ -216,7 +216,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
       // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
       // with the input and the relay through its ramp.
-      const std::uint64_t issue = 7 * s.f_in;
+      const std::uint64_t issue = 3 * s.f_in;
       const std::uint64_t steps = (s.f_in + 1) * cdiv(c, lanes);
       const std::uint64_t lat = std::max(issue, steps);
       const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above);
@@ -274,21 +274,19 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         b.alu(Op::Add, 14, 14, static_cast<std::int64_t>(s.f_in * esz));
       } else {
         b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin));
-        b.mov(6, fr.x);
       }
       b.mov(3, 0);
       b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), s.bias ? V::d(biasd) : V::r(3));
-      b.mov(5, fr.w);
-      b.mov(2, static_cast<std::int64_t>(s.f_in));
-      const unsigned inner = b.label();
-      b.bind(inner);
-      b.ld(1, 0, esz, 6);
-      b.dsdr(Op::DsdBase, wvec, 5);
-      b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
-      b.alu(Op::Add, 5, 5, std::int64_t{c} * esz);
-      b.alu(Op::Add, 6, 6, esz);
-      b.alu(Op::Sub, 2, 2, 1);
-      b.branch(hw::isa::Cond::Ne, 2, 0, inner);
+      // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
+      b.dsd(Op::DsdBase, wvec, fr.w);
+      for (std::uint64_t f = 0; f < s.f_in; ++f) {
+        if (first)
+          b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
+        else
+          b.ld(1, static_cast<std::uint32_t>(fr.x + f * esz), esz);
+        b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
+        b.dsd(Op::DsdAdd, wvec, c);
+      }
       if (dt == DType::F32)
         b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
       else
