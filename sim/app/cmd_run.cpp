@@ -12,6 +12,7 @@
 #include "memoryx/optimizer.h"
 #include "models/compiler/compiler.h"
 #include "models/resident/resident_decode.h"
+#include "models/resident/resident_pipeline.h"
 #include "models/resident/resident_plan.h"
 #include "models/resident/resident_runtime.h"
 #include "models/runtime/executor.h"
@@ -38,6 +39,7 @@ struct RunCommand {
   std::uint64_t prompt_len = 0;
   std::uint64_t decode_tokens = 0;
   bool train = false;
+  bool pipeline = false;
   std::uint32_t steps = 1;
   bool functional = false;
   std::string timing = "simulated";
@@ -161,6 +163,7 @@ struct RunCommand {
     const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
     if (model.placement == "resident") return run_resident(loaded, m, target);
     if (prompt_len) throw sim::InputError("--prompt-len needs --placement resident");
+    if (pipeline) throw sim::InputError("--pipeline needs --placement resident --inference");
     const auto cm = models::compiler::compile(m.spec, target, model.options(true));
     run_compiled(loaded, cm, models::runtime::make_host_data(cm, sim.seed));
   }
@@ -170,6 +173,7 @@ struct RunCommand {
   void run_resident(const platforms::LoadedPlatform& loaded, models::LoadedModel m,
                     const models::compiler::Target& target) const {
     if (!model.inference) throw sim::InputError("--placement resident runs inference only: add --inference");
+    if (pipeline) return run_pipeline(loaded, m, target);
     if (decode_tokens) return run_decode(loaded, m, target);
     if (prompt_len) m = models::load_model(model.model, with_sequence(prompt_len));
     auto rp = models::resident::compile_resident_program(m.spec, target, model.options(true).accumulate);
@@ -204,6 +208,102 @@ struct RunCommand {
     models::resident::add_position_inputs(rd, data, sim.seed);
     models::resident::place_weights(rd.rp, data);
     run_compiled(loaded, rd.rp.cm, std::move(data), nullptr, &rd);
+  }
+
+  // The pipeline simulated: every linear layer on its own column of PEs, all at once, the
+  // batch's tokens flowing from column to column over the fabric.
+  void run_pipeline(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
+                    const models::compiler::Target& target) const {
+    if (decode_tokens || prompt_len)
+      throw sim::InputError(
+          "--pipeline runs the model's batch x sequence tokens through the pipeline: drop "
+          "--decode-tokens and --prompt-len");
+    const auto p = models::resident::compile_pipeline(m.spec, target, sim.seed);
+    platforms::BuildOptions build = sim.build_options();
+    build.routes = p.routes;
+    RunDir dir = RunDir::create(sim.out, "run");
+    sim::stats::Group root("");
+    platforms::Cluster cluster("cluster", loaded.spec, build, root);
+    auto& wafer = cluster.wafer(0);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = models::resident::run_pipeline(p, wafer, !no_check);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const models::resident::ClusterTarget ct{target, loaded.spec.cluster.systems,
+                                             loaded.spec.system.io_bandwidth_bits_per_s()};
+    std::optional<models::resident::ResidentPlan> plan;
+    try {
+      plan = models::resident::plan_resident(m.spec, ct);
+    } catch (const sim::InputError&) {
+    }
+    const double hz = loaded.spec.wafer.clock.hz;
+    const double tps = r.cycles() ? static_cast<double>(p.tokens) * hz / static_cast<double>(r.cycles()) : 0;
+    auto& g = wafer.stats().group("pipeline");
+    g.formula(
+        "tokens", [v = static_cast<double>(p.tokens)] { return v; }, "tokens", "tokens through the pipeline");
+    g.formula(
+        "cycles", [v = static_cast<double>(r.cycles())] { return v; }, "cycles",
+        "simulated cycles of the pipelined run");
+    g.formula(
+        "bound_cycles", [v = static_cast<double>(p.bound_cycles())] { return v; }, "cycles",
+        "lower bound of the simulated mapping");
+    g.formula(
+        "tokens_per_s", [v = tps] { return v; }, "tokens/s", "tokens per second at the platform clock");
+    write_run_files(dir, loaded, root, invocation_text(), wall, wafer.engine().cycles(), r.mismatches ? "error" : "ok");
+    nlohmann::ordered_json j;
+    j["platform"] = loaded.spec.name;
+    j["model"] = m.spec.name;
+    j["tokens"] = p.tokens;
+    j["cycles"] = r.cycles();
+    j["bound_cycles"] = p.bound_cycles();
+    j["interval_bound_cycles"] = p.interval_cycles();
+    if (plan) j["plan_bound_cycles"] = plan->prefill_cycles(m.spec.batch);
+    j["tokens_per_s"] = tps;
+    j["checked"] = r.compared;
+    j["mismatches"] = r.mismatches;
+    nlohmann::ordered_json stages = nlohmann::json::array();
+    for (const auto& s : p.stages)
+      stages.push_back({{"layer", s.name},
+                        {"fused", s.fused},
+                        {"column", s.x},
+                        {"rows", s.rows},
+                        {"latency_bound", s.latency_bound},
+                        {"interval_bound", s.interval_bound}});
+    j["stages"] = stages;
+    dir.write("pipeline.json", j.dump(2) + "\n");
+    if (sim.json) {
+      j["wall_seconds"] = wall;
+      j["out"] = dir.path().string();
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << fmt::format(
+          "wafersim run: {} on {} ({} x {} PEs at {}), weights resident in SRAM, pipelined: "
+          "every linear layer on its own column, all at once\n",
+          m.spec.name, loaded.spec.name, loaded.spec.wafer.width, loaded.spec.wafer.height,
+          units::format(loaded.spec.wafer.clock));
+      for (const auto& s : p.stages)
+        std::cout << fmt::format(
+            "  stage         {}{}: column {}, {} rows, {} -> {}; bound per token {} (latency), {} "
+            "(interval)\n",
+            s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out, s.latency_bound,
+            s.interval_bound);
+      std::cout << fmt::format("  tokens        {} (batch x sequence), in flight together\n", p.tokens);
+      std::cout << fmt::format(
+          "  cycles        {} simulated ({}), {:.0f} tokens/s; bound {} ({:.0f}% of the "
+          "simulated cycles){}\n",
+          r.cycles(), units::pretty(static_cast<double>(r.cycles()) / hz, "s"), tps, p.bound_cycles(),
+          r.cycles() ? 100.0 * static_cast<double>(p.bound_cycles()) / static_cast<double>(r.cycles()) : 0.0,
+          plan ? fmt::format(", the plan's {}", plan->prefill_cycles(m.spec.batch)) : "");
+      std::cout << fmt::format("  checks        {}\n",
+                               no_check ? std::string("off (--no-check)")
+                               : r.mismatches
+                                   ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
+                                   : fmt::format("all {} outputs as models/reference computes them", r.compared));
+      std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
+                               dir.path().string());
+    }
+    if (r.mismatches)
+      throw sim::SimulationError(fmt::format("{} of {} outputs differ from models/reference; first: {}", r.mismatches,
+                                             r.compared, r.first_mismatch));
   }
 
   std::vector<std::string> with_sequence(std::uint64_t n) const {
@@ -400,6 +500,10 @@ void add_run_command(CLI::App& app) {
                   "model's sequence minus K) filling each attention layer's KV cache in SRAM, then K decode steps")
       ->type_name("K")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  sub->add_flag("--pipeline", cmd->pipeline,
+                "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
+                "silu or relu after it) on its own column of PEs, all at once, the batch's tokens flowing from "
+                "column to column over the fabric; cycles, tokens/s and the bound (linear chains only)");
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
   sub->footer(
