@@ -37,8 +37,17 @@ std::uint32_t align8(std::uint64_t b) { return static_cast<std::uint32_t>((b + 7
 
 bool fusable(LayerKind k) { return k == LayerKind::Gelu || k == LayerKind::Silu || k == LayerKind::Relu; }
 
-// Outputs [lo, hi) of row y of a stage.
-compiler::Span chunk(const PipelineStage& s, std::uint32_t y) { return compiler::split(s.f_out, s.rows, y); }
+// The inputs row y of a stage multiplies, and the outputs it computes.
+compiler::Span ins(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsIn ? compiler::split(s.f_in, s.rows, y) : compiler::Span{0, s.f_in};
+}
+compiler::Span outs(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsOut ? compiler::split(s.f_out, s.rows, y) : compiler::Span{0, s.f_out};
+}
+// Whether row y rounds (and sends or stores) its outputs.
+bool rounds(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsOut || y + 1 == s.rows;
+}
 
 // The relay color row y of stage i sends on (two per stage, alternating stage by stage).
 std::uint8_t relay_color(std::size_t stage, std::uint32_t y) {
@@ -75,9 +84,11 @@ struct Frame {
   std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, end = 0;
 };
 
-Frame frame(const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps, DType dt) {
+Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps,
+            DType dt) {
   const std::uint32_t esz = hw::size_of(dt);
-  const std::uint64_t c = cdiv(s.f_out, s.rows);
+  const std::uint64_t c = cut == PipelineCut::RowsOut ? cdiv(s.f_out, s.rows) : s.f_out;
+  const std::uint64_t k = cut == PipelineCut::RowsIn ? cdiv(s.f_in, s.rows) : s.f_in;
   Frame f;
   std::uint32_t a = 0;
   auto take = [&](std::uint64_t bytes) {
@@ -85,19 +96,21 @@ Frame frame(const PipelineStage& s, bool first, bool last, std::uint64_t tokens,
     a += align8(std::max<std::uint64_t>(bytes, 8));
     return at;
   };
-  f.w = take(s.f_in * c * esz);
+  f.w = take(k * c * esz);
   f.bias = take(c * 4);
   f.acc = take(c * 4);
   f.y = take(c * esz);
   f.fused = take(c * esz);
   f.temps = take(std::uint64_t{temps} * align8(c * esz));
-  f.x = take((first ? tokens : 1) * s.f_in * esz);
+  f.x = first ? take(tokens * s.f_in * esz) : take(2 * std::uint64_t{align8(s.f_in * esz)});
   f.out = last ? take(tokens * c * esz) : 0;
   f.end = a;
   return f;
 }
 
 }  // namespace
+
+const char* to_string(PipelineCut c) { return c == PipelineCut::RowsIn ? "rows-in" : "rows-out"; }
 
 std::uint64_t PipelineProgram::interval_cycles() const {
   std::uint64_t most = 0;
@@ -111,8 +124,10 @@ std::uint64_t PipelineProgram::bound_cycles() const {
   return sum + (tokens ? tokens - 1 : 0) * interval_cycles();
 }
 
-PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed) {
+PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
+                                 PipelineCut cut) {
   PipelineProgram p;
+  p.cut = cut;
   p.model = model;
   p.target = target;
   p.tokens = model.batch * model.sequence;
@@ -166,7 +181,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   if (target.fabric.colors < 4)
     throw sim::InputError(fmt::format("the pipelined run needs 4 colors, the platform has {}", target.fabric.colors));
   std::uint64_t rows = target.height();
-  for (const auto& s : p.stages) rows = std::min(rows, s.f_out);
+  for (const auto& s : p.stages) rows = std::min(rows, cut == PipelineCut::RowsIn ? s.f_in : s.f_out);
 
   // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
   std::mt19937_64 rng(seed);
@@ -189,25 +204,29 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     const bool first = i == 0, last = i + 1 == n;
     const compiler::EwProgram ew =
         s.fused.empty() ? compiler::EwProgram{} : compiler::elementwise_forward(s.fused_kind);
-    if (ew.consts.size() > 12) throw std::logic_error("pipeline: an elementwise program with more than 12 constants");
-    const Frame fr = frame(s, first, last, p.tokens, s.fused.empty() ? 0 : ew.temporaries(), dt);
+    if (ew.consts.size() > 8) throw std::logic_error("pipeline: an elementwise program with more than 8 constants");
+    const Frame fr = frame(cut, s, first, last, p.tokens, s.fused.empty() ? 0 : ew.temporaries(), dt);
     if (fr.end > target.sram_bytes())
       throw sim::InputError(fmt::format(
           "layer '{}': the pipelined run keeps {} weights per PE on {} rows and needs {} B of SRAM per PE, the PE "
           "has {} B",
-          s.name, s.f_in * cdiv(s.f_out, s.rows), s.rows, fr.end, target.sram_bytes()));
+          s.name, (fr.bias - fr.w) / esz, s.rows, fr.end, target.sram_bytes()));
     p.sram_max = std::max<std::uint64_t>(p.sram_max, fr.end);
     if (last) p.out_addr = fr.out;
 
     for (std::uint32_t y = 0; y < s.rows; ++y) {
-      const compiler::Span o = chunk(s, y);
+      const compiler::Span o = outs(cut, s, y), a = ins(cut, s, y);
       const auto c = static_cast<std::uint32_t>(o.size());
-      const auto above = static_cast<std::uint32_t>(o.lo);
+      const bool rows_in = cut == PipelineCut::RowsIn;
+      const bool round = rounds(cut, s, y);
+      // Rows-out: outputs of the rows above to relay; rows-in: fp32 sums from the row above.
+      const auto above = static_cast<std::uint32_t>(rows_in ? 0 : o.lo);
+      const bool sums_in = rows_in && y > 0, sums_out = rows_in && y + 1 < s.rows;
       // Routes: this row's relay (ramp -> south, the bottom row east to the next column);
       // the relay from the row above (north -> ramp); the previous column's broadcast.
       if (!last || y + 1 < s.rows)
         routes.set(s.x, y, relay_color(i, y), bit(Port::Ramp), bit(y + 1 < s.rows ? Port::South : Port::East));
-      if (!last && y > 0) routes.set(s.x, y, relay_color(i, y - 1), bit(Port::North), bit(Port::Ramp));
+      if ((!last || rows_in) && y > 0) routes.set(s.x, y, relay_color(i, y - 1), bit(Port::North), bit(Port::Ramp));
       if (!first) {
         const std::uint8_t cb = relay_color(i - 1, p.stages[i - 1].rows - 1);
         const std::uint8_t fwd = static_cast<std::uint8_t>(bit(Port::Ramp) | (y > 0 ? bit(Port::North) : 0));
@@ -216,21 +235,21 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
       // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
       // with the input and the relay through its ramp.
-      const std::uint64_t issue = 3 * s.f_in;
-      const std::uint64_t steps = (s.f_in + 1) * cdiv(c, lanes);
+      const std::uint64_t issue = 3 * a.size();
+      const std::uint64_t steps = (a.size() + 1) * cdiv(c, lanes);
       const std::uint64_t lat = std::max(issue, steps);
-      const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above);
-      const std::uint64_t ramp_out = last ? 0 : above + c;
+      const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above) + (sums_in ? c : 0);
+      const std::uint64_t ramp_out = (last && round) ? 0 : above + c;
       s.latency_bound = std::max(s.latency_bound, lat);
       s.interval_bound = std::max({s.interval_bound, lat, ramp_in, ramp_out});
 
       compiler::ProgramBuilder b(fmt::format("{}.pipeline.r{}", s.name, y));
       // Weights (row f: W[f][o.lo .. o.hi)) and the bias widened to fp32: placed with the code.
       std::vector<std::uint8_t> wb;
-      for (std::uint64_t f = 0; f < s.f_in; ++f)
+      for (std::uint64_t f = a.lo; f < a.hi; ++f)
         for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
       b.data(fr.w, std::move(wb));
-      if (s.bias) {
+      if (s.bias && !sums_in) {
         std::vector<std::uint8_t> bb;
         for (std::uint64_t k = o.lo; k < o.hi; ++k)
           append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
@@ -257,41 +276,59 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       const unsigned xin =
           first ? 0
                 : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1), static_cast<std::uint32_t>(s.f_in));
-      const unsigned outm = last ? b.mem("out", dt, fr.out, c) : 0;
+      const unsigned outm = last && round ? b.mem("out", dt, fr.out, c) : 0;
+      const unsigned sin = sums_in ? b.fabin("sums_in", DType::F32, relay_color(i, y - 1), c) : 0;
+      const unsigned sout = sums_out ? b.fabout("sums_out", DType::F32, relay_color(i, y), c) : 0;
       const unsigned rin = !last && above ? b.fabin("relay_in", dt, relay_color(i, y - 1), above) : 0;
       const unsigned rfwd = !last && above ? b.fabout("relay_fwd", dt, relay_color(i, y), above) : 0;
-      const unsigned rout = last ? 0 : b.fabout("relay_out", dt, relay_color(i, y), c);
+      const unsigned rout = last || !round ? 0 : b.fabout("relay_out", dt, relay_color(i, y), c);
 
+      // Task `token` runs once per token. Its input was received (or lies in SRAM) at r10;
+      // before it works on it, it starts receiving the next token's input into the other
+      // buffer (asynchronously; its completion activates `token` again, which then runs as
+      // soon as this one has returned).
+      const std::uint32_t x0 = fr.x, x1 = fr.x + align8(s.f_in * esz);
       const std::uint8_t main = b.task("main");
+      const std::uint8_t token = b.declare_task("token");
+      const compiler::VectorOptions next{true, hw::isa::OnDone::Activate, token};
       b.entry(main);
       b.mov(15, static_cast<std::int64_t>(p.tokens));
-      b.mov(14, fr.x);
       b.mov(13, fr.out);
-      const unsigned token = b.label();
-      b.bind(token);
+      b.mov(10, x0);
       if (first) {
-        b.movr(6, 14);
-        b.alu(Op::Add, 14, 14, static_cast<std::int64_t>(s.f_in * esz));
+        b.activate(token);
       } else {
-        b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin));
+        b.dsdr(Op::DsdBase, xbuf, 10);
+        b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
       }
+      b.ret();
+      b.start(token);
+      b.movr(6, 10);
+      const unsigned no_more = b.label();
+      b.branch(hw::isa::Cond::Eq, 15, 1, no_more);
+      if (first) {
+        b.alu(Op::Add, 10, 10, static_cast<std::int64_t>(s.f_in * esz));
+        b.activate(token);
+      } else {
+        b.mov(9, std::int64_t{x0} + x1);
+        b.alur(Op::Sub, 10, 9, 10);
+        b.dsdr(Op::DsdBase, xbuf, 10);
+        b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
+      }
+      b.bind(no_more);
       b.mov(3, 0);
-      b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), s.bias ? V::d(biasd) : V::r(3));
+      b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : s.bias ? V::d(biasd) : V::r(3));
       // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
       b.dsd(Op::DsdBase, wvec, fr.w);
-      for (std::uint64_t f = 0; f < s.f_in; ++f) {
-        if (first)
-          b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
-        else
-          b.ld(1, static_cast<std::uint32_t>(fr.x + f * esz), esz);
+      for (std::uint64_t f = a.lo; f < a.hi; ++f) {
+        b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
         b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
         b.dsd(Op::DsdAdd, wvec, c);
       }
-      if (dt == DType::F32)
-        b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
-      else
-        b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
-      if (!s.fused.empty()) {
+      if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
+      if (round && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
+      if (round && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
+      if (round && !s.fused.empty()) {
         for (std::size_t k = 0; k < ew.consts.size(); ++k)
           b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
         auto opnd = [&](int v) {
@@ -314,16 +351,15 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           }
         }
       }
-      if (last) {
+      if (round && last) {
         b.dsdr(Op::DsdBase, outm, 13);
         b.vop(Op::FMov, dt, dt, V::d(outm), V::d(result));
         b.alu(Op::Add, 13, 13, std::int64_t{c} * esz);
-      } else {
+      } else if (round) {
         if (above) b.vop(Op::FMov, dt, dt, V::d(rfwd), V::d(rin));
         b.vop(Op::FMov, dt, dt, V::d(rout), V::d(result));
       }
       b.alu(Op::Sub, 15, 15, 1);
-      b.branch(hw::isa::Cond::Ne, 15, 0, token);
       b.ret();
       hw::isa::Placement pl;
       pl.x0 = pl.x1 = static_cast<std::uint16_t>(s.x);
@@ -382,7 +418,8 @@ PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, b
   const std::uint32_t esz = hw::size_of(dt);
   r.output.assign(p.tokens * s.f_out, 0);
   for (std::uint32_t y = 0; y < s.rows; ++y) {
-    const compiler::Span o = chunk(s, y);
+    if (!rounds(p.cut, s, y)) continue;
+    const compiler::Span o = outs(p.cut, s, y);
     const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(y)};
     std::vector<std::uint8_t> bytes(p.tokens * o.size() * esz);
     cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));

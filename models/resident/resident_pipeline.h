@@ -20,8 +20,15 @@ namespace wafersim::models::resident {
 
 using PipeBits = std::vector<std::uint32_t>;
 
+// How a stage's matrix is cut over its rows. RowsOut: row y computes outputs split(f_out, rows,
+// y) over every input, the rows pass their outputs south in feature order (a relay). RowsIn:
+// row y takes inputs split(f_in, rows, y) for every output and continues the fp32 sums the row
+// above passed it (so each sum still runs over the inputs in order); the bottom row rounds.
+enum class PipelineCut : std::uint8_t { RowsOut, RowsIn };
+const char* to_string(PipelineCut c);
+
 // One stage: a linear layer (and the unary elementwise layer fused after it, if any) on
-// column x, rows [0, rows): row y keeps W[:, outputs of y] and the bias of those outputs.
+// column x, rows [0, rows): row y keeps its block of W (by the cut) and of the bias.
 struct PipelineStage {
   std::string name;   // the linear layer
   std::string fused;  // the elementwise layer applied to its output ("" when none)
@@ -37,6 +44,7 @@ struct PipelineStage {
 struct PipelineProgram {
   ModelSpec model;
   compiler::Target target;
+  PipelineCut cut = PipelineCut::RowsOut;
   std::uint64_t tokens = 0;  // batch x sequence, one token per pipeline slot
   std::vector<PipelineStage> stages;
   std::vector<hw::isa::Placement> code;
@@ -54,7 +62,8 @@ struct PipelineProgram {
 // each optionally followed by one unary elementwise layer (gelu, silu, relu), fed by one
 // activation input; throws sim::InputError naming the first layer it does not cover, or
 // when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`.
-PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed);
+PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
+                                 PipelineCut cut = PipelineCut::RowsOut);
 
 // The expected output (tokens x f_out of the last stage, token-major) in models/reference's
 // order: per output, acc = bias (or +0), fma over the inputs in order, rounded once; then
