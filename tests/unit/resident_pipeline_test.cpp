@@ -8,6 +8,7 @@
 
 #include <systemc>
 
+#include "models/reference/linear.h"
 #include "models/resident/resident_pipeline.h"
 #include "models/resident/resident_plan.h"
 #include "models/resident/resident_program.h"
@@ -189,6 +190,38 @@ TEST(ResidentPipeline, RowsInGivesTheSameBits) {
 TEST(ResidentPipeline, RowsInDeepChainOn16x16) {
   PipeRig rig(k16, deep_chain(4), models::resident::PipelineCut::RowsIn);
   expect_run(rig, rig.run(), 15393);
+}
+
+// Linear layers only: the outputs are models/reference linear_forward's, chained, bit for bit.
+TEST(ResidentPipeline, LinearChainIsModelsReferenceBitForBit) {
+  const auto m = models::load_model_text(R"(name: linear-chain
+dtype: fp16
+batch: 3
+sequence: 2
+inputs:
+  - {name: x, kind: activations, features: 20}
+layers:
+  - {name: l1, kind: linear, inputs: [x], features: 12, bias: true}
+  - {name: l2, kind: linear, inputs: [l1], features: 28}
+  - {name: l3, kind: linear, inputs: [l2], features: 10, bias: true}
+)",
+                                         "linear-chain.yaml")
+                     .spec;
+  PipeRig rig({}, m);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 2287);
+  namespace ref = models::reference;
+  ref::Tensor x(ref::Format::FP16, models::Shape{3, 2, 20});
+  for (std::size_t i = 0; i < x.size(); ++i) x.set_bits(i, rig.program.input[i]);
+  for (const auto& s : rig.program.stages) {
+    ref::Tensor w(ref::Format::FP16, models::Shape{1, s.f_in, s.f_out});
+    for (std::size_t i = 0; i < w.size(); ++i) w.set_bits(i, s.weight[i]);
+    ref::Tensor b(ref::Format::FP16, models::Shape{1, 1, s.f_out});
+    for (std::size_t i = 0; i < s.bias_values.size(); ++i) b.set_bits(i, s.bias_values[i]);
+    x = ref::linear_forward(x, w, s.bias ? &b : nullptr);
+  }
+  ASSERT_EQ(x.size(), r.output.size());
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x.bits(i), r.output[i]) << i;
 }
 
 TEST(ResidentPipeline, ModelsItDoesNotCoverAreCleanErrors) {
