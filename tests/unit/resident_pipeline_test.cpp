@@ -3,6 +3,7 @@
 // faster than its bound, and faster per token than the layer-by-layer run.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,8 @@
 #include "models/runtime/executor.h"
 #include "platforms/cluster.h"
 #include "sim/errors.h"
+#include "tests/support/run_wafersim.h"
+#include "tests/support/temp_dir.h"
 
 namespace wafersim {
 namespace {
@@ -233,6 +236,29 @@ TEST(ResidentPipeline, ModelsItDoesNotCoverAreCleanErrors) {
   } catch (const sim::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("not covered yet"), std::string::npos) << e.what();
   }
+}
+
+TEST(ResidentPipeline, Cli) {
+  const test::TempDir dir;
+  const std::string out = " --out " + dir.path().string();
+  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline --json" + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cycles"], 1899);
+  EXPECT_EQ(j["bound_cycles"], 452);
+  EXPECT_EQ(j["tokens"], 4);
+  EXPECT_EQ(j["checked"], 32);
+  EXPECT_EQ(j["mismatches"], 0);
+  EXPECT_EQ(j["stages"].size(), 2u);
+  const auto text = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline" + out);
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("1899 simulated"), std::string::npos) << text.out;
+  const auto tf =
+      test::wafersim("run tiny --model tiny-transformer --placement resident --inference --pipeline" + out, true);
+  EXPECT_EQ(tf.code, 2) << tf.out;
+  EXPECT_NE(tf.out.find("not covered yet"), std::string::npos) << tf.out;
+  const auto streaming = test::wafersim("run tiny --model tiny-mlp --inference --pipeline" + out, true);
+  EXPECT_EQ(streaming.code, 2) << streaming.out;
 }
 
 }  // namespace
