@@ -121,11 +121,12 @@ std::uint64_t PipelineProgram::interval_cycles() const {
 std::uint64_t PipelineProgram::bound_cycles() const {
   std::uint64_t sum = 0;
   for (const auto& s : stages) sum += s.latency_bound;
-  return sum + (tokens ? tokens - 1 : 0) * interval_cycles();
+  const std::uint64_t t = tokens_per_replica();
+  return sum + (t ? t - 1 : 0) * interval_cycles();
 }
 
 PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
-                                 PipelineCut cut) {
+                                 PipelineCut cut, std::uint32_t replicas) {
   PipelineProgram p;
   p.cut = cut;
   p.model = model;
@@ -180,8 +181,15 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                     model.name, p.stages.size(), target.width()));
   if (target.fabric.colors < 4)
     throw sim::InputError(fmt::format("the pipelined run needs 4 colors, the platform has {}", target.fabric.colors));
-  std::uint64_t rows = target.height();
+  const std::uint64_t K =
+      replicas ? replicas : std::min<std::uint64_t>(target.height(), std::max<std::uint64_t>(p.tokens, 1));
+  if (K > target.height() || K > p.tokens)
+    throw sim::InputError(
+        fmt::format("{} pipeline replicas: the wafer has {} rows and the run {} tokens", K, target.height(), p.tokens));
+  p.replicas = static_cast<std::uint32_t>(K);
+  std::uint64_t rows = target.height() / K;
   for (const auto& s : p.stages) rows = std::min(rows, cut == PipelineCut::RowsIn ? s.f_in : s.f_out);
+  const std::uint64_t T = p.tokens_per_replica();
 
   // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
   std::mt19937_64 rng(seed);
@@ -205,7 +213,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     const compiler::EwProgram ew =
         s.fused.empty() ? compiler::EwProgram{} : compiler::elementwise_forward(s.fused_kind);
     if (ew.consts.size() > 8) throw std::logic_error("pipeline: an elementwise program with more than 8 constants");
-    const Frame fr = frame(cut, s, first, last, p.tokens, s.fused.empty() ? 0 : ew.temporaries(), dt);
+    const Frame fr = frame(cut, s, first, last, T, s.fused.empty() ? 0 : ew.temporaries(), dt);
     if (fr.end > target.sram_bytes())
       throw sim::InputError(fmt::format(
           "layer '{}': the pipelined run keeps {} weights per PE on {} rows and needs {} B of SRAM per PE, the PE "
@@ -214,159 +222,163 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     p.sram_max = std::max<std::uint64_t>(p.sram_max, fr.end);
     if (last) p.out_addr = fr.out;
 
-    for (std::uint32_t y = 0; y < s.rows; ++y) {
-      const compiler::Span o = outs(cut, s, y), a = ins(cut, s, y);
-      const auto c = static_cast<std::uint32_t>(o.size());
-      const bool rows_in = cut == PipelineCut::RowsIn;
-      const bool round = rounds(cut, s, y);
-      // Rows-out: outputs of the rows above to relay; rows-in: fp32 sums from the row above.
-      const auto above = static_cast<std::uint32_t>(rows_in ? 0 : o.lo);
-      const bool sums_in = rows_in && y > 0, sums_out = rows_in && y + 1 < s.rows;
-      // Routes: this row's relay (ramp -> south, the bottom row east to the next column);
-      // the relay from the row above (north -> ramp); the previous column's broadcast.
-      if (!last || y + 1 < s.rows)
-        routes.set(s.x, y, relay_color(i, y), bit(Port::Ramp), bit(y + 1 < s.rows ? Port::South : Port::East));
-      if ((!last || rows_in) && y > 0) routes.set(s.x, y, relay_color(i, y - 1), bit(Port::North), bit(Port::Ramp));
-      if (!first) {
-        const std::uint8_t cb = relay_color(i - 1, p.stages[i - 1].rows - 1);
-        const std::uint8_t fwd = static_cast<std::uint8_t>(bit(Port::Ramp) | (y > 0 ? bit(Port::North) : 0));
-        routes.set(s.x, y, cb, y + 1 == s.rows ? bit(Port::West) : bit(Port::South), fwd);
-      }
+    for (std::uint32_t band = 0; band < p.replicas; ++band)
+      for (std::uint32_t y = 0; y < s.rows; ++y) {
+        const std::uint32_t gy = band * s.rows + y;  // the row on the wafer
+        const std::uint64_t band_tokens = (p.tokens - band + K - 1) / K;
+        const compiler::Span o = outs(cut, s, y), a = ins(cut, s, y);
+        const auto c = static_cast<std::uint32_t>(o.size());
+        const bool rows_in = cut == PipelineCut::RowsIn;
+        const bool round = rounds(cut, s, y);
+        // Rows-out: outputs of the rows above to relay; rows-in: fp32 sums from the row above.
+        const auto above = static_cast<std::uint32_t>(rows_in ? 0 : o.lo);
+        const bool sums_in = rows_in && y > 0, sums_out = rows_in && y + 1 < s.rows;
+        // Routes: this row's relay (ramp -> south, the bottom row east to the next column);
+        // the relay from the row above (north -> ramp); the previous column's broadcast.
+        if (!last || y + 1 < s.rows)
+          routes.set(s.x, gy, relay_color(i, y), bit(Port::Ramp), bit(y + 1 < s.rows ? Port::South : Port::East));
+        if ((!last || rows_in) && y > 0) routes.set(s.x, gy, relay_color(i, y - 1), bit(Port::North), bit(Port::Ramp));
+        if (!first) {
+          const std::uint8_t cb = relay_color(i - 1, p.stages[i - 1].rows - 1);
+          const std::uint8_t fwd = static_cast<std::uint8_t>(bit(Port::Ramp) | (y > 0 ? bit(Port::North) : 0));
+          routes.set(s.x, gy, cb, y + 1 == s.rows ? bit(Port::West) : bit(Port::South), fwd);
+        }
 
-      // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
-      // with the input and the relay through its ramp.
-      const std::uint64_t issue = 3 * a.size();
-      const std::uint64_t steps = (a.size() + 1) * cdiv(c, lanes);
-      const std::uint64_t lat = std::max(issue, steps);
-      const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above) + (sums_in ? c : 0);
-      const std::uint64_t ramp_out = (last && round) ? 0 : above + c;
-      s.latency_bound = std::max(s.latency_bound, lat);
-      s.interval_bound = std::max({s.interval_bound, lat, ramp_in, ramp_out});
+        // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
+        // with the input and the relay through its ramp.
+        const std::uint64_t issue = 3 * a.size();
+        const std::uint64_t steps = (a.size() + 1) * cdiv(c, lanes);
+        const std::uint64_t lat = std::max(issue, steps);
+        const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above) + (sums_in ? c : 0);
+        const std::uint64_t ramp_out = (last && round) ? 0 : above + c;
+        s.latency_bound = std::max(s.latency_bound, lat);
+        s.interval_bound = std::max({s.interval_bound, lat, ramp_in, ramp_out});
 
-      compiler::ProgramBuilder b(fmt::format("{}.pipeline.r{}", s.name, y));
-      // Weights (row f: W[f][o.lo .. o.hi)) and the bias widened to fp32: placed with the code.
-      std::vector<std::uint8_t> wb;
-      for (std::uint64_t f = a.lo; f < a.hi; ++f)
-        for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
-      b.data(fr.w, std::move(wb));
-      if (s.bias && !sums_in) {
-        std::vector<std::uint8_t> bb;
-        for (std::uint64_t k = o.lo; k < o.hi; ++k)
-          append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
-        b.data(fr.bias, std::move(bb));
-      }
-      if (first) {
-        std::vector<std::uint8_t> xb;
-        for (auto v : p.input) append(xb, v, esz);
-        b.data(fr.x, std::move(xb));
-      }
-      const unsigned acc = b.mem("acc", DType::F32, fr.acc, c);
-      const unsigned biasd = b.mem("bias", DType::F32, fr.bias, c);
-      const unsigned wvec = b.mem("w", dt, fr.w, c);
-      const unsigned yd = b.mem("y", dt, fr.y, c);
-      std::vector<unsigned> ewd;
-      if (!s.fused.empty()) {
-        ewd.push_back(yd);
-        ewd.push_back(b.mem("fused", dt, fr.fused, c));
-        for (std::uint32_t k = 0; k < ew.temporaries(); ++k)
-          ewd.push_back(b.mem(ew.buffers[2 + k], dt, fr.temps + k * align8(c * esz), c));
-      }
-      const unsigned result = s.fused.empty() ? yd : ewd[1];
-      const unsigned xbuf = b.mem("x", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
-      const unsigned xin =
-          first ? 0
-                : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1), static_cast<std::uint32_t>(s.f_in));
-      const unsigned outm = last && round ? b.mem("out", dt, fr.out, c) : 0;
-      const unsigned sin = sums_in ? b.fabin("sums_in", DType::F32, relay_color(i, y - 1), c) : 0;
-      const unsigned sout = sums_out ? b.fabout("sums_out", DType::F32, relay_color(i, y), c) : 0;
-      const unsigned rin = !last && above ? b.fabin("relay_in", dt, relay_color(i, y - 1), above) : 0;
-      const unsigned rfwd = !last && above ? b.fabout("relay_fwd", dt, relay_color(i, y), above) : 0;
-      const unsigned rout = last || !round ? 0 : b.fabout("relay_out", dt, relay_color(i, y), c);
+        compiler::ProgramBuilder b(fmt::format("{}.pipeline.r{}", s.name, gy));
+        // Weights (row f: W[f][o.lo .. o.hi)) and the bias widened to fp32: placed with the code.
+        std::vector<std::uint8_t> wb;
+        for (std::uint64_t f = a.lo; f < a.hi; ++f)
+          for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
+        b.data(fr.w, std::move(wb));
+        if (s.bias && !sums_in) {
+          std::vector<std::uint8_t> bb;
+          for (std::uint64_t k = o.lo; k < o.hi; ++k)
+            append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
+          b.data(fr.bias, std::move(bb));
+        }
+        if (first) {
+          std::vector<std::uint8_t> xb;
+          for (std::uint64_t m = band; m < p.tokens; m += K)
+            for (std::uint64_t f = 0; f < s.f_in; ++f) append(xb, p.input[m * s.f_in + f], esz);
+          b.data(fr.x, std::move(xb));
+        }
+        const unsigned acc = b.mem("acc", DType::F32, fr.acc, c);
+        const unsigned biasd = b.mem("bias", DType::F32, fr.bias, c);
+        const unsigned wvec = b.mem("w", dt, fr.w, c);
+        const unsigned yd = b.mem("y", dt, fr.y, c);
+        std::vector<unsigned> ewd;
+        if (!s.fused.empty()) {
+          ewd.push_back(yd);
+          ewd.push_back(b.mem("fused", dt, fr.fused, c));
+          for (std::uint32_t k = 0; k < ew.temporaries(); ++k)
+            ewd.push_back(b.mem(ew.buffers[2 + k], dt, fr.temps + k * align8(c * esz), c));
+        }
+        const unsigned result = s.fused.empty() ? yd : ewd[1];
+        const unsigned xbuf = b.mem("x", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
+        const unsigned xin = first ? 0
+                                   : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1),
+                                             static_cast<std::uint32_t>(s.f_in));
+        const unsigned outm = last && round ? b.mem("out", dt, fr.out, c) : 0;
+        const unsigned sin = sums_in ? b.fabin("sums_in", DType::F32, relay_color(i, y - 1), c) : 0;
+        const unsigned sout = sums_out ? b.fabout("sums_out", DType::F32, relay_color(i, y), c) : 0;
+        const unsigned rin = !last && above ? b.fabin("relay_in", dt, relay_color(i, y - 1), above) : 0;
+        const unsigned rfwd = !last && above ? b.fabout("relay_fwd", dt, relay_color(i, y), above) : 0;
+        const unsigned rout = last || !round ? 0 : b.fabout("relay_out", dt, relay_color(i, y), c);
 
-      // Task `token` runs once per token. Its input was received (or lies in SRAM) at r10;
-      // before it works on it, it starts receiving the next token's input into the other
-      // buffer (asynchronously; its completion activates `token` again, which then runs as
-      // soon as this one has returned).
-      const std::uint32_t x0 = fr.x, x1 = fr.x + align8(s.f_in * esz);
-      const std::uint8_t main = b.task("main");
-      const std::uint8_t token = b.declare_task("token");
-      const compiler::VectorOptions next{true, hw::isa::OnDone::Activate, token};
-      b.entry(main);
-      b.mov(15, static_cast<std::int64_t>(p.tokens));
-      b.mov(13, fr.out);
-      b.mov(10, x0);
-      if (first) {
-        b.activate(token);
-      } else {
-        b.dsdr(Op::DsdBase, xbuf, 10);
-        b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
-      }
-      b.ret();
-      b.start(token);
-      b.movr(6, 10);
-      const unsigned no_more = b.label();
-      b.branch(hw::isa::Cond::Eq, 15, 1, no_more);
-      if (first) {
-        b.alu(Op::Add, 10, 10, static_cast<std::int64_t>(s.f_in * esz));
-        b.activate(token);
-      } else {
-        b.mov(9, std::int64_t{x0} + x1);
-        b.alur(Op::Sub, 10, 9, 10);
-        b.dsdr(Op::DsdBase, xbuf, 10);
-        b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
-      }
-      b.bind(no_more);
-      b.mov(3, 0);
-      b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : s.bias ? V::d(biasd) : V::r(3));
-      // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
-      b.dsd(Op::DsdBase, wvec, fr.w);
-      for (std::uint64_t f = a.lo; f < a.hi; ++f) {
-        b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
-        b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
-        b.dsd(Op::DsdAdd, wvec, c);
-      }
-      if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
-      if (round && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
-      if (round && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
-      if (round && !s.fused.empty()) {
-        for (std::size_t k = 0; k < ew.consts.size(); ++k)
-          b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
-        auto opnd = [&](int v) {
-          return v >= 0 ? V::d(ewd[static_cast<std::size_t>(v)]) : V::r(static_cast<unsigned>(-v));
-        };
-        for (const auto& e : ew.ops) {
-          switch (e.op) {
-            case Op::FMac:
-              b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b), opnd(e.c));
-              break;
-            case Op::FAdd:
-            case Op::FSub:
-            case Op::FMul:
-            case Op::FMax:
-            case Op::FMin:
-              b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b));
-              break;
-            default:
-              b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a));
+        // Task `token` runs once per token. Its input was received (or lies in SRAM) at r10;
+        // before it works on it, it starts receiving the next token's input into the other
+        // buffer (asynchronously; its completion activates `token` again, which then runs as
+        // soon as this one has returned).
+        const std::uint32_t x0 = fr.x, x1 = fr.x + align8(s.f_in * esz);
+        const std::uint8_t main = b.task("main");
+        const std::uint8_t token = b.declare_task("token");
+        const compiler::VectorOptions next{true, hw::isa::OnDone::Activate, token};
+        b.entry(main);
+        b.mov(15, static_cast<std::int64_t>(band_tokens));
+        b.mov(13, fr.out);
+        b.mov(10, x0);
+        if (first) {
+          b.activate(token);
+        } else {
+          b.dsdr(Op::DsdBase, xbuf, 10);
+          b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
+        }
+        b.ret();
+        b.start(token);
+        b.movr(6, 10);
+        const unsigned no_more = b.label();
+        b.branch(hw::isa::Cond::Eq, 15, 1, no_more);
+        if (first) {
+          b.alu(Op::Add, 10, 10, static_cast<std::int64_t>(s.f_in * esz));
+          b.activate(token);
+        } else {
+          b.mov(9, std::int64_t{x0} + x1);
+          b.alur(Op::Sub, 10, 9, 10);
+          b.dsdr(Op::DsdBase, xbuf, 10);
+          b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
+        }
+        b.bind(no_more);
+        b.mov(3, 0);
+        b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : s.bias ? V::d(biasd) : V::r(3));
+        // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
+        b.dsd(Op::DsdBase, wvec, fr.w);
+        for (std::uint64_t f = a.lo; f < a.hi; ++f) {
+          b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
+          b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
+          b.dsd(Op::DsdAdd, wvec, c);
+        }
+        if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
+        if (round && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
+        if (round && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
+        if (round && !s.fused.empty()) {
+          for (std::size_t k = 0; k < ew.consts.size(); ++k)
+            b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
+          auto opnd = [&](int v) {
+            return v >= 0 ? V::d(ewd[static_cast<std::size_t>(v)]) : V::r(static_cast<unsigned>(-v));
+          };
+          for (const auto& e : ew.ops) {
+            switch (e.op) {
+              case Op::FMac:
+                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b), opnd(e.c));
+                break;
+              case Op::FAdd:
+              case Op::FSub:
+              case Op::FMul:
+              case Op::FMax:
+              case Op::FMin:
+                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b));
+                break;
+              default:
+                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a));
+            }
           }
         }
+        if (round && last) {
+          b.dsdr(Op::DsdBase, outm, 13);
+          b.vop(Op::FMov, dt, dt, V::d(outm), V::d(result));
+          b.alu(Op::Add, 13, 13, std::int64_t{c} * esz);
+        } else if (round) {
+          if (above) b.vop(Op::FMov, dt, dt, V::d(rfwd), V::d(rin));
+          b.vop(Op::FMov, dt, dt, V::d(rout), V::d(result));
+        }
+        b.alu(Op::Sub, 15, 15, 1);
+        b.ret();
+        hw::isa::Placement pl;
+        pl.x0 = pl.x1 = static_cast<std::uint16_t>(s.x);
+        pl.y0 = pl.y1 = static_cast<std::uint16_t>(gy);
+        pl.program = b.finish();
+        p.code.push_back(std::move(pl));
       }
-      if (round && last) {
-        b.dsdr(Op::DsdBase, outm, 13);
-        b.vop(Op::FMov, dt, dt, V::d(outm), V::d(result));
-        b.alu(Op::Add, 13, 13, std::int64_t{c} * esz);
-      } else if (round) {
-        if (above) b.vop(Op::FMov, dt, dt, V::d(rfwd), V::d(rin));
-        b.vop(Op::FMov, dt, dt, V::d(rout), V::d(result));
-      }
-      b.alu(Op::Sub, 15, 15, 1);
-      b.ret();
-      hw::isa::Placement pl;
-      pl.x0 = pl.x1 = static_cast<std::uint16_t>(s.x);
-      pl.y0 = pl.y1 = static_cast<std::uint16_t>(y);
-      pl.program = b.finish();
-      p.code.push_back(std::move(pl));
-    }
   }
   return p;
 }
@@ -417,19 +429,20 @@ PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, b
   const DType dt = compiler::hw_dtype(p.model.dtype);
   const std::uint32_t esz = hw::size_of(dt);
   r.output.assign(p.tokens * s.f_out, 0);
-  for (std::uint32_t y = 0; y < s.rows; ++y) {
-    if (!rounds(p.cut, s, y)) continue;
-    const compiler::Span o = outs(p.cut, s, y);
-    const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(y)};
-    std::vector<std::uint8_t> bytes(p.tokens * o.size() * esz);
-    cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
-    for (std::uint64_t m = 0; m < p.tokens; ++m)
-      for (std::uint64_t k = 0; k < o.size(); ++k) {
-        std::uint32_t v = 0;
-        std::memcpy(&v, bytes.data() + (m * o.size() + k) * esz, esz);
-        r.output[m * s.f_out + o.lo + k] = v;
-      }
-  }
+  for (std::uint32_t band = 0; band < p.replicas; ++band)
+    for (std::uint32_t y = 0; y < s.rows; ++y) {
+      if (!rounds(p.cut, s, y)) continue;
+      const compiler::Span o = outs(p.cut, s, y);
+      const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(band * s.rows + y)};
+      std::vector<std::uint8_t> bytes(p.tokens_per_replica() * o.size() * esz);
+      cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
+      for (std::uint64_t m = band, j = 0; m < p.tokens; m += p.replicas, ++j)
+        for (std::uint64_t k = 0; k < o.size(); ++k) {
+          std::uint32_t v = 0;
+          std::memcpy(&v, bytes.data() + (j * o.size() + k) * esz, esz);
+          r.output[m * s.f_out + o.lo + k] = v;
+        }
+    }
   if (check) {
     const PipeBits want = expect_pipeline(p);
     for (std::size_t i = 0; i < want.size(); ++i) {

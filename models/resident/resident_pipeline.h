@@ -45,7 +45,8 @@ struct PipelineProgram {
   ModelSpec model;
   compiler::Target target;
   PipelineCut cut = PipelineCut::RowsOut;
-  std::uint64_t tokens = 0;  // batch x sequence, one token per pipeline slot
+  std::uint64_t tokens = 0;    // batch x sequence, one token per pipeline slot
+  std::uint32_t replicas = 1;  // pipelines side by side on bands of rows; token m runs on band m % replicas
   std::vector<PipelineStage> stages;
   std::vector<hw::isa::Placement> code;
   std::shared_ptr<fabric::RouteTable> routes;
@@ -53,7 +54,9 @@ struct PipelineProgram {
   PipeBits input;            // tokens x f_in of the first stage, token-major
   std::uint32_t out_addr = 0;
   std::uint64_t sram_max = 0;  // bytes on the PE that needs most
-  // Lower bound on the whole run: every stage's latency plus (tokens - 1) slowest intervals.
+  [[nodiscard]] std::uint64_t tokens_per_replica() const { return (tokens + replicas - 1) / replicas; }
+  // Lower bound on the whole run: every stage's latency plus (tokens per replica - 1) slowest
+  // intervals.
   [[nodiscard]] std::uint64_t bound_cycles() const;
   [[nodiscard]] std::uint64_t interval_cycles() const;
 };
@@ -61,9 +64,11 @@ struct PipelineProgram {
 // Contract: covers models whose layers (the loss left out) are a chain of linear layers,
 // each optionally followed by one unary elementwise layer (gelu, silu, relu), fed by one
 // activation input; throws sim::InputError naming the first layer it does not cover, or
-// when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`.
+// when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas`
+// pipelines (each with every layer's weights) share the tokens, each on its own band of
+// height / replicas rows; 0: as many as there are tokens and rows.
 PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
-                                 PipelineCut cut = PipelineCut::RowsOut);
+                                 PipelineCut cut = PipelineCut::RowsOut, std::uint32_t replicas = 1);
 
 // The expected output (tokens x f_out of the last stage, token-major) in models/reference's
 // order: per output, acc = bias (or +0), fma over the inputs in order, rounded once; then

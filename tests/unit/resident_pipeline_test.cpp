@@ -33,10 +33,10 @@ struct PipeRig {
 
   PipeRig(const std::vector<std::string>& set, const models::ModelSpec& m,
           models::resident::PipelineCut cut = models::resident::PipelineCut::RowsOut,
-          const std::string& name = "cluster") {
+          const std::string& name = "cluster", std::uint32_t replicas = 1) {
     platform = platforms::load_platform("tiny", set);
     const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
-    program = models::resident::compile_pipeline(m, target, 1, cut);
+    program = models::resident::compile_pipeline(m, target, 1, cut, replicas);
     platforms::BuildOptions build;
     build.routes = program.routes;
     stats = std::make_unique<sim::stats::Group>("");
@@ -259,6 +259,33 @@ TEST(ResidentPipeline, Cli) {
   EXPECT_NE(tf.out.find("not covered yet"), std::string::npos) << tf.out;
   const auto streaming = test::wafersim("run tiny --model tiny-mlp --inference --pipeline" + out, true);
   EXPECT_EQ(streaming.code, 2) << streaming.out;
+}
+
+// Replicas: pipelines on bands of rows share the tokens (m on band m % K); the same bits.
+TEST(ResidentPipeline, ReplicasShareTheTokens) {
+  const auto m = with_batch("tiny-mlp", 16);
+  PipeRig one({}, m, models::resident::PipelineCut::RowsOut, "one", 1);
+  PipeRig eight({}, m, models::resident::PipelineCut::RowsOut, "eight", 0);
+  EXPECT_EQ(eight.program.replicas, 8u);
+  EXPECT_EQ(eight.program.stages[0].rows, 1u);
+  EXPECT_EQ(eight.program.bound_cycles(), 1352u);
+  const PipelineResult r1 = one.run();
+  expect_run(one, r1, 6483);
+  const PipelineResult r8 = eight.run();
+  expect_run(eight, r8, 4108);
+  EXPECT_EQ(r1.output, r8.output);
+}
+
+// 16 replicas of the six-stage chain on 16 x 16: 16 more tokens cost at least one interval.
+TEST(ResidentPipeline, ReplicasOn16x16SteadyState) {
+  PipeRig a(k16, deep_chain(16), models::resident::PipelineCut::RowsOut, "a", 0);
+  PipeRig b(k16, deep_chain(32), models::resident::PipelineCut::RowsOut, "b", 0);
+  EXPECT_EQ(b.program.replicas, 16u);
+  const PipelineResult ra = a.run();
+  expect_run(a, ra, 7464);
+  const PipelineResult rb = b.run();
+  expect_run(b, rb, 9893);
+  EXPECT_GE(rb.cycles() - ra.cycles(), b.program.interval_cycles());
 }
 
 }  // namespace
