@@ -40,6 +40,8 @@ struct RunCommand {
   std::uint64_t decode_tokens = 0;
   bool train = false;
   bool pipeline = false;
+  std::uint32_t pipeline_replicas = 0;
+  std::string pipeline_cut = "rows-out";
   std::uint32_t steps = 1;
   bool functional = false;
   std::string timing = "simulated";
@@ -218,7 +220,12 @@ struct RunCommand {
       throw sim::InputError(
           "--pipeline runs the model's batch x sequence tokens through the pipeline: drop "
           "--decode-tokens and --prompt-len");
-    const auto p = models::resident::compile_pipeline(m.spec, target, sim.seed);
+    if (pipeline_cut != "rows-out" && pipeline_cut != "rows-in")
+      throw sim::InputError(fmt::format("--pipeline-cut: expected 'rows-out' or 'rows-in', got '{}'", pipeline_cut));
+    const auto p = models::resident::compile_pipeline(
+        m.spec, target, sim.seed,
+        pipeline_cut == "rows-in" ? models::resident::PipelineCut::RowsIn : models::resident::PipelineCut::RowsOut,
+        pipeline_replicas);
     platforms::BuildOptions build = sim.build_options();
     build.routes = p.routes;
     RunDir dir = RunDir::create(sim.out, "run");
@@ -253,6 +260,8 @@ struct RunCommand {
     j["platform"] = loaded.spec.name;
     j["model"] = m.spec.name;
     j["tokens"] = p.tokens;
+    j["replicas"] = p.replicas;
+    j["cut"] = models::resident::to_string(p.cut);
     j["cycles"] = r.cycles();
     j["bound_cycles"] = p.bound_cycles();
     j["interval_bound_cycles"] = p.interval_cycles();
@@ -286,7 +295,9 @@ struct RunCommand {
             "(interval)\n",
             s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out, s.latency_bound,
             s.interval_bound);
-      std::cout << fmt::format("  tokens        {} (batch x sequence), in flight together\n", p.tokens);
+      std::cout << fmt::format(
+          "  tokens        {} (batch x sequence), in flight together on {} pipeline{} (bands of {} rows; {})\n",
+          p.tokens, p.replicas, p.replicas == 1 ? "" : "s", p.stages.front().rows, models::resident::to_string(p.cut));
       std::cout << fmt::format(
           "  cycles        {} simulated ({}), {:.0f} tokens/s; bound {} ({:.0f}% of the "
           "simulated cycles){}\n",
@@ -297,7 +308,8 @@ struct RunCommand {
                                no_check ? std::string("off (--no-check)")
                                : r.mismatches
                                    ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
-                                   : fmt::format("all {} outputs as models/reference computes them", r.compared));
+                                   : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
+                                                             "the elementwise programs' order)", r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
     }
@@ -504,6 +516,15 @@ void add_run_command(CLI::App& app) {
                 "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
                 "silu or relu after it) on its own column of PEs, all at once, the batch's tokens flowing from "
                 "column to column over the fabric; cycles, tokens/s and the bound (linear chains only)");
+  sub->add_option("--pipeline-replicas", cmd->pipeline_replicas,
+                  "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: as many as there "
+                  "are tokens and rows)")
+      ->capture_default_str()
+      ->type_name("K");
+  sub->add_option("--pipeline-cut", cmd->pipeline_cut,
+                  "with --pipeline: rows-out (each row computes some outputs over every input) or rows-in (each row "
+                  "takes some inputs and continues the sums of the row above)")
+      ->capture_default_str();
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
   sub->footer(

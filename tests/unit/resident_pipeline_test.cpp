@@ -91,7 +91,8 @@ struct LayerByLayer {
     cluster = std::make_unique<platforms::Cluster>("lbl", platform.spec, build, *stats);
     exec = std::make_unique<models::runtime::Executor>(rp.cm, cluster->wafer(0), std::move(data));
   }
-  // Cycles from the first layer's start to the last one's end (step 0 places the weights).
+  // Cycles from the first layer's start to the end of the last one before the loss (step 0
+  // places the weights; the pipeline has no loss).
   std::uint64_t run() {
     sc_core::sc_start(exec->load_inputs());
     for (std::size_t i = 0; i < exec->steps(); ++i) {
@@ -100,7 +101,10 @@ struct LayerByLayer {
       exec->finish(i);
       for (const auto& c : exec->results().back().checks) EXPECT_TRUE(c.passed()) << c.what;
     }
-    return exec->results().back().end - exec->results().at(1).start;
+    std::uint64_t end = 0;
+    for (const auto& r : exec->results())
+      if (r.kind != models::LayerKind::CrossEntropy) end = r.end;
+    return end - exec->results().at(1).start;
   }
 };
 
@@ -117,23 +121,24 @@ void expect_run(PipeRig& rig, const PipelineResult& r, std::uint64_t cycles) {
 
 TEST(ResidentPipeline, TinyMlpMatchesTheReferenceAndBeatsLayerByLayer) {
   const auto m = models::load_model("tiny-mlp").spec;
-  PipeRig rig({}, m);
+  PipeRig rig({}, m, models::resident::PipelineCut::RowsOut, "cluster", 0);
   LayerByLayer lbl({}, m);
   ASSERT_EQ(rig.program.stages.size(), 2u);
   EXPECT_EQ(rig.program.stages[0].fused, "act");
-  EXPECT_EQ(rig.program.stages[0].rows, 8u);
-  EXPECT_EQ(rig.program.bound_cycles(), 452u);
+  EXPECT_EQ(rig.program.replicas, 4u);
+  EXPECT_EQ(rig.program.stages[0].rows, 2u);
+  EXPECT_EQ(rig.program.bound_cycles(), 404u);
   const PipelineResult r = rig.run();
-  expect_run(rig, r, 1899);
+  expect_run(rig, r, 1418);
   // The plan's pipeline bound (its own regions) is below the simulated pipeline too.
   const models::resident::ClusterTarget ct{
       {rig.platform.spec.wafer, rig.platform.spec.fabric}, 1, rig.platform.spec.system.io_bandwidth_bits_per_s()};
   const auto plan = models::resident::plan_resident(m, ct);
   EXPECT_GE(r.cycles(), plan.prefill_cycles(m.batch));
   EXPECT_GT(plan.prefill_cycles(m.batch), 0u);
-  // 4 tokens in flight: the pipeline ends before the layer-by-layer run.
+  // 4 tokens in flight on 4 pipelines: done before the layer-by-layer forward.
   const std::uint64_t layered = lbl.run();
-  EXPECT_EQ(layered, 1928u);
+  EXPECT_EQ(layered, 1476u);
   EXPECT_LT(r.cycles(), layered);
 }
 
@@ -244,15 +249,23 @@ TEST(ResidentPipeline, Cli) {
   const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline --json" + out);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["cycles"], 1899);
-  EXPECT_EQ(j["bound_cycles"], 452);
+  EXPECT_EQ(j["cycles"], 1418);
+  EXPECT_EQ(j["bound_cycles"], 404);
+  EXPECT_EQ(j["replicas"], 4);
   EXPECT_EQ(j["tokens"], 4);
   EXPECT_EQ(j["checked"], 32);
   EXPECT_EQ(j["mismatches"], 0);
   EXPECT_EQ(j["stages"].size(), 2u);
   const auto text = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline" + out);
   ASSERT_EQ(text.code, 0) << text.out;
-  EXPECT_NE(text.out.find("1899 simulated"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1418 simulated"), std::string::npos) << text.out;
+  const auto one = test::wafersim(
+      "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 1 --json" + out);
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_EQ(nlohmann::json::parse(one.out)["cycles"], 1899);
+  const auto bad = test::wafersim(
+      "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 5" + out, true);
+  EXPECT_EQ(bad.code, 2) << bad.out;
   const auto tf =
       test::wafersim("run tiny --model tiny-transformer --placement resident --inference --pipeline" + out, true);
   EXPECT_EQ(tf.code, 2) << tf.out;
