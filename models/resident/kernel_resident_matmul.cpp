@@ -219,7 +219,7 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
               b.bind(loop);
               b.ld(1, 0, esz, 6);
               b.dsdr(Op::DsdBase, wvec, 5);
-              b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1), {true});
+              b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1));
               b.alu(Op::Add, 5, 5, len * esz);
               b.alu(Op::Add, 6, 6, t * esz);
               b.alu(Op::Sub, 2, 2, 1);
