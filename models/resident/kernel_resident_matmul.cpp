@@ -242,7 +242,7 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
           b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
           for (std::uint64_t o = 0; o < ro.size(); ++o) {
             b.ld(1, static_cast<std::uint32_t>(o * esz), esz, 5);
-            b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {true});
+            b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1));
             b.dsd(Op::DsdAdd, pcol, t);
           }
           b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
