@@ -304,12 +304,14 @@ struct RunCommand {
           r.cycles(), units::pretty(static_cast<double>(r.cycles()) / hz, "s"), tps, p.bound_cycles(),
           r.cycles() ? 100.0 * static_cast<double>(p.bound_cycles()) / static_cast<double>(r.cycles()) : 0.0,
           plan ? fmt::format(", the plan's {}", plan->prefill_cycles(m.spec.batch)) : "");
-      std::cout << fmt::format("  checks        {}\n",
-                               no_check ? std::string("off (--no-check)")
-                               : r.mismatches
-                                   ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
-                                   : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                                                             "the elementwise programs' order)", r.compared));
+      std::cout << fmt::format(
+          "  checks        {}\n",
+          no_check ? std::string("off (--no-check)")
+          : r.mismatches
+              ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
+              : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
+                            "the elementwise programs' order)",
+                            r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
     }
@@ -539,7 +541,11 @@ void add_run_command(CLI::App& app) {
       "--placement resident) beside them. With --decode-tokens K the run goes token by token (one token per\n"
       "sample and step): the prompt fills each attention layer's KV cache in SRAM, then K decode steps append\n"
       "to it; prefill cycles, cycles per decode token and tokens/s, every attention step checked against\n"
-      "models/reference over the cached keys.");
+      "models/reference over the cached keys. With --pipeline (linear chains, with gelu, silu or relu\n"
+      "after a layer) the pipeline itself runs: every linear layer on its own column of PEs, all at once,\n"
+      "each token's activations flowing over the fabric to the next column (--pipeline-replicas K such\n"
+      "pipelines on bands of rows share the tokens); cycles, tokens/s, the run's lower bound and the\n"
+      "plan's, outputs checked bit for bit; pipeline.json holds them and each stage's bounds.");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -117,6 +117,12 @@ void expect_run(PipeRig& rig, const PipelineResult& r, std::uint64_t cycles) {
   EXPECT_EQ(r.cycles(), cycles);
   EXPECT_GE(r.cycles(), rig.program.bound_cycles());
   EXPECT_GT(rig.program.bound_cycles(), 0u);
+  // The plan's pipeline bound (for its own regions) is below the simulated run too.
+  const models::resident::ClusterTarget ct{
+      {rig.platform.spec.wafer, rig.platform.spec.fabric}, 1, rig.platform.spec.system.io_bandwidth_bits_per_s()};
+  const auto plan = models::resident::plan_resident(rig.program.model, ct);
+  EXPECT_GT(plan.prefill_cycles(rig.program.model.batch), 0u);
+  EXPECT_GE(r.cycles(), plan.prefill_cycles(rig.program.model.batch));
 }
 
 TEST(ResidentPipeline, TinyMlpMatchesTheReferenceAndBeatsLayerByLayer) {
