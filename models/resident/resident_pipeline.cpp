@@ -181,14 +181,40 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                     model.name, p.stages.size(), target.width()));
   if (target.fabric.colors < 4)
     throw sim::InputError(fmt::format("the pipelined run needs 4 colors, the platform has {}", target.fabric.colors));
-  const std::uint64_t K =
-      replicas ? replicas : std::min<std::uint64_t>(target.height(), std::max<std::uint64_t>(p.tokens, 1));
-  if (K > target.height() || K > p.tokens)
+  const std::uint64_t vstart = target.wafer.pe.latency.vector_start.count() + target.wafer.pe.latency.fmac.count();
+  auto rows_for = [&](std::uint64_t k) {
+    std::uint64_t r = target.height() / k;
+    for (const auto& s : p.stages) r = std::min(r, cut == PipelineCut::RowsIn ? s.f_in : s.f_out);
+    return r;
+  };
+  // Without a given number, the replicas whose estimated run is shortest (fewest on a tie).
+  std::uint64_t K = replicas;
+  if (K == 0) {
+    std::uint64_t best = 0;
+    for (std::uint64_t k = 1; k <= std::min<std::uint64_t>(target.height(), p.tokens); ++k) {
+      const std::uint64_t r = rows_for(k);
+      std::uint64_t sum = 0, most = 0;
+      for (std::size_t i = 0; i < p.stages.size(); ++i) {
+        const auto& s = p.stages[i];
+        const std::uint64_t a = cut == PipelineCut::RowsIn ? cdiv(s.f_in, r) : s.f_in;
+        const std::uint64_t c = cut == PipelineCut::RowsOut ? cdiv(s.f_out, r) : s.f_out;
+        const std::uint64_t dot = cut == PipelineCut::RowsOut ? c * (a + vstart + 4) : ~std::uint64_t{0};
+        const std::uint64_t cost = std::min(dot, a * (c + vstart + 2)) + (i + 1 < p.stages.size() ? s.f_out : 0);
+        sum += cost;
+        most = std::max(most, cost);
+      }
+      const std::uint64_t est = sum + ((p.tokens + k - 1) / k - 1) * most;
+      if (K == 0 || est < best) {
+        K = k;
+        best = est;
+      }
+    }
+  }
+  if (K == 0 || K > target.height() || K > p.tokens)
     throw sim::InputError(
         fmt::format("{} pipeline replicas: the wafer has {} rows and the run {} tokens", K, target.height(), p.tokens));
   p.replicas = static_cast<std::uint32_t>(K);
-  std::uint64_t rows = target.height() / K;
-  for (const auto& s : p.stages) rows = std::min(rows, cut == PipelineCut::RowsIn ? s.f_in : s.f_out);
+  const std::uint64_t rows = rows_for(K);
   const std::uint64_t T = p.tokens_per_replica();
 
   // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
@@ -214,6 +240,12 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         s.fused.empty() ? compiler::EwProgram{} : compiler::elementwise_forward(s.fused_kind);
     if (ew.consts.size() > 8) throw std::logic_error("pipeline: an elementwise program with more than 8 constants");
     const Frame fr = frame(cut, s, first, last, T, s.fused.empty() ? 0 : ew.temporaries(), dt);
+    if (cut == PipelineCut::RowsOut) {
+      // Cycles per token of each form for the busiest row: a synchronous vector instruction
+      // costs its start and pipeline depth besides its elements, and each has scalar steps.
+      const std::uint64_t c = cdiv(s.f_out, s.rows);
+      s.dot = c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
+    }
     if (fr.end > target.sram_bytes())
       throw sim::InputError(fmt::format(
           "layer '{}': the pipelined run keeps {} weights per PE on {} rows and needs {} B of SRAM per PE, the PE "
@@ -246,8 +278,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
         // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
         // with the input and the relay through its ramp.
-        const std::uint64_t issue = 3 * a.size();
-        const std::uint64_t steps = (a.size() + 1) * cdiv(c, lanes);
+        const std::uint64_t issue = s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
+        const std::uint64_t steps = s.dot ? c * cdiv(a.size(), lanes) : (a.size() + 1) * cdiv(c, lanes);
         const std::uint64_t lat = std::max(issue, steps);
         const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above) + (sums_in ? c : 0);
         const std::uint64_t ramp_out = (last && round) ? 0 : above + c;
@@ -257,8 +289,13 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         compiler::ProgramBuilder b(fmt::format("{}.pipeline.r{}", s.name, gy));
         // Weights (row f: W[f][o.lo .. o.hi)) and the bias widened to fp32: placed with the code.
         std::vector<std::uint8_t> wb;
-        for (std::uint64_t f = a.lo; f < a.hi; ++f)
-          for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
+        if (s.dot) {
+          for (std::uint64_t k = o.lo; k < o.hi; ++k)
+            for (std::uint64_t f = a.lo; f < a.hi; ++f) append(wb, s.weight[f * s.f_out + k], esz);
+        } else {
+          for (std::uint64_t f = a.lo; f < a.hi; ++f)
+            for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
+        }
         b.data(fr.w, std::move(wb));
         if (s.bias && !sums_in) {
           std::vector<std::uint8_t> bb;
@@ -275,6 +312,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         const unsigned acc = b.mem("acc", DType::F32, fr.acc, c);
         const unsigned biasd = b.mem("bias", DType::F32, fr.bias, c);
         const unsigned wvec = b.mem("w", dt, fr.w, c);
+        const unsigned wcol = b.mem("wcol", dt, fr.w, static_cast<std::uint32_t>(s.f_in));
+        const unsigned xvec = b.mem("xvec", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
         const unsigned yd = b.mem("y", dt, fr.y, c);
         std::vector<unsigned> ewd;
         if (!s.fused.empty()) {
@@ -328,18 +367,35 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
         }
         b.bind(no_more);
-        b.mov(3, 0);
-        b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : s.bias ? V::d(biasd) : V::r(3));
-        // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
-        b.dsd(Op::DsdBase, wvec, fr.w);
-        for (std::uint64_t f = a.lo; f < a.hi; ++f) {
-          b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
-          b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
-          b.dsd(Op::DsdAdd, wvec, c);
+        if (s.dot) {
+          // Per output k: r2 = bias (or +0), then fma(x[f], w[f][k], r2) over the inputs in
+          // order (fdot), rounded and stored.
+          b.dsdr(Op::DsdBase, xvec, 6);
+          b.dsd(Op::DsdBase, wcol, fr.w);
+          for (std::uint32_t k = 0; k < c; ++k) {
+            if (s.bias)
+              b.ld(2, fr.bias + 4 * k, 4);
+            else
+              b.mov(2, 0);
+            b.reduce(Op::FDot, DType::F32, dt, 2, V::d(xvec), V::d(wcol));
+            b.dsd(Op::DsdAdd, wcol, static_cast<std::int64_t>(s.f_in));
+            if (dt != DType::F32) b.fcvt_scalar(dt, DType::F32, 2, 2);
+            b.st(fr.y + k * esz, 2, esz);
+          }
+        } else {
+          b.mov(3, 0);
+          b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : s.bias ? V::d(biasd) : V::r(3));
+          // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
+          b.dsd(Op::DsdBase, wvec, fr.w);
+          for (std::uint64_t f = a.lo; f < a.hi; ++f) {
+            b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
+            b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
+            b.dsd(Op::DsdAdd, wvec, c);
+          }
         }
         if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
-        if (round && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
-        if (round && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
+        if (round && !s.dot && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
+        if (round && !s.dot && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
         if (round && !s.fused.empty()) {
           for (std::size_t k = 0; k < ew.consts.size(); ++k)
             b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));

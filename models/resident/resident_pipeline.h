@@ -36,6 +36,10 @@ struct PipelineStage {
   std::uint32_t x = 0, rows = 0;
   std::uint64_t f_in = 0, f_out = 0;
   bool bias = false;
+  // Rows-out: each output a dot product over the inputs (fdot from the bias, W's columns kept
+  // contiguous), rather than one FMAC over the row's outputs per input; whichever issues fewer
+  // cycles per token.
+  bool dot = false;
   std::uint64_t latency_bound = 0;   // per token, after its input has arrived (busiest row)
   std::uint64_t interval_bound = 0;  // per token, input included (busiest row)
   PipeBits weight, bias_values;      // W (f_in x f_out, row-major) and b, in the model's format

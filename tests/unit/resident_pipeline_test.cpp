@@ -131,11 +131,11 @@ TEST(ResidentPipeline, TinyMlpMatchesTheReferenceAndBeatsLayerByLayer) {
   LayerByLayer lbl({}, m);
   ASSERT_EQ(rig.program.stages.size(), 2u);
   EXPECT_EQ(rig.program.stages[0].fused, "act");
-  EXPECT_EQ(rig.program.replicas, 4u);
-  EXPECT_EQ(rig.program.stages[0].rows, 2u);
-  EXPECT_EQ(rig.program.bound_cycles(), 404u);
+  EXPECT_EQ(rig.program.replicas, 2u);
+  EXPECT_EQ(rig.program.stages[0].rows, 4u);
+  EXPECT_EQ(rig.program.bound_cycles(), 320u);
   const PipelineResult r = rig.run();
-  expect_run(rig, r, 1418);
+  expect_run(rig, r, 1033);
   // The plan's pipeline bound (its own regions) is below the simulated pipeline too.
   const models::resident::ClusterTarget ct{
       {rig.platform.spec.wafer, rig.platform.spec.fabric}, 1, rig.platform.spec.system.io_bandwidth_bits_per_s()};
@@ -153,9 +153,9 @@ TEST(ResidentPipeline, TinyMlpSteadyState) {
   PipeRig a({}, with_batch("tiny-mlp", 8), models::resident::PipelineCut::RowsOut, "a");
   PipeRig b({}, with_batch("tiny-mlp", 16), models::resident::PipelineCut::RowsOut, "b");
   const PipelineResult ra = a.run();
-  expect_run(a, ra, 3427);
+  expect_run(a, ra, 2220);
   const PipelineResult rb = b.run();
-  expect_run(b, rb, 6483);
+  expect_run(b, rb, 4332);
   EXPECT_GE(rb.cycles() - ra.cycles(), 8 * b.program.interval_cycles());
 }
 
@@ -165,7 +165,7 @@ TEST(ResidentPipeline, DeepChainOnTinyBeatsLayerByLayer) {
   LayerByLayer lbl({}, m);
   ASSERT_EQ(rig.program.stages.size(), 6u);
   const PipelineResult r = rig.run();
-  expect_run(rig, r, 4677);
+  expect_run(rig, r, 3050);
   const std::uint64_t layered = lbl.run();
   EXPECT_EQ(layered, 6802u);
   EXPECT_LT(r.cycles(), layered);
@@ -176,7 +176,7 @@ TEST(ResidentPipeline, DeepChainOn16x16BeatsLayerByLayer) {
   PipeRig rig(k16, m);
   LayerByLayer lbl(k16, m);
   const PipelineResult r = rig.run();
-  expect_run(rig, r, 4467);
+  expect_run(rig, r, 2265);
   const std::uint64_t layered = lbl.run();
   EXPECT_EQ(layered, 6886u);
   EXPECT_LT(r.cycles(), layered);
@@ -184,7 +184,7 @@ TEST(ResidentPipeline, DeepChainOn16x16BeatsLayerByLayer) {
 
 TEST(ResidentPipeline, DeepChainSixteenTokensOn16x16) {
   PipeRig rig(k16, deep_chain(16));
-  expect_run(rig, rig.run(), 10978);
+  expect_run(rig, rig.run(), 5625);
 }
 
 // Rows-in: every row continues the sums of the row above, so each output still sums its
@@ -197,7 +197,7 @@ TEST(ResidentPipeline, RowsInGivesTheSameBits) {
   const PipelineResult ri = in.run();
   expect_run(in, ri, 5633);
   const PipelineResult ro = out.run();
-  expect_run(out, ro, 1899);
+  expect_run(out, ro, 1164);
   EXPECT_EQ(ri.output, ro.output);
 }
 
@@ -223,7 +223,7 @@ layers:
                      .spec;
   PipeRig rig({}, m);
   const PipelineResult r = rig.run();
-  expect_run(rig, r, 2287);
+  expect_run(rig, r, 1117);
   namespace ref = models::reference;
   ref::Tensor x(ref::Format::FP16, models::Shape{3, 2, 20});
   for (std::size_t i = 0; i < x.size(); ++i) x.set_bits(i, rig.program.input[i]);
@@ -255,20 +255,20 @@ TEST(ResidentPipeline, Cli) {
   const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline --json" + out);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["cycles"], 1418);
-  EXPECT_EQ(j["bound_cycles"], 404);
-  EXPECT_EQ(j["replicas"], 4);
+  EXPECT_EQ(j["cycles"], 1033);
+  EXPECT_EQ(j["bound_cycles"], 320);
+  EXPECT_EQ(j["replicas"], 2);
   EXPECT_EQ(j["tokens"], 4);
   EXPECT_EQ(j["checked"], 32);
   EXPECT_EQ(j["mismatches"], 0);
   EXPECT_EQ(j["stages"].size(), 2u);
   const auto text = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline" + out);
   ASSERT_EQ(text.code, 0) << text.out;
-  EXPECT_NE(text.out.find("1418 simulated"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1033 simulated"), std::string::npos) << text.out;
   const auto one = test::wafersim(
       "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 1 --json" + out);
   ASSERT_EQ(one.code, 0) << one.out;
-  EXPECT_EQ(nlohmann::json::parse(one.out)["cycles"], 1899);
+  EXPECT_EQ(nlohmann::json::parse(one.out)["cycles"], 1164);
   const auto bad = test::wafersim(
       "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 5" + out, true);
   EXPECT_EQ(bad.code, 2) << bad.out;
@@ -305,24 +305,29 @@ TEST(ResidentPipeline, ReplicasShareTheTokens) {
   PipeRig eight({}, m, models::resident::PipelineCut::RowsOut, "eight", 0);
   EXPECT_EQ(eight.program.replicas, 8u);
   EXPECT_EQ(eight.program.stages[0].rows, 1u);
-  EXPECT_EQ(eight.program.bound_cycles(), 1352u);
+  EXPECT_EQ(eight.program.bound_cycles(), 1344u);
   const PipelineResult r1 = one.run();
-  expect_run(one, r1, 6483);
+  expect_run(one, r1, 4332);
   const PipelineResult r8 = eight.run();
-  expect_run(eight, r8, 4108);
+  expect_run(eight, r8, 3782);
   EXPECT_EQ(r1.output, r8.output);
 }
 
-// 16 replicas of the six-stage chain on 16 x 16: 16 more tokens cost at least one interval.
+// The six-stage chain on 16 x 16 (2 replicas chosen): 16 more tokens cost at least one
+// interval each per replica; 32 tokens end before the layer-by-layer run.
 TEST(ResidentPipeline, ReplicasOn16x16SteadyState) {
   PipeRig a(k16, deep_chain(16), models::resident::PipelineCut::RowsOut, "a", 0);
   PipeRig b(k16, deep_chain(32), models::resident::PipelineCut::RowsOut, "b", 0);
-  EXPECT_EQ(b.program.replicas, 16u);
+  LayerByLayer lbl(k16, deep_chain(32));
+  EXPECT_EQ(b.program.replicas, 2u);
   const PipelineResult ra = a.run();
-  expect_run(a, ra, 7464);
+  expect_run(a, ra, 4898);
   const PipelineResult rb = b.run();
-  expect_run(b, rb, 9893);
-  EXPECT_GE(rb.cycles() - ra.cycles(), b.program.interval_cycles());
+  expect_run(b, rb, 8594);
+  EXPECT_GE(rb.cycles() - ra.cycles(), 8 * b.program.interval_cycles());
+  const std::uint64_t layered = lbl.run();
+  EXPECT_EQ(layered, 10376u);
+  EXPECT_LT(rb.cycles(), layered);
 }
 
 }  // namespace
