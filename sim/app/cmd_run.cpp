@@ -275,6 +275,7 @@ struct RunCommand {
                         {"fused", s.fused},
                         {"column", s.x},
                         {"rows", s.rows},
+                        {"form", s.dot ? "dot" : "fmac"},
                         {"latency_bound", s.latency_bound},
                         {"interval_bound", s.interval_bound}});
     j["stages"] = stages;
@@ -291,10 +292,10 @@ struct RunCommand {
           units::format(loaded.spec.wafer.clock));
       for (const auto& s : p.stages)
         std::cout << fmt::format(
-            "  stage         {}{}: column {}, {} rows, {} -> {}; bound per token {} (latency), {} "
+            "  stage         {}{}: column {}, {} rows, {} -> {} ({}); bound per token {} (latency), {} "
             "(interval)\n",
-            s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out, s.latency_bound,
-            s.interval_bound);
+            s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
+            s.dot ? "a dot product per output" : "an FMAC per input", s.latency_bound, s.interval_bound);
       std::cout << fmt::format(
           "  tokens        {} (batch x sequence), in flight together on {} pipeline{} (bands of {} rows; {})\n",
           p.tokens, p.replicas, p.replicas == 1 ? "" : "s", p.stages.front().rows, models::resident::to_string(p.cut));

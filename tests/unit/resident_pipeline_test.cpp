@@ -305,6 +305,10 @@ TEST(ResidentPipeline, ReplicasShareTheTokens) {
   PipeRig eight({}, m, models::resident::PipelineCut::RowsOut, "eight", 0);
   EXPECT_EQ(eight.program.replicas, 8u);
   EXPECT_EQ(eight.program.stages[0].rows, 1u);
+  // Both forms of a stage, and so the same bits from each: fc1 with 32 outputs on its one row
+  // FMACs over them; with 4 outputs per row (one pipeline of 8 rows) it takes dot products.
+  EXPECT_FALSE(eight.program.stages[0].dot);
+  EXPECT_TRUE(one.program.stages[0].dot);
   EXPECT_EQ(eight.program.bound_cycles(), 1344u);
   const PipelineResult r1 = one.run();
   expect_run(one, r1, 4332);
