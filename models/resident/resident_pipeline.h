@@ -70,7 +70,8 @@ struct PipelineProgram {
 // activation input; throws sim::InputError naming the first layer it does not cover, or
 // when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas`
 // pipelines (each with every layer's weights) share the tokens, each on its own band of
-// height / replicas rows; 0: as many as there are tokens and rows.
+// height / replicas rows; 0: the number (up to the tokens and rows) whose estimated run is
+// shortest.
 PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
                                  PipelineCut cut = PipelineCut::RowsOut, std::uint32_t replicas = 1);
 

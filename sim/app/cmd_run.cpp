@@ -520,8 +520,8 @@ void add_run_command(CLI::App& app) {
                 "silu or relu after it) on its own column of PEs, all at once, the batch's tokens flowing from "
                 "column to column over the fabric; cycles, tokens/s and the bound (linear chains only)");
   sub->add_option("--pipeline-replicas", cmd->pipeline_replicas,
-                  "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: as many as there "
-                  "are tokens and rows)")
+                  "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: the number, up to "
+                  "the tokens and rows, whose estimated run is shortest)")
       ->capture_default_str()
       ->type_name("K");
   sub->add_option("--pipeline-cut", cmd->pipeline_cut,
