@@ -48,6 +48,11 @@ MemoryX::MemoryX(const sc_core::sc_module_name& name, const MemoryXConfig& confi
         "(found {} planes, {} slots, {} B chunks)",
         ports_.planes, ports_.buffer_chunks, ports_.chunk_bytes));
   optimizer_.validate();
+  for (const auto& l : layers_)
+    if (l.sparse() && ports_.chunk_bytes % sim::stream::kSparseEntryBytes != 0)
+      throw sim::InputError(fmt::format(
+          "memoryx: sparse layer '{}' needs a chunk size that is a multiple of {} B (value and index), found {} B",
+          l.name, sim::stream::kSparseEntryBytes, ports_.chunk_bytes));
   placement_ = place(layers_, config_, optimizer_.kind);
 
   state_.resize(layers_.size());
@@ -62,6 +67,20 @@ MemoryX::MemoryX(const sc_core::sc_module_name& name, const MemoryXConfig& confi
       if (moments >= 1) st.m.assign(n, 0.0F);
       if (moments >= 2) st.v.assign(n, 0.0F);
       st.g.assign(n, 0.0F);
+      const LayerSpec& ls = layers_[l];
+      if (!ls.sparse()) continue;
+      if (!ls.mask || ls.mask->size() != n)
+        throw sim::InputError(
+            fmt::format("memoryx: sparse layer '{}' needs its mask of {} parameters in a functional run", ls.name, n));
+      if (n > 0x100000000ULL)
+        throw sim::InputError(
+            fmt::format("memoryx: sparse layer '{}' has {} parameters: indices are 32-bit", ls.name, n));
+      for (std::uint64_t i = 0; i < n; ++i)
+        if ((*ls.mask)[i]) st.kept.push_back(static_cast<std::uint32_t>(i));
+      if (st.kept.size() != ls.kept)
+        throw sim::InputError(fmt::format("memoryx: the mask of layer '{}' keeps {} parameters, the layer says {}",
+                                          ls.name, st.kept.size(), ls.kept));
+      apply_mask(l);
     }
   }
   slots_.resize(placement_.staging_slots);
@@ -75,7 +94,7 @@ MemoryX::MemoryX(const sc_core::sc_module_name& name, const MemoryXConfig& confi
         fmt::format("gradient_in{}", p), ports_.buffer_chunks, [this](const sim::stream::ChunkInPort::Entry& e) {
           const ChunkInfo& info = e.chunk.info;
           if (info.pass != Pass::Gradient || info.layer >= layers_.size() || info.step != state_[info.layer].updates ||
-              info.count != chunks_of(info.layer) ||
+              info.sparse != layers_[info.layer].sparse() || info.count != chunks_of(info.layer) ||
               info.bytes != sim::stream::chunk_size(weight_bytes(info.layer), ports_.chunk_bytes, info.index))
             throw sim::SimulationError(fmt::format("{}: unexpected {}", this->name(), info.describe()));
           int& r = gradient_record_of_[info.layer];
@@ -103,6 +122,19 @@ void MemoryX::set_weights(std::uint32_t layer, std::vector<float> w) {
   if (!options_.functional) throw std::logic_error("MemoryX::set_weights in a timing-only run");
   if (w.size() != layers_.at(layer).params) throw std::invalid_argument("MemoryX::set_weights: wrong size");
   state_[layer].w = std::move(w);
+  apply_mask(layer);
+}
+
+void MemoryX::apply_mask(std::uint32_t layer) {
+  const LayerSpec& ls = layers_[layer];
+  if (!ls.sparse() || !ls.mask) return;
+  LayerState& st = state_[layer];
+  for (std::size_t i = 0; i < st.w.size(); ++i) {
+    if ((*ls.mask)[i]) continue;
+    st.w[i] = 0.0F;
+    if (!st.m.empty()) st.m[i] = 0.0F;
+    if (!st.v.empty()) st.v[i] = 0.0F;
+  }
 }
 
 void MemoryX::schedule_steps(std::uint32_t steps) {
@@ -132,7 +164,7 @@ const TierConfig& MemoryX::tier(std::uint32_t layer) const {
 
 Picos MemoryX::optimizer_time(std::uint32_t layer) const {
   const TierConfig& t = tier(layer);
-  const std::uint64_t p = layers_[layer].params;
+  const std::uint64_t p = layers_[layer].sparse() ? layers_[layer].kept : layers_[layer].params;
   const std::uint64_t m = moment_count(optimizer_.kind);
   const std::uint64_t page = t.page_size.bytes();
   const std::uint64_t read = round_up(p * 4 * (2 + m), page);
@@ -204,8 +236,22 @@ bool MemoryX::receive_gradients(Picos now) {
       if (options_.functional) {
         if (!e.chunk.data || e.chunk.data->size() * 4 != info.bytes)
           throw sim::SimulationError(fmt::format("{}: {} carries no values", name(), info.describe()));
-        std::copy(e.chunk.data->begin(), e.chunk.data->end(),
-                  state_[info.layer].g.begin() + static_cast<std::ptrdiff_t>(info.offset / 4));
+        LayerState& st = state_[info.layer];
+        if (info.sparse) {
+          const auto& d = *e.chunk.data;
+          const std::uint64_t first = info.offset / sim::stream::kSparseEntryBytes;
+          for (std::size_t k = 0; k + 1 < d.size(); k += 2) {
+            std::uint32_t index = 0;
+            std::memcpy(&index, &d[k + 1], sizeof index);
+            if (index != st.kept.at(first + k / 2))
+              throw sim::SimulationError(fmt::format("{}: {} has index {} where parameter {} is kept", name(),
+                                                     info.describe(), index, st.kept.at(first + k / 2)));
+            st.g[index] = d[k];
+          }
+        } else {
+          std::copy(e.chunk.data->begin(), e.chunk.data->end(),
+                    st.g.begin() + static_cast<std::ptrdiff_t>(info.offset / 4));
+        }
       }
       ++n_.chunks_in;
       n_.bytes_in += info.bytes;
@@ -252,12 +298,14 @@ bool MemoryX::optimize(Picos now) {
   if (updating_ && now >= current_update_.end) {
     const std::uint32_t l = current_update_.layer;
     LayerState& st = state_[l];
-    if (options_.functional)
+    if (options_.functional) {
       engine_update(optimizer_, st.updates + 1, st.w.data(), st.m.empty() ? nullptr : st.m.data(),
                     st.v.empty() ? nullptr : st.v.data(), st.g.data(), st.w.size());
+      apply_mask(l);
+    }
     ++st.updates;
     ++n_.updates;
-    n_.params_updated += layers_[l].params;
+    n_.params_updated += layers_[l].sparse() ? layers_[l].kept : layers_[l].params;
     update_records_.push_back(current_update_);
     updating_ = false;
     progress = true;
@@ -270,7 +318,7 @@ bool MemoryX::optimize(Picos now) {
     updating_ = true;
     n_.optimizer_busy_ps += t.count();
     const TierConfig& tc = tier(u.layer);
-    const std::uint64_t p = layers_[u.layer].params;
+    const std::uint64_t p = layers_[u.layer].sparse() ? layers_[u.layer].kept : layers_[u.layer].params;
     const std::uint64_t m = moment_count(optimizer_.kind);
     const std::uint64_t page = tc.page_size.bytes();
     const bool dram = placement_.layers[u.layer].tier == Tier::Dram;
@@ -359,11 +407,24 @@ bool MemoryX::issue_reads(Picos now) {
     info.count = r.chunks;
     info.offset = std::uint64_t{index} * ports_.chunk_bytes;
     info.bytes = sim::stream::chunk_size(wbytes, ports_.chunk_bytes, index);
+    info.sparse = layers_[r.layer].sparse();
     Chunk c{info, nullptr};
     if (options_.functional) {
       const auto& w = state_[r.layer].w;
-      const auto first = w.begin() + static_cast<std::ptrdiff_t>(info.offset / 4);
-      c.data = std::make_shared<const std::vector<float>>(first, first + info.bytes / 4);
+      if (info.sparse) {
+        const auto& kept = state_[r.layer].kept;
+        auto d = std::make_shared<std::vector<float>>(info.bytes / 4);
+        const std::uint64_t first = info.offset / sim::stream::kSparseEntryBytes;
+        for (std::size_t k = 0; k + 1 < d->size(); k += 2) {
+          const std::uint32_t at = kept[first + k / 2];
+          (*d)[k] = w[at];
+          std::memcpy(&(*d)[k + 1], &at, sizeof at);
+        }
+        c.data = std::move(d);
+      } else {
+        const auto first = w.begin() + static_cast<std::ptrdiff_t>(info.offset / 4);
+        c.data = std::make_shared<const std::vector<float>>(first, first + info.bytes / 4);
+      }
     }
     const std::uint64_t read = round_up(info.bytes, config_.dram.page_size.bytes());
     const Picos ser = sim::transfer_time(read * planes, config_.dram.read_bandwidth);
@@ -490,6 +551,7 @@ unsigned int MemoryX::transport_dbg(tlm::tlm_generic_payload& trans) {
         std::memcpy(trans.get_data_ptr(), bytes, len);
       else if (trans.is_write())
         std::memcpy(bytes, trans.get_data_ptr(), len);
+      if (trans.is_write()) apply_mask(static_cast<std::uint32_t>(&st - state_.data()));
       trans.set_response_status(tlm::TLM_OK_RESPONSE);
       return static_cast<unsigned int>(len);
     }

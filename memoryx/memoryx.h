@@ -83,7 +83,9 @@ class MemoryX : public sc_core::sc_module {
   [[nodiscard]] const StreamPortConfig& ports() const { return ports_; }
   [[nodiscard]] const OptimizerConfig& optimizer() const { return optimizer_; }
   [[nodiscard]] std::uint32_t steps() const { return steps_; }
-  [[nodiscard]] std::uint64_t weight_bytes(std::uint32_t layer) const { return layers_.at(layer).params * 4; }
+  // Bytes of one weight (or gradient) stream of a layer: params x 4, or a sparse layer's kept
+  // parameters x (value + index) bytes.
+  [[nodiscard]] std::uint64_t weight_bytes(std::uint32_t layer) const { return layers_.at(layer).stream_bytes(); }
   [[nodiscard]] std::uint32_t chunks_of(std::uint32_t layer) const;
 
   // Functional runs: FP32 master weights and moments of a layer (moments empty if unused).
@@ -114,6 +116,7 @@ class MemoryX : public sc_core::sc_module {
  private:
   struct LayerState {
     std::vector<float> w, m, v, g;
+    std::vector<std::uint32_t> kept;  // sparse, functional: positions of the kept parameters, increasing
     std::uint32_t updates = 0;
     std::uint32_t grad_chunks = 0;  // chunks of the current step's gradient written
   };
@@ -163,6 +166,7 @@ class MemoryX : public sc_core::sc_module {
   [[nodiscard]] sim::Picos optimizer_time(std::uint32_t layer) const;
   [[nodiscard]] sim::Picos staging_time(std::uint32_t layer) const;
   void add_stats(sim::stats::Group& g);
+  void apply_mask(std::uint32_t layer);  // pruned weights and moments to exactly zero
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
 

@@ -1,5 +1,7 @@
 #include "memoryx/placement.h"
 
+#include "sim/stream/chunk.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +10,8 @@
 #include "sim/units/quantity.h"
 
 namespace wafersim::memoryx {
+
+std::uint64_t LayerSpec::stream_bytes() const { return sparse() ? kept * sim::stream::kSparseEntryBytes : params * 4; }
 
 const char* to_string(Tier t) { return t == Tier::Dram ? "dram" : "flash"; }
 
@@ -43,7 +47,9 @@ Placement place(const std::vector<LayerSpec>& layers, const MemoryXConfig& confi
     if (l.params == 0) throw sim::InputError(fmt::format("memoryx: layer '{}' has no parameters", l.name));
     all_in_dram += round_up(l.params * bpp, dram_page);
     total_state += l.params * bpp;
-    largest_weights = std::max(largest_weights, l.params * 4);
+    if (l.sparse() && l.kept > l.params)
+      throw sim::InputError(fmt::format("memoryx: layer '{}' keeps {} of {} parameters", l.name, l.kept, l.params));
+    largest_weights = std::max(largest_weights, l.stream_bytes());
   }
 
   std::uint64_t dram_free = dram_cap;

@@ -3,7 +3,9 @@
 // layers to flash, with a DRAM staging area for flash-resident weights on their way out.
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memoryx/memoryx_config.h"
@@ -11,10 +13,20 @@
 
 namespace wafersim::memoryx {
 
-// MemoryX's view of one layer: a name for messages and its parameter count.
+// MemoryX's view of one layer: a name for messages and its parameter count; a sparse layer
+// also the parameters it keeps (streamed with their index; the others stay zero).
 struct LayerSpec {
+  LayerSpec() = default;
+  LayerSpec(std::string name_, std::uint64_t params_, std::uint64_t kept_ = 0,
+            std::shared_ptr<const std::vector<std::uint8_t>> mask_ = {})
+      : name(std::move(name_)), params(params_), kept(kept_), mask(std::move(mask_)) {}
   std::string name;
   std::uint64_t params = 0;
+  std::uint64_t kept = 0;                                 // sparse: kept parameters (1 .. params); 0: dense
+  std::shared_ptr<const std::vector<std::uint8_t>> mask;  // sparse, functional runs: per parameter, 1 kept
+  [[nodiscard]] bool sparse() const { return kept > 0; }
+  // Bytes of one weight stream: params x 4 (dense) or kept x (value + index) bytes.
+  [[nodiscard]] std::uint64_t stream_bytes() const;
 };
 
 enum class Tier { Dram, Flash };

@@ -98,7 +98,7 @@ void expand_transformer(ModelSpec& m) {
     auto& at = add(p + "attn", LayerKind::Attention, {p + "q", p + "k", p + "v"});
     at.heads = static_cast<std::uint32_t>(t.heads);
     at.kv_heads = static_cast<std::uint32_t>(t.kv_heads);
-    at.causal = true;
+    at.causal = t.causal;
     linear(p + "o", p + "attn", t.d_model);
     std::string mlp_in = p + "ln2";
     if (t.parallel_residual) {
@@ -340,6 +340,7 @@ ModelSpec ModelSpec::read(Section root) {
   tc.bias = t.boolean("bias", true, "linear layers have biases");
   tc.tied_embeddings = t.boolean("tied_embeddings", false, "the output head reuses the embedding weights");
   tc.parallel_residual = t.boolean("parallel_residual", false, "attention and MLP read the same normed input (GPT-J)");
+  tc.causal = t.boolean("causal", true, "causal mask in attention (false: every token sees its whole sample)");
   if (tc.kv_heads == 0) tc.kv_heads = tc.heads;
   if (tc.d_ff == 0) tc.d_ff = 4 * tc.d_model;
   if (tc.d_model % tc.heads != 0)
@@ -411,6 +412,7 @@ ModelSpec ModelSpec::read(Section root) {
   } else if (root.has("name") || root.has("inputs")) {
     root.error("layers", "a model needs a transformer: section or a layers: list");
   }
+  m.sparsity = read_sparsity(root, m.layers);
   return m;
 }
 

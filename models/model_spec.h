@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/sparsity.h"
 #include "sim/config/loader.h"
 #include "sim/config/schema.h"
 
@@ -84,6 +85,7 @@ struct TransformerConfig {
   bool bias = true;
   bool tied_embeddings = false;
   bool parallel_residual = false;  // GPT-J: attention and MLP read the same normed input
+  bool causal = true;              // attention masks later tokens (false: each token sees its sample)
 };
 
 struct ModelSpec {
@@ -94,6 +96,7 @@ struct ModelSpec {
   std::optional<TransformerConfig> transformer;
   std::vector<InputSpec> inputs;
   std::vector<LayerSpec> layers;   // in topological order
+  SparsitySpec sparsity;           // sparse linear layers (training runs)
 
   static ModelSpec read(sim::config::Section root);
   [[nodiscard]] std::uint64_t parameters() const;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "sim/errors.h"
@@ -113,9 +114,18 @@ bool SwitchNode::reduce(Picos now) {
         throw sim::SimulationError(
             fmt::format("{}: {} from child {} carries no values", name(), first.info.describe(), i));
     auto acc = std::make_shared<std::vector<float>>(*first.data);
+    // A sparse chunk alternates values and index words: values are summed, indices must agree.
+    const std::size_t stride = first.info.sparse ? 2 : 1;
     for (std::uint32_t i = 1; i < up_in_.size(); ++i) {
       const auto& v = *up_in_[i]->front().chunk.data;
-      for (std::size_t k = 0; k < acc->size(); ++k) (*acc)[k] = (*acc)[k] + v[k];
+      if (v.size() != acc->size())
+        throw sim::SimulationError(fmt::format("{}: {} from child {} has {} values, expected {}", name(),
+                                               first.info.describe(), i, v.size(), acc->size()));
+      for (std::size_t k = 0; k < acc->size(); k += stride) (*acc)[k] = (*acc)[k] + v[k];
+      for (std::size_t k = 1; stride == 2 && k < acc->size(); k += 2)
+        if (std::memcmp(&(*acc)[k], &v[k], sizeof(float)) != 0)
+          throw sim::SimulationError(fmt::format("{}: {} from child {} has other sparse indices than child 0", name(),
+                                                 first.info.describe(), i));
     }
     sum.data = std::move(acc);
   }

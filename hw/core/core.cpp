@@ -414,6 +414,11 @@ bool fcompare(isa::Cond c, DType t, std::uint32_t a, std::uint32_t b) {
 
 }  // namespace
 
+void Core::report_task(const isa::Program& prog, Cycle end) const {
+  if (const isa::TaskDecl* t = prog.task(static_cast<std::uint8_t>(running_)))
+    observer_->task_ran(coord_, prog, *t, task_start_, end);
+}
+
 Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
   const isa::Program& prog = *program_;
   if (pc_ >= prog.code.size())
@@ -538,9 +543,7 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
     case Op::Ret:
       ++c_.instructions;
 #ifndef WAFERSIM_NO_TRACE_HOOKS
-      if (observer_)
-        if (const isa::TaskDecl* t = prog.task(static_cast<std::uint8_t>(running_)))
-          observer_->task_ran(coord_, prog, *t, task_start_, now + Cycle(1));
+      if (__builtin_expect(observer_ != nullptr, 0)) report_task(prog, now + Cycle(1));
 #endif
       running_ = -1;
       return Step::Progress;

@@ -138,6 +138,9 @@ class Core {
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.
   void count_traffic(const VectorOp& op, std::uint32_t count, sim::Cycle now);
   void retire(VectorOp& op, sim::Cycle now);
+  // Observer calls, kept out of line and cold so that the hot paths lay out as without hooks.
+  [[gnu::cold, gnu::noinline]] void report_vector_op(const VectorOp& op) const;
+  [[gnu::cold, gnu::noinline]] void report_task(const isa::Program& prog, sim::Cycle end) const;
   [[nodiscard]] std::uint32_t element_address(const VectorOp& op, int slot, std::uint32_t i) const;
   [[nodiscard]] std::uint32_t queue_mask_in(const isa::Instruction& ins) const;
   // helpers

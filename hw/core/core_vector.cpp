@@ -350,13 +350,16 @@ void Core::count_traffic(const VectorOp& op, std::uint32_t count, Cycle now) {
   }
 }
 
+void Core::report_vector_op(const VectorOp& op) const {
+  observer_->vector_op_ran(coord_, *program_, op.pc, static_cast<std::uint32_t>(&op - ops_.data()), op.n, op.issued_at,
+                           op.done_at);
+}
+
 void Core::retire(VectorOp& op, Cycle now) {
   (void)now;
   const Instruction& ins = *op.ins;
 #ifndef WAFERSIM_NO_TRACE_HOOKS
-  if (observer_)
-    observer_->vector_op_ran(coord_, *program_, op.pc, static_cast<std::uint32_t>(&op - ops_.data()), op.n,
-                             op.issued_at, op.done_at);
+  if (__builtin_expect(observer_ != nullptr, 0)) report_vector_op(op);
 #endif
   if (isa::is_reduction(ins.op)) regs_[ins.ops[0].reg] = op.acc;
   for (int k = 0; k < 4; ++k) {

@@ -10,8 +10,9 @@
 // - min and max propagate NaN and order -0 below +0.
 // Values travel as the low bits of a uint32_t. Only the three float DTypes are accepted.
 // The results are those of the integer implementation in `reference`; for f32 without NaN
-// operands, add, sub, mul and fma take the host's IEEE binary32 arithmetic, which gives
-// the same bits (tested against `reference`).
+// operands, add, sub, mul and fma take the host's IEEE binary32 arithmetic, and for f16 and
+// bf16 without infinite or NaN operands the host's double arithmetic rounded to odd, then
+// once to the format; both give the same bits (tested against `reference`).
 
 #include <cstdint>
 

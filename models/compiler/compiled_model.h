@@ -30,6 +30,10 @@ struct CompileOptions {
   Accumulate accumulate = Accumulate::Fp32;
   bool training = true;  // forward and backward; false: forward only (inference)
   bool emit = true;      // generate per-PE code and stream schedules (false: the mapping only)
+  // With emit: a step the code generator cannot lower (its kind has no PE code, or the layout
+  // is beyond what code generation supports) is planned analytically (its code stays empty)
+  // instead of being an error.
+  bool plan_missing_code = false;
 };
 
 // A tensor resident on the wafer, at the same address on every used PE: activation-shaped

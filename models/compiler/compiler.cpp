@@ -24,7 +24,33 @@ std::uint64_t max_features(const ModelSpec& m) {
 
 }  // namespace
 
+namespace {
+
+CompiledModel compile_with(const ModelSpec& model, const Target& target, const CompileOptions& options,
+                           bool split_heads);
+
+}  // namespace
+
 CompiledModel compile(const ModelSpec& model, const Target& target, const CompileOptions& options) {
+  // Heads split over rows hold up to one more dimension of every query head of a group per
+  // row than even slices would: when a mapping (without code) does not fit the SRAM that
+  // way, even slices are tried, with the attention planned analytically.
+  try {
+    return compile_with(model, target, options, true);
+  } catch (const sim::InputError&) {
+    bool split = false;
+    for (const auto& l : model.layers) split = split || l.kind == LayerKind::Attention;
+    if (options.emit || !split) throw;
+  }
+  CompiledModel cm = compile_with(model, target, options, false);
+  cm.layout_reason += "; attention heads in even slices (split over rows they do not fit the SRAM)";
+  return cm;
+}
+
+namespace {
+
+CompiledModel compile_with(const ModelSpec& model, const Target& target, const CompileOptions& options,
+                           bool split_heads) {
   if (options.placement == PlacementKind::Resident)
     throw sim::InputError("the weight-resident placement is not implemented yet; use --placement streaming");
   CompiledModel cm;
@@ -32,9 +58,10 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
   cm.model = model;
   cm.options = options;
   const std::uint64_t tokens = model.batch * model.sequence;
-  // Attention backward sends records west along the rows: two more colors.
+  // Attention backward sends records west along the rows, attention without the causal mask
+  // also keys and values: two more colors.
   bool west = false;
-  for (const auto& l : model.layers) west = west || (options.training && l.kind == LayerKind::Attention);
+  for (const auto& l : model.layers) west = west || (l.kind == LayerKind::Attention && (options.training || !l.causal));
   const std::uint32_t fixed = ColorPlan::kFixed + (west ? ColorPlan::kWest : 0);
   if (target.fabric.colors < fixed + 1)
     throw sim::InputError(fmt::format("the weight-streaming placement needs at least {} colors, the platform has {}",
@@ -45,7 +72,7 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
       fmt::format("sequence x hidden = {} x {}: {}", model.sequence, max_features(model), cm.layout.describe());
   if (options.emit) cm.routes = build_routes(target, cm.layout, cm.colors);
 
-  Schedule sched = make_schedule(cm);
+  Schedule sched = make_schedule(cm, split_heads);
   cm.host_tensors = sched.host_tensors;
   cm.tensors = sched.tensors;
 
@@ -77,7 +104,15 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
       if (!a) throw_sram_error(ctx, x.name, bytes);
       x.addr = *a;
     }
-    LayerProgram p = lower_step(ctx, cm, step);
+    LayerProgram p;
+    try {
+      p = lower_step(ctx, cm, step);
+    } catch (const NoCodeError&) {
+      if (!options.plan_missing_code) throw;
+      ctx.release_scratch();
+      ctx.emit = false;
+      p = lower_step(ctx, cm, step);
+    }
     p.reads = step.reads;
     p.writes = step.writes;
     ctx.release_scratch();
@@ -88,5 +123,7 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
   cm.sram_peak = arena.peak();
   return cm;
 }
+
+}  // namespace
 
 }  // namespace wafersim::models::compiler

@@ -124,8 +124,8 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
 
   if (!ctx.emit) return p;
   if (G + 1 > hw::isa::kMaxTasks)
-    throw sim::InputError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}",
-                                      m.layer, hw::isa::kMaxTasks - 1, G));
+    throw NoCodeError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}", m.layer,
+                                  hw::isa::kMaxTasks - 1, G));
 
   // Streams: per slice, on its band's west channel and its weight color: the bias of the
   // slice's own outputs, then for every chunk j the block M[A_s][O_j] row by row.
@@ -173,6 +173,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
     b.entry(main);
     for (std::uint32_t j = 2; j < G; ++j) b.block(chunk[j]);
     b.mov(3, 0);
+    b.movf(5, acc, acc == DType::F32 ? 0x80000000u : 0x8000u);  // -0: x + -0 is x, bit for bit
     if (bias && cs > 0) {
       b.vop(Op::FMov, dt, dt, V::d(biasd), V::d(w_in));
       if (fp32_acc) b.vop(Op::FCvt, DType::F32, dt, V::d(bias32), V::d(biasd));
@@ -203,7 +204,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
           b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
           for (std::uint64_t o = 0; o < ro.size(); ++o) {
             b.recv(1, cw);
-            b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {true});
+            b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {!fp32_acc});
             b.dsd(Op::DsdAdd, pcol, t);
           }
           b.dsd(Op::DsdAdd, acol, t);
@@ -259,7 +260,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
             b.dsd(Op::DsdLen, i_d, n);
             b.vop(Op::FAdd, acc, acc, V::d(o_d), V::d(i_d), V::d(pall), {}, async);
           } else {
-            b.vop(Op::FMov, acc, acc, V::d(o_d), V::d(pall), {}, {}, async);
+            b.vop(Op::FAdd, acc, acc, V::d(o_d), V::d(pall), V::r(5), {}, async);
           }
         } else if (next2) {
           b.unblock(chunk[j + 2]);

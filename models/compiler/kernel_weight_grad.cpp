@@ -102,8 +102,8 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
 
   if (!ctx.emit) return p;
   if (chunks + 1 > hw::isa::kMaxTasks)
-    throw sim::InputError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}",
-                                      m.layer, hw::isa::kMaxTasks - 2, G));
+    throw NoCodeError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}", m.layer,
+                                  hw::isa::kMaxTasks - 2, G));
 
   // Streams out: per band, chunk by chunk, the anchor's block, then those of the rows above it
   // (nearest first), then those below (nearest first).

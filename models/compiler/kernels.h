@@ -9,12 +9,20 @@
 #include "models/compiler/compiled_model.h"
 #include "models/compiler/elementwise.h"
 #include "models/compiler/sram_arena.h"
+#include "sim/errors.h"
 
 namespace wafersim::models::compiler {
 
 class ProgramBuilder;
 
 // What a kernel sees while it lowers one layer.
+// Code generation has no PE code for a step (its kind, or a layout beyond what it supports);
+// compile() plans such a step analytically with CompileOptions::plan_missing_code.
+class NoCodeError : public sim::InputError {
+ public:
+  using sim::InputError::InputError;
+};
+
 struct KernelContext {
   const Target& target;
   const StreamingLayout& layout;
@@ -99,7 +107,7 @@ struct SoftmaxArgs {
 };
 LayerProgram lower_softmax(KernelContext& ctx, const SoftmaxArgs& a);
 
-// Causal scaled dot-product attention, multi-head or grouped-query, forward (q, k, v -> out)
+// Scaled dot-product attention (causal or not), multi-head or grouped-query, forward (q, k, v -> out)
 // or backward (q, k, v, dout -> dq, dk, dv): each column gathers the keys and values (and
 // backward the queries and output gradients) of its sample's columns along the row and
 // computes in the reference's order (bit-exact with models/reference).
@@ -111,6 +119,7 @@ struct AttentionArgs {
   std::uint32_t dq = kScratchTensor, dk = kScratchTensor, dv = kScratchTensor;
   std::uint32_t heads = 1, kv_heads = 1;
   std::uint64_t head_dim = 1, sequence = 1;
+  bool causal = true;
   bool accumulate_dq = false, accumulate_dk = false, accumulate_dv = false;
 };
 LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a);
@@ -141,15 +150,18 @@ struct CrossEntropyArgs {
 };
 LayerProgram lower_cross_entropy(KernelContext& ctx, const CrossEntropyArgs& a);
 
-// Embedding lookup without learned positions: forward (`fwd`: ids -> out, the table
-// streamed in) or the table's gradient (ids, dy -> `table` host tensor, streamed out east in
-// fp32), in the reference's order (docs/compiler.md, "Embedding").
+// Embedding lookup, with learned positions or without: forward (`fwd`: ids -> out, the table
+// and the position table streamed in) or the tables' gradients (ids, dy -> `table` and
+// `positions` host tensors, streamed out east in fp32), in the reference's order
+// (docs/compiler.md, "Embedding").
 struct EmbeddingArgs {
   std::string layer;
   bool fwd = true;
   std::uint32_t ids = 0, out = 0, dy = 0;
   std::uint32_t table = 0;  // host tensor: the table (forward) or its gradient
   std::uint64_t vocabulary = 0;
+  int positions = -1;  // host tensor: the position table (forward) or its gradient; -1: none
+  std::uint64_t sequence = 0;
 };
 LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 

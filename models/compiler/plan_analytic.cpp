@@ -71,7 +71,7 @@ void edge_streams(const StreamingLayout& l, const std::vector<std::uint64_t>& pe
 LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, const Step& st) {
   const LayerSpec& layer = cm.model.layers[st.index];
   if (ctx.emit)
-    throw sim::InputError(fmt::format(
+    throw NoCodeError(fmt::format(
         "layer '{}': the weight-streaming placement has no PE code for {} layers ({}) yet; 'wafersim compile' "
         "without --emit plans their mapping, 'wafersim run' needs code (docs/compiler.md, \"Layer kinds\")",
         st.layer, to_string(layer.kind), to_string(st.phase)));
@@ -87,6 +87,7 @@ LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, cons
   p.layer = st.layer;
   p.kind = layer.kind;
   p.phase = st.phase;
+  p.analytical = true;
   Work& w = p.work;
   std::vector<std::uint64_t> sram(G), stream_in(G), stream_out(G);
   bool fixed_colors = false, weight_colors = false, out_color = false, row_colors = false;
@@ -212,8 +213,9 @@ LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, cons
         pe.k.link = std::max(pe.k.link, gather * kvf);
         tens = ((fwd ? 2 : 4) * n + (fwd ? 2 : 4) * own * kvf) * esz;
         // Keys and values stream past along the row (two in flight); each query keeps a running
-        // max, sum and output in fp32 (online softmax), backward also dK and dV partials.
-        scr = 2 * 2 * kvf * esz + heads_here * t * (hd + 2) * 4 + (fwd ? 0 : 2 * kvf * 4);
+        // max and sum per head and its output features of the slice in fp32 (online softmax),
+        // backward also dK and dV partials.
+        scr = 2 * 2 * kvf * esz + t * (c + 2 * heads_here) * 4 + (fwd ? 0 : 2 * kvf * 4);
         break;
       }
       case LayerKind::Embedding: {

@@ -47,25 +47,30 @@ Saved saved_for_backward(LayerKind k) {
 
 }  // namespace
 
-Schedule make_schedule(const CompiledModel& cm) {
+Schedule make_schedule(const CompiledModel& cm, bool split_heads) {
   const ModelSpec& m = cm.model;
   const StreamingLayout& l = cm.layout;
   const hw::DType dt = hw_dtype(m.dtype);
   Schedule s;
   std::map<std::string, std::uint32_t> tensor_of;
   // Attention reads q, k and v with each key/value head's features on one row (Heads maps)
-  // when there are at least as many key/value heads as rows; else heads span several rows
-  // (even maps, and the attention's dot products are summed down the columns).
+  // when there are at least as many key/value heads as rows; else each group's heads are
+  // split by dimension over the group's rows (HeadParts maps: the dot products chain down
+  // the column).
   std::map<std::string, FeatureMap> maps;
   for (const auto& layer : m.layers) {
     if (layer.kind != LayerKind::Attention) continue;
     const std::uint32_t kv = layer.kv_heads ? layer.kv_heads : layer.heads;
-    if (kv < l.slices()) continue;
+    if (kv < l.slices() && !split_heads) continue;
     const Shape q = m.shape_of(layer.inputs[0]), k = m.shape_of(layer.inputs[1]);
-    maps[layer.inputs[0]] = FeatureMap::heads(q.features, l.slices(), kv);
-    maps[layer.inputs[1]] = FeatureMap::heads(k.features, l.slices(), kv);
-    maps[layer.inputs[2]] = FeatureMap::heads(k.features, l.slices(), kv);
-    maps[layer.name] = FeatureMap::heads(q.features, l.slices(), kv);
+    auto map = [&](std::uint64_t features) {
+      return kv >= l.slices() ? FeatureMap::heads(features, l.slices(), kv)
+                              : FeatureMap::head_parts(features, l.slices(), kv, q.features / layer.heads);
+    };
+    maps[layer.inputs[0]] = map(q.features);
+    maps[layer.inputs[1]] = map(k.features);
+    maps[layer.inputs[2]] = map(k.features);
+    maps[layer.name] = map(q.features);
   }
   auto map_of = [&](const std::string& name, std::uint64_t features) {
     auto it = maps.find(name);
@@ -346,14 +351,17 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
       return lower_norm(ctx, n);
     }
     case LayerKind::Embedding: {
-      if (layer.learned_positions || st.phase == Phase::BackwardData) break;
+      if (st.phase == Phase::BackwardData) break;
       {  // The kernel keeps the row's slice of the table (fp32 for the gradient) for the layer;
-         // a table too large for that is planned with the host's gather (no code yet).
+         // a table too large for that (with learned positions, the position table too) is
+        // planned with the host's gather (no code yet).
         const bool fwd = st.phase == Phase::Forward;
         const Tensor& y = cm.tensors.at(static_cast<std::size_t>(fwd ? st.out : st.grad_out));
         const std::uint64_t c = y.map.max_count();
-        const std::uint64_t need =
-            layer.vocabulary * c * (fwd ? hw::size_of(y.dtype) : 4) + (fwd ? 0 : c * cm.layout.tokens_per_pe * 4);
+        const std::uint64_t rows = layer.vocabulary + (layer.learned_positions ? cm.model.sequence : 0);
+        const std::uint64_t need = rows * c * (fwd ? hw::size_of(y.dtype) : 4) +
+                                   (fwd ? 0 : c * cm.layout.tokens_per_pe * 4) +
+                                   (layer.learned_positions ? cm.layout.tokens_per_pe * 4 : 0);
         if (need + ctx.sram.in_use() > ctx.sram.capacity()) break;
       }
       EmbeddingArgs e;
@@ -366,6 +374,10 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         e.dy = static_cast<std::uint32_t>(st.grad_out);
       e.table = static_cast<std::uint32_t>(host(layer.name + (e.fwd ? ".weight" : ".weight.grad")));
       e.vocabulary = layer.vocabulary;
+      if (layer.learned_positions) {
+        e.positions = host(layer.name + (e.fwd ? ".positions" : ".positions.grad"));
+        e.sequence = cm.model.sequence;
+      }
       return lower_embedding(ctx, e);
     }
     case LayerKind::CrossEntropy: {
@@ -382,9 +394,21 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
       return lower_cross_entropy(ctx, c);
     }
     case LayerKind::Attention: {
-      // PE code for causal attention whose key/value head groups lie whole on rows.
-      const Tensor& k = ctx.tensors.at(static_cast<std::size_t>(st.in[1]));
-      if (!layer.causal || k.map.kind != FeatureMap::Kind::Heads) break;
+      // PE code for attention (heads whole on rows, or split over a group's rows)
+      // when q, k, v and the output have this layer's maps (a tensor that another attention
+      // with other head counts also reads has that one's map) and the kernel fits the SRAM.
+      const std::uint32_t kv = layer.kv_heads ? layer.kv_heads : layer.heads;
+      const std::uint64_t hd = ctx.tensors.at(static_cast<std::size_t>(st.in[0])).features / layer.heads;
+      auto expected = [&](std::uint64_t features) {
+        return kv >= ctx.layout.slices() ? FeatureMap::heads(features, ctx.layout.slices(), kv)
+                                         : FeatureMap::head_parts(features, ctx.layout.slices(), kv, hd);
+      };
+      bool maps_fit = true;
+      for (int id : {st.in[0], st.in[1], st.in[2], st.out}) {
+        const Tensor& x = ctx.tensors.at(static_cast<std::size_t>(id));
+        maps_fit = maps_fit && x.map == expected(x.features);
+      }
+      if (!maps_fit) break;
       AttentionArgs a;
       a.layer = st.layer;
       a.phase = st.phase;
@@ -396,6 +420,7 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
       a.kv_heads = layer.kv_heads ? layer.kv_heads : layer.heads;
       a.head_dim = ctx.tensors.at(a.q).features / a.heads;
       a.sequence = cm.model.sequence;
+      a.causal = layer.causal;
       if (st.phase != Phase::Forward) {
         a.dout = static_cast<std::uint32_t>(st.grad_out);
         auto grad = [&](std::size_t i) {
@@ -408,7 +433,17 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         a.accumulate_dk = st.grad_accumulate[1];
         a.accumulate_dv = st.grad_accumulate[2];
       }
-      return lower_attention(ctx, a);
+      if (ctx.emit) return lower_attention(ctx, a);
+      // Mapping only: a kernel whose buffers (the keys and values of a whole sample) do not
+      // fit is planned analytically instead (streamed keys, docs/compiler.md).
+      const SramArena before = ctx.sram;
+      try {
+        return lower_attention(ctx, a);
+      } catch (const sim::InputError&) {
+        ctx.sram = before;  // as if the kernel had not been tried (its peak too)
+        ctx.scratch_addrs.clear();
+      }
+      break;
     }
     case LayerKind::Softmax: {
       SoftmaxArgs a;

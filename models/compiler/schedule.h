@@ -32,7 +32,9 @@ struct Schedule {
   std::vector<std::uint32_t> kept;       // live until the end (read back by the host)
 };
 
-Schedule make_schedule(const CompiledModel& cm);
+// `split_heads`: attention with fewer key/value heads than rows gets HeadParts maps (PE
+// code); else even maps (planned analytically).
+Schedule make_schedule(const CompiledModel& cm, bool split_heads = true);
 LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step& step);
 // The mapping (SRAM, streams, work, bound) of a step whose kind has no PE code yet; throws
 // sim::InputError naming the layer when ctx.emit asks for code.

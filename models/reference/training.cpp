@@ -92,6 +92,27 @@ Trainer::Trainer(Model model, const TensorMap& initial, const memoryx::Optimizer
   }
 }
 
+void Trainer::mask_state(memoryx::ReferenceState& st, const std::vector<std::uint8_t>& mask) {
+  for (std::size_t i = 0; i < st.weights.size(); ++i) {
+    if (mask[i]) continue;
+    st.weights[i] = 0.0F;
+    if (!st.m.empty()) st.m[i] = 0.0F;
+    if (!st.v.empty()) st.v[i] = 0.0F;
+  }
+}
+
+void Trainer::set_masks(std::map<std::string, std::vector<std::uint8_t>> masks) {
+  for (auto& [name, mask] : masks) {
+    auto it = state_.find(name);
+    if (it == state_.end()) throw sim::InputError(fmt::format("reference: no parameter '{}' to mask", name));
+    if (mask.size() != it->second.weights.size())
+      throw sim::InputError(fmt::format("reference: the mask of '{}' has {} elements, the parameter {}", name,
+                                        mask.size(), it->second.weights.size()));
+    mask_state(it->second, mask);
+  }
+  masks_ = std::move(masks);
+}
+
 TensorMap Trainer::parameters() const {
   TensorMap out;
   for (const ParameterInfo& p : model_.parameters())
@@ -101,8 +122,16 @@ TensorMap Trainer::parameters() const {
 
 StepGradients Trainer::step(const Inputs& batch, const StepPlan& plan) {
   StepGradients g = data_parallel_gradients(model_, parameters(), batch, plan);
-  for (const ParameterInfo& p : model_.parameters())
-    memoryx::reference_step(config_, state_.at(p.name), g.sum.at(p.name).to_floats());
+  for (const ParameterInfo& p : model_.parameters()) {
+    std::vector<float> sum = g.sum.at(p.name).to_floats();
+    auto m = masks_.find(p.name);
+    if (m != masks_.end())
+      for (std::size_t i = 0; i < sum.size(); ++i)
+        if (!m->second[i]) sum[i] = 0.0F;
+    auto& st = state_.at(p.name);
+    memoryx::reference_step(config_, st, sum);
+    if (m != masks_.end()) mask_state(st, m->second);
+  }
   ++steps_;
   return g;
 }

@@ -50,14 +50,22 @@ class Trainer {
   // parameter order) with the config's gradient_scale. Returns the step's gradients and losses.
   StepGradients step(const Inputs& batch, const StepPlan& plan);
 
+  // Unstructured sparsity: per parameter name, 1 for a kept element. Masks the weights now;
+  // every step then zeroes the summed gradient where the mask is 0 before the update and the
+  // weights and moments after it (as MemoryX does for sparse layers).
+  void set_masks(std::map<std::string, std::vector<std::uint8_t>> masks);
+
   [[nodiscard]] TensorMap parameters() const;
   [[nodiscard]] const Model& model() const { return model_; }
   [[nodiscard]] std::uint32_t steps() const { return steps_; }
 
  private:
+  static void mask_state(memoryx::ReferenceState& st, const std::vector<std::uint8_t>& mask);
+
   Model model_;
   memoryx::OptimizerConfig config_;
   std::map<std::string, memoryx::ReferenceState> state_;
+  std::map<std::string, std::vector<std::uint8_t>> masks_;
   std::uint32_t steps_ = 0;
 };
 

@@ -69,7 +69,13 @@ void Executor::start(std::size_t i) {
   r.flops = p.work.flops;
   r.bound = p.bound;
   r.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
+  r.end = r.start;
   before_.clear();
+  if (!has_code(i)) {
+    r.simulated = false;
+    results_.push_back(std::move(r));
+    return;
+  }
   if (options_.check)
     for (auto t : p.reads) before_[t] = gather(t);
   for (const auto& pl : p.code)
@@ -114,6 +120,7 @@ const StepResult& Executor::finish(std::size_t i) {
   const compiler::LayerProgram& p = cm_.programs.at(i);
   auto& cores = wafer_.cores();
   StepResult& r = results_.back();
+  if (!r.simulated) return r;
   cores.check();
   if (cores.busy_count() > 0) {
     try {
@@ -271,7 +278,8 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       out = check_cross_entropy(i, *layer);
       break;
     case LayerKind::Embedding: {
-      // models/reference: a copy of the token's row; the gradient a scatter-add in row order.
+      // models/reference: a copy of the token's row (plus its position's row); the gradients a
+      // scatter-add in row order.
       namespace ref = models::reference;
       const ref::Format f = ref::format_of(cm_.model.dtype);
       const std::uint64_t V = layer->vocabulary, d = layer->features;
@@ -284,7 +292,13 @@ std::vector<Check> Executor::check_step(std::size_t i) {
         ref::Tensor table(f, Shape{1, V, d});
         const Bits& tb = data_.host[cm_.host_tensor(layer->name + ".weight")];
         for (std::size_t k = 0; k < tb.size(); ++k) table.set_bits(k, tb[k]);
-        const ref::Tensor y = ref::embedding_forward(ids, table, nullptr);
+        const std::uint64_t S = cm_.model.sequence;
+        ref::Tensor positions(f, Shape{1, S, d});
+        if (layer->learned_positions) {
+          const Bits& pb = data_.host[cm_.host_tensor(layer->name + ".positions")];
+          for (std::size_t k = 0; k < pb.size(); ++k) positions.set_bits(k, pb[k]);
+        }
+        const ref::Tensor y = ref::embedding_forward(ids, table, layer->learned_positions ? &positions : nullptr);
         Bits want(y.size());
         for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
         Check c = compare(layer->name, dt, gather(p.operands[1]), want, true, 0);
@@ -294,13 +308,17 @@ std::vector<Check> Executor::check_step(std::size_t i) {
         ref::Tensor dy(f, Shape{cm_.model.batch, cm_.model.sequence, d});
         const Bits& db = before_.at(p.operands[1]);
         for (std::size_t k = 0; k < db.size(); ++k) dy.set_bits(k, db[k]);
-        const ref::EmbeddingGrads g = ref::embedding_backward(ids, dy, V, 0);
-        Bits want(g.table.size());
-        for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(g.table.bits(k));
-        const std::string name = layer->name + ".weight.grad";
-        Check c = compare(name, hw::DType::F32, step_streams_.at(cm_.host_tensor(name)), want, true, 0);
-        c.reference = "models/reference embedding_backward";
-        out.push_back(std::move(c));
+        const ref::EmbeddingGrads g =
+            ref::embedding_backward(ids, dy, V, layer->learned_positions ? cm_.model.sequence : 0);
+        auto check = [&](const ref::Tensor& grad, const std::string& name) {
+          Bits want(grad.size());
+          for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(grad.bits(k));
+          Check c = compare(name, hw::DType::F32, step_streams_.at(cm_.host_tensor(name)), want, true, 0);
+          c.reference = "models/reference embedding_backward";
+          out.push_back(std::move(c));
+        };
+        check(g.table, layer->name + ".weight.grad");
+        if (layer->learned_positions) check(g.positions, layer->name + ".positions.grad");
       }
       break;
     }

@@ -45,6 +45,7 @@ struct StepResult {
   std::array<std::uint64_t, hw::kStallCauses> stalls{};
   std::uint64_t wavelets_in = 0, wavelets_out = 0;  // through the edge
   std::vector<Check> checks;
+  bool simulated = true;  // false: planned without code (CompileOptions::plan_missing_code), not run
   [[nodiscard]] std::uint64_t cycles() const { return end - start; }
   [[nodiscard]] std::string name() const { return layer + " " + compiler::to_string(phase); }
 };
@@ -66,6 +67,9 @@ class Executor {
   // returns the host's access time, which the run spends before the first step.
   sc_core::sc_time load_inputs();
   [[nodiscard]] std::size_t steps() const { return cm_.programs.size(); }
+  // False for a step compiled without code (CompileOptions::plan_missing_code): start() and
+  // finish() record it with no cycles and the run has nothing to simulate.
+  [[nodiscard]] bool has_code(std::size_t step) const { return !cm_.programs.at(step).code.empty(); }
   void start(std::size_t step);
   const StepResult& finish(std::size_t step);
   [[nodiscard]] const std::deque<StepResult>& results() const { return results_; }

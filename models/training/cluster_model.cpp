@@ -7,13 +7,15 @@
 
 #include "sim/errors.h"
 
+__extension__ typedef unsigned __int128 u128;
+
 namespace wafersim::models::training {
 
 sim::Picos cycles_to_picos(std::uint64_t cycles, double clock_hz) {
   return sim::Picos(static_cast<std::uint64_t>(std::llround(static_cast<double>(cycles) * 1e12 / clock_hz)));
 }
 
-ClusterModel cluster_model(const reference::Model& model, const WaferTimes& times) {
+ClusterModel cluster_model(const reference::Model& model, const WaferTimes& times, bool masks) {
   const ModelSpec& spec = model.spec();
   std::map<std::string, std::vector<const reference::ParameterInfo*>> params;
   for (const auto& p : model.parameters()) params[p.layer].push_back(&p);
@@ -37,6 +39,27 @@ ClusterModel cluster_model(const reference::Model& model, const WaferTimes& time
       c.parameters.push_back(ParameterSlot{p->name, p->shape, c.params});
       c.params += p->shape.elements();
     }
+    if (const LayerSparsity* sp = spec.sparsity.find(l.name)) {
+      const std::string weight = l.name + ".weight";
+      std::uint64_t at = 0;
+      bool found = false;
+      for (const auto& slot : c.parameters)
+        if (slot.name == weight && slot.shape.elements() == sp->elements()) {
+          at = slot.offset;
+          found = true;
+        }
+      if (!found)
+        throw sim::InputError(
+            fmt::format("sparse layer '{}' has no {} x {} weight tensor", l.name, sp->rows, sp->cols));
+      c.kept = c.params - sp->elements() + sp->kept;
+      c.density = static_cast<double>(sp->kept) / static_cast<double>(sp->elements());
+      if (masks) {
+        const WeightMask w = sp->mask(spec.sparsity.seed);
+        auto m = std::make_shared<std::vector<std::uint8_t>>(c.params, std::uint8_t{1});
+        std::copy(w.begin(), w.end(), m->begin() + static_cast<std::ptrdiff_t>(at));
+        c.mask = std::move(m);
+      }
+    }
     owner[l.name] = static_cast<int>(cm.layers.size());
     cm.layers.push_back(std::move(c));
   }
@@ -57,7 +80,10 @@ ClusterModel cluster_model(const reference::Model& model, const WaferTimes& time
     auto it = owner.find(p.layer);
     if (it == owner.end())
       throw sim::SimulationError(fmt::format("a program of layer '{}' belongs to no model layer", p.layer));
-    const sim::Picos t = cycles_to_picos(p.cycles, times.clock_hz);
+    std::uint64_t cycles = p.cycles;
+    if (const LayerSparsity* sp = spec.sparsity.find(p.layer))
+      cycles = static_cast<std::uint64_t>((static_cast<u128>(cycles) * sp->kept + sp->elements() - 1) / sp->elements());
+    const sim::Picos t = cycles_to_picos(cycles, times.clock_hz);
     if (it->second < 0) {
       cm.loss += t;
       continue;
@@ -70,19 +96,22 @@ ClusterModel cluster_model(const reference::Model& model, const WaferTimes& time
 
 std::vector<memoryx::LayerSpec> ClusterModel::memoryx_layers() const {
   std::vector<memoryx::LayerSpec> out;
-  for (const auto& l : layers) out.push_back(memoryx::LayerSpec{l.name, l.params});
+  for (const auto& l : layers) out.push_back(memoryx::LayerSpec{l.name, l.params, l.kept, l.mask});
   return out;
 }
+
+std::uint64_t ClusterLayer::stream_bytes() const { return memoryx::LayerSpec{name, params, kept, mask}.stream_bytes(); }
 
 fabric::edge::ModelEndpointConfig ClusterModel::endpoint_config() const {
   fabric::edge::ModelEndpointConfig ec;
   ec.layers = static_cast<std::uint32_t>(layers.size());
   ec.loss_time = units::Duration{loss.seconds()};
-  auto rate = [](std::uint64_t params, sim::Picos t) {
+  auto rate = [](std::uint64_t bytes, sim::Picos t) {
     // 0 means "instantly" to the endpoint; a layer that takes no time consumes at once.
-    return units::Bandwidth{t.count() ? static_cast<double>(params * 32) / t.seconds() : 0.0};
+    return units::Bandwidth{t.count() ? static_cast<double>(bytes * 8) / t.seconds() : 0.0};
   };
-  for (const auto& l : layers) ec.per_layer.push_back({rate(l.params, l.forward), rate(l.params, l.backward)});
+  for (const auto& l : layers)
+    ec.per_layer.push_back({rate(l.stream_bytes(), l.forward), rate(l.stream_bytes(), l.backward)});
   return ec;
 }
 

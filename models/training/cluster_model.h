@@ -4,6 +4,7 @@
 // layer and pass, taken from the per-program wafer times (docs/training.md, "Timing").
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct ClusterLayer {
   std::uint64_t params = 0;               // elements in all
   std::vector<std::string> carries;       // parameterless layers whose time this layer carries
   sim::Picos forward{0}, backward{0};     // compute per wafer (backward: data and weight gradients)
+  // Sparse weights: parameters kept (pruned weights excluded; the bias and other tensors all
+  // count), 0 when dense; `mask` per parameter (functional runs only); the weight density.
+  std::uint64_t kept = 0;
+  std::shared_ptr<const std::vector<std::uint8_t>> mask;
+  double density = 1.0;
+  [[nodiscard]] std::uint64_t stream_bytes() const;  // one weight stream (memoryx::LayerSpec::stream_bytes)
 };
 
 struct ClusterModel {
@@ -45,7 +52,10 @@ struct ClusterModel {
 // Groups the programs' times by layer: a parameterless layer is carried by the nearest
 // layer with parameters before it (or the first one), except those after the last layer
 // with parameters, which form the loss. Throws sim::InputError when no layer has parameters.
-ClusterModel cluster_model(const reference::Model& model, const WaferTimes& times);
+// A sparse layer (model.spec().sparsity) keeps `kept` parameters, and its own programs'
+// times scale with its weight density: ceil(t x kept weights / weights) (docs/training.md);
+// `masks` materialises the per-parameter masks (functional runs).
+ClusterModel cluster_model(const reference::Model& model, const WaferTimes& times, bool masks = false);
 
 // Cycles at `clock_hz` in picoseconds, rounded to nearest.
 sim::Picos cycles_to_picos(std::uint64_t cycles, double clock_hz);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "sim/errors.h"
 
@@ -17,6 +18,15 @@ ReplicaGradients::ReplicaGradients(const reference::Model& model, ClusterModel l
   weights_.resize(replicas_);
   for (auto& w : weights_)
     for (const auto& l : layers_.layers) w.emplace_back(l.params);
+  for (const auto& l : layers_.layers) {
+    std::vector<std::uint32_t> kept;
+    if (l.kept) {
+      if (!l.mask) throw sim::InputError(fmt::format("sparse layer '{}' has no mask in a functional run", l.name));
+      for (std::uint64_t i = 0; i < l.params; ++i)
+        if ((*l.mask)[i]) kept.push_back(static_cast<std::uint32_t>(i));
+    }
+    kept_.push_back(std::move(kept));
+  }
 }
 
 void ReplicaGradients::attach(const std::shared_ptr<ReplicaGradients>& self, fabric::edge::ModelEndpointConfig& ec) {
@@ -30,6 +40,18 @@ void ReplicaGradients::attach(const std::shared_ptr<ReplicaGradients>& self, fab
 
 void ReplicaGradients::weights_seen(std::uint32_t e, const sim::stream::ChunkInfo& info, const std::vector<float>& w) {
   auto& dst = weights_.at(e).at(info.layer);
+  if (info.sparse) {
+    // (value, index) entries; pruned weights are never sent and stay zero.
+    for (std::size_t k = 0; k + 1 < w.size(); k += 2) {
+      std::uint32_t index = 0;
+      std::memcpy(&index, &w[k + 1], sizeof index);
+      if (index >= dst.size())
+        throw sim::SimulationError(
+            fmt::format("wafer {}: {} has index {} outside layer {}", e, info.describe(), index, info.layer));
+      dst[index] = w[k];
+    }
+    return;
+  }
   const std::uint64_t first = info.offset / 4;
   if (first + w.size() > dst.size())
     throw sim::SimulationError(fmt::format("wafer {}: {} lies outside layer {}", e, info.describe(), info.layer));
@@ -46,7 +68,7 @@ void ReplicaGradients::compute(std::uint32_t e, std::uint32_t step) {
   Computed c;
   for (std::uint32_t l = 0; l < layers_.layers.size(); ++l) {
     c.gradients.push_back(layers_.flatten(l, g.parameters));
-    c.total += layers_.layers[l].params;
+    c.total += layers_.layers[l].kept ? layers_.layers[l].kept : layers_.layers[l].params;
   }
   computed_[{e, step}] = std::move(c);
   auto& ls = losses_[step];
@@ -59,6 +81,22 @@ void ReplicaGradients::gradient(std::uint32_t e, const sim::stream::ChunkInfo& i
   if (!computed_.count(key)) compute(e, info.step);
   Computed& c = computed_[key];
   const auto& g = c.gradients.at(info.layer);
+  if (info.sparse) {
+    // The gradient of each kept weight, in the entries of the weight chunk it answers (a
+    // masked weight gradient: pruned positions are not computed or sent).
+    const auto& kept = kept_.at(info.layer);
+    const std::uint64_t first = info.offset / sim::stream::kSparseEntryBytes;
+    if (first + out.size() / 2 > kept.size())
+      throw sim::SimulationError(fmt::format("wafer {}: {} lies outside layer {}", e, info.describe(), info.layer));
+    for (std::size_t k = 0; k + 1 < out.size(); k += 2) {
+      const std::uint32_t index = kept[first + k / 2];
+      out[k] = g[index];
+      std::memcpy(&out[k + 1], &index, sizeof index);
+    }
+    c.served += out.size() / 2;
+    if (c.served == c.total) c.gradients.clear();
+    return;
+  }
   const std::uint64_t first = info.offset / 4;
   if (first + out.size() > g.size())
     throw sim::SimulationError(fmt::format("wafer {}: {} lies outside layer {}", e, info.describe(), info.layer));

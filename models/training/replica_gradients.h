@@ -43,6 +43,7 @@ class ReplicaGradients {
   std::uint64_t batch_;
   std::uint32_t replicas_;
   std::vector<std::vector<std::vector<float>>> weights_;  // per wafer, per layer: as streamed to it
+  std::vector<std::vector<std::uint32_t>> kept_;          // per sparse layer: kept positions, increasing
   struct Computed {
     std::vector<std::vector<float>> gradients;  // per layer, fp32
     std::uint64_t served = 0;                   // chunks handed out

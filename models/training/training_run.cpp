@@ -17,6 +17,12 @@ double TrainingReport::samples_per_second() const {
   return s > 0 ? static_cast<double>(batch_per_wafer * wafers * timeline.steps.size()) / s : 0.0;
 }
 
+std::uint64_t TrainingReport::stream_bytes_per_step() const {
+  std::uint64_t b = 0;
+  for (const auto& l : layers.layers) b += 2 * l.stream_bytes();
+  return b;
+}
+
 sim::Picos TrainingReport::total() const { return timeline.steps.empty() ? sim::Picos(0) : timeline.steps.back().end; }
 
 TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec& model, const TrainingConfig& config,
@@ -51,7 +57,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
     r.wafer = bound_programs(spec, cm);
   }
   const reference::Model ref(model);
-  r.layers = cluster_model(ref, r.wafer);
+  r.layers = cluster_model(ref, r.wafer, config.functional);
   r.optimizer = config.optimizer;
   r.optimizer.gradient_scale = 1.0F / static_cast<float>(r.wafers);
   r.optimizer.validate();
@@ -70,8 +76,11 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
   auto& cluster = *r.cluster;
   if (config.functional) {
     r.initial = ref.initial_parameters(config.seed);
-    for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
+    // MemoryX prunes the masked weights of sparse layers (exactly zero from the start).
+    for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l) {
       cluster.memoryx().set_weights(l, r.layers.flatten(l, r.initial));
+      r.layers.unflatten(l, cluster.memoryx().weights(l), r.initial);
+    }
   }
   r.timeline = platforms::run_training_steps(cluster, config.steps);
   platforms::add_stats(stats.group("training"), r.timeline);
@@ -99,6 +108,9 @@ nlohmann::ordered_json to_json(const TrainingReport& r) {
     o["layer"] = l.name;
     o["params"] = l.params;
     o["carries"] = l.carries;
+    o["kept"] = l.kept ? l.kept : l.params;
+    o["density"] = l.density;
+    o["stream_bytes"] = l.stream_bytes();
     o["forward_ps"] = l.forward.count();
     o["backward_ps"] = l.backward.count();
     layers.push_back(o);
@@ -106,6 +118,7 @@ nlohmann::ordered_json to_json(const TrainingReport& r) {
   j["layers"] = layers;
   j["loss_layers"] = r.layers.loss_layers;
   j["loss_ps"] = r.layers.loss.count();
+  j["stream_bytes_per_step"] = r.stream_bytes_per_step();
   j["steps"] = platforms::to_json(r.timeline);
   if (!r.losses.empty()) j["losses"] = r.losses;
   j["total_ps"] = r.total().count();

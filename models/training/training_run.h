@@ -51,6 +51,9 @@ struct TrainingReport {
   std::shared_ptr<platforms::StreamingCluster> cluster;
   [[nodiscard]] double samples_per_second() const;  // over all steps
   [[nodiscard]] sim::Picos total() const;
+  // Weight bytes MemoryX sends per step: every layer's stream twice (forward and backward);
+  // sparse layers kept x (value + index) bytes. The reduced gradients equal it.
+  [[nodiscard]] std::uint64_t stream_bytes_per_step() const;
 };
 
 // Runs a whole training: throws sim::InputError for a model the compiler or MemoryX cannot

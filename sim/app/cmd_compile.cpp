@@ -90,6 +90,8 @@ void add_compile_command(CLI::App& app) {
       "wse2); `wafersim run PLATFORM --model MODEL` simulates it. The bound of a layer is the largest of: the\n"
       "busiest PE's datapath steps or instruction issues (compute), its SRAM port accesses (sram), its ramp or\n"
       "the busiest router link (fabric), and the busiest edge channel (edge), one wavelet per cycle each.\n"
+      "The code column says whether a step has PE code (pe: --emit and run generate it) or is planned from the\n"
+      "layout only (analytical: no kernel yet, or the kernel's buffers do not fit the SRAM).\n"
       "A model that does not fit (SRAM per PE, colors) is an error naming the layer and the shortfall (exit 2).");
   sub->callback([cmd] { cmd->execute(); });
 }

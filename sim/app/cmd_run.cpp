@@ -38,6 +38,8 @@ struct RunCommand {
   bool no_check = false;
   std::uint64_t prompt_len = 0;
   std::uint64_t decode_tokens = 0;
+  bool timing_only = false;
+  bool plan_missing_code = false;
   bool train = false;
   bool pipeline = false;
   std::uint32_t pipeline_replicas = 0;
@@ -49,6 +51,13 @@ struct RunCommand {
   float learning_rate = 1e-3F;
 
   void execute() const {
+    if ((timing_only || plan_missing_code) && model.model.empty())
+      throw sim::InputError("--timing-only and --plan-missing-code need a model (--model MODEL)");
+    if ((timing_only || plan_missing_code) && train)
+      throw sim::InputError("--timing-only and --plan-missing-code run one step of --model, not --train");
+    if (plan_missing_code && !timing_only && !no_check)
+      throw sim::InputError(
+          "--plan-missing-code skips steps, so later steps read values nobody wrote: add --timing-only or --no-check");
     if (train) return run_training();
     if (!model.model.empty()) return run_model();
     auto loaded = platform.load();
@@ -143,8 +152,11 @@ struct RunCommand {
       std::string carries;
       for (const auto& c : l.carries) carries += (carries.empty() ? " (+ " : ", ") + c;
       if (!carries.empty()) carries += ")";
-      std::cout << fmt::format("  layer         {}{}: {} params, forward {}, backward {}\n", l.name, carries, l.params,
-                               sim::format(l.forward), sim::format(l.backward));
+      const std::string sparse = l.kept ? fmt::format(" (sparse: {} kept, weight density {:.4g}, {} B per stream)",
+                                                      l.kept, l.density, l.stream_bytes())
+                                        : "";
+      std::cout << fmt::format("  layer         {}{}: {} params{}, forward {}, backward {}\n", l.name, carries,
+                               l.params, sparse, sim::format(l.forward), sim::format(l.backward));
     }
     if (!r.layers.loss_layers.empty())
       std::cout << fmt::format("  loss          {}: {}\n", fmt::join(r.layers.loss_layers, ", "),
@@ -166,7 +178,9 @@ struct RunCommand {
     if (model.placement == "resident") return run_resident(loaded, m, target);
     if (prompt_len) throw sim::InputError("--prompt-len needs --placement resident");
     if (pipeline) throw sim::InputError("--pipeline needs --placement resident --inference");
-    const auto cm = models::compiler::compile(m.spec, target, model.options(true));
+    models::compiler::CompileOptions options = model.options(true);
+    options.plan_missing_code = plan_missing_code;
+    const auto cm = models::compiler::compile(m.spec, target, options);
     run_compiled(loaded, cm, models::runtime::make_host_data(cm, sim.seed));
   }
 
@@ -334,6 +348,8 @@ struct RunCommand {
     const bool resident = cm.options.placement == models::compiler::PlacementKind::Resident;
     platforms::BuildOptions build = sim.build_options();
     build.routes = cm.routes;
+    build.timing_only = timing_only;
+    const bool check = !no_check && !timing_only;
     RunDir dir = RunDir::create(sim.out, "run");
     // Traces: windows start at one cycle and double (the length is known only afterwards);
     // each layer step becomes a phase on the timeline.
@@ -351,7 +367,7 @@ struct RunCommand {
     platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
     if (tracing) tracing->attach(wafer, 0);
-    models::runtime::Executor exec(cm, wafer, std::move(data), {!no_check});
+    models::runtime::Executor exec(cm, wafer, std::move(data), {check});
     exec.add_stats(wafer.stats().group("model"));
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
@@ -379,9 +395,10 @@ struct RunCommand {
       sc_core::sc_start(load);
       for (std::size_t i = 0; i < exec.steps(); ++i) {
         exec.start(i);
-        wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
+        if (exec.has_code(i))
+          wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
         exec.finish(i);
-        if (decode && !no_check)
+        if (decode && check)
           for (const auto& a : decode->attention)
             if (a.program == i)
               decode_checks.emplace_back(exec.results().back().name(),
@@ -416,6 +433,8 @@ struct RunCommand {
       j["platform"] = loaded.spec.name;
       j["model"] = cm.model.name;
       j["cycles"] = end;
+      j["timing_only"] = timing_only;
+      j["sram_allocated_bytes"] = wafer.cores().sram_allocated_bytes();
       j["simulated_seconds"] = static_cast<double>(end) / loaded.spec.wafer.clock.hz;
       j["wall_seconds"] = wall;
       j["checked"] = compared;
@@ -438,6 +457,10 @@ struct RunCommand {
           : resident          ? "inference: prefill of the prompt"
                               : "inference (forward)");
       std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
+      if (cm.model.sparsity.any())
+        std::cout << fmt::format(
+            "  sparsity      {} sparse layer(s): applies to training runs (--train); these programs are dense\n",
+            cm.model.sparsity.layers.size());
       print_run(std::cout, cm, exec.results());
       std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
@@ -445,7 +468,7 @@ struct RunCommand {
         print_decode_run(std::cout, *decode, exec.results(), loaded.spec.wafer.clock.hz);
         std::uint64_t n = 0;
         for (const auto& dc : decode_checks) n += dc.second.compared;
-        if (!no_check)
+        if (check)
           std::cout << fmt::format(
               "  attention     {} steps, {} elements (outputs and the new KV cache entries) checked against "
               "models/reference attention over the cached keys\n",
@@ -459,9 +482,10 @@ struct RunCommand {
             std::cout << fmt::format("  loss          {} (layer '{}': the wafer's sums, the host's log)\n", *c.value,
                                      r.layer);
       std::cout << fmt::format("  checks        {}\n",
-                               no_check ? std::string("off (--no-check)")
-                               : failed ? fmt::format("{} of {} result elements differ", failed, compared)
-                                        : fmt::format("all {} result elements as expected", compared));
+                               timing_only ? std::string("off (--timing-only: no values computed)")
+                               : no_check  ? std::string("off (--no-check)")
+                               : failed    ? fmt::format("{} of {} result elements differ", failed, compared)
+                                           : fmt::format("all {} result elements as expected", compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, model.json)\n",
                                dir.path().string());
       if (tracing)
@@ -530,6 +554,13 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
+  sub->add_flag("--timing-only", cmd->timing_only,
+                "with --model: the PEs compute no values (SRAM holds only what the host and scalar stores write); "
+                "every cycle, stall and access as in the functional run; no checks");
+  sub->add_flag("--plan-missing-code", cmd->plan_missing_code,
+                "with --model: steps the code generator cannot lower (a kind without PE code, more rows than it "
+                "supports) are planned analytically and not simulated instead of an error (with --timing-only or "
+                "--no-check)");
   sub->footer(
       "Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
       "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"

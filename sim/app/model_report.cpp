@@ -80,6 +80,7 @@ nlohmann::ordered_json mapping_json(const CompiledModel& cm, const std::string& 
     steps.push_back({{"layer", p.layer},
                      {"kind", models::to_string(p.kind)},
                      {"phase", models::compiler::to_string(p.phase)},
+                     {"code", p.analytical ? "analytical" : "pe"},
                      {"region", {{"rows", p.rows}, {"columns", p.columns}}},
                      {"sram_max_bytes", p.sram.max_bytes},
                      {"sram_mean_bytes", p.sram.mean_bytes},
@@ -120,15 +121,20 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
                    cm.colors.used(), t.fabric.colors, cm.colors.weight.size(), cm.colors.with_west ? 4 : 2);
   o << fmt::format("  SRAM        {} of {} per PE at the peak (activations stay resident)\n", bytes(cm.sram_peak),
                    bytes(t.sram_bytes()));
+  if (m.sparsity.any())
+    o << fmt::format(
+        "  sparsity    {} sparse layer(s): applies to training runs (wafersim run --train); this mapping is dense\n",
+        m.sparsity.layers.size());
   o << fmt::format("  accumulate  {}\n\n", models::compiler::to_string(cm.options.accumulate));
-  o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n", "#",
-                   "layer", "kind", "phase", "region", "SRAM max", "mean", "colors", "in", "out", "FLOPs", "bound",
-                   "binds");
+  o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n",
+                   "#", "layer", "kind", "phase", "code", "region", "SRAM max", "mean", "colors", "in", "out", "FLOPs",
+                   "bound", "binds");
   std::uint64_t total = 0, flops = 0;
   for (std::size_t i = 0; i < cm.programs.size(); ++i) {
     const auto& p = cm.programs[i];
-    o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n", i,
-                     p.layer, models::to_string(p.kind), models::compiler::to_string(p.phase), region(p),
+    o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n",
+                     i, p.layer, models::to_string(p.kind), models::compiler::to_string(p.phase),
+                     p.analytical ? "analytical" : "pe", region(p),
                      bytes(static_cast<double>(p.sram.max_bytes)), bytes(p.sram.mean_bytes), p.colors,
                      count(static_cast<double>(p.work.wavelets_in)), count(static_cast<double>(p.work.wavelets_out)),
                      count(static_cast<double>(p.work.flops)), p.bound.cycles,
@@ -168,6 +174,7 @@ nlohmann::ordered_json run_json(const CompiledModel& cm, const std::deque<StepRe
     arr.push_back({{"layer", r.layer},
                    {"kind", models::to_string(r.kind)},
                    {"phase", models::compiler::to_string(r.phase)},
+                   {"simulated", r.simulated},
                    {"start_cycle", r.start},
                    {"cycles", r.cycles()},
                    {"bound_cycles", r.bound.cycles},
@@ -201,6 +208,12 @@ void print_run(std::ostream& o, const CompiledModel& cm, const std::deque<StepRe
                             count(static_cast<double>(st[k].first)));
     if (stalls.empty()) stalls = "none";
     std::string check = "-";
+    if (!r.simulated) {
+      o << fmt::format("  {:<4} {:<12} {:<16} {:>10} {:>10} {:<7} {:>12} {:>7}  {:<28} {}\n", i, r.layer,
+                       models::compiler::to_string(r.phase), "-", r.bound.cycles,
+                       models::compiler::to_string(r.bound.binds), "-", "-", "not simulated: no PE code", "-");
+      continue;
+    }
     if (!r.checks.empty()) {
       std::uint64_t bad = 0, n = 0;
       bool exact = true;

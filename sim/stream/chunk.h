@@ -25,16 +25,23 @@ struct ChunkInfo {
   std::uint32_t count = 0;   // chunks in the stream (all planes)
   std::uint64_t offset = 0;  // byte offset of the chunk in the layer's tensor
   std::uint32_t bytes = 0;
+  bool sparse = false;  // entries of kSparseEntryBytes (value, index) instead of bare FP32 values
   // Same layer, pass, step and chunk (what a reduction must line up).
   [[nodiscard]] bool same_chunk(const ChunkInfo& o) const {
     return layer == o.layer && pass == o.pass && step == o.step && index == o.index && count == o.count &&
-           offset == o.offset && bytes == o.bytes;
+           offset == o.offset && bytes == o.bytes && sparse == o.sparse;
   }
   [[nodiscard]] std::string describe() const;
 };
 
-// FP32 values of a chunk; shared, never modified once sent (a broadcast forwards the same
-// data to every child). Null in timing-only runs.
+// A sparse layer's stream: its kept parameters in increasing position, each an FP32 value
+// followed by its position in the layer's flat parameter vector as a uint32 (docs/training.md).
+inline constexpr std::uint32_t kSparseValueBytes = 4;
+inline constexpr std::uint32_t kSparseIndexBytes = 4;
+inline constexpr std::uint32_t kSparseEntryBytes = kSparseValueBytes + kSparseIndexBytes;
+
+// FP32 values of a chunk (a sparse chunk: value, index bits, value, ...); shared, never modified once sent (a broadcast
+// forwards the same data to every child). Null in timing-only runs.
 using ChunkData = std::shared_ptr<const std::vector<float>>;
 
 struct Chunk {

@@ -124,13 +124,21 @@ void run_softmax(const char* dtype, std::array<std::uint64_t, 2> cycles = {}) {
 TEST(CompilerLayers, SoftmaxForwardAndBackwardFp16MatchTheReferenceBitForBit) { run_softmax("fp16", {691, 469}); }
 TEST(CompilerLayers, SoftmaxForwardAndBackwardBf16MatchTheReferenceBitForBit) { run_softmax("bf16"); }
 
-// Causal attention, multi-head (8 heads of 4) and grouped-query (16 query heads of 2 or 4 over
-// 8 key/value heads), forward and backward, between linear layers; q feeds mha and gqa, k and
-// v feed mha and gqa2, so their gradients accumulate. Every row of `tiny` holds one key/value
-// group.
-std::string attention_model(const char* dtype, int batch, int sequence) {
-  return std::string("name: att\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
-         "\nsequence: " + std::to_string(sequence) + R"(
+// The model with `causal: false` on every attention layer unless `causal`.
+std::string with_mask(std::string model, bool causal) {
+  if (causal) return model;
+  for (std::size_t at = model.find("kind: attention,"); at != std::string::npos;
+       at = model.find("kind: attention,", at + 1))
+    model.insert(at + 16, " causal: false,");
+  return model;
+}
+
+// Attention (causal unless `causal` is false), multi-head (8 heads of 4) and grouped-query (16 query heads of 2 or 4
+// over 8 key/value heads), forward and backward, between linear layers; q feeds mha and gqa, k and v feed mha and gqa2,
+// so their gradients accumulate. Every row of `tiny` holds one key/value group.
+std::string attention_model(const char* dtype, int batch, int sequence, bool causal = true) {
+  return with_mask(std::string("name: att\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
+                       "\nsequence: " + std::to_string(sequence) + R"(
 inputs: [{name: x, kind: activations, features: 16}]
 layers:
   - {name: q, kind: linear, inputs: [x], features: 32}
@@ -145,13 +153,15 @@ layers:
   - {name: out, kind: linear, inputs: [mha], features: 8}
   - {name: out2, kind: linear, inputs: [gqa], features: 8}
   - {name: out3, kind: linear, inputs: [gqa2], features: 8}
-)";
+)",
+                   causal);
 }
 
 // `cycles`: the exact simulated cycles of mha, gqa and gqa2 forward, then backward (0: not
 // checked).
-void run_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 6> cycles = {}) {
-  test::ModelRun run("tiny", {}, attention_model(dtype, batch, sequence));
+void run_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 6> cycles = {},
+                   bool causal = true) {
+  test::ModelRun run("tiny", {}, attention_model(dtype, batch, sequence, causal));
   const auto& results = run.run();
   int forward = 0, backward = 0;
   for (const auto& r : results) {
@@ -174,11 +184,116 @@ void run_attention(const char* dtype, int batch, int sequence, std::array<std::u
 // Two samples of 8 tokens, 2 tokens per column: a sample spans four columns.
 // The simulation is deterministic: the exact cycles of this configuration.
 TEST(CompilerLayers, AttentionForwardAndBackwardBf16MatchTheReferenceBitForBit) {
-  run_attention("bf16", 2, 8, {1307, 1528, 2024, 2515, 3184, 4162});
+  run_attention("bf16", 2, 8, {1381, 1608, 2192, 2493, 3168, 4138});
 }
 // Three samples of 5 tokens, 3 per column: columns hold the end of one sample and the start
 // of the next.
 TEST(CompilerLayers, AttentionWithSamplesAcrossColumnsFp16MatchesTheReferenceBitForBit) { run_attention("fp16", 3, 5); }
+
+// Fewer key/value heads than rows: each group's heads are split by dimension over its rows
+// (HeadParts maps) and every score, dP and sum chains down the column. On tiny's 8 rows:
+// mha (2 heads of 8: 4 rows per group, 2 dimensions each), gqa (4 query heads over the same
+// k and v, so their gradients accumulate), mqa (2 heads over 1 key/value head: one group over
+// all 8 rows, 1 dimension each) and small (heads of 2 dimensions: 2 of a group's 4 rows hold
+// them, the other 2 nothing).
+std::string split_attention_model(const char* dtype, int batch, int sequence, bool causal = true) {
+  return with_mask(std::string("name: att2\ndtype: ") + dtype + "\nbatch: " + std::to_string(batch) +
+                       "\nsequence: " + std::to_string(sequence) + R"(
+inputs: [{name: x, kind: activations, features: 16}]
+layers:
+  - {name: q, kind: linear, inputs: [x], features: 16}
+  - {name: k, kind: linear, inputs: [x], features: 16}
+  - {name: v, kind: linear, inputs: [x], features: 16}
+  - {name: mha, kind: attention, inputs: [q, k, v], heads: 2}
+  - {name: q2, kind: linear, inputs: [x], features: 32}
+  - {name: gqa, kind: attention, inputs: [q2, k, v], heads: 4, kv_heads: 2}
+  - {name: q3, kind: linear, inputs: [x], features: 16}
+  - {name: k3, kind: linear, inputs: [x], features: 8}
+  - {name: v3, kind: linear, inputs: [x], features: 8}
+  - {name: mqa, kind: attention, inputs: [q3, k3, v3], heads: 2, kv_heads: 1}
+  - {name: q4, kind: linear, inputs: [x], features: 8}
+  - {name: k4, kind: linear, inputs: [x], features: 4}
+  - {name: v4, kind: linear, inputs: [x], features: 4}
+  - {name: small, kind: attention, inputs: [q4, k4, v4], heads: 4, kv_heads: 2}
+  - {name: out, kind: linear, inputs: [mha], features: 8}
+  - {name: out2, kind: linear, inputs: [gqa], features: 8}
+  - {name: out3, kind: linear, inputs: [mqa], features: 8}
+  - {name: out4, kind: linear, inputs: [small], features: 8}
+)",
+                   causal);
+}
+
+// `cycles`: the exact simulated cycles of mha, gqa, mqa and small forward, then backward (0:
+// not checked).
+void run_split_attention(const char* dtype, int batch, int sequence, std::array<std::uint64_t, 8> cycles = {},
+                         bool causal = true) {
+  test::ModelRun run("tiny", {}, split_attention_model(dtype, batch, sequence, causal));
+  ASSERT_EQ(run.compiled.layout.slices(), 8u);
+  for (const auto& t : run.compiled.tensors) {
+    if (t.name == "k" || t.name == "q3" || t.name == "k4") {
+      EXPECT_EQ(t.map.kind, models::compiler::FeatureMap::Kind::HeadParts) << t.name;
+    }
+  }
+  const auto& results = run.run();
+  std::set<std::string> forward, backward;
+  for (const auto& r : results) {
+    if (r.kind != LayerKind::Attention) continue;
+    const bool fwd = r.phase == Phase::Forward;
+    (fwd ? forward : backward).insert(r.layer);
+    const std::size_t at = (fwd ? 0 : 4) + (r.layer == "gqa" ? 1 : r.layer == "mqa" ? 2 : r.layer == "small" ? 3 : 0);
+    if (cycles[at]) {
+      EXPECT_EQ(r.cycles(), cycles[at]) << r.name();
+    }
+    ASSERT_EQ(r.checks.size(), fwd ? 1u : 3u) << r.name();
+    for (const auto& c : r.checks)
+      EXPECT_EQ(c.reference, fwd ? "models/reference attention_forward" : "models/reference attention_backward");
+  }
+  const std::set<std::string> all{"mha", "gqa", "mqa", "small"};
+  EXPECT_EQ(forward, all);
+  EXPECT_EQ(backward, all);
+  expect_all_checked(results);
+}
+
+// The simulation is deterministic: the exact cycles of this configuration.
+TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsBf16MatchesTheReferenceBitForBit) {
+  run_split_attention("bf16", 2, 8, {1846, 3381, 5251, 1879, 3516, 6618, 10318, 3766});
+}
+TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsAndSamplesAcrossColumnsFp16MatchesTheReference) {
+  run_split_attention("fp16", 3, 5);
+}
+
+// Without the causal mask (`causal: false`): every query sees its whole sample, so columns
+// also gather the keys and values of later tokens (from the east) and backward records go
+// both ways; bit-exact with models/reference in the same configurations as above.
+TEST(CompilerLayers, AttentionWithoutCausalMaskBf16MatchesTheReferenceBitForBit) {
+  run_attention("bf16", 2, 8, {}, false);
+}
+TEST(CompilerLayers, AttentionWithoutCausalMaskAndSamplesAcrossColumnsFp16MatchesTheReference) {
+  run_attention("fp16", 3, 5, {}, false);
+}
+TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsWithoutCausalMaskBf16MatchesTheReference) {
+  run_split_attention("bf16", 2, 8, {2072, 3690, 5606, 2054, 4052, 7515, 11371, 4459}, false);
+}
+TEST(CompilerLayers, AttentionWithHeadsSplitOverRowsWithoutCausalMaskFp16MatchesTheReference) {
+  run_split_attention("fp16", 3, 5, {}, false);
+}
+
+// Inference without the mask still gathers along the row westward: the model takes the two
+// west row-chain colors (a causal inference model does not).
+TEST(CompilerLayers, AttentionWithoutCausalMaskForInferenceTakesTheWestColors) {
+  models::compiler::CompileOptions o;
+  o.training = false;
+  test::ModelRun run("tiny", {}, attention_model("fp16", 3, 5, false), o);
+  EXPECT_TRUE(run.compiled.colors.with_west);
+  const auto& results = run.run();
+  ASSERT_EQ(results.size(), 12u);  // nine linear and three attention forward steps
+  expect_all_checked(results);
+  const models::LoadedModel causal = models::load_model_text(attention_model("fp16", 3, 5), "att.yaml");
+  const auto platform = platforms::load_platform("tiny", {});
+  o.emit = false;
+  const auto cm = models::compiler::compile(causal.spec, {platform.spec.wafer, platform.spec.fabric}, o);
+  EXPECT_FALSE(cm.colors.with_west);
+}
 
 // 256 tokens x 128 features -> 128 on the 8 x 8 wafer, accumulating in fp16: 32 tokens and
 // 16 input features per PE, enough work per streamed weight to be compute bound.
@@ -208,7 +323,7 @@ TEST(CompilerLayers, ComputeBoundGemmReachesSixtyPercentOfDensePeak) {
   const double fraction = static_cast<double>(r.flops) / (static_cast<double>(r.cycles()) * peak_per_cycle);
   EXPECT_GE(fraction, 0.60) << r.cycles() << " cycles";
   // The simulation is deterministic: the exact figures of this configuration.
-  EXPECT_EQ(r.cycles(), 25899u);
+  EXPECT_EQ(r.cycles(), 25900u);
   EXPECT_EQ(r.bound.cycles, 20992u);
 }
 
@@ -276,11 +391,19 @@ TEST(CompilerLayers, CompileGpt3XlOnWse2PrintsTheWholeMapping) {
   std::size_t attention = 0, forward = 0;
   for (const auto& s : j["steps"]) {
     EXPECT_GT(s["bound"]["cycles"].get<std::uint64_t>(), 0u) << s.dump();
-    if (s["kind"] == "attention") ++attention;
+    if (s["kind"] == "attention") {
+      ++attention;
+      // 16 heads over 780 rows: each head split over 48 or 49 rows (2 or 3 dimensions each).
+      // The forward has PE code (a sample's 2048 keys and values fit beside what is
+      // resident); the backward's records of every later query do not, so it is planned.
+      EXPECT_EQ(s["code"], s["phase"] == "forward" ? "pe" : "analytical") << s.dump();
+      EXPECT_LE(s["sram_max_bytes"].get<std::uint64_t>(), 49152u) << s.dump();
+    }
     if (s["phase"] == "forward") ++forward;
   }
   EXPECT_EQ(forward, 24u * 12 + 4);
   EXPECT_EQ(attention, 48u);
+  EXPECT_LE(j["colors"]["used"].get<std::uint32_t>(), 24u);
 }
 
 }  // namespace

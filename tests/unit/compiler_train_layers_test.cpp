@@ -249,6 +249,41 @@ void run_embedding(const char* dtype) {
 TEST(CompilerTrainLayers, EmbeddingBf16MatchesTheReferenceBitForBit) { run_embedding("bf16"); }
 TEST(CompilerTrainLayers, EmbeddingFp32MatchesTheReferenceBitForBit) { run_embedding("fp32"); }
 
+// Learned positions: 3 samples of 5 tokens over 5 columns (3 tokens per PE, so columns hold
+// the end of one sample and the start of the next): each token's output adds its position's
+// row; the position gradient sums each position over the samples, in sample order.
+void run_learned_positions(const char* dtype) {
+  const std::string model = std::string("name: emb\ndtype: ") + dtype + R"(
+batch: 3
+sequence: 5
+inputs: [{name: ids, kind: tokens}]
+layers:
+  - {name: embed, kind: embedding, inputs: [ids], vocabulary: 24, features: 20, learned_positions: true}
+  - {name: fc, kind: linear, inputs: [embed], features: 8}
+)";
+  test::ModelRun run("tiny", {}, model);
+  ASSERT_EQ(run.compiled.layout.tokens_per_pe, 3u);
+  const auto& results = run.run();
+  const auto& fwd = step(results, "embed", Phase::Forward);
+  ASSERT_EQ(fwd.checks.size(), 1u);
+  EXPECT_EQ(fwd.checks[0].compared, 3u * 5 * 20);
+  EXPECT_EQ(fwd.wavelets_in, (24u + 5) * 20);  // the table and the position table, once
+  const auto& grad = step(results, "embed", Phase::BackwardWeights);
+  ASSERT_EQ(grad.checks.size(), 2u);
+  EXPECT_EQ(grad.checks[0].what, "embed.weight.grad");
+  EXPECT_EQ(grad.checks[1].what, "embed.positions.grad");
+  EXPECT_EQ(grad.checks[1].compared, 5u * 20);
+  EXPECT_EQ(grad.wavelets_out, (24u + 5) * 20);
+  expect_all_checked(results);
+}
+
+TEST(CompilerTrainLayers, EmbeddingWithLearnedPositionsBf16MatchesTheReferenceBitForBit) {
+  run_learned_positions("bf16");
+}
+TEST(CompilerTrainLayers, EmbeddingWithLearnedPositionsFp32MatchesTheReferenceBitForBit) {
+  run_learned_positions("fp32");
+}
+
 // LayerNorm (20 features, uneven slices) forward and backward, its data gradient adding into
 // the residual's: bit for bit with models/reference.
 std::string layernorm_training(const char* dtype) {

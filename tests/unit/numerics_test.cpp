@@ -187,6 +187,51 @@ TEST(Fp32, FastPathMatchesReferenceOnSpecialValues) {
     }
 }
 
+// The 16-bit fast paths (host double, rounded to odd) give exactly the reference bits: random
+// patterns over the whole encoding (subnormals, infinities and NaNs included), operands near
+// one exponent (long carries, ties and cancellation), and products cancelled by the addend.
+TEST(Fp16Bf16, FastPathMatchesReferenceBitForBit) {
+  std::mt19937 rng(4242);
+  std::uniform_int_distribution<std::uint32_t> any16(0, 0xffff), low(0, 0x3ff), sign(0, 1);
+  for (DType t : {F16, BF16}) {
+    const std::uint32_t one = t == F16 ? 0x3C00 : 0x3F80;
+    for (int i = 0; i < 400000; ++i) {
+      std::uint32_t a = any16(rng), b = any16(rng), c = any16(rng);
+      if (i % 3 == 1) {  // near 1: long carries and ties
+        a = (one + low(rng) - 0x200) | sign(rng) << 15;
+        b = (one + low(rng) - 0x200) | sign(rng) << 15;
+        c = (one + low(rng) - 0x200) | sign(rng) << 15;
+      } else if (i % 3 == 2) {  // c close to -a*b: cancellation
+        c = neg(t, mul(t, a, b)) ^ (low(rng) & 3);
+      }
+      ASSERT_EQ(add(t, a, b), reference::add(t, a, b))
+          << (t == F16 ? "f16" : "bf16") << std::hex << " " << a << " + " << b;
+      ASSERT_EQ(sub(t, a, b), reference::sub(t, a, b))
+          << (t == F16 ? "f16" : "bf16") << std::hex << " " << a << " - " << b;
+      ASSERT_EQ(mul(t, a, b), reference::mul(t, a, b))
+          << (t == F16 ? "f16" : "bf16") << std::hex << " " << a << " * " << b;
+      ASSERT_EQ(fma(t, a, b, c), reference::fma(t, a, b, c))
+          << (t == F16 ? "f16" : "bf16") << std::hex << " " << a << " * " << b << " + " << c;
+    }
+    // Every pair of a few special encodings, and every third operand of them.
+    const std::uint32_t specials[] = {0x0000,       0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x007F, 0x0080, one,
+                                      one | 0x8000, 0x7BFF, 0xFBFF, 0x7F7F, 0xFF7F, 0x7C00, 0xFC00, 0x7F80, 0xFF80,
+                                      0x7E00,       0x7FC0, 0x7C01, 0x7F81, 0x3555, 0x1400, 0x0C00};
+    for (auto x : specials)
+      for (auto y : specials) {
+        ASSERT_EQ(add(t, x, y), reference::add(t, x, y))
+            << (t == F16 ? "f16" : "bf16") << std::hex << " " << x << " " << y;
+        ASSERT_EQ(sub(t, x, y), reference::sub(t, x, y))
+            << (t == F16 ? "f16" : "bf16") << std::hex << " " << x << " " << y;
+        ASSERT_EQ(mul(t, x, y), reference::mul(t, x, y))
+            << (t == F16 ? "f16" : "bf16") << std::hex << " " << x << " " << y;
+        for (auto z : specials)
+          ASSERT_EQ(fma(t, x, y, z), reference::fma(t, x, y, z))
+              << (t == F16 ? "f16" : "bf16") << std::hex << " " << x << " " << y << " " << z;
+      }
+  }
+}
+
 // FP16 and BF16 against host float arithmetic rounded to the 16-bit format: float has at
 // least 2p + 2 bits of precision for both, so this double rounding equals one rounding.
 TEST(Fp16Bf16, AgreeWithHostFloatRoundedOnce) {

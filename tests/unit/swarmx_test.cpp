@@ -263,6 +263,50 @@ TEST(SwarmX, NodeAndLinkStatisticsAreInTheTree) {
   EXPECT_EQ(b.stats.find("swarmx.switches")->value(), 3.0);
 }
 
+// A sparse gradient chunk alternates FP32 values and uint32 index words (docs/training.md,
+// "Sparse weights"): the values are summed in tree order, the indices pass unchanged.
+float index_word(std::uint64_t i) {
+  const auto bits = static_cast<std::uint32_t>(i * 3 + 1);
+  float f = 0;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+std::vector<std::vector<sim::stream::Chunk>> sparse_chunks(std::uint32_t e, std::uint64_t entries, bool other_index) {
+  auto chunks = make_chunks(entries * 8, kChunk, 1, sim::stream::Pass::Gradient, [=](std::uint64_t k) {
+    if (k % 2) return index_word(k / 2 + (other_index && k == 41 ? 1 : 0));
+    return 0.5F + static_cast<float>(e) * 0.25F + static_cast<float>(k % 13);
+  });
+  for (auto& plane : chunks)
+    for (auto& ch : plane) ch.info.sparse = true;
+  return chunks;
+}
+
+TEST(SwarmX, SparseChunksSumValuesAndKeepIndices) {
+  const std::uint64_t entries = 1000;
+  Bench b(
+      config(), 4, {}, [&](std::uint32_t e) { return sparse_chunks(e, entries, false); }, true);
+  sc_core::sc_start();
+  const auto got = b.root_sink->values(entries * 2);
+  for (std::uint64_t k = 0; k < entries * 2; ++k) {
+    if (k % 2) {
+      const float index = index_word(k / 2);
+      ASSERT_EQ(std::memcmp(&got[k], &index, 4), 0) << "index word " << k;
+      continue;
+    }
+    float want = 0.5F + static_cast<float>(k % 13);
+    for (std::uint32_t e = 1; e < 4; ++e)
+      want = want + (0.5F + static_cast<float>(e) * 0.25F + static_cast<float>(k % 13));
+    ASSERT_EQ(got[k], want) << "value word " << k;
+  }
+}
+
+TEST(SwarmX, SparseChunksWithOtherIndicesAreASimulationError) {
+  Bench b(
+      config(), 2, {}, [&](std::uint32_t e) { return sparse_chunks(e, 100, e == 1); }, true);
+  EXPECT_THROW(sc_core::sc_start(), sim::SimulationError);
+}
+
 TEST(SwarmX, MismatchedGradientChunksAreASimulationError) {
   const SwarmXConfig c = config();
   Bench b(

@@ -1,0 +1,187 @@
+// Compiled models on a simulated wafer (issue 9), one benchmark per process (scripts/bench runs
+// each in its own; SystemC elaborates once per process):
+//  * BM_CompiledGemm/tokens:T/features:F/side:S/timing_only:B: one linear layer Y = X W (T
+//    tokens, F -> F features, fp16, accumulating in fp16, inference) compiled by
+//    models/compiler for an S x S grid of `tiny` PEs and run by models/runtime as `wafersim
+//    run --model` does. Counters: active PE-cycles (the cores' busy cycles) and core ticks per
+//    CPU second of the simulation alone (loading, compiling and checking excluded). The
+//    functional run checks every output bit for bit against the host.
+//  * BM_Gpt3XlLayer: examples/models/gpt3-xl-layer.yaml forward on a whole WSE-2 (757 x 996)
+//    in timing-only mode. Every step the compiler emits PE code for is simulated, the others
+//    are planned analytically (CompileOptions::plan_missing_code); the label names both.
+//
+//   bench_model --benchmark_filter='BM_CompiledGemm/tokens:256/'
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <systemc>
+
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include "models/compiler/compiler.h"
+#include "models/runtime/executor.h"
+#include "platforms/cluster.h"
+#include "sim/errors.h"
+
+namespace {
+
+namespace platforms = wafersim::platforms;
+namespace compiler = wafersim::models::compiler;
+namespace runtime = wafersim::models::runtime;
+
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1e3;
+}
+
+bool first_in_process(benchmark::State& state) {
+  static bool elaborated = false;
+  if (!elaborated) return elaborated = true;
+  state.SkipWithError("SystemC elaborates once per process: run one benchmark per process (scripts/bench)");
+  return false;
+}
+
+// A compiled model on wafer 0 of a platform, run step by step.
+struct CompiledRun {
+  double compile_s = 0, elaborate_s = 0, load_s = 0, simulate_s = 0;  // CPU seconds
+  std::uint64_t cycles = 0, busy_cycles = 0, core_ticks = 0, checked = 0, mismatches = 0;
+  std::uint64_t planned_bound_cycles = 0;  // steps without code: their analytical bound
+  std::string simulated, planned;          // step names
+
+  CompiledRun(const platforms::LoadedPlatform& platform, const wafersim::models::ModelSpec& model,
+              const compiler::CompileOptions& options, bool timing_only) {
+    double t = cpu_seconds();
+    const compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+    const compiler::CompiledModel cm = compiler::compile(model, target, options);
+    compile_s = cpu_seconds() - t;
+    t = cpu_seconds();
+    platforms::BuildOptions build;
+    build.routes = cm.routes;
+    build.timing_only = timing_only;
+    wafersim::sim::stats::Group root("");
+    platforms::Cluster cluster("cluster", platform.spec, build, root);
+    auto& wafer = cluster.wafer(0);
+    runtime::Executor exec(cm, wafer, runtime::make_host_data(cm, 1), {!timing_only});
+    elaborate_s = cpu_seconds() - t;
+    t = cpu_seconds();
+    sc_core::sc_start(exec.load_inputs());
+    load_s = cpu_seconds() - t;
+    for (std::size_t i = 0; i < exec.steps(); ++i) {
+      exec.start(i);
+      if (exec.has_code(i)) {
+        t = cpu_seconds();
+        sc_core::sc_start();
+        simulate_s += cpu_seconds() - t;
+        if (wafer.engine().failed()) wafer.engine().rethrow_failure();
+      }
+      const runtime::StepResult& r = exec.finish(i);
+      std::string& names = r.simulated ? simulated : planned;
+      names += (names.empty() ? "" : ",") + r.name();
+      if (!r.simulated) planned_bound_cycles += r.bound.cycles;
+      for (const auto& c : r.checks) {
+        checked += c.compared;
+        mismatches += c.mismatches;
+      }
+      cycles = r.end;
+    }
+    busy_cycles = wafer.cores().total(&wafersim::hw::CoreCounters::busy_cycles);
+    core_ticks = wafer.cores().core_ticks();
+  }
+};
+
+void BM_CompiledGemm(benchmark::State& state) {
+  if (!first_in_process(state)) return;
+  const auto tokens = state.range(0), features = state.range(1), side = state.range(2);
+  const bool timing_only = state.range(3) != 0;
+  const auto platform =
+      platforms::load_platform("tiny", {fmt::format("wafer.width={}", side), fmt::format("wafer.height={}", side),
+                                        fmt::format("fabric.edge_io_channels={}", side)});
+  const auto model = wafersim::models::load_model_text(fmt::format(R"(
+name: gemm
+dtype: fp16
+batch: 1
+sequence: {}
+inputs: [{{name: x, kind: activations, features: {}}}]
+layers:
+  - {{name: fc, kind: linear, inputs: [x], features: {}}}
+)",
+                                                                   tokens, features, features),
+                                                       "gemm.yaml");
+  compiler::CompileOptions o;
+  o.training = false;
+  o.accumulate = compiler::Accumulate::Native;
+  std::unique_ptr<CompiledRun> run;
+  for (auto _ : state) run = std::make_unique<CompiledRun>(platform, model.spec, o, timing_only);
+  if (run->mismatches)
+    state.SkipWithError(fmt::format("{} of {} outputs differ from the host", run->mismatches, run->checked).c_str());
+  state.counters["cycles"] = static_cast<double>(run->cycles);
+  state.counters["active_pe_cycles"] = static_cast<double>(run->busy_cycles);
+  state.counters["checked"] = static_cast<double>(run->checked);
+  state.counters["sim_cpu_s"] = run->simulate_s;
+  state.counters["sim_active_pe_cycles_per_s"] = static_cast<double>(run->busy_cycles) / run->simulate_s;
+  state.counters["sim_core_ticks_per_s"] = static_cast<double>(run->core_ticks) / run->simulate_s;
+  state.counters["peak_rss_MB"] = peak_rss_mb();
+}
+BENCHMARK(BM_CompiledGemm)
+    ->ArgNames({"tokens", "features", "side", "timing_only"})
+    ->Args({256, 128, 8, 0})
+    ->Args({256, 128, 8, 1})
+    ->Args({1024, 256, 16, 0})
+    ->Args({1024, 256, 16, 1})
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+
+void BM_Gpt3XlLayer(benchmark::State& state) {
+  if (!first_in_process(state)) return;
+  const auto platform = platforms::load_platform("wse2", {});
+  const auto model = wafersim::models::load_model(WAFERSIM_SOURCE_DIR "/examples/models/gpt3-xl-layer.yaml");
+  compiler::CompileOptions o;
+  o.training = false;
+  o.plan_missing_code = true;
+  std::unique_ptr<CompiledRun> run;
+  for (auto _ : state) run = std::make_unique<CompiledRun>(platform, model.spec, o, true);
+  state.counters["compile_cpu_s"] = run->compile_s;
+  state.counters["elaborate_cpu_s"] = run->elaborate_s;
+  state.counters["load_inputs_cpu_s"] = run->load_s;
+  state.counters["sim_cpu_s"] = run->simulate_s;
+  state.counters["cycles"] = static_cast<double>(run->cycles);
+  state.counters["planned_bound_cycles"] = static_cast<double>(run->planned_bound_cycles);
+  state.counters["active_pe_cycles"] = static_cast<double>(run->busy_cycles);
+  state.counters["sim_active_pe_cycles_per_s"] =
+      run->simulate_s > 0 ? static_cast<double>(run->busy_cycles) / run->simulate_s : 0;
+  state.counters["peak_rss_MB"] = peak_rss_mb();
+  state.SetLabel("simulated: " + run->simulated + "; planned: " + run->planned);
+}
+BENCHMARK(BM_Gpt3XlLayer)->Iterations(1)->Unit(benchmark::kSecond);
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  try {
+    benchmark::RunSpecifiedBenchmarks();
+  } catch (const wafersim::sim::Error& e) {
+    fmt::print(stderr, "bench_model: {}\n", e.what());
+    return 3;
+  }
+  benchmark::Shutdown();
+  return 0;
+}
+
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

@@ -1,0 +1,117 @@
+// `wafersim run --model M --timing-only`: compiled models without data values take exactly the
+// cycles of the functional run, step by step; `--plan-missing-code` runs the steps that have
+// PE code and plans the others analytically.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "tests/support/run_wafersim.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+using wafersim::test::wafersim;
+
+struct RunOutput {
+  nlohmann::json out;    // the --json output
+  nlohmann::json stats;  // stats.json
+};
+
+RunOutput run_model(const std::string& args) {
+  wafersim::test::TempDir d;
+  const auto dir = d.path() / "run";
+  auto r = wafersim("run " + args + " --json --out " + dir.string(), true);
+  EXPECT_EQ(r.code, 0) << r.out;
+  RunOutput run;
+  run.out = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  run.stats = nlohmann::json::parse(wafersim::test::slurp(dir / "stats.json"));
+  return run;
+}
+
+// Every step: the same start, cycles, stalls and edge wavelets, exactly; the whole stats
+// tree equal; no checks in the timing-only run and no more SRAM allocated (on these small
+// models the host's inputs touch the same one page per PE either way).
+void expect_same_timing(const std::string& args) {
+  const RunOutput functional = run_model(args);
+  const RunOutput timing = run_model(args + " --timing-only");
+  EXPECT_FALSE(functional.out["timing_only"].get<bool>());
+  EXPECT_TRUE(timing.out["timing_only"].get<bool>());
+  EXPECT_GT(functional.out["checked"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(timing.out["checked"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(functional.out["mismatches"].get<std::uint64_t>(), 0u);
+  const auto& fs = functional.out["steps"];
+  const auto& ts = timing.out["steps"];
+  ASSERT_EQ(fs.size(), ts.size());
+  ASSERT_GT(fs.size(), 0u);
+  for (std::size_t i = 0; i < fs.size(); ++i) {
+    const std::string name = fs[i]["layer"].get<std::string>() + " " + fs[i]["phase"].get<std::string>();
+    EXPECT_EQ(ts[i]["layer"], fs[i]["layer"]);
+    EXPECT_EQ(ts[i]["phase"], fs[i]["phase"]);
+    EXPECT_TRUE(ts[i]["simulated"].get<bool>()) << name;
+    EXPECT_GT(fs[i]["cycles"].get<std::uint64_t>(), 0u) << name;
+    EXPECT_EQ(ts[i]["start_cycle"], fs[i]["start_cycle"]) << name;
+    EXPECT_EQ(ts[i]["cycles"], fs[i]["cycles"]) << name;
+    EXPECT_EQ(ts[i]["stalls"], fs[i]["stalls"]) << name;
+    EXPECT_EQ(ts[i]["wavelets_in"], fs[i]["wavelets_in"]) << name;
+    EXPECT_EQ(ts[i]["wavelets_out"], fs[i]["wavelets_out"]) << name;
+    EXPECT_TRUE(ts[i]["checks"].empty()) << name;
+    EXPECT_FALSE(fs[i]["checks"].empty()) << name;
+  }
+  EXPECT_EQ(timing.out["cycles"], functional.out["cycles"]);
+  EXPECT_EQ(timing.stats, functional.stats);
+  EXPECT_LE(timing.out["sram_allocated_bytes"].get<std::uint64_t>(),
+            functional.out["sram_allocated_bytes"].get<std::uint64_t>());
+}
+
+TEST(RunTimingOnly, TinyMlpTrainingStepTakesTheFunctionalCycles) { expect_same_timing("tiny --model tiny-mlp"); }
+
+// Embedding, RMSNorm, causal grouped-query attention, SwiGLU, residual adds and
+// cross-entropy, forward and backward (45 steps).
+TEST(RunTimingOnly, TinyTransformerTrainingStepTakesTheFunctionalCycles) {
+  expect_same_timing(
+      "tiny --model tiny-transformer --model-set transformer.heads=16 --model-set transformer.kv_heads=8");
+}
+
+// Fewer key/value heads than rows: attention has no PE code yet.
+const std::string kNoAttentionCode = "tiny --model tiny-transformer --inference";
+
+TEST(RunTimingOnly, StepsWithoutCodeAreAnErrorUnlessPlannedAnalytically) {
+  wafersim::test::TempDir d;
+  const auto out = " --out " + (d.path() / "r").string();
+  auto r = wafersim("run " + kNoAttentionCode + " --timing-only" + out, true);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no PE code for attention"), std::string::npos) << r.out;
+  // Skipping steps leaves values unwritten: only without checks.
+  r = wafersim("run " + kNoAttentionCode + " --plan-missing-code" + out, true);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--timing-only or --no-check"), std::string::npos) << r.out;
+  r = wafersim("run tiny --timing-only" + out, true);
+  EXPECT_EQ(r.code, 2) << r.out;
+}
+
+TEST(RunTimingOnly, PlanMissingCodeRunsTheStepsThatHaveCode) {
+  const RunOutput run = run_model(kNoAttentionCode + " --timing-only --plan-missing-code");
+  const auto& steps = run.out["steps"];
+  std::size_t planned = 0, simulated = 0;
+  std::uint64_t sum = 0;
+  for (const auto& s : steps) {
+    const bool sim = s["simulated"].get<bool>();
+    EXPECT_EQ(sim, s["kind"] != "attention") << s["layer"];
+    if (sim) {
+      ++simulated;
+      EXPECT_GT(s["cycles"].get<std::uint64_t>(), 0u) << s["layer"];
+      EXPECT_LE(s["bound_cycles"].get<std::uint64_t>(), s["cycles"].get<std::uint64_t>()) << s["layer"];
+    } else {
+      ++planned;
+      EXPECT_EQ(s["cycles"].get<std::uint64_t>(), 0u) << s["layer"];
+      EXPECT_GT(s["bound_cycles"].get<std::uint64_t>(), 0u) << s["layer"];
+    }
+    sum += s["cycles"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(planned, 1u);
+  EXPECT_GT(simulated, 5u);
+  EXPECT_GE(run.out["cycles"].get<std::uint64_t>(), sum);
+}
+
+}  // namespace
