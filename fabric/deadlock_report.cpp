@@ -24,6 +24,10 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
       "(fabric.deadlock_timeout = {} cycles)",
       now.count(), in_network_, (now - last_progress_).count(), config_.deadlock_timeout.count());
 
+  auto nonempty = [this](std::uint32_t r, std::uint32_t p) {
+    return block_[r] == kNone ? std::uint64_t{0} : blocks_[block_[r]].nonempty[p];
+  };
+
   // What the head of queue (r, p, c) waits for: outputs still to send and why each is blocked.
   struct Wait {
     std::vector<std::string> reasons;
@@ -76,9 +80,9 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
   std::uint32_t start = kNone, start_c = 0;
   for (std::uint32_t r = 0; r < geometry_.routers() && start == kNone; ++r)
     for (std::uint32_t p = 0; p < kPorts && start == kNone; ++p)
-      if (nonempty_[r * kPorts + p]) {
+      if (nonempty(r, p)) {
         start = r * kPorts + p;
-        start_c = static_cast<std::uint32_t>(__builtin_ctzll(nonempty_[r * kPorts + p]));
+        start_c = static_cast<std::uint32_t>(__builtin_ctzll(nonempty(r, p)));
       }
   if (start != kNone) {
     std::vector<std::uint32_t> chain;
@@ -89,7 +93,7 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
       if (seen) break;
       chain.push_back(cur);
       const std::uint32_t r = cur / kPorts, p = cur % kPorts;
-      if (!((nonempty_[cur] >> start_c) & 1u)) {
+      if (!((nonempty(r, p) >> start_c) & 1u)) {
         cur = kNone;
         break;
       }
@@ -111,7 +115,7 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
   out += "\nstuck routers (input queue: wavelets/depth [payloads] -> what the head waits for):";
   std::size_t listed = 0, stuck = 0;
   for (std::uint32_t r = 0; r < geometry_.routers(); ++r) {
-    const std::uint64_t* ne = &nonempty_[r * kPorts];
+    const std::uint64_t ne[kPorts] = {nonempty(r, 0), nonempty(r, 1), nonempty(r, 2), nonempty(r, 3), nonempty(r, 4)};
     if (!(ne[0] | ne[1] | ne[2] | ne[3] | ne[4])) continue;
     if (++stuck > kMaxRouters) continue;
     ++listed;

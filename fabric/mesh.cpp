@@ -13,7 +13,6 @@ namespace wafersim::fabric {
 namespace {
 
 inline std::uint32_t lowest(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_ctzll(m)); }
-inline std::uint32_t popcount(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_popcountll(m)); }
 constexpr std::uint16_t kRrSpan = kPorts * 64;
 
 StatsDetail resolve(StatsDetail d, std::uint32_t routers) {
@@ -34,10 +33,12 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
       depth_(config.queue_depth),
       hop_(static_cast<std::uint32_t>(config.hop_latency.count())),
       ramp_(static_cast<std::uint32_t>(config.ramp_latency.count())),
+      step_{0u - geometry.width(), 1u, geometry.width(), 0u - 1u},
       detail_(resolve(config.stats_detail, geometry.routers())),
       link_stats_(detail_ == StatsDetail::Links || options_.trace_counters == StatsDetail::Links),
       per_router_(detail_ != StatsDetail::Totals || options_.trace_counters == StatsDetail::Routers || link_stats_),
-      idle_skip_(engine ? engine->options().idle_skip : options_.idle_skip) {
+      idle_skip_(engine ? engine->options().idle_skip : options_.idle_skip),
+      xy_(options_.routing == Routing::XY) {
   if (colors_ == 0 || colors_ > 64) throw std::logic_error("Mesh: colors must be 1 .. 64");
   if (depth_ == 0 || depth_ > 0xffff) throw std::logic_error("Mesh: queue depth must be 1 .. 65535");
   if (hop_ == 0 || ramp_ == 0) throw std::logic_error("Mesh: hop and ramp latencies must be at least 1 cycle");
@@ -45,15 +46,13 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
                           options_.routes->height() != geometry_.height() || options_.routes->colors() != colors_))
     throw std::logic_error("Mesh: the route table was built for another mesh shape or color count");
   const std::size_t n = geometry_.routers();
-  nonempty_.assign(n * kPorts, 0);
   block_.assign(n, kNone);
-  active_flag_.assign(n, 0);
-  queued_.assign(n, 0);
-  coord_.resize(n);
+  tiles_x_ = (geometry_.width() + kTile - 1) / kTile;
+  const std::uint32_t tiles = tiles_x_ * ((geometry_.height() + kTile - 1) / kTile);
+  active_ = RouterSet(tiles * kTile * kTile);
+  work_ = RouterSet(tiles * kTile * kTile);
   boundary_.resize(n);
   for (std::uint32_t r = 0; r < n; ++r) {
-    const hw::PeCoord pc = geometry_.coord(r);
-    coord_[r] = pc.x | (std::uint32_t{pc.y} << 16);
     std::uint8_t b = 0;
     for (std::uint32_t o = 0; o < 4; ++o)
       if (geometry_.neighbour(r, port_at(o)) == MeshGeometry::kNone) b = static_cast<std::uint8_t>(b | (1u << o));
@@ -122,34 +121,50 @@ std::uint32_t Mesh::edge_endpoint(EdgeSide side, std::uint32_t channel) const {
 
 // ---- dynamic state -------------------------------------------------------------------
 
-std::uint32_t Mesh::new_block(std::uint32_t r) {
-  reserve_blocks(1);  // a no-op inside apply_grants, which reserved for all its grants
-  const auto b = static_cast<std::uint32_t>(block_router_.size());
-  block_router_.push_back(r);
-  block_[r] = b;
-  slots_.resize(slots_.size() + std::size_t{kPorts} * colors_);
-  rr_.resize(rr_.size() + kPorts, kRrSpan - 1);
-  req_.resize(req_.size() + kPorts * kPorts, 0);
-  out_flags_.push_back(0);
-  if (options_.routing == Routing::XY) {
-    owned_by_.resize(req_.size(), 0);
-    owned_outs_.push_back(0);
-  }
-  port_forwarded_.resize(port_forwarded_.size() + kPorts, 0);
-  port_stalled_.resize(port_stalled_.size() + kPorts, 0);
-  port_occupancy_.resize(port_occupancy_.size() + kPorts, 0);
-  port_queued_.resize(port_queued_.size() + kPorts, 0);
+std::uint32_t Mesh::new_tile(std::uint32_t r) {
+  const std::uint32_t w = geometry_.width(), h = geometry_.height();
+  const std::uint32_t x0 = r % w / kTile * kTile, y0 = r / w / kTile * kTile;
+  const auto base = static_cast<std::uint32_t>(blocks_.size());
+  blocks_.resize(std::size_t{base} + kTile * kTile);
+  block_router_.resize(blocks_.size(), kNone);
+  for (std::uint32_t y = y0; y < std::min(y0 + kTile, h); ++y)
+    for (std::uint32_t x = x0; x < std::min(x0 + kTile, w); ++x) {
+      const std::uint32_t q = geometry_.router(x, y), b = base + (y - y0) * kTile + (x - x0);
+      block_[q] = b;
+      block_router_[b] = q;
+      counted_.push_back(q);
+      Block& k = blocks_[b];
+      k.xy = x | (y << 16);
+      k.links = ~boundary_[q] & 15u;
+      for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
+    }
+  slots_.resize(blocks_.size() * kPorts * colors_);
+  if (xy_) owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
   if (link_stats_) {
     link_forwarded_.resize(slots_.size(), 0);
     link_stalled_.resize(slots_.size(), 0);
     link_occupancy_.resize(slots_.size(), 0);
   }
-  return b;
+  return block_[r];
 }
 
-void Mesh::ensure_buffer(std::uint32_t si) {
-  if (slots_[si].buf != kNone) return;
-  slots_[si].buf = static_cast<std::uint32_t>(flits_.size());
+void Mesh::prepare_neighbours(std::uint32_t r) {
+  for (std::uint32_t o = 0; o < 4; ++o)
+    if (!(boundary_[r] >> o & 1u)) ensure_block(r + step_[o]);
+  blocks_[block_[r]].ready = 1;
+}
+
+std::uint32_t Mesh::touched_routers() const {
+  // Routers sent a wavelet: marked when they took it in, or still arriving from the last cycle written.
+  const std::uint32_t parity = (processed_ + 1) & 1u;
+  std::uint32_t n = 0;
+  for (const Block& k : blocks_) n += (k.used || (processed_ && k.in[parity].ports)) ? 1u : 0u;
+  return n;
+}
+
+void Mesh::ensure_buffer(Slot& q) {
+  if (q.buf != kNone) return;
+  q.buf = static_cast<std::uint32_t>(flits_.size());
   flits_.resize(flits_.size() + depth_);
 }
 
@@ -173,12 +188,10 @@ const Mesh::RxQueue* Mesh::find_rx(std::uint32_t ep, std::uint32_t c) const {
 
 std::uint64_t Mesh::allocated_bytes() const {
   auto v = [](const auto& vec) { return static_cast<std::uint64_t>(vec.capacity() * sizeof(vec[0])); };
-  return v(nonempty_) + v(full_) + v(block_) + v(active_flag_) + v(queued_) + v(coord_) + v(boundary_) +
-         v(block_router_) + v(slots_) + v(rr_) + v(req_) + v(out_flags_) + v(owned_by_) + v(owned_outs_) +
-         v(port_forwarded_) + v(port_stalled_) + v(port_occupancy_) + v(port_queued_) + v(link_forwarded_) +
-         v(link_stalled_) + v(link_occupancy_) + v(flits_) + v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) +
-         v(ep_visible_) + v(down_) + v(rx_) + v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) + v(active_) +
-         v(incoming_) + v(grants_);
+  return v(full_) + v(down_) + v(block_) + v(boundary_) + v(block_router_) + v(counted_) + v(blocks_) + v(slots_) +
+         v(owned_by_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) + v(flits_) + v(ports_) +
+         v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_visible_) + v(rx_) + v(ep_last_send_) + v(ep_last_pop_) +
+         v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() + v(unfull_);
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -252,14 +265,13 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   if (ep_last_send_[eb] == now.count() + 1)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent twice in cycle {}", ep, now.count()));
   ep_last_send_[eb] = now.count() + 1;
-  if (options_.routing == Routing::XY && f.head() &&
-      !geometry_.contains(destination_x(f.payload), destination_y(f.payload)))
+  if (xy_ && f.head() && !geometry_.contains(destination_x(f.payload), destination_y(f.payload)))
     throw std::logic_error(fmt::format("fabric: packet head for ({}, {}) outside the mesh", destination_x(f.payload),
                                        destination_y(f.payload)));
   const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
   const std::uint32_t b = ensure_block(r);
-  Slot& q = slots_[slot_index(b, p, c)];
-  if (++q.occ >= depth_) full_[r * kPorts + p] |= std::uint64_t{1} << c;
+  blocks_[b].used = 1;
+  if (++slots_[slot_index(b, p, c)].occ >= depth_) full_[r * kPorts + p] |= std::uint64_t{1} << c;
   ++in_network_;
   ++injected_;
   wheel_[(now.count() + ramp_) % wheel_.size()].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
@@ -291,41 +303,36 @@ void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
 
 // ---- the cycle -----------------------------------------------------------------------
 
-// (apply_grants has its own copy of this over local pointers, for speed: keep them alike.)
-inline void Mesh::request_head(std::uint32_t r, std::uint32_t b, std::uint32_t p, std::uint32_t c) {
-  const Slot& q = slots_[slot_index(b, p, c)];
-  std::uint64_t* req = &req_[std::size_t{b} * kPorts * kPorts];
-  const std::uint64_t cb = std::uint64_t{1} << c;
-  if (options_.routing == Routing::XY) {
-    const std::uint32_t o =
-        q.route ? q.route - 1u : index(xy_output(coord_[r] & 0xffffu, coord_[r] >> 16, flits_[q.buf + q.head].payload));
-    req[o * kPorts + p] |= cb;
-    out_flags_[b] |= 1u << o;
-    return;
+template <bool kXY>
+inline std::uint16_t Mesh::head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
+                                      std::uint32_t payload) const {
+  if constexpr (kXY) {
+    return static_cast<std::uint16_t>(
+        1u << (q.route ? q.route - 1u : index(xy_output(k.xy & 0xffffu, k.xy >> 16, payload))));
+  } else {
+    const RouteEntry e = options_.routes ? options_.routes->at(r, c) : RouteEntry{};
+    if (!(e.accept & (1u << p))) route_error(r, p, c, Flit{payload, 0});
+    return static_cast<std::uint16_t>(e.forward & ~q.route);
   }
-  const RouteEntry e = options_.routes ? options_.routes->at(r, c) : RouteEntry{};
-  if (!(e.accept & (1u << p))) route_error(r, p, c, flits_[q.buf + q.head]);
-  const std::uint32_t outs = e.forward & ~q.route;
-  for (std::uint32_t m = outs; m; m &= m - 1) req[lowest(m) * kPorts + p] |= cb;
-  out_flags_[b] |= outs;
 }
 
-inline void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) {
-  const std::uint32_t b = block_[r];
-  const std::uint32_t si = slot_index(b, p, c);
-  ensure_buffer(si);
-  Slot& q = slots_[si];
+void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) {
+  const std::uint32_t b = block_[r];  // allocated when the wavelet was sent
+  Slot& q = slots_[slot_index(b, p, c)];
+  ensure_buffer(q);
   std::uint32_t pos = q.head + q.count;
   if (pos >= depth_) pos -= depth_;
   flits_[q.buf + pos] = f;
-  ++queued_[r];
+  Block& k = blocks_[b];
+  ++k.queued[p];
+  ++k.total;
   ++color_queued_[c];
-  ++port_queued_[std::size_t{b} * kPorts + p];
   if (q.count++ == 0) {
-    nonempty_[r * kPorts + p] |= std::uint64_t{1} << c;
-    request_head(r, b, p, c);
+    k.nonempty[p] |= std::uint64_t{1} << c;
+    k.busy |= 1u << p;
+    q.want = xy_ ? head_wants<true>(k, r, p, c, q, f.payload) : head_wants<false>(k, r, p, c, q, f.payload);
   }
-  activate(r);
+  active_.insert(b);
 }
 
 void Mesh::read(sim::Cycle now) {
@@ -365,335 +372,294 @@ void Mesh::read(sim::Cycle now) {
     wheel_count_ -= bucket.size();
     bucket.clear();
   }
-  active_.insert(active_.end(), incoming_.begin(), incoming_.end());
-  incoming_.clear();
 }
 
-void Mesh::evaluate(sim::Cycle /*now*/) {
-  grant_count_ = 0;
-  if (active_.empty()) return;
-  // Occupancy integrals count the wavelets queued in this cycle (after arrivals, before
-  // grants); per color here, per port and direction with each router below.
-  for (std::uint32_t c = 0; c < colors_; ++c) color_occupancy_[c] += color_queued_[c];
-  if (grants_.size() < active_.size() * kPorts) grants_.resize(active_.size() * kPorts);
-  Grant* out = grants_.data();
-  const std::uint32_t* const block = block_.data();
-  const std::uint64_t* const req = req_.data();
-  std::uint32_t* const out_flags = out_flags_.data();
-  std::uint16_t* const rr = rr_.data();
-  const std::uint32_t* const port_queued = port_queued_.data();
-  std::uint64_t* const port_occupancy = port_occupancy_.data();
-  const std::uint64_t* const full = full_.data();
-  const std::uint32_t* const down = down_.data();
-  const bool xy = options_.routing == Routing::XY;
-  const bool per_router = per_router_;
-  std::uint64_t dir[kPorts] = {};
+// Routers change state only in write(): evaluate() just notes that the cycle has begun.
+void Mesh::evaluate(sim::Cycle now) { evaluated_ = now.count() + 1; }
 
-  auto evaluate_router = [&](std::uint32_t r) __attribute__((always_inline)) {
-    const std::uint32_t b = block[r];
-    const std::uint32_t* queued = port_queued + std::size_t{b} * kPorts;
-    for (std::uint32_t p = 0; p < kPorts; ++p) dir[p] += queued[p];
-    if (per_router) {
-      std::uint64_t* acc = port_occupancy + std::size_t{b} * kPorts;
-      for (std::uint32_t p = 0; p < kPorts; ++p) acc[p] += queued[p];
-      if (link_stats_)
-        for (std::uint32_t p = 0; p < kPorts; ++p)
-          for (std::uint64_t m = nonempty_[r * kPorts + p]; m; m &= m - 1) {
-            const std::uint32_t si = slot_index(b, p, lowest(m));
-            link_occupancy_[si] += slots_[si].count;
-          }
-    }
-    const std::uint64_t* rq = req + std::size_t{b} * kPorts * kPorts;
-    const std::uint32_t owned = xy ? owned_outs_[b] : 0u;
-    for (std::uint32_t outs = out_flags[b]; outs; outs &= outs - 1) {
-      const std::uint32_t o = lowest(outs);
-      const std::uint64_t* want = rq + o * kPorts;
-      const std::uint64_t any = want[0] | want[1] | want[2] | want[3] | want[4];
-      if (!any) {
-        out_flags[b] &= ~(1u << o);
-        continue;
-      }
-      const std::uint64_t credit = ~full[down[r * kPorts + o]];
-      if (any & ~credit) stall(b, o, any & ~credit);
-      if (!(any & credit)) continue;
-      std::uint64_t open[kPorts] = {want[0] & credit, want[1] & credit, want[2] & credit, want[3] & credit,
-                                    want[4] & credit};
-      if (owned >> o & 1u) {
-        // XY: a color of this output held by a packet from input q is open only to q.
-        const std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
-        const std::uint64_t held = own[0] | own[1] | own[2] | own[3] | own[4];
-        for (std::uint32_t p = 0; p < kPorts; ++p) open[p] &= ~(held & ~own[p]);
-      }
-      // Round robin over (input, color), starting after the last grant.
-      std::uint32_t start = rr[std::size_t{b} * kPorts + o] + 1u;
-      if (start == kRrSpan) start = 0;
-      const std::uint32_t sp = start >> 6, sc = start & 63u;
-      std::uint32_t pick = kNone;
-      if (const std::uint64_t m = open[sp] & (~std::uint64_t{0} << sc)) {
-        pick = sp * 64 + lowest(m);
-      } else {
-        for (std::uint32_t k = 1, p = sp; k <= kPorts; ++k) {
-          if (++p == kPorts) p = 0;
-          std::uint64_t m2 = open[p];
-          if (k == kPorts) m2 &= (std::uint64_t{1} << sc) - 1;
-          if (m2) {
-            pick = p * 64 + lowest(m2);
-            break;
-          }
-        }
-      }
-      if (pick == kNone) continue;
-      rr[std::size_t{b} * kPorts + o] = static_cast<std::uint16_t>(pick);
-      __builtin_prefetch(&slots_[slot_index(b, pick >> 6, pick & 63u)]);  // apply_grants reads it
-      *out++ = Grant{r | std::uint64_t{o} << 32 | std::uint64_t{pick >> 6} << 40 | std::uint64_t{pick & 63u} << 48};
-    }
-  };
-
-  if (idle_skip_) {
-    router_evaluations_ += active_.size();
-    const std::size_t n = active_.size();
-    const std::uint32_t* const list = active_.data();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i + 4 < n) {  // fetch a few routers ahead: their state is scattered over the mesh
-        const std::uint32_t b = block[list[i + 4]];
-        const std::uint64_t* rq = req + std::size_t{b} * kPorts * kPorts;
-        for (std::uint32_t line = 0; line < kPorts * kPorts; line += 8) __builtin_prefetch(rq + line);
-        __builtin_prefetch(port_queued + std::size_t{b} * kPorts);
-        __builtin_prefetch(port_occupancy + std::size_t{b} * kPorts, 1);
-        __builtin_prefetch(out_flags + b);
-        __builtin_prefetch(rr + std::size_t{b} * kPorts);
-        __builtin_prefetch(down + std::size_t{list[i + 4]} * kPorts);
-      }
-      evaluate_router(list[i]);
-    }
-  } else {
-    router_evaluations_ += geometry_.routers();
-    for (std::uint32_t r = 0, n = geometry_.routers(); r < n; ++r)
-      if (queued_[r]) evaluate_router(r);
-  }
-  for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir[p];
-  grant_count_ = static_cast<std::size_t>(out - grants_.data());
+inline void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
+  const std::uint32_t ep = endpoint_beyond(r, port_at(o));
+  if (ep == kNone)
+    throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
+                                       geometry_.name(r), c, port_name(port_at(o))));
+  RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
+  if (++rq.occ >= depth_) full_[ep_full_base_ + ep] |= std::uint64_t{1} << c;
+  wheel_[(now + ramp_) % wheel_.size()].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
+  ++wheel_count_;
+  notify_arrival(ep, c, sim::Cycle(now + ramp_));
 }
 
-void Mesh::stall(std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
-  const std::uint32_t n = popcount(colors);
-  port_stalled_[std::size_t{b} * kPorts + o] += n;
-  stalled_ += n;
+inline void Mesh::return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
+  input_returns_.push_back(Return{r * kPorts + p, c});  // read() returns it next cycle
+  const std::uint32_t ep = endpoint_beyond(r, port_at(p));
+  if (ep != kNone) notify_credit(ep, c, sim::Cycle(now + 1));
+}
+
+void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
+  // (Counted in the loop: without POPCNT in the baseline ISA, __builtin_popcountll is a call.)
+  std::uint32_t n = 0;
   for (; colors; colors &= colors - 1) {
     const std::uint32_t c = lowest(colors);
+    ++n;
     ++color_stalled_[c];
     if (link_stats_) ++link_stalled_[slot_index(b, o, c)];
   }
+  k.stalled[o] += n;
+  stalled_ += n;
 }
 
-void Mesh::reserve_blocks(std::size_t more) {
-  // Grow geometrically, but never beyond one block per router (a whole wafer in use).
-  const std::size_t routers = geometry_.routers();
-  const std::size_t blocks = block_router_.size();
-  const std::size_t target = std::min(blocks + more, routers);
-  auto grow = [&](auto& v, std::size_t per_block) {
-    if (v.capacity() >= target * per_block) return;
-    v.reserve(std::max(target, std::min(2 * blocks, routers)) * per_block);
-  };
-  const std::size_t per = std::size_t{kPorts} * colors_;
-  grow(block_router_, 1);
-  grow(slots_, per);
-  grow(rr_, kPorts);
-  grow(req_, kPorts * kPorts);
-  grow(out_flags_, 1);
-  if (options_.routing == Routing::XY) {
-    grow(owned_by_, kPorts * kPorts);
-    grow(owned_outs_, 1);
-  }
-  grow(port_forwarded_, kPorts);
-  grow(port_stalled_, kPorts);
-  grow(port_occupancy_, kPorts);
-  grow(port_queued_, kPorts);
-  if (link_stats_) {
-    grow(link_forwarded_, per);
-    grow(link_stalled_, per);
-    grow(link_occupancy_, per);
-  }
-  if (flits_.capacity() < flits_.size() + more * depth_)
-    flits_.reserve(std::max(flits_.size() + more * depth_, 2 * flits_.capacity()));
-}
+template <bool kXY>
+std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* dir) {
+  const std::uint32_t r = block_router_[b];
+  if (!blocks_[b].ready) prepare_neighbours(r);  // before taking pointers into the arrays
+  Block& k = blocks_[b];
+  const std::uint32_t D = depth_;
+  Slot* const slots = &slots_[slot_index(b, 0, 0)];
 
-// Applies this cycle's grants: each moves the head of an input queue to the next router's
-// input queue (or an endpoint), or sends one copy of it (static multicast). Written for
-// speed: the arrays are reserved up front so new blocks never move them, and are used
-// through local pointers.
-void Mesh::apply_grants(sim::Cycle now) {
-  reserve_blocks(grant_count_);
-  const std::uint32_t C = colors_, D = depth_, PC = kPorts * colors_;
-  const bool xy = options_.routing == Routing::XY;
-  const bool direct = hop_ == 1;
-  const RouteTable* routes = options_.routes.get();
-  Slot* const slots = slots_.data();
-  std::uint64_t* const req = req_.data();
-  std::uint32_t* const out_flags = out_flags_.data();
+  // Take in what the neighbours sent last cycle.
+  Arrivals& in = k.in[(now + 1) & 1u];
+  if (std::uint32_t m = in.ports) {
+    in.ports = 0;
+    k.used = 1;
+    for (; m; m &= m - 1) {
+      const std::uint32_t p = lowest(m), c = in.color[p];
+      const Flit f = in.flit[p];
+      Slot& q = slots[c * kPorts + p];
+      ensure_buffer(q);
+      std::uint32_t pos = q.head + q.count;
+      if (pos >= D) pos -= D;
+      flits_[q.buf + pos] = f;
+      ++k.queued[p];
+      ++k.total;
+      if (q.count++ == 0) {
+        k.nonempty[p] |= std::uint64_t{1} << c;
+        k.busy |= 1u << p;
+        q.want = head_wants<kXY>(k, r, p, c, q, f.payload);
+      }
+    }
+  }
+
+  // Occupancy integrals count the wavelets queued in this cycle, before grants.
+  for (std::uint32_t p = 0; p < kPorts; ++p) dir[p] += k.queued[p];
+  if (per_router_) {
+    for (std::uint32_t p = 0; p < kPorts; ++p) k.occupancy[p] += k.queued[p];
+    if (link_stats_)
+      for (std::uint32_t p = 0; p < kPorts; ++p)
+        for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
+          const std::uint32_t si = slot_index(b, p, lowest(m));
+          link_occupancy_[si] += slots_[si].count;
+        }
+  }
+
+  // The requests of the heads at the start of the cycle. Grants below change heads but not
+  // these, so each output is arbitrated from the start-of-cycle state whatever the order.
+  // Most outputs are wanted by one head; masks per input matter only for the others (built
+  // in the same pass under XY routing, where a head wants one output; in a second pass over
+  // the heads for static routes).
+  std::uint32_t first[kPorts];        // [output]: the first head wanting it (input | color << 8)
+  std::uint32_t outs = 0, many = 0;   // bit o: one head / more than one head wants output o
+  std::uint64_t req[kPorts][kPorts];  // [output][input]: colors wanting it (read for `many` only)
+  for (std::uint32_t ports = k.busy; ports; ports &= ports - 1) {
+    const std::uint32_t p = lowest(ports);
+    for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
+      const std::uint32_t c = lowest(m), h = p | c << 8;
+      if constexpr (kXY) {
+        const std::uint32_t o = lowest(slots[c * kPorts + p].want), bit = 1u << o;
+        if (outs & bit) {
+          many |= bit;
+        } else {
+          first[o] = h;
+          std::fill(req[o], req[o] + kPorts, 0);
+        }
+        outs |= bit;
+        req[o][p] |= std::uint64_t{1} << c;
+        continue;
+      }
+      for (std::uint32_t w = slots[c * kPorts + p].want; w; w &= w - 1) {
+        const std::uint32_t o = lowest(w);
+        if (outs >> o & 1u)
+          many |= 1u << o;
+        else
+          first[o] = h;
+        outs |= 1u << o;
+      }
+    }
+  }
+  if (!kXY && many) {
+    for (std::uint32_t m = many; m; m &= m - 1) std::fill(req[lowest(m)], req[lowest(m)] + kPorts, 0);
+    for (std::uint32_t ports = k.busy; ports; ports &= ports - 1) {
+      const std::uint32_t p = lowest(ports);
+      for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
+        const std::uint32_t c = lowest(m);
+        for (std::uint32_t w = slots[c * kPorts + p].want & many; w; w &= w - 1)
+          req[lowest(w)][p] |= std::uint64_t{1} << c;
+      }
+    }
+  }
+
+  // Arbitrate each output (round robin over (input, color) in the order input * 64 + color,
+  // starting after the last grant) and move the granted wavelet (or a copy of it).
+  Flit* const flits = flits_.data();
   std::uint64_t* const full = full_.data();
-  std::uint64_t* const nonempty = nonempty_.data();
-  std::uint32_t* const queued = queued_.data();
-  std::uint32_t* const port_queued = port_queued_.data();
-  std::uint64_t* const color_queued = color_queued_.data();
-  std::uint64_t* const port_forwarded = port_forwarded_.data();
-  std::uint64_t* const color_forwarded = color_forwarded_.data();
-  const std::uint32_t* const block = block_.data();
-  const std::uint32_t* const coord = coord_.data();
-  const std::uint8_t* const boundary = boundary_.data();
-  std::uint32_t* const active_flag = active_flag_.data();
-  const std::int64_t step[4] = {-static_cast<std::int64_t>(geometry_.width()), 1,
-                                static_cast<std::int64_t>(geometry_.width()), -1};
-
-  // The head of queue (r, p, c) in block b changed to a wavelet with `payload`: record the
-  // outputs it requests (as request_head()).
-  auto request = [&](std::uint32_t r, std::uint32_t b, std::uint32_t p, std::uint32_t c, const Slot& q,
-                     std::uint32_t payload) __attribute__((always_inline)) {
-    std::uint64_t* rq = req + std::size_t{b} * kPorts * kPorts;
-    const std::uint64_t cb = std::uint64_t{1} << c;
-    if (xy) {
-      const std::uint32_t o = q.route ? q.route - 1u : index(xy_output(coord[r] & 0xffffu, coord[r] >> 16, payload));
-      rq[o * kPorts + p] |= cb;
-      out_flags[b] |= 1u << o;
-      return;
-    }
-    const RouteEntry e = routes ? routes->at(r, c) : RouteEntry{};
-    if (!(e.accept & (1u << p))) route_error(r, p, c, Flit{payload, 0});
-    const std::uint32_t outs = e.forward & ~q.route;
-    for (std::uint32_t m = outs; m; m &= m - 1) rq[lowest(m) * kPorts + p] |= cb;
-    out_flags[b] |= outs;
-  };
-
-  const Grant* const end = grants_.data() + grant_count_;
-  constexpr std::ptrdiff_t kAhead = 8;  // grants whose wavelet and destination are fetched early
-  for (const Grant* g = grants_.data(); g != end; ++g) {
-    if (end - g > kAhead) {
-      const Grant& a = g[kAhead];
-      const Slot& qa = slots[block[a.router()] * PC + a.in() * C + a.color()];
-      if (qa.buf != kNone) __builtin_prefetch(&flits_[qa.buf + qa.head]);
-      const std::uint32_t da = down_[a.router() * kPorts + a.out()];
-      if (da < ep_full_base_ && block[da / kPorts] != kNone)
-        __builtin_prefetch(&slots[block[da / kPorts] * PC + (da % kPorts) * C + a.color()], 1);
-    }
-    const std::uint32_t r = g->router(), o = g->out(), p = g->in(), c = g->color();
-    const std::uint64_t cb = std::uint64_t{1} << c;
-    const std::uint32_t b = block[r];
-    Slot& q = slots[b * PC + p * C + c];
-    const Flit f = flits_[q.buf + q.head];
-
-    // Deliver the wavelet (or this copy of it).
-    if (o != index(Port::Ramp) && !(boundary[r] >> o & 1u)) {
-      const auto n = static_cast<std::uint32_t>(r + step[o]);
-      const std::uint32_t pp = o ^ 2u;  // the facing port
-      const std::uint32_t nb = block[n] != kNone ? block[n] : new_block(n);
-      Slot& d = slots[nb * PC + pp * C + c];
-      if (++d.occ >= D) full[n * kPorts + pp] |= cb;
-      ++in_network_;
-      if (direct) {
-        if (d.buf == kNone) {
-          d.buf = static_cast<std::uint32_t>(flits_.size());
-          flits_.resize(flits_.size() + D);
-        }
-        std::uint32_t pos = d.head + d.count;
-        if (pos >= D) pos -= D;
-        flits_[d.buf + pos] = f;
-        ++queued[n];
-        ++port_queued[nb * kPorts + pp];
-        ++color_queued[c];
-        if (d.count++ == 0) {
-          nonempty[n * kPorts + pp] |= cb;
-          request(n, nb, pp, c, d, f.payload);
-        }
-        if (!active_flag[n]) {
-          active_flag[n] = 1;
-          incoming_.push_back(n);
-        }
+  const std::uint32_t links = k.links;
+  const bool hop1 = hop_ == 1;
+  std::uint32_t granted = 0;
+  for (; outs; outs &= outs - 1) {
+    const std::uint32_t o = lowest(outs);
+    const std::uint64_t blocked = full[down_[r * kPorts + o]];
+    const std::uint64_t* held_by =
+        kXY && (k.owned_outs >> o & 1u) ? &owned_by_[(std::size_t{b} * kPorts + o) * kPorts] : nullptr;
+    // A color of the output held by a packet from input q is open only to q (XY wormhole).
+    auto closed = [held_by](std::uint32_t q) {
+      if (!held_by) return std::uint64_t{0};
+      const std::uint64_t held = held_by[0] | held_by[1] | held_by[2] | held_by[3] | held_by[4];
+      return held & ~held_by[q];
+    };
+    std::uint32_t p, c;
+    if (!(many >> o & 1u)) {  // one head wants the output (the common case)
+      p = first[o] & 0xffu;
+      c = first[o] >> 8;
+      const std::uint64_t want = std::uint64_t{1} << c;
+      if (want & blocked) stall(k, b, o, want & blocked);
+      if (!(want & ~blocked & ~closed(p))) continue;
+    } else {
+      std::uint64_t any = 0, open[kPorts] = {};
+      std::uint32_t with = 0;  // inputs with an open candidate
+      for (std::uint32_t q = 0; q < kPorts; ++q) {
+        any |= req[o][q];
+        open[q] = req[o][q] & ~blocked & ~closed(q);
+        with |= static_cast<std::uint32_t>(open[q] != 0) << q;
+      }
+      if (any & blocked) stall(k, b, o, any & blocked);
+      if (!with) continue;
+      std::uint32_t start = k.out.rr[o] + 1u;
+      if (start == kRrSpan) start = 0;
+      const std::uint32_t sp = start >> 6, sc = start & 63u;
+      const std::uint32_t later = with & ~((2u << sp) - 1u), earlier = with & ((1u << sp) - 1u);
+      if (const std::uint64_t m = open[sp] & (~std::uint64_t{0} << sc)) {
+        p = sp;
+        c = lowest(m);
+      } else if (later || earlier) {
+        p = lowest(later ? later : earlier);
+        c = lowest(open[p]);
       } else {
-        wheel_[(now.count() + hop_) % wheel_.size()].push_back(
-            Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
+        p = sp;
+        c = lowest(open[sp]);
+      }
+    }
+    k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
+    ++granted;
+
+    // Send it.
+    const std::uint64_t cb = std::uint64_t{1} << c;
+    Slot& q = slots[c * kPorts + p];
+    const Flit f = flits[q.buf + q.head];
+    const bool link = links >> o & 1u;
+    if (link) {
+      const std::uint32_t n = r + step_[o];
+      const std::uint32_t pp = o ^ 2u;  // the facing port
+      const std::uint32_t nb = block_[n];
+      if (++slots_[slot_index(nb, pp, c)].occ >= D) full[n * kPorts + pp] |= cb;
+      if (!kXY) ++in_network_;
+      Block& kn = blocks_[nb];
+      if (hop1) {
+        if constexpr (!kXY) {  // the wavelet is the head of its queue there if the route is wrong
+          if (!((options_.routes ? options_.routes->at(n, c).accept : 0u) & (1u << pp))) route_error(n, pp, c, f);
+          ++color_queued_[c];
+        }
+        Arrivals& a = kn.in[now & 1u];
+        a.ports |= 1u << pp;
+        a.color[pp] = c;
+        a.flit[pp] = f;
+        active_.insert(nb);
+      } else {
+        kn.used = 1;
+        wheel_[(now + hop_) % wheel_.size()].push_back(Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
         ++wheel_count_;
       }
     } else {
-      const std::uint32_t ep = endpoint_beyond(r, port_at(o));
-      if (ep == kNone)
-        throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
-                                           geometry_.name(r), c, port_name(port_at(o))));
-      RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * C + c];
-      if (++rq.occ >= D) full[ep_full_base_ + ep] |= cb;
-      wheel_[(now.count() + ramp_) % wheel_.size()].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
-      ++wheel_count_;
-      notify_arrival(ep, c, now + sim::Cycle(ramp_));
+      to_endpoint(r, o, c, f, now);
     }
-
-    // Account, and update the output and multicast state.
-    ++port_forwarded[b * kPorts + o];
-    ++color_forwarded[c];
-    if (link_stats_) ++link_forwarded_[b * PC + o * C + c];
-    req[(b * kPorts + o) * kPorts + p] &= ~cb;
-    if (xy) {
+    ++k.out.forwarded[o];
+    ++color_forwarded_[c];
+    if (link_stats_) ++link_forwarded_[slot_index(b, o, c)];
+    if constexpr (kXY) {
       if (f.head() != f.tail()) {
         std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
         if (f.head()) {
           own[p] |= cb;
-          owned_outs_[b] |= 1u << o;
+          k.owned_outs |= 1u << o;
           q.route = static_cast<std::uint16_t>(o + 1);
         } else {
           own[p] &= ~cb;
-          if (!(own[0] | own[1] | own[2] | own[3] | own[4])) owned_outs_[b] &= ~(1u << o);
+          if (!(own[0] | own[1] | own[2] | own[3] | own[4])) k.owned_outs &= ~(1u << o);
           q.route = 0;
         }
       }
     } else {
       q.route = static_cast<std::uint16_t>(q.route | (1u << o));
-      if (routes->at(r, c).forward & ~q.route) continue;  // copies still to send
+      q.want = static_cast<std::uint16_t>(q.want & ~(1u << o));
+      if (q.want) continue;  // copies still to send
       q.route = 0;
     }
 
-    // Pop the head.
+    // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
+    // and in its color's queue count.)
     q.head = static_cast<std::uint16_t>(q.head + 1u == D ? 0u : q.head + 1u);
-    --queued[r];
-    --port_queued[b * kPorts + p];
-    --color_queued[c];
-    --in_network_;
-    if (--q.count == 0)
-      nonempty[r * kPorts + p] &= ~cb;
-    else
-      request(r, b, p, c, q, flits_[q.buf + q.head].payload);
-    if (p == index(Port::Ramp) || ((p & 1u) && (boundary[r] >> p & 1u))) {
-      // Fed from outside the mesh: the sender sees the credit from the next cycle (read()).
-      input_returns_.push_back(Return{r * kPorts + p, c});
-      const std::uint32_t ep = p == index(Port::Ramp) ? r : endpoint_beyond(r, port_at(p));
-      if (ep != kNone) notify_credit(ep, c, now + sim::Cycle(1));
+    --k.queued[p];
+    --k.total;
+    if (!kXY || !link) --in_network_;
+    if (!kXY || !link || !hop1) --color_queued_[c];
+    if (--q.count != 0)
+      q.want = head_wants<kXY>(k, r, p, c, q, flits[q.buf + q.head].payload);
+    else if (!(k.nonempty[p] &= ~cb))
+      k.busy &= ~(1u << p);
+    if (links >> p & 1u) {
+      // The sender sees the freed slot from the next cycle: a full mark goes when the cycle ends.
+      if (q.occ-- == D) unfull_.push_back(Return{r * kPorts + p, c});
     } else {
-      --q.occ;
-      full[r * kPorts + p] &= ~cb;
+      return_to_endpoint(r, p, c, now);
     }
   }
-  forwarded_ += grant_count_;
+  if (k.total) active_.insert(b);
+  return granted;
 }
 
 sim::Cycle Mesh::write(sim::Cycle now) {
-  if (grant_count_) {
-    apply_grants(now);
+  const std::uint64_t t = now.count();
+  processed_ = t + 1;
+  work_.swap(active_);  // active_ collects the routers with work next cycle
+  std::uint64_t granted = 0;
+  if (!work_.empty()) {
+    for (std::uint32_t c = 0; c < colors_; ++c) color_occupancy_[c] += color_queued_[c];
+    std::uint64_t dir[kPorts] = {};
+    auto one = [&](std::uint32_t b) __attribute__((always_inline)) {
+      granted += xy_ ? process<true>(b, t, dir) : process<false>(b, t, dir);
+    };
+    // In block order, so that neighbours' state is still in cache.
+    if (idle_skip_) {
+      router_evaluations_ += work_.size();
+      work_.drain(one);
+    } else {
+      router_evaluations_ += geometry_.routers();
+      work_.drain([](std::uint32_t) {});
+      for (std::uint32_t b = 0; b < blocks_.size(); ++b)
+        if (block_router_[b] != kNone) one(b);
+    }
+    for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir[p];
+  }
+  for (const Return& u : unfull_) full_[u.target] &= ~(std::uint64_t{1} << u.color);
+  unfull_.clear();
+  if (granted) {
+    forwarded_ += granted;
     last_progress_ = now;
-    grant_count_ = 0;
   }
-  std::size_t kept = 0;
-  for (std::uint32_t r : active_) {
-    if (queued_[r])
-      active_[kept++] = r;
-    else
-      active_flag_[r] = 0;
-  }
-  active_.resize(kept);
-  active_.insert(active_.end(), incoming_.begin(), incoming_.end());
-  incoming_.clear();
   check_deadlock(now);
 
   if (!active_.empty() || !input_returns_.empty() || !ep_returns_.empty()) return now + sim::Cycle(1);
   if (wheel_count_)
-    for (std::uint64_t k = 1; k < wheel_.size(); ++k)
-      if (!wheel_[(now.count() + k) % wheel_.size()].empty()) return now + sim::Cycle(k);
+    for (std::uint64_t j = 1; j < wheel_.size(); ++j)
+      if (!wheel_[(t + j) % wheel_.size()].empty()) return now + sim::Cycle(j);
   return sim::Cycle::never();
 }
 
@@ -703,6 +669,26 @@ void Mesh::check_deadlock(sim::Cycle now) {
     return;
   }
   if (now - last_progress_ >= config_.deadlock_timeout) throw sim::SimulationError(deadlock_report(now));
+}
+
+// The cycle evaluated last, t = evaluated_ - 1, takes in the arrivals of cycle t - 1 (parity evaluated_).
+std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p) const {
+  return blocks_[b].queued[p] + ((blocks_[b].in[evaluated_ & 1u].ports >> p) & 1u);
+}
+
+std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c) const {
+  const Arrivals& a = blocks_[b].in[evaluated_ & 1u];
+  const bool arriving = ((a.ports >> p) & 1u) && a.color[p] == c;
+  return slots_[slot_index(b, p, c)].count + (arriving ? 1u : 0u);
+}
+
+std::uint64_t Mesh::occupancy_integral() const {
+  std::uint64_t sum = 0;
+  for (std::uint64_t v : dir_occupancy_) sum += v;
+  if (cycle_unfinished())
+    for (std::uint32_t b = 0; b < blocks_.size(); ++b)
+      for (std::uint32_t p = 0; p < kPorts; ++p) sum += unfinished_queued(b, p);
+  return sum;
 }
 
 std::string Mesh::describe() const {

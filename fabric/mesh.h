@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "fabric/cache_aligned.h"
 #include "fabric/edge_listener.h"
 #include "fabric/fabric_config.h"
 #include "fabric/flit.h"
 #include "fabric/geometry.h"
 #include "fabric/port.h"
 #include "fabric/route_table.h"
+#include "fabric/router_set.h"
 #include "hw/ramp.h"
 #include "sim/engine/clocked.h"
 #include "sim/stats/stats.h"
@@ -121,16 +123,12 @@ class Mesh final : public sim::Clocked {
   // Work counter (differs with idle skipping; not a model statistic).
   [[nodiscard]] std::uint64_t router_evaluations() const { return router_evaluations_; }
   // Routers that ever held a wavelet (their queue state is allocated).
-  [[nodiscard]] std::uint32_t touched_routers() const { return static_cast<std::uint32_t>(block_router_.size()); }
+  [[nodiscard]] std::uint32_t touched_routers() const;
   // Bytes of dynamic state allocated so far (queues, counters), for the benchmarks.
   [[nodiscard]] std::uint64_t allocated_bytes() const;
 
   // Occupancy integral over all router input queues, in wavelet-cycles.
-  [[nodiscard]] std::uint64_t occupancy_integral() const {
-    std::uint64_t sum = 0;
-    for (std::uint64_t v : dir_occupancy_) sum += v;
-    return sum;
-  }
+  [[nodiscard]] std::uint64_t occupancy_integral() const;
 
   // Tracing (mesh_trace.cpp). Counters of port p of router r (forwarded and stalled count
   // the output, occupancy and queued the input); per color when link counters are kept.
@@ -138,8 +136,9 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] LinkCounters link_counters(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
   [[nodiscard]] bool keeps_link_counters() const { return per_router_; }
   [[nodiscard]] bool keeps_color_counters() const { return link_stats_; }
-  // Routers that ever held a wavelet (the only ones with nonzero counters), in first-use order.
-  [[nodiscard]] const std::vector<std::uint32_t>& counted_routers() const { return block_router_; }
+  // Routers whose counters are allocated (a superset of those that ever held a wavelet; the
+  // others' counters are zero), in allocation order.
+  [[nodiscard]] const std::vector<std::uint32_t>& counted_routers() const { return counted_; }
 
   // The deadlock report (deadlock_report.cpp): stuck routers, ports, colors, contents.
   [[nodiscard]] std::string deadlock_report(sim::Cycle now) const;
@@ -149,12 +148,43 @@ class Mesh final : public sim::Clocked {
   struct Slot {
     std::uint32_t buf = kNone;  // offset of `depth` flits in flits_, allocated on first use
     std::uint16_t head = 0;
-    std::uint16_t count = 0;  // wavelets visible in the queue
-    std::uint16_t occ = 0;    // visible + on the way + not yet returned as credit
+    std::uint16_t count = 0;  // wavelets visible
+    std::uint16_t occ = 0;    // visible + arriving + on the way + not yet returned as credit
     std::uint16_t route = 0;  // Static: outputs the head was already sent to; XY: locked output + 1
+    std::uint16_t want = 0;   // outputs the head still requests (set when the head changes)
+    std::uint16_t unused = 0;
   };
-  // (No char-typed fields or arrays are written on the hot path: they would alias every
-  // pointer and force the compiler to reload them.)
+  // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, taken
+  // in by the router the next cycle (so a router reads the other parity than is written).
+  struct alignas(64) Arrivals {
+    std::uint32_t ports = 0;  // bit p: a wavelet for input p
+    std::uint32_t color[kPorts] = {};
+    Flit flit[kPorts];
+  };
+  struct alignas(64) Outputs {
+    std::uint64_t forwarded[kPorts] = {};
+    std::uint16_t rr[kPorts] = {};  // last granted input * 64 + color
+  };
+  // The state of one router, allocated for a tile of kTile x kTile routers (so neighbours'
+  // state is close in memory) when one of them first holds a wavelet; fields grouped by
+  // cache line in the order a busy router touches them. (No char-typed fields are written
+  // on the hot path: they would alias every pointer and force reloads.)
+  static constexpr std::uint32_t kTile = 8;
+  struct alignas(64) Block {
+    std::uint32_t queued[kPorts] = {};     // [input]: wavelets visible
+    std::uint32_t total = 0;               // wavelets visible in its queues
+    std::uint64_t occupancy[kPorts] = {};  // [input]: occupancy integral
+    std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
+    std::uint32_t xy = 0;                  // x | y << 16
+    std::uint32_t links = 0;               // bit o: a neighbouring router beyond port o
+    std::uint32_t busy = 0;                // bit p: nonempty[p] is not 0
+    std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
+    std::uint32_t used = 0;                // 1 once a wavelet was sent to it (the arriving ones count too)
+    std::uint32_t ready = 0;               // 1 once its neighbours' tiles are allocated
+    Arrivals in[2];                        // by cycle parity
+    Outputs out;
+    std::uint64_t stalled[kPorts] = {};  // [output]: output-color-cycles without credit
+  };
   struct RxQueue {  // an endpoint's receive queue for one color
     std::uint32_t buf = kNone;
     std::uint16_t head = 0;
@@ -167,33 +197,34 @@ class Mesh final : public sim::Clocked {
     std::uint16_t color;
     Flit flit;
   };
-  struct Grant {  // router | output << 32 | input << 40 | color << 48
-    std::uint64_t bits;
-    [[nodiscard]] std::uint32_t router() const { return static_cast<std::uint32_t>(bits); }
-    [[nodiscard]] std::uint32_t out() const { return static_cast<std::uint32_t>(bits >> 32) & 0xffu; }
-    [[nodiscard]] std::uint32_t in() const { return static_cast<std::uint32_t>(bits >> 40) & 0xffu; }
-    [[nodiscard]] std::uint32_t color() const { return static_cast<std::uint32_t>(bits >> 48); }
-  };
   struct Return {
-    std::uint32_t target;
+    std::uint32_t target;  // router * 5 + port, or endpoint
     std::uint32_t color;
   };
 
-  void stall(std::uint32_t b, std::uint32_t o, std::uint64_t colors);
-  // The head of queue (r, p, c) changed: record the outputs it requests.
-  inline void request_head(std::uint32_t r, std::uint32_t b, std::uint32_t p, std::uint32_t c);
-  void apply_grants(sim::Cycle now);
-  inline void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
-  // Reserves room for `more` new blocks so creating them does not move the arrays.
-  void reserve_blocks(std::size_t more);
-  void activate(std::uint32_t r) {
-    if (active_flag_[r]) return;
-    active_flag_[r] = 1;
-    incoming_.push_back(r);
-  }
-  std::uint32_t ensure_block(std::uint32_t r) { return block_[r] != kNone ? block_[r] : new_block(r); }
-  std::uint32_t new_block(std::uint32_t r);
-  void ensure_buffer(std::uint32_t si);
+  // One cycle of the router of block b: takes in the wavelets that arrived, counts
+  // occupancy, grants each output round robin and moves the granted wavelets. Returns the
+  // grants.
+  template <bool kXY>
+  std::uint32_t process(std::uint32_t b, std::uint64_t now, std::uint64_t* dir);
+  // Sends `f` on color c from router r's output o to the endpoint beyond it.
+  void to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
+  // Router r freed a slot of input p (fed by an endpoint), color c.
+  void return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now);
+  // The head of queue (r, p, c) changed to a wavelet with `payload`: the outputs it requests.
+  template <bool kXY>
+  std::uint16_t head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
+                           std::uint32_t payload) const;
+  void stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors);
+  // Takes a wavelet off the wheel (a ramp or edge channel, or a hop longer than one cycle).
+  void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
+  // Allocates the tile of router r; returns r's block.
+  std::uint32_t new_tile(std::uint32_t r);
+  // Allocates the tiles of router r's neighbours.
+  void prepare_neighbours(std::uint32_t r);
+  // Router r's block, allocated if need be.
+  std::uint32_t ensure_block(std::uint32_t r) { return block_[r] != kNone ? block_[r] : new_tile(r); }
+  void ensure_buffer(Slot& q);
   std::uint32_t ensure_ep_block(std::uint32_t ep);
   // The router beyond output o (0 .. 3) of r, or kNone at the mesh boundary.
   [[nodiscard]] std::uint32_t next_router(std::uint32_t r, std::uint32_t o) const {
@@ -215,11 +246,18 @@ class Mesh final : public sim::Clocked {
   }
   [[nodiscard]] std::uint32_t endpoint_beyond(std::uint32_t r, Port o) const;
   [[nodiscard]] Port xy_output(std::uint32_t x, std::uint32_t y, std::uint32_t payload) const;
+  // Queues of a router are [color][port]: the few colors in use share cache lines.
   [[nodiscard]] std::uint32_t slot_index(std::uint32_t block, std::uint32_t p, std::uint32_t c) const {
-    return (block * kPorts + p) * colors_ + c;
+    return (block * colors_ + c) * kPorts + p;
   }
   [[nodiscard]] const Slot* find_slot(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
   [[nodiscard]] const RxQueue* find_rx(std::uint32_t ep, std::uint32_t c) const;
+  // Whether write() has not yet run for the last cycle evaluate() saw (a component ticked
+  // before the mesh stopped the cycle): its occupancy is then counted from the current state.
+  [[nodiscard]] bool cycle_unfinished() const { return evaluated_ > processed_; }
+  // Wavelets queued in that cycle in input p (and color c) of block b.
+  [[nodiscard]] std::uint64_t unfinished_queued(std::uint32_t b, std::uint32_t p) const;
+  [[nodiscard]] std::uint64_t unfinished_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c) const;
   void notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void wake_self(sim::Cycle at);
@@ -234,36 +272,30 @@ class Mesh final : public sim::Clocked {
   MeshOptions options_;
   sim::Engine* engine_;
   std::uint32_t colors_, depth_, hop_, ramp_;
+  std::uint32_t step_[4];  // router index offset to the neighbour beyond output 0 .. 3 (mod 2^32)
   StatsDetail detail_;
   bool link_stats_;
   bool per_router_;  // per router and port occupancy integrals
   bool idle_skip_;
+  bool xy_;
 
   // Per router (always allocated, small).
-  std::vector<std::uint64_t> nonempty_;  // [router * 5 + port]: colors with a visible wavelet
   // Colors with no free slot (no credit): [router * 5 + input port] for router input
   // queues, then [ep_full_base_ + endpoint] for endpoint receive queues, then ~0 for
   // "nothing connected".
   std::vector<std::uint64_t> full_;
   std::uint32_t ep_full_base_ = 0;
-  std::vector<std::uint32_t> down_;   // [router * 5 + output]: index in full_ of what it feeds
-  std::vector<std::uint32_t> block_;  // router -> block of dynamic state, or kNone
-  std::vector<std::uint32_t> active_flag_;
-  std::vector<std::uint32_t> queued_;   // router -> wavelets visible in its queues
-  std::vector<std::uint32_t> coord_;    // router -> x | y << 16
+  std::vector<std::uint32_t> down_;     // [router * 5 + output]: index in full_ of what it feeds
+  std::vector<std::uint32_t> block_;    // router -> block, or kNone before its chunk is allocated
   std::vector<std::uint8_t> boundary_;  // router -> bit o set: no neighbour beyond output o
-  // Per block (a router that ever held a wavelet).
-  std::vector<std::uint32_t> block_router_;
-  std::vector<Slot> slots_;                // [block][port][color]
-  std::vector<std::uint16_t> rr_;          // [block][output]: last granted input * 64 + color
-  std::vector<std::uint64_t> req_;         // [block][output][input]: colors whose head wants the output
-  std::vector<std::uint32_t> out_flags_;   // [block]: outputs that may have requests (cleared lazily)
-  std::vector<std::uint64_t> owned_by_;    // XY: [block][output][input]: colors of the output held by a packet
-  std::vector<std::uint32_t> owned_outs_;  // XY: [block]: outputs with a color held by a packet
-  std::vector<std::uint64_t> port_forwarded_, port_stalled_, port_occupancy_;  // [block][port]
-  std::vector<std::uint32_t> port_queued_;
-  std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // [block][port][color]
-  std::vector<Flit> flits_;
+  // Per block (the routers of allocated tiles).
+  std::vector<std::uint32_t> block_router_;  // block -> router (kNone beyond the mesh edge)
+  std::vector<std::uint32_t> counted_;       // the routers of the allocated tiles
+  std::vector<Block> blocks_;
+  std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][color][port]
+  std::vector<std::uint64_t> owned_by_;          // XY: [block][output][input]: colors of the output held by a packet
+  std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // as slots_
+  std::vector<Flit, CacheAligned<Flit>> flits_;
   // Per endpoint.
   std::vector<std::unique_ptr<Endpoint>> ports_;  // RampPort adapters, created on request
   std::vector<std::uint32_t> ep_router_;
@@ -279,9 +311,10 @@ class Mesh final : public sim::Clocked {
 
   std::vector<std::vector<Transit>> wheel_;         // [cycle % size]
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
-  std::vector<std::uint32_t> active_, incoming_;
-  std::vector<Grant> grants_;  // this cycle's grants: the first grant_count_ entries
-  std::size_t grant_count_ = 0;
+  std::vector<Return> unfull_;  // full_ bits to clear when the cycle ends (slots freed in full queues)
+  RouterSet active_;            // blocks with work in the coming cycle
+  RouterSet work_;              // those of the current cycle
+  std::uint32_t tiles_x_ = 0;
   std::uint64_t wheel_count_ = 0;
 
   hw::RampListener* ramp_listener_ = nullptr;
@@ -292,6 +325,7 @@ class Mesh final : public sim::Clocked {
   std::uint64_t injected_ = 0, delivered_ = 0, forwarded_ = 0, stalled_ = 0;
 
   std::uint64_t router_evaluations_ = 0;
+  std::uint64_t evaluated_ = 0, processed_ = 0;  // last cycle + 1 of evaluate() and write()
   sim::Cycle last_progress_{0};
 };
 

@@ -28,7 +28,7 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "wavelets_in_flight", [this] { return static_cast<double>(in_network_); }, "wavelets",
       "wavelets in router queues or on links at the end of the run", true);
   g.formula(
-      "routers_used", [this] { return static_cast<double>(block_router_.size()); }, "routers",
+      "routers_used", [this] { return static_cast<double>(touched_routers()); }, "routers",
       "routers that held a wavelet at least once", true);
   g.formula(
       "bits_forwarded",
@@ -46,85 +46,110 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "credit stalls, per color (all routers and outputs)");
   g.vector(
       "occupancy_integral_by_color", [c] { return std::size_t{c}; },
-      [this](std::size_t i) { return static_cast<double>(color_occupancy_[i]); }, "wavelet-cycles",
-      "queue occupancy integral, per color (all routers and input ports)");
-  auto by_port = [this](const std::vector<std::uint64_t>& v, std::size_t port) {
-    std::uint64_t sum = 0;
-    for (std::size_t b = 0; b < block_router_.size(); ++b) sum += v[b * kPorts + port];
-    return static_cast<double>(sum);
-  };
+      [this](std::size_t i) {
+        return static_cast<double>(color_occupancy_[i] + (cycle_unfinished() ? color_queued_[i] : 0));
+      },
+      "wavelet-cycles", "queue occupancy integral, per color (all routers and input ports)");
   g.vector(
       "forwarded_by_port", [] { return std::size_t{kPorts}; },
-      [this, by_port](std::size_t p) { return by_port(port_forwarded_, p); }, "wavelets",
-      "wavelets forwarded, per output direction (north, east, south, west, ramp)");
+      [this](std::size_t p) {
+        std::uint64_t sum = 0;
+        for (const Block& k : blocks_) sum += k.out.forwarded[p];
+        return static_cast<double>(sum);
+      },
+      "wavelets", "wavelets forwarded, per output direction (north, east, south, west, ramp)");
   g.vector(
       "credit_stalls_by_port", [] { return std::size_t{kPorts}; },
-      [this, by_port](std::size_t p) { return by_port(port_stalled_, p); }, "output-color-cycles",
-      "credit stalls, per output direction (north, east, south, west, ramp)");
+      [this](std::size_t p) {
+        std::uint64_t sum = 0;
+        for (const Block& k : blocks_) sum += k.stalled[p];
+        return static_cast<double>(sum);
+      },
+      "output-color-cycles", "credit stalls, per output direction (north, east, south, west, ramp)");
   g.vector(
       "occupancy_integral_by_port", [] { return std::size_t{kPorts}; },
-      [this](std::size_t p) { return static_cast<double>(dir_occupancy_[p]); }, "wavelet-cycles",
-      "queue occupancy integral, per input direction (north, east, south, west, ramp)");
+      [this](std::size_t p) {
+        std::uint64_t sum = dir_occupancy_[p];
+        if (cycle_unfinished())
+          for (std::uint32_t b = 0; b < blocks_.size(); ++b) sum += unfinished_queued(b, static_cast<std::uint32_t>(p));
+        return static_cast<double>(sum);
+      },
+      "wavelet-cycles", "queue occupancy integral, per input direction (north, east, south, west, ramp)");
 
   if (detail_ == StatsDetail::Totals) return;
   const std::size_t n = geometry_.routers();
-  auto per_router = [this](const std::vector<std::uint64_t>& v, std::size_t r) {
+  // Per router port: forwarded and stalled count the output, occupancy the input queues.
+  enum class Counter { Forwarded, Stalled, Occupancy };
+  auto port_value = [this](Counter which, std::uint32_t b, std::uint32_t p) -> std::uint64_t {
+    const Block& k = blocks_[b];
+    switch (which) {
+      case Counter::Forwarded:
+        return k.out.forwarded[p];
+      case Counter::Stalled:
+        return k.stalled[p];
+      case Counter::Occupancy:
+        return k.occupancy[p] + (cycle_unfinished() ? unfinished_queued(b, p) : 0);
+    }
+    return 0;
+  };
+  auto per_router = [this, port_value](Counter which, std::size_t r) {
     const std::uint32_t b = block_[r];
     if (b == kNone) return 0.0;
     std::uint64_t sum = 0;
-    for (std::uint32_t p = 0; p < kPorts; ++p) sum += v[std::size_t{b} * kPorts + p];
+    for (std::uint32_t p = 0; p < kPorts; ++p) sum += port_value(which, b, p);
     return static_cast<double>(sum);
   };
-  auto per_link = [this](const std::vector<std::uint64_t>& v, std::size_t i) {
+  auto per_link = [this, port_value](Counter which, std::size_t i) {
     const std::uint32_t b = block_[i / kPorts];
-    return b == kNone ? 0.0 : static_cast<double>(v[std::size_t{b} * kPorts + i % kPorts]);
+    return b == kNone ? 0.0 : static_cast<double>(port_value(which, b, static_cast<std::uint32_t>(i % kPorts)));
   };
   g.vector(
-      "router_forwarded", [n] { return n; },
-      [this, per_router](std::size_t r) { return per_router(port_forwarded_, r); }, "wavelets",
-      "wavelets forwarded by each router (index y * width + x)");
+      "router_forwarded", [n] { return n; }, [per_router](std::size_t r) { return per_router(Counter::Forwarded, r); },
+      "wavelets", "wavelets forwarded by each router (index y * width + x)");
   g.vector(
       "router_credit_stalls", [n] { return n; },
-      [this, per_router](std::size_t r) { return per_router(port_stalled_, r); }, "output-color-cycles",
+      [per_router](std::size_t r) { return per_router(Counter::Stalled, r); }, "output-color-cycles",
       "credit stalls of each router (index y * width + x)");
   g.vector(
       "router_occupancy_integral", [n] { return n; },
-      [this, per_router](std::size_t r) { return per_router(port_occupancy_, r); }, "wavelet-cycles",
+      [per_router](std::size_t r) { return per_router(Counter::Occupancy, r); }, "wavelet-cycles",
       "queue occupancy integral of each router's input queues (index y * width + x)");
   g.vector(
       "link_forwarded", [n] { return n * kPorts; },
-      [this, per_link](std::size_t i) { return per_link(port_forwarded_, i); }, "wavelets",
+      [per_link](std::size_t i) { return per_link(Counter::Forwarded, i); }, "wavelets",
       "wavelets sent on each output link (index (y * width + x) * 5 + port; ports north, east, south, west, "
       "ramp)");
   g.vector(
       "link_credit_stalls", [n] { return n * kPorts; },
-      [this, per_link](std::size_t i) { return per_link(port_stalled_, i); }, "color-cycles",
+      [per_link](std::size_t i) { return per_link(Counter::Stalled, i); }, "color-cycles",
       "credit stalls on each output link (index (y * width + x) * 5 + port)");
   g.vector(
       "link_occupancy_integral", [n] { return n * kPorts; },
-      [this, per_link](std::size_t i) { return per_link(port_occupancy_, i); }, "wavelet-cycles",
+      [per_link](std::size_t i) { return per_link(Counter::Occupancy, i); }, "wavelet-cycles",
       "occupancy integral of each input port's queues (index (y * width + x) * 5 + port)");
 
   if (detail_ != StatsDetail::Links) return;
-  auto per_link_color = [this](const std::vector<std::uint64_t>& v, std::size_t i) {
+  auto per_link_color = [this](const std::vector<std::uint64_t>& v, std::size_t i, bool occupancy) {
     const std::size_t stride = std::size_t{kPorts} * colors_;
     const std::uint32_t b = block_[i / stride];
     if (b == kNone) return 0.0;
-    const std::size_t si = std::size_t{b} * stride + i % stride;
-    return static_cast<double>(v[si]);
+    const auto p = static_cast<std::uint32_t>(i % stride / colors_), color = static_cast<std::uint32_t>(i % colors_);
+    std::uint64_t value = v[slot_index(b, p, color)];
+    if (occupancy && cycle_unfinished()) value += unfinished_queued(b, p, color);
+    return static_cast<double>(value);
   };
   const std::size_t lc = n * kPorts * c;
   g.vector(
       "link_color_forwarded", [lc] { return lc; },
-      [this, per_link_color](std::size_t i) { return per_link_color(link_forwarded_, i); }, "wavelets",
+      [this, per_link_color](std::size_t i) { return per_link_color(link_forwarded_, i, false); }, "wavelets",
       "wavelets sent on each output link and color (index ((y * width + x) * 5 + port) * colors + color)");
   g.vector(
       "link_color_credit_stalls", [lc] { return lc; },
-      [this, per_link_color](std::size_t i) { return per_link_color(link_stalled_, i); }, "cycles",
+      [this, per_link_color](std::size_t i) { return per_link_color(link_stalled_, i, false); }, "cycles",
       "cycles each output link had a wavelet of the color but no credit (index as link_color_forwarded)");
   g.vector(
       "link_color_occupancy_integral", [lc] { return lc; },
-      [this, per_link_color](std::size_t i) { return per_link_color(link_occupancy_, i); }, "wavelet-cycles",
+      [this, per_link_color](std::size_t i) { return per_link_color(link_occupancy_, i, true); }, "wavelet-cycles",
       "occupancy integral of each input queue (port, color) (index as link_color_forwarded, input port)");
 }
 

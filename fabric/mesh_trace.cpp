@@ -7,16 +7,20 @@
 
 namespace wafersim::fabric {
 
+// Wavelets sent over 1-cycle links in the last cycle written are still in the receiving
+// router's arrival register (parity processed_ + 1), taken in next cycle: they are queued.
+
 LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p) const {
   if (r >= geometry_.routers() || p >= kPorts) throw std::out_of_range("Mesh::link_counters: no such router port");
   LinkCounters out;
   const std::uint32_t b = block_[r];
   if (b == kNone) return out;
-  const std::size_t i = std::size_t{b} * kPorts + p;
-  out.forwarded = port_forwarded_[i];
-  out.stalled = port_stalled_[i];
-  out.occupancy = per_router_ ? port_occupancy_[i] : 0;
-  out.queued = port_queued_[i];
+  const Block& k = blocks_[b];
+  const std::uint32_t arriving = (k.in[(processed_ + 1) & 1u].ports >> p) & 1u;
+  out.forwarded = k.out.forwarded[p];
+  out.stalled = k.stalled[p];
+  out.occupancy = per_router_ ? k.occupancy[p] + (cycle_unfinished() ? unfinished_queued(b, p) : 0) : 0;
+  out.queued = k.queued[p] + arriving;
   return out;
 }
 
@@ -27,11 +31,13 @@ LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p, std::uint32_t
   LinkCounters out;
   const std::uint32_t b = block_[r];
   if (b == kNone) return out;
+  const Arrivals& a = blocks_[b].in[(processed_ + 1) & 1u];
+  const bool arriving = ((a.ports >> p) & 1u) && a.color[p] == c;
   const std::uint32_t si = slot_index(b, p, c);
   out.forwarded = link_forwarded_[si];
   out.stalled = link_stalled_[si];
-  out.occupancy = link_occupancy_[si];
-  out.queued = slots_[si].count;
+  out.occupancy = link_occupancy_[si] + (cycle_unfinished() ? unfinished_queued(b, p, c) : 0);
+  out.queued = slots_[si].count + (arriving ? 1u : 0u);
   return out;
 }
 

@@ -131,13 +131,13 @@ LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a) {
       }
       if (c > 0) {
         // Register 5: token i; register 3: the byte offset of its id's row in the slice.
-        auto token_loop = [&](std::uint32_t row_bytes, auto&& body) {
+        auto token_loop = [&](std::uint32_t id_stride, auto&& body) {
           b.mov(5, 0);
           const unsigned tok = b.label();
           b.bind(tok);
           b.alu(Op::Shl, 6, 5, 2);
           b.ld(3, ids.addr, 4, 6);
-          b.alu(Op::Mul, 3, 3, row_bytes);
+          b.alu(Op::Mul, 3, 3, id_stride);
           body();
           b.alu(Op::Add, 5, 5, 1);
           b.branch(Cond::Ne, 5, t, tok);

@@ -8,6 +8,15 @@
 #include "sim/errors.h"
 
 namespace wafersim::models::training {
+namespace {
+
+std::uint32_t bits_of(float f) {
+  std::uint32_t b = 0;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+}  // namespace
 
 ReplicaGradients::ReplicaGradients(const reference::Model& model, ClusterModel layers,
                                    const reference::SyntheticTask& task, std::uint64_t batch, std::uint32_t replicas)
@@ -59,6 +68,30 @@ void ReplicaGradients::weights_seen(std::uint32_t e, const sim::stream::ChunkInf
 }
 
 void ReplicaGradients::compute(std::uint32_t e, std::uint32_t step) {
+  if (trajectory_) {
+    if (step >= trajectory_->gradients.size())
+      throw sim::SimulationError(
+          fmt::format("wafer {} asks for the gradients of step {}; the programs' trajectory has {}", e, step,
+                      trajectory_->gradients.size()));
+    for (std::uint32_t l = 0; l < layers_.layers.size(); ++l) {
+      const auto& got = weights_[e][l];
+      const auto& want = trajectory_->weights[step][l];
+      for (std::size_t i = 0; i < want.size(); ++i)
+        if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0)
+          throw sim::SimulationError(fmt::format(
+              "wafer {}, step {}: layer '{}' element {} received {} ({:#x}), the programs' gradients were computed "
+              "from {} ({:#x})",
+              e, step, layers_.layers[l].name, i, got[i], bits_of(got[i]), want[i], bits_of(want[i])));
+    }
+    Computed c;
+    c.gradients = trajectory_->gradients[step].at(e);
+    for (const auto& l : layers_.layers) c.total += l.params;
+    computed_[{e, step}] = std::move(c);
+    auto& ls = losses_[step];
+    ls.resize(replicas_);
+    ls[e] = trajectory_->losses[step].at(e);
+    return;
+  }
   reference::TensorMap params;
   for (std::uint32_t l = 0; l < layers_.layers.size(); ++l) layers_.unflatten(l, weights_[e][l], params);
   const std::uint64_t per = batch_ / replicas_;

@@ -2,8 +2,9 @@
 // The gradients of each wafer in a functional training run: every wafer assembles the weights
 // MemoryX streams to it, runs the model's forward and backward on its shard of the step's
 // batch of a synthetic task and returns each gradient chunk its backward weight chunk asks
-// for. The arithmetic is the host reference's (models/reference), in the wafer's order: the
-// compiled programs do not compute the cluster's gradients yet (docs/training.md).
+// for. The arithmetic is the host reference's (models/reference), in the wafer's order, or
+// served from a trajectory of the compiled programs' gradients (serve), each checked against
+// the weights it was computed from (docs/training.md).
 
 #include <cstdint>
 #include <map>
@@ -14,6 +15,7 @@
 #include "fabric/edge/model_endpoint.h"
 #include "models/reference/task.h"
 #include "models/training/cluster_model.h"
+#include "models/training/program_trajectory.h"
 
 namespace wafersim::models::training {
 
@@ -29,6 +31,11 @@ class ReplicaGradients {
   // shared pointer to this object.
   static void attach(const std::shared_ptr<ReplicaGradients>& self, fabric::edge::ModelEndpointConfig& ec);
 
+  // Serves the trajectory's gradients instead of computing them: wafer e's step s gets
+  // trajectory.gradients[s][e], after a bit-for-bit check that the weights it received equal
+  // trajectory.weights[s] (sim::SimulationError naming the first difference otherwise).
+  void serve(std::shared_ptr<const ProgramTrajectory> trajectory) { trajectory_ = std::move(trajectory); }
+
   // Mean loss over the wafers of each step computed so far (the loss of the weights the step used).
   [[nodiscard]] std::vector<double> step_losses() const;
 
@@ -42,6 +49,7 @@ class ReplicaGradients {
   const reference::SyntheticTask& task_;
   std::uint64_t batch_;
   std::uint32_t replicas_;
+  std::shared_ptr<const ProgramTrajectory> trajectory_;
   std::vector<std::vector<std::vector<float>>> weights_;  // per wafer, per layer: as streamed to it
   std::vector<std::vector<std::uint32_t>> kept_;          // per sparse layer: kept positions, increasing
   struct Computed {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <memory>
 
 #include "models/compiler/compiler.h"
@@ -28,6 +29,11 @@ sim::Picos TrainingReport::total() const { return timeline.steps.empty() ? sim::
 TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec& model, const TrainingConfig& config,
                             sim::stats::Group& stats) {
   if (config.steps == 0) throw sim::InputError("training needs at least one step");
+  const bool programs = config.functional && config.arithmetic == WaferArithmetic::Programs;
+  if (config.arithmetic == WaferArithmetic::Programs && !config.functional)
+    throw sim::InputError("the programs' wafer arithmetic needs a functional run (--functional)");
+  if (programs && config.timing != TimingSource::Simulated)
+    throw sim::InputError("the programs' wafer arithmetic runs the compiled programs: it needs '--timing simulated'");
   TrainingReport r;
   r.model = model.name;
   r.platform = spec.name;
@@ -70,6 +76,21 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
     grads = std::make_shared<ReplicaGradients>(ref, r.layers, *task, model.batch * r.wafers, r.wafers);
     ReplicaGradients::attach(grads, ec);
   }
+  r.arithmetic = config.functional ? config.arithmetic : WaferArithmetic::Host;
+  if (programs) {
+    // Before the cluster's modules exist: each wafer run forks a child whose SystemC kernel must
+    // hold nothing but its wafer. Dense layers only, so MemoryX keeps the initial weights as set.
+    TrajectoryPlan plan;
+    plan.steps = config.steps;
+    plan.wafers = r.wafers;
+    plan.arity = spec.swarmx.arity();
+    plan.seed = config.seed;
+    plan.max_cycles = config.max_cycles;
+    plan.optimizer = r.optimizer;
+    r.trajectory = std::make_shared<const ProgramTrajectory>(
+        program_trajectory(spec, cm, r.layers, *task, ref.initial_parameters(config.seed), plan));
+    grads->serve(r.trajectory);
+  }
   r.cluster = std::make_shared<platforms::StreamingCluster>(
       "cluster", spec, r.layers.memoryx_layers(), r.optimizer, platforms::model_endpoints(ec),
       platforms::StreamingOptions{config.functional, config.seed}, stats);
@@ -89,6 +110,13 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const ModelSpec
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
       r.layers.unflatten(l, cluster.memoryx().weights(l), r.final_parameters);
   }
+  if (programs)
+    for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
+      if (const auto& w = cluster.memoryx().weights(l), &want = r.trajectory->weights.back()[l];
+          w.size() != want.size() || std::memcmp(w.data(), want.data(), w.size() * sizeof(float)) != 0)
+        throw sim::SimulationError(
+            fmt::format("layer '{}': MemoryX's final weights differ from the trajectory of the programs' gradients",
+                        r.layers.layers[l].name));
   return r;
 }
 
@@ -102,6 +130,8 @@ nlohmann::ordered_json to_json(const TrainingReport& r) {
   j["wafer_timing"] = to_string(r.wafer.source);
   j["wafer_cycles"] = r.wafer.cycles();
   j["wafer_checked"] = r.wafer.checked;
+  if (!r.losses.empty()) j["wafer_arithmetic"] = to_string(r.arithmetic);
+  if (r.trajectory) j["wafer_runs_checked"] = r.trajectory->checked;
   auto layers = nlohmann::ordered_json::array();
   for (const auto& l : r.layers.layers) {
     nlohmann::ordered_json o;

@@ -16,6 +16,7 @@
 #include "models/compiler/compiled_model.h"
 #include "models/model_spec.h"
 #include "models/training/cluster_model.h"
+#include "models/training/program_trajectory.h"
 #include "models/training/wafer_times.h"
 #include "platforms/platform_spec.h"
 #include "platforms/step_timeline.h"
@@ -28,8 +29,11 @@ struct TrainingConfig {
   std::uint32_t steps = 1;
   TimingSource timing = TimingSource::Simulated;
   bool functional = false;  // carry values: synthetic task, gradients, optimizer
-  bool check = true;        // compare the wafer run's results with the host (simulated timing)
-  std::uint64_t seed = 1;   // host data of the wafer run; initial weights and batches of the task
+  // Functional: each wafer's gradients from the host reference or from the compiled programs
+  // run on a simulated wafer per wafer and step (needs simulated timing: code for every layer).
+  WaferArithmetic arithmetic = WaferArithmetic::Host;
+  bool check = true;       // compare the wafer run's results with the host (simulated timing)
+  std::uint64_t seed = 1;  // host data of the wafer run; initial weights and batches of the task
   std::uint64_t max_cycles = 0;
   compiler::CompileOptions compile;  // placement and accumulation (training and code are set here)
   // The optimizer; its gradient_scale is replaced by 1 / wafers (the mean of the wafers'
@@ -47,6 +51,10 @@ struct TrainingReport {
   platforms::StepTimeline timeline;
   std::vector<double> losses;                      // functional: mean loss of each step
   reference::TensorMap initial, final_parameters;  // functional: FP32 master weights
+  WaferArithmetic arithmetic = WaferArithmetic::Host;
+  // Functional on the programs: every wafer's gradients and the weights they were computed
+  // from, step by step (MemoryX's final weights equal weights.back(), checked).
+  std::shared_ptr<const ProgramTrajectory> trajectory;
   // The cluster's modules: `stats` refers to their counters, so they live as long as the report.
   std::shared_ptr<platforms::StreamingCluster> cluster;
   [[nodiscard]] double samples_per_second() const;  // over all steps

@@ -4,10 +4,14 @@
 // cluster) or the compiler's analytic lower bound (for layer kinds without PE code yet).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/compiler/compiled_model.h"
+#include "models/runtime/executor.h"
 #include "platforms/platform_spec.h"
 
 namespace wafersim::models::training {
@@ -40,6 +44,17 @@ struct WaferTimes {
 // SimulationError, LimitReached) with their messages. `max_cycles` (0: none) bounds each run.
 WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const compiler::CompiledModel& cm, std::uint64_t seed,
                              bool check, std::uint64_t max_cycles = 0);
+
+// The loop of simulate_programs on this process's SystemC kernel (a child's work): builds a
+// wafer (built with `seed`), loads `data`, runs every program until the wafer is quiescent, then calls `after`.
+// Per program: cycles, compared, mismatches, first (mismatch) and value (a check's scalar: the
+// loss of a cross-entropy forward, else null).
+nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const compiler::CompiledModel& cm,
+                                 runtime::HostData data, std::uint64_t seed, bool check, std::uint64_t max_cycles,
+                                 const std::function<void(const runtime::Executor&)>& after = {});
+// The times of run_programs_here's result.
+WaferTimes wafer_times(const platforms::PlatformSpec& spec, const compiler::CompiledModel& cm,
+                       const nlohmann::json& programs);
 
 // The compiler's analytic bound of every program (a compile without code is enough).
 WaferTimes bound_programs(const platforms::PlatformSpec& spec, const compiler::CompiledModel& cm);

@@ -46,6 +46,7 @@ struct RunCommand {
   std::string pipeline_cut = "rows-out";
   std::uint32_t steps = 1;
   bool functional = false;
+  std::string wafer_arithmetic = "host";
   std::string timing = "simulated";
   std::string optimizer = "adam";
   float learning_rate = 1e-3F;
@@ -118,6 +119,7 @@ struct RunCommand {
     cfg.steps = steps;
     cfg.timing = models::training::parse_timing_source(timing);
     cfg.functional = functional;
+    cfg.arithmetic = models::training::parse_wafer_arithmetic(wafer_arithmetic);
     cfg.check = !no_check;
     cfg.seed = sim.seed;
     cfg.max_cycles = sim.max_cycles;
@@ -148,6 +150,13 @@ struct RunCommand {
                                  ? "every layer program simulated at cycle level on one wafer"
                                  : "the compiler's analytic bounds",
                              r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
+    if (functional)
+      std::cout << fmt::format(
+          "  gradients     {}\n",
+          r.trajectory ? fmt::format("the compiled programs' ({} wafer runs, {} result elements checked; MemoryX's "
+                                     "weights equal their trajectory bit for bit)",
+                                     r.trajectory->losses.size() * r.wafers, r.trajectory->checked)
+                       : std::string("the host reference's arithmetic (models/reference)"));
     for (const auto& l : r.layers.layers) {
       std::string carries;
       for (const auto& c : l.carries) carries += (carries.empty() ? " (+ " : ", ") + c;
@@ -524,6 +533,11 @@ void add_run_command(CLI::App& app) {
   sub->add_flag("--functional", cmd->functional,
                 "with --train: carry values: a synthetic task, each wafer's gradients, SwarmX sums, MemoryX optimizer "
                 "(the model needs a loss layer)");
+  sub->add_option("--wafer-arithmetic", cmd->wafer_arithmetic,
+                  "with --train --functional: each wafer's gradients from the 'host' reference (models/reference) or "
+                  "from the compiled 'programs' run on a simulated wafer per wafer and step with the weights MemoryX "
+                  "streams (tiny models: steps x wafers cycle-level runs; every layer needs PE code)")
+      ->capture_default_str();
   sub->add_option("--timing", cmd->timing,
                   "with --train: each layer's compute from 'simulated' (the compiled programs at cycle level on one "
                   "wafer) or 'bound' (the compiler's analytic bound; for layer kinds without PE code)")

@@ -401,6 +401,51 @@ TEST(Mesh, EdgeChannelsCarryTrafficInAndOut) {
 }
 
 // The ramp contract's logic errors, without an engine.
+// The tracing counters (Mesh::link_counters) follow one wavelet cycle by cycle: sent down
+// router (0, 0)'s ramp in cycle 0, granted east by (0, 0) in cycle 1, queued at (1, 0)'s west
+// input from the end of cycle 1 (while it is still in the arrival register) and counted in
+// that queue's occupancy in cycle 2, when (1, 0) forwards it.
+TEST(Mesh, LinkCountersFollowAWaveletCycleByCycle) {
+  FabricConfig c = config();
+  c.stats_detail = StatsDetail::Totals;
+  MeshGeometry g(4, 1, c.edge_io_channels);
+  MeshOptions o;
+  o.routing = Routing::XY;
+  o.trace_counters = StatsDetail::Links;
+  Mesh mesh(c, g, o, nullptr);
+  ASSERT_TRUE(mesh.keeps_link_counters());
+  ASSERT_TRUE(mesh.keeps_color_counters());
+  const std::uint32_t r0 = g.router(0, 0), r1 = g.router(1, 0), r2 = g.router(2, 0);
+  const std::uint32_t west = index(Port::West), east = index(Port::East), ramp = index(Port::Ramp);
+  const hw::Color color(3);
+  mesh.send(r0, color, Flit::make(pack_destination(3, 0), 1, true, true), sim::Cycle(0));
+  auto tick = [&](std::uint64_t t) {
+    mesh.read(sim::Cycle(t));
+    mesh.evaluate(sim::Cycle(t));
+    mesh.write(sim::Cycle(t));
+  };
+  tick(0);  // on the ramp
+  EXPECT_EQ(mesh.link_counters(r0, ramp).queued, 0u);
+  EXPECT_EQ(mesh.link_counters(r0, east).forwarded, 0u);
+  tick(1);  // in (0, 0)'s ramp queue, granted east
+  EXPECT_EQ(mesh.link_counters(r0, ramp).occupancy, 1u);
+  EXPECT_EQ(mesh.link_counters(r0, ramp).queued, 0u);
+  EXPECT_EQ(mesh.link_counters(r0, east).forwarded, 1u);
+  EXPECT_EQ(mesh.link_counters(r0, east, 3).forwarded, 1u);
+  EXPECT_EQ(mesh.link_counters(r1, west).queued, 1u);
+  EXPECT_EQ(mesh.link_counters(r1, west, 3).queued, 1u);
+  EXPECT_EQ(mesh.link_counters(r1, west, 2).queued, 0u);
+  EXPECT_EQ(mesh.link_counters(r1, west).occupancy, 0u);
+  tick(2);  // in (1, 0)'s west queue, granted east
+  EXPECT_EQ(mesh.link_counters(r1, west).queued, 0u);
+  EXPECT_EQ(mesh.link_counters(r1, west).occupancy, 1u);
+  EXPECT_EQ(mesh.link_counters(r1, west, 3).occupancy, 1u);
+  EXPECT_EQ(mesh.link_counters(r1, east).forwarded, 1u);
+  EXPECT_EQ(mesh.link_counters(r2, west).queued, 1u);
+  EXPECT_EQ(mesh.link_counters(r2, west).occupancy, 0u);
+  EXPECT_EQ(mesh.occupancy_integral(), 2u);
+}
+
 TEST(Mesh, SendingWithoutCreditOrTwiceInACycleIsALogicError) {
   const MeshGeometry g(4, 4, 0);
   MeshOptions o;

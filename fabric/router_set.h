@@ -1,0 +1,63 @@
+#pragma once
+// A set of router indices visited in ascending order: a two-level bitmap, so inserting is a
+// few instructions and a sweep costs about one word per 64 routers that hold members.
+
+#include <cstdint>
+#include <vector>
+
+namespace wafersim::fabric {
+
+class RouterSet {
+ public:
+  explicit RouterSet(std::uint32_t routers = 0)
+      : words_((routers + 63) / 64, 0), summary_((words_.size() + 63) / 64, 0) {}
+
+  // Adds r; false if it was already there.
+  bool insert(std::uint32_t r) {
+    std::uint64_t& w = words_[r >> 6];
+    const std::uint64_t bit = std::uint64_t{1} << (r & 63u);
+    if (w & bit) return false;
+    if (!w) summary_[r >> 12] |= std::uint64_t{1} << ((r >> 6) & 63u);
+    w |= bit;
+    ++size_;
+    return true;
+  }
+  [[nodiscard]] bool contains(std::uint32_t r) const { return (words_[r >> 6] >> (r & 63u)) & 1u; }
+  [[nodiscard]] std::uint32_t size() const { return size_; }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+
+  // Calls f(r) for every member in ascending order and leaves the set empty. `f` may
+  // insert into other sets, not into this one.
+  template <class F>
+  void drain(F&& f) {
+    for (std::size_t s = 0; s < summary_.size(); ++s) {
+      std::uint64_t sm = summary_[s];
+      if (!sm) continue;
+      summary_[s] = 0;
+      for (; sm; sm &= sm - 1) {
+        const std::size_t wi = s * 64 + static_cast<std::size_t>(__builtin_ctzll(sm));
+        std::uint64_t w = words_[wi];
+        words_[wi] = 0;
+        for (; w; w &= w - 1) f(static_cast<std::uint32_t>(wi * 64 + static_cast<std::size_t>(__builtin_ctzll(w))));
+      }
+    }
+    size_ = 0;
+  }
+
+  void swap(RouterSet& other) noexcept {
+    words_.swap(other.words_);
+    summary_.swap(other.summary_);
+    std::swap(size_, other.size_);
+  }
+
+  [[nodiscard]] std::uint64_t allocated_bytes() const {
+    return (words_.capacity() + summary_.capacity()) * sizeof(std::uint64_t);
+  }
+
+ private:
+  std::vector<std::uint64_t> words_;    // bit r % 64 of word r / 64
+  std::vector<std::uint64_t> summary_;  // bit w % 64 of word w / 64: words_[w] is not zero
+  std::uint32_t size_ = 0;
+};
+
+}  // namespace wafersim::fabric
