@@ -219,7 +219,7 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
               b.bind(loop);
               b.ld(1, 0, esz, 6);
               b.dsdr(Op::DsdBase, wvec, 5);
-              b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1), {true});
+              b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1));
               b.alu(Op::Add, 5, 5, len * esz);
               b.alu(Op::Add, 6, 6, t * esz);
               b.alu(Op::Sub, 2, 2, 1);
@@ -242,7 +242,7 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
           b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
           for (std::uint64_t o = 0; o < ro.size(); ++o) {
             b.ld(1, static_cast<std::uint32_t>(o * esz), esz, 5);
-            b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {true});
+            b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1));
             b.dsd(Op::DsdAdd, pcol, t);
           }
           b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));

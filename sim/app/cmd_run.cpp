@@ -12,6 +12,7 @@
 #include "memoryx/optimizer.h"
 #include "models/compiler/compiler.h"
 #include "models/resident/resident_decode.h"
+#include "models/resident/resident_pipeline.h"
 #include "models/resident/resident_plan.h"
 #include "models/resident/resident_runtime.h"
 #include "models/runtime/executor.h"
@@ -40,6 +41,9 @@ struct RunCommand {
   bool timing_only = false;
   bool plan_missing_code = false;
   bool train = false;
+  bool pipeline = false;
+  std::uint32_t pipeline_replicas = 0;
+  std::string pipeline_cut = "rows-out";
   std::uint32_t steps = 1;
   bool functional = false;
   std::string wafer_arithmetic = "host";
@@ -182,6 +186,7 @@ struct RunCommand {
     const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
     if (model.placement == "resident") return run_resident(loaded, m, target);
     if (prompt_len) throw sim::InputError("--prompt-len needs --placement resident");
+    if (pipeline) throw sim::InputError("--pipeline needs --placement resident --inference");
     models::compiler::CompileOptions options = model.options(true);
     options.plan_missing_code = plan_missing_code;
     const auto cm = models::compiler::compile(m.spec, target, options);
@@ -193,6 +198,7 @@ struct RunCommand {
   void run_resident(const platforms::LoadedPlatform& loaded, models::LoadedModel m,
                     const models::compiler::Target& target) const {
     if (!model.inference) throw sim::InputError("--placement resident runs inference only: add --inference");
+    if (pipeline) return run_pipeline(loaded, m, target);
     if (decode_tokens) return run_decode(loaded, m, target);
     if (prompt_len) m = models::load_model(model.model, with_sequence(prompt_len));
     auto rp = models::resident::compile_resident_program(m.spec, target, model.options(true).accumulate);
@@ -227,6 +233,115 @@ struct RunCommand {
     models::resident::add_position_inputs(rd, data, sim.seed);
     models::resident::place_weights(rd.rp, data);
     run_compiled(loaded, rd.rp.cm, std::move(data), nullptr, &rd);
+  }
+
+  // The pipeline simulated: every linear layer on its own column of PEs, all at once, the
+  // batch's tokens flowing from column to column over the fabric.
+  void run_pipeline(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
+                    const models::compiler::Target& target) const {
+    if (decode_tokens || prompt_len)
+      throw sim::InputError(
+          "--pipeline runs the model's batch x sequence tokens through the pipeline: drop "
+          "--decode-tokens and --prompt-len");
+    if (pipeline_cut != "rows-out" && pipeline_cut != "rows-in")
+      throw sim::InputError(fmt::format("--pipeline-cut: expected 'rows-out' or 'rows-in', got '{}'", pipeline_cut));
+    const auto p = models::resident::compile_pipeline(
+        m.spec, target, sim.seed,
+        pipeline_cut == "rows-in" ? models::resident::PipelineCut::RowsIn : models::resident::PipelineCut::RowsOut,
+        pipeline_replicas);
+    platforms::BuildOptions build = sim.build_options();
+    build.routes = p.routes;
+    RunDir dir = RunDir::create(sim.out, "run");
+    sim::stats::Group root("");
+    platforms::Cluster cluster("cluster", loaded.spec, build, root);
+    auto& wafer = cluster.wafer(0);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = models::resident::run_pipeline(p, wafer, !no_check);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const models::resident::ClusterTarget ct{target, loaded.spec.cluster.systems,
+                                             loaded.spec.system.io_bandwidth_bits_per_s()};
+    std::optional<models::resident::ResidentPlan> plan;
+    try {
+      plan = models::resident::plan_resident(m.spec, ct);
+    } catch (const sim::InputError&) {
+    }
+    const double hz = loaded.spec.wafer.clock.hz;
+    const double tps = r.cycles() ? static_cast<double>(p.tokens) * hz / static_cast<double>(r.cycles()) : 0;
+    auto& g = wafer.stats().group("pipeline");
+    g.formula(
+        "tokens", [v = static_cast<double>(p.tokens)] { return v; }, "tokens", "tokens through the pipeline");
+    g.formula(
+        "cycles", [v = static_cast<double>(r.cycles())] { return v; }, "cycles",
+        "simulated cycles of the pipelined run");
+    g.formula(
+        "bound_cycles", [v = static_cast<double>(p.bound_cycles())] { return v; }, "cycles",
+        "lower bound of the simulated mapping");
+    g.formula(
+        "tokens_per_s", [v = tps] { return v; }, "tokens/s", "tokens per second at the platform clock");
+    write_run_files(dir, loaded, root, invocation_text(), wall, wafer.engine().cycles(), r.mismatches ? "error" : "ok");
+    nlohmann::ordered_json j;
+    j["platform"] = loaded.spec.name;
+    j["model"] = m.spec.name;
+    j["tokens"] = p.tokens;
+    j["replicas"] = p.replicas;
+    j["cut"] = models::resident::to_string(p.cut);
+    j["cycles"] = r.cycles();
+    j["bound_cycles"] = p.bound_cycles();
+    j["interval_bound_cycles"] = p.interval_cycles();
+    if (plan) j["plan_bound_cycles"] = plan->prefill_cycles(m.spec.batch);
+    j["tokens_per_s"] = tps;
+    j["checked"] = r.compared;
+    j["mismatches"] = r.mismatches;
+    nlohmann::ordered_json stages = nlohmann::json::array();
+    for (const auto& s : p.stages)
+      stages.push_back({{"layer", s.name},
+                        {"fused", s.fused},
+                        {"column", s.x},
+                        {"rows", s.rows},
+                        {"form", s.dot ? "dot" : "fmac"},
+                        {"latency_bound", s.latency_bound},
+                        {"interval_bound", s.interval_bound}});
+    j["stages"] = stages;
+    dir.write("pipeline.json", j.dump(2) + "\n");
+    if (sim.json) {
+      j["wall_seconds"] = wall;
+      j["out"] = dir.path().string();
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << fmt::format(
+          "wafersim run: {} on {} ({} x {} PEs at {}), weights resident in SRAM, pipelined: "
+          "every linear layer on its own column, all at once\n",
+          m.spec.name, loaded.spec.name, loaded.spec.wafer.width, loaded.spec.wafer.height,
+          units::format(loaded.spec.wafer.clock));
+      for (const auto& s : p.stages)
+        std::cout << fmt::format(
+            "  stage         {}{}: column {}, {} rows, {} -> {} ({}); bound per token {} (latency), {} "
+            "(interval)\n",
+            s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
+            s.dot ? "a dot product per output" : "an FMAC per input", s.latency_bound, s.interval_bound);
+      std::cout << fmt::format(
+          "  tokens        {} (batch x sequence), in flight together on {} pipeline{} (bands of {} rows; {})\n",
+          p.tokens, p.replicas, p.replicas == 1 ? "" : "s", p.stages.front().rows, models::resident::to_string(p.cut));
+      std::cout << fmt::format(
+          "  cycles        {} simulated ({}), {:.0f} tokens/s; bound {} ({:.0f}% of the "
+          "simulated cycles){}\n",
+          r.cycles(), units::pretty(static_cast<double>(r.cycles()) / hz, "s"), tps, p.bound_cycles(),
+          r.cycles() ? 100.0 * static_cast<double>(p.bound_cycles()) / static_cast<double>(r.cycles()) : 0.0,
+          plan ? fmt::format(", the plan's {}", plan->prefill_cycles(m.spec.batch)) : "");
+      std::cout << fmt::format(
+          "  checks        {}\n",
+          no_check ? std::string("off (--no-check)")
+          : r.mismatches
+              ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
+              : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
+                            "the elementwise programs' order)",
+                            r.compared));
+      std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
+                               dir.path().string());
+    }
+    if (r.mismatches)
+      throw sim::SimulationError(fmt::format("{} of {} outputs differ from models/reference; first: {}", r.mismatches,
+                                             r.compared, r.first_mismatch));
   }
 
   std::vector<std::string> with_sequence(std::uint64_t n) const {
@@ -438,6 +553,19 @@ void add_run_command(CLI::App& app) {
                   "model's sequence minus K) filling each attention layer's KV cache in SRAM, then K decode steps")
       ->type_name("K")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  sub->add_flag("--pipeline", cmd->pipeline,
+                "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
+                "silu or relu after it) on its own column of PEs, all at once, the batch's tokens flowing from "
+                "column to column over the fabric; cycles, tokens/s and the bound (linear chains only)");
+  sub->add_option("--pipeline-replicas", cmd->pipeline_replicas,
+                  "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: the number, up to "
+                  "the tokens and rows, whose estimated run is shortest)")
+      ->capture_default_str()
+      ->type_name("K");
+  sub->add_option("--pipeline-cut", cmd->pipeline_cut,
+                  "with --pipeline: rows-out (each row computes some outputs over every input) or rows-in (each row "
+                  "takes some inputs and continues the sums of the row above)")
+      ->capture_default_str();
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
   sub->add_flag("--timing-only", cmd->timing_only,
@@ -459,7 +587,11 @@ void add_run_command(CLI::App& app) {
       "--placement resident) beside them. With --decode-tokens K the run goes token by token (one token per\n"
       "sample and step): the prompt fills each attention layer's KV cache in SRAM, then K decode steps append\n"
       "to it; prefill cycles, cycles per decode token and tokens/s, every attention step checked against\n"
-      "models/reference over the cached keys.");
+      "models/reference over the cached keys. With --pipeline (linear chains, with gelu, silu or relu\n"
+      "after a layer) the pipeline itself runs: every linear layer on its own column of PEs, all at once,\n"
+      "each token's activations flowing over the fabric to the next column (--pipeline-replicas K such\n"
+      "pipelines on bands of rows share the tokens); cycles, tokens/s, the run's lower bound and the\n"
+      "plan's, outputs checked bit for bit; pipeline.json holds them and each stage's bounds.");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -1,0 +1,516 @@
+// The pipelined weight-resident run: a column of PEs per linear layer, outputs split over
+// the rows; each token's input is broadcast up the column, each row accumulates its outputs
+// in the reference's order, the rows pass their outputs south in feature order (a relay over
+// two alternating colors) and the bottom row sends them east, where they are the next
+// column's broadcast.
+
+#include "models/resident/resident_pipeline.h"
+
+#include <fmt/format.h>
+
+#include <systemc>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "fabric/port.h"
+#include "hw/numerics/softfloat.h"
+#include "models/compiler/compiled_model.h"
+#include "models/compiler/elementwise.h"
+#include "models/compiler/program_builder.h"
+#include "sim/errors.h"
+
+namespace wafersim::models::resident {
+using compiler::VOperand;
+using fabric::bit;
+using fabric::Port;
+using hw::DType;
+using hw::isa::Op;
+using V = VOperand;
+namespace nm = hw::numerics;
+
+namespace {
+
+std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint32_t align8(std::uint64_t b) { return static_cast<std::uint32_t>((b + 7) / 8 * 8); }
+
+bool fusable(LayerKind k) { return k == LayerKind::Gelu || k == LayerKind::Silu || k == LayerKind::Relu; }
+
+// The inputs row y of a stage multiplies, and the outputs it computes.
+compiler::Span ins(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsIn ? compiler::split(s.f_in, s.rows, y) : compiler::Span{0, s.f_in};
+}
+compiler::Span outs(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsOut ? compiler::split(s.f_out, s.rows, y) : compiler::Span{0, s.f_out};
+}
+// Whether row y rounds (and sends or stores) its outputs.
+bool rounds(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsOut || y + 1 == s.rows;
+}
+
+// The relay color row y of stage i sends on (two per stage, alternating stage by stage).
+std::uint8_t relay_color(std::size_t stage, std::uint32_t y) {
+  return static_cast<std::uint8_t>(2 * (stage % 2) + (y % 2));
+}
+
+class RouteWriter {
+ public:
+  explicit RouteWriter(fabric::RouteTable& t) : t_(t) {}
+  void set(std::uint32_t x, std::uint32_t y, std::uint8_t color, std::uint8_t accept, std::uint8_t forward) {
+    const std::uint32_t r = y * t_.width() + x;
+    if (!t_.at(r, color).empty())
+      throw std::logic_error(fmt::format("pipeline routes: color {} at ({}, {}) set twice", color, x, y));
+    t_.set(r, color, fabric::RouteEntry{accept, forward});
+  }
+
+ private:
+  fabric::RouteTable& t_;
+};
+
+void append(std::vector<std::uint8_t>& out, std::uint32_t bits, std::uint32_t esz) {
+  for (std::uint32_t b = 0; b < esz; ++b) out.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
+}
+
+PipeBits draw(std::mt19937_64& rng, std::uint64_t n, double scale, DType dt) {
+  std::uniform_real_distribution<double> u(-scale, scale);
+  PipeBits v(n);
+  for (auto& x : v) x = nm::from_double(dt, u(rng));
+  return v;
+}
+
+// SRAM of one PE of a stage (the same addresses on every row: sized for the largest chunk).
+struct Frame {
+  std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, end = 0;
+};
+
+Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps,
+            DType dt) {
+  const std::uint32_t esz = hw::size_of(dt);
+  const std::uint64_t c = cut == PipelineCut::RowsOut ? cdiv(s.f_out, s.rows) : s.f_out;
+  const std::uint64_t k = cut == PipelineCut::RowsIn ? cdiv(s.f_in, s.rows) : s.f_in;
+  Frame f;
+  std::uint32_t a = 0;
+  auto take = [&](std::uint64_t bytes) {
+    const std::uint32_t at = a;
+    a += align8(std::max<std::uint64_t>(bytes, 8));
+    return at;
+  };
+  f.w = take(k * c * esz);
+  f.bias = take(c * 4);
+  f.acc = take(c * 4);
+  f.y = take(c * esz);
+  f.fused = take(c * esz);
+  f.temps = take(std::uint64_t{temps} * align8(c * esz));
+  f.x = first ? take(tokens * s.f_in * esz) : take(2 * std::uint64_t{align8(s.f_in * esz)});
+  f.out = last ? take(tokens * c * esz) : 0;
+  f.end = a;
+  return f;
+}
+
+}  // namespace
+
+const char* to_string(PipelineCut c) { return c == PipelineCut::RowsIn ? "rows-in" : "rows-out"; }
+
+std::uint64_t PipelineProgram::interval_cycles() const {
+  std::uint64_t most = 0;
+  for (const auto& s : stages) most = std::max(most, s.interval_bound);
+  return most;
+}
+
+std::uint64_t PipelineProgram::bound_cycles() const {
+  std::uint64_t sum = 0;
+  for (const auto& s : stages) sum += s.latency_bound;
+  const std::uint64_t t = tokens_per_replica();
+  return sum + (t ? t - 1 : 0) * interval_cycles();
+}
+
+PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
+                                 PipelineCut cut, std::uint32_t replicas) {
+  PipelineProgram p;
+  p.cut = cut;
+  p.model = model;
+  p.target = target;
+  p.tokens = model.batch * model.sequence;
+  const DType dt = compiler::hw_dtype(model.dtype);
+  const std::uint32_t esz = hw::size_of(dt);
+
+  // The chain: linear layers, each optionally followed by a unary elementwise layer.
+  const InputSpec* input = nullptr;
+  for (const auto& in : model.inputs)
+    if (in.kind == InputSpec::Kind::Activations) {
+      if (input)
+        throw sim::InputError(
+            fmt::format("model '{}': the pipelined run takes one activation input, the model has "
+                        "'{}' and '{}'",
+                        model.name, input->name, in.name));
+      input = &in;
+    }
+  if (!input)
+    throw sim::InputError(
+        fmt::format("model '{}': the pipelined run needs an activation input (token inputs and embeddings are not "
+                    "covered yet)",
+                    model.name));
+  std::string prev = input->name;
+  for (const auto& l : model.layers) {
+    if (l.kind == LayerKind::CrossEntropy) continue;
+    const bool chained = l.inputs.size() == 1 && l.inputs[0] == prev;
+    if (l.kind == LayerKind::Linear && chained && l.tied_to.empty()) {
+      PipelineStage s;
+      s.name = l.name;
+      s.f_in = l.in_features;
+      s.f_out = l.features;
+      s.bias = l.bias;
+      p.stages.push_back(std::move(s));
+    } else if (fusable(l.kind) && chained && !p.stages.empty() && p.stages.back().fused.empty()) {
+      p.stages.back().fused = l.name;
+      p.stages.back().fused_kind = l.kind;
+    } else {
+      throw sim::InputError(fmt::format(
+          "model '{}': the pipelined run covers chains of linear layers, each optionally followed by one gelu, silu "
+          "or relu layer; layer '{}' ({}{}) is not covered yet",
+          model.name, l.name, to_string(l.kind), chained ? "" : ", not fed by the previous layer"));
+    }
+    prev = l.name;
+  }
+  if (p.stages.empty()) throw sim::InputError(fmt::format("model '{}' has no linear layer to pipeline", model.name));
+  if (p.stages.size() > target.width())
+    throw sim::InputError(
+        fmt::format("model '{}': the pipelined run puts each of its {} linear layers on a column "
+                    "of PEs; the wafer has {} columns",
+                    model.name, p.stages.size(), target.width()));
+  if (target.fabric.colors < 4)
+    throw sim::InputError(fmt::format("the pipelined run needs 4 colors, the platform has {}", target.fabric.colors));
+  const std::uint64_t vstart = target.wafer.pe.latency.vector_start.count() + target.wafer.pe.latency.fmac.count();
+  auto rows_for = [&](std::uint64_t k) {
+    std::uint64_t r = target.height() / k;
+    for (const auto& s : p.stages) r = std::min(r, cut == PipelineCut::RowsIn ? s.f_in : s.f_out);
+    return r;
+  };
+  // Without a given number, the replicas whose estimated run is shortest (fewest on a tie).
+  std::uint64_t K = replicas;
+  if (K == 0) {
+    std::uint64_t best = 0;
+    for (std::uint64_t k = 1; k <= std::min<std::uint64_t>(target.height(), p.tokens); ++k) {
+      const std::uint64_t r = rows_for(k);
+      std::uint64_t sum = 0, most = 0;
+      for (std::size_t i = 0; i < p.stages.size(); ++i) {
+        const auto& s = p.stages[i];
+        const std::uint64_t a = cut == PipelineCut::RowsIn ? cdiv(s.f_in, r) : s.f_in;
+        const std::uint64_t c = cut == PipelineCut::RowsOut ? cdiv(s.f_out, r) : s.f_out;
+        const std::uint64_t dot = cut == PipelineCut::RowsOut ? c * (a + vstart + 4) : ~std::uint64_t{0};
+        const std::uint64_t cost = std::min(dot, a * (c + vstart + 2)) + (i + 1 < p.stages.size() ? s.f_out : 0);
+        sum += cost;
+        most = std::max(most, cost);
+      }
+      const std::uint64_t est = sum + ((p.tokens + k - 1) / k - 1) * most;
+      if (K == 0 || est < best) {
+        K = k;
+        best = est;
+      }
+    }
+  }
+  if (K == 0 || K > target.height() || K > p.tokens)
+    throw sim::InputError(
+        fmt::format("{} pipeline replicas: the wafer has {} rows and the run {} tokens", K, target.height(), p.tokens));
+  p.replicas = static_cast<std::uint32_t>(K);
+  const std::uint64_t rows = rows_for(K);
+  const std::uint64_t T = p.tokens_per_replica();
+
+  // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
+  std::mt19937_64 rng(seed);
+  p.input = draw(rng, p.tokens * p.stages.front().f_in, 1.0, dt);
+  for (auto& s : p.stages) {
+    s.rows = static_cast<std::uint32_t>(rows);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
+    s.weight = draw(rng, s.f_in * s.f_out, scale, dt);
+    if (s.bias) s.bias_values = draw(rng, s.f_out, scale, dt);
+  }
+
+  p.routes = std::make_shared<fabric::RouteTable>(target.width(), target.height(), target.fabric.colors);
+  RouteWriter routes(*p.routes);
+  p.colors = p.stages.size() > 1 ? 4 : 2;
+  const std::uint32_t lanes = std::max(target.lanes(dt), target.lanes(DType::F32));
+  const std::size_t n = p.stages.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    PipelineStage& s = p.stages[i];
+    s.x = static_cast<std::uint32_t>(i);
+    const bool first = i == 0, last = i + 1 == n;
+    const compiler::EwProgram ew =
+        s.fused.empty() ? compiler::EwProgram{} : compiler::elementwise_forward(s.fused_kind);
+    if (ew.consts.size() > 8) throw std::logic_error("pipeline: an elementwise program with more than 8 constants");
+    const Frame fr = frame(cut, s, first, last, T, s.fused.empty() ? 0 : ew.temporaries(), dt);
+    if (cut == PipelineCut::RowsOut) {
+      // Cycles per token of each form for the busiest row: a synchronous vector instruction
+      // costs its start and pipeline depth besides its elements, and each has scalar steps.
+      const std::uint64_t c = cdiv(s.f_out, s.rows);
+      s.dot = c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
+    }
+    if (fr.end > target.sram_bytes())
+      throw sim::InputError(fmt::format(
+          "layer '{}': the pipelined run keeps {} weights per PE on {} rows and needs {} B of SRAM per PE, the PE "
+          "has {} B",
+          s.name, (fr.bias - fr.w) / esz, s.rows, fr.end, target.sram_bytes()));
+    p.sram_max = std::max<std::uint64_t>(p.sram_max, fr.end);
+    if (last) p.out_addr = fr.out;
+
+    for (std::uint32_t band = 0; band < p.replicas; ++band)
+      for (std::uint32_t y = 0; y < s.rows; ++y) {
+        const std::uint32_t gy = band * s.rows + y;  // the row on the wafer
+        const std::uint64_t band_tokens = (p.tokens - band + K - 1) / K;
+        const compiler::Span o = outs(cut, s, y), a = ins(cut, s, y);
+        const auto c = static_cast<std::uint32_t>(o.size());
+        const bool rows_in = cut == PipelineCut::RowsIn;
+        const bool round = rounds(cut, s, y);
+        // Rows-out: outputs of the rows above to relay; rows-in: fp32 sums from the row above.
+        const auto above = static_cast<std::uint32_t>(rows_in ? 0 : o.lo);
+        const bool sums_in = rows_in && y > 0, sums_out = rows_in && y + 1 < s.rows;
+        // Routes: this row's relay (ramp -> south, the bottom row east to the next column);
+        // the relay from the row above (north -> ramp); the previous column's broadcast.
+        if (!last || y + 1 < s.rows)
+          routes.set(s.x, gy, relay_color(i, y), bit(Port::Ramp), bit(y + 1 < s.rows ? Port::South : Port::East));
+        if ((!last || rows_in) && y > 0) routes.set(s.x, gy, relay_color(i, y - 1), bit(Port::North), bit(Port::Ramp));
+        if (!first) {
+          const std::uint8_t cb = relay_color(i - 1, p.stages[i - 1].rows - 1);
+          const std::uint8_t fwd = static_cast<std::uint8_t>(bit(Port::Ramp) | (y > 0 ? bit(Port::North) : 0));
+          routes.set(s.x, gy, cb, y + 1 == s.rows ? bit(Port::West) : bit(Port::South), fwd);
+        }
+
+        // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
+        // with the input and the relay through its ramp.
+        const std::uint64_t issue = s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
+        const std::uint64_t steps = s.dot ? c * cdiv(a.size(), lanes) : (a.size() + 1) * cdiv(c, lanes);
+        const std::uint64_t lat = std::max(issue, steps);
+        const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above) + (sums_in ? c : 0);
+        const std::uint64_t ramp_out = (last && round) ? 0 : above + c;
+        s.latency_bound = std::max(s.latency_bound, lat);
+        s.interval_bound = std::max({s.interval_bound, lat, ramp_in, ramp_out});
+
+        compiler::ProgramBuilder b(fmt::format("{}.pipeline.r{}", s.name, gy));
+        // Weights (row f: W[f][o.lo .. o.hi)) and the bias widened to fp32: placed with the code.
+        std::vector<std::uint8_t> wb;
+        if (s.dot) {
+          for (std::uint64_t k = o.lo; k < o.hi; ++k)
+            for (std::uint64_t f = a.lo; f < a.hi; ++f) append(wb, s.weight[f * s.f_out + k], esz);
+        } else {
+          for (std::uint64_t f = a.lo; f < a.hi; ++f)
+            for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
+        }
+        b.data(fr.w, std::move(wb));
+        if (s.bias && !sums_in) {
+          std::vector<std::uint8_t> bb;
+          for (std::uint64_t k = o.lo; k < o.hi; ++k)
+            append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
+          b.data(fr.bias, std::move(bb));
+        }
+        if (first) {
+          std::vector<std::uint8_t> xb;
+          for (std::uint64_t m = band; m < p.tokens; m += K)
+            for (std::uint64_t f = 0; f < s.f_in; ++f) append(xb, p.input[m * s.f_in + f], esz);
+          b.data(fr.x, std::move(xb));
+        }
+        const unsigned acc = b.mem("acc", DType::F32, fr.acc, c);
+        const unsigned biasd = b.mem("bias", DType::F32, fr.bias, c);
+        const unsigned wvec = b.mem("w", dt, fr.w, c);
+        const unsigned wcol = b.mem("wcol", dt, fr.w, static_cast<std::uint32_t>(s.f_in));
+        const unsigned xvec = b.mem("xvec", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
+        const unsigned yd = b.mem("y", dt, fr.y, c);
+        std::vector<unsigned> ewd;
+        if (!s.fused.empty()) {
+          ewd.push_back(yd);
+          ewd.push_back(b.mem("fused", dt, fr.fused, c));
+          for (std::uint32_t k = 0; k < ew.temporaries(); ++k)
+            ewd.push_back(b.mem(ew.buffers[2 + k], dt, fr.temps + k * align8(c * esz), c));
+        }
+        const unsigned result = s.fused.empty() ? yd : ewd[1];
+        const unsigned xbuf = b.mem("x", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
+        const unsigned xin = first ? 0
+                                   : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1),
+                                             static_cast<std::uint32_t>(s.f_in));
+        const unsigned outm = last && round ? b.mem("out", dt, fr.out, c) : 0;
+        const unsigned sin = sums_in ? b.fabin("sums_in", DType::F32, relay_color(i, y - 1), c) : 0;
+        const unsigned sout = sums_out ? b.fabout("sums_out", DType::F32, relay_color(i, y), c) : 0;
+        const unsigned rin = !last && above ? b.fabin("relay_in", dt, relay_color(i, y - 1), above) : 0;
+        const unsigned rfwd = !last && above ? b.fabout("relay_fwd", dt, relay_color(i, y), above) : 0;
+        const unsigned rout = last || !round ? 0 : b.fabout("relay_out", dt, relay_color(i, y), c);
+
+        // Task `token` runs once per token. Its input was received (or lies in SRAM) at r10;
+        // before it works on it, it starts receiving the next token's input into the other
+        // buffer (asynchronously; its completion activates `token` again, which then runs as
+        // soon as this one has returned).
+        const std::uint32_t x0 = fr.x, x1 = fr.x + align8(s.f_in * esz);
+        const std::uint8_t main = b.task("main");
+        const std::uint8_t token = b.declare_task("token");
+        const compiler::VectorOptions next{true, hw::isa::OnDone::Activate, token};
+        b.entry(main);
+        b.mov(15, static_cast<std::int64_t>(band_tokens));
+        b.mov(13, fr.out);
+        b.mov(10, x0);
+        if (first) {
+          b.activate(token);
+        } else {
+          b.dsdr(Op::DsdBase, xbuf, 10);
+          b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
+        }
+        b.ret();
+        b.start(token);
+        b.movr(6, 10);
+        const unsigned no_more = b.label();
+        b.branch(hw::isa::Cond::Eq, 15, 1, no_more);
+        if (first) {
+          b.alu(Op::Add, 10, 10, static_cast<std::int64_t>(s.f_in * esz));
+          b.activate(token);
+        } else {
+          b.mov(9, std::int64_t{x0} + x1);
+          b.alur(Op::Sub, 10, 9, 10);
+          b.dsdr(Op::DsdBase, xbuf, 10);
+          b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
+        }
+        b.bind(no_more);
+        if (s.dot) {
+          // Per output k: r2 = bias (or +0), then fma(x[f], w[f][k], r2) over the inputs in
+          // order (fdot), rounded and stored.
+          b.dsdr(Op::DsdBase, xvec, 6);
+          b.dsd(Op::DsdBase, wcol, fr.w);
+          for (std::uint32_t k = 0; k < c; ++k) {
+            if (s.bias)
+              b.ld(2, fr.bias + 4 * k, 4);
+            else
+              b.mov(2, 0);
+            b.reduce(Op::FDot, DType::F32, dt, 2, V::d(xvec), V::d(wcol));
+            b.dsd(Op::DsdAdd, wcol, static_cast<std::int64_t>(s.f_in));
+            if (dt != DType::F32) b.fcvt_scalar(dt, DType::F32, 2, 2);
+            b.st(fr.y + k * esz, 2, esz);
+          }
+        } else {
+          b.mov(3, 0);
+          b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : s.bias ? V::d(biasd) : V::r(3));
+          // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
+          b.dsd(Op::DsdBase, wvec, fr.w);
+          for (std::uint64_t f = a.lo; f < a.hi; ++f) {
+            b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
+            b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
+            b.dsd(Op::DsdAdd, wvec, c);
+          }
+        }
+        if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
+        if (round && !s.dot && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
+        if (round && !s.dot && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
+        if (round && !s.fused.empty()) {
+          for (std::size_t k = 0; k < ew.consts.size(); ++k)
+            b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
+          auto opnd = [&](int v) {
+            return v >= 0 ? V::d(ewd[static_cast<std::size_t>(v)]) : V::r(static_cast<unsigned>(-v));
+          };
+          for (const auto& e : ew.ops) {
+            switch (e.op) {
+              case Op::FMac:
+                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b), opnd(e.c));
+                break;
+              case Op::FAdd:
+              case Op::FSub:
+              case Op::FMul:
+              case Op::FMax:
+              case Op::FMin:
+                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b));
+                break;
+              default:
+                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a));
+            }
+          }
+        }
+        if (round && last) {
+          b.dsdr(Op::DsdBase, outm, 13);
+          b.vop(Op::FMov, dt, dt, V::d(outm), V::d(result));
+          b.alu(Op::Add, 13, 13, std::int64_t{c} * esz);
+        } else if (round) {
+          if (above) b.vop(Op::FMov, dt, dt, V::d(rfwd), V::d(rin));
+          b.vop(Op::FMov, dt, dt, V::d(rout), V::d(result));
+        }
+        b.alu(Op::Sub, 15, 15, 1);
+        b.ret();
+        hw::isa::Placement pl;
+        pl.x0 = pl.x1 = static_cast<std::uint16_t>(s.x);
+        pl.y0 = pl.y1 = static_cast<std::uint16_t>(gy);
+        pl.program = b.finish();
+        p.code.push_back(std::move(pl));
+      }
+  }
+  return p;
+}
+
+PipeBits expect_pipeline(const PipelineProgram& p) {
+  const DType dt = compiler::hw_dtype(p.model.dtype);
+  auto widen = [&](std::uint32_t v) { return dt == DType::F32 ? v : nm::convert(DType::F32, dt, v); };
+  PipeBits x = p.input;
+  for (const auto& s : p.stages) {
+    PipeBits y(p.tokens * s.f_out);
+    for (std::uint64_t m = 0; m < p.tokens; ++m)
+      for (std::uint64_t o = 0; o < s.f_out; ++o) {
+        std::uint32_t acc = s.bias ? widen(s.bias_values[o]) : 0;
+        for (std::uint64_t f = 0; f < s.f_in; ++f)
+          acc = nm::fma(DType::F32, widen(x[m * s.f_in + f]), widen(s.weight[f * s.f_out + o]), acc);
+        y[m * s.f_out + o] = dt == DType::F32 ? acc : nm::convert(dt, DType::F32, acc);
+      }
+    if (!s.fused.empty()) {
+      const compiler::EwProgram ew = compiler::elementwise_forward(s.fused_kind);
+      std::vector<PipeBits> bufs(ew.buffers.size(), PipeBits(y.size()));
+      bufs[0] = y;
+      std::vector<std::vector<std::uint32_t>*> ptrs;
+      for (auto& v : bufs) ptrs.push_back(&v);
+      compiler::run_elementwise(ew, dt, ptrs);
+      y = bufs[1];
+    }
+    x = std::move(y);
+  }
+  return x;
+}
+
+PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, bool check) {
+  auto& engine = wafer.engine();
+  auto& cores = wafer.cores();
+  PipelineResult r;
+  if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  r.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
+  const std::uint64_t flops0 = cores.total(&hw::CoreCounters::flops);
+  for (const auto& pl : p.code) cores.replace(hw::PeCoord{pl.x0, pl.y0}, pl.program);
+  sc_core::sc_start();
+  if (engine.failed()) engine.rethrow_failure();
+  cores.check();
+  if (cores.busy_count() > 0) cores.check_finished();
+  r.end = std::max(r.start, cores.finish_cycle());
+  r.flops = cores.total(&hw::CoreCounters::flops) - flops0;
+
+  const PipelineStage& s = p.stages.back();
+  const DType dt = compiler::hw_dtype(p.model.dtype);
+  const std::uint32_t esz = hw::size_of(dt);
+  r.output.assign(p.tokens * s.f_out, 0);
+  for (std::uint32_t band = 0; band < p.replicas; ++band)
+    for (std::uint32_t y = 0; y < s.rows; ++y) {
+      if (!rounds(p.cut, s, y)) continue;
+      const compiler::Span o = outs(p.cut, s, y);
+      const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(band * s.rows + y)};
+      std::vector<std::uint8_t> bytes(p.tokens_per_replica() * o.size() * esz);
+      cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
+      for (std::uint64_t m = band, j = 0; m < p.tokens; m += p.replicas, ++j)
+        for (std::uint64_t k = 0; k < o.size(); ++k) {
+          std::uint32_t v = 0;
+          std::memcpy(&v, bytes.data() + (j * o.size() + k) * esz, esz);
+          r.output[m * s.f_out + o.lo + k] = v;
+        }
+    }
+  if (check) {
+    const PipeBits want = expect_pipeline(p);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ++r.compared;
+      if (want[i] == r.output[i]) continue;
+      if (!r.mismatches)
+        r.first_mismatch = fmt::format("token {} output {}: got 0x{:08x}, expected 0x{:08x}", i / s.f_out, i % s.f_out,
+                                       r.output[i], want[i]);
+      ++r.mismatches;
+    }
+  }
+  return r;
+}
+
+}  // namespace wafersim::models::resident

@@ -1,0 +1,97 @@
+#pragma once
+// The weight-resident pipeline with PE code: every linear layer of a chain on its own region
+// (a column of PEs), its weights in SRAM, all regions running at once while each token's
+// activations flow over the fabric from one region to the next (docs/compiler.md,
+// "Weight-resident placement", "The pipeline, simulated").
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fabric/route_table.h"
+#include "hw/isa/program.h"
+#include "models/compiler/layer_program.h"
+#include "models/compiler/target.h"
+#include "models/model_spec.h"
+#include "platforms/wafer.h"
+
+namespace wafersim::models::resident {
+
+using PipeBits = std::vector<std::uint32_t>;
+
+// How a stage's matrix is cut over its rows. RowsOut: row y computes outputs split(f_out, rows,
+// y) over every input, the rows pass their outputs south in feature order (a relay). RowsIn:
+// row y takes inputs split(f_in, rows, y) for every output and continues the fp32 sums the row
+// above passed it (so each sum still runs over the inputs in order); the bottom row rounds.
+enum class PipelineCut : std::uint8_t { RowsOut, RowsIn };
+const char* to_string(PipelineCut c);
+
+// One stage: a linear layer (and the unary elementwise layer fused after it, if any) on
+// column x, rows [0, rows): row y keeps its block of W (by the cut) and of the bias.
+struct PipelineStage {
+  std::string name;   // the linear layer
+  std::string fused;  // the elementwise layer applied to its output ("" when none)
+  LayerKind fused_kind = LayerKind::Relu;
+  std::uint32_t x = 0, rows = 0;
+  std::uint64_t f_in = 0, f_out = 0;
+  bool bias = false;
+  // Rows-out: each output a dot product over the inputs (fdot from the bias, W's columns kept
+  // contiguous), rather than one FMAC over the row's outputs per input; whichever issues fewer
+  // cycles per token.
+  bool dot = false;
+  std::uint64_t latency_bound = 0;   // per token, after its input has arrived (busiest row)
+  std::uint64_t interval_bound = 0;  // per token, input included (busiest row)
+  PipeBits weight, bias_values;      // W (f_in x f_out, row-major) and b, in the model's format
+};
+
+struct PipelineProgram {
+  ModelSpec model;
+  compiler::Target target;
+  PipelineCut cut = PipelineCut::RowsOut;
+  std::uint64_t tokens = 0;    // batch x sequence, one token per pipeline slot
+  std::uint32_t replicas = 1;  // pipelines side by side on bands of rows; token m runs on band m % replicas
+  std::vector<PipelineStage> stages;
+  std::vector<hw::isa::Placement> code;
+  std::shared_ptr<fabric::RouteTable> routes;
+  std::uint32_t colors = 0;  // colors the routes use
+  PipeBits input;            // tokens x f_in of the first stage, token-major
+  std::uint32_t out_addr = 0;
+  std::uint64_t sram_max = 0;  // bytes on the PE that needs most
+  [[nodiscard]] std::uint64_t tokens_per_replica() const { return (tokens + replicas - 1) / replicas; }
+  // Lower bound on the whole run: every stage's latency plus (tokens per replica - 1) slowest
+  // intervals.
+  [[nodiscard]] std::uint64_t bound_cycles() const;
+  [[nodiscard]] std::uint64_t interval_cycles() const;
+};
+
+// Contract: covers models whose layers (the loss left out) are a chain of linear layers,
+// each optionally followed by one unary elementwise layer (gelu, silu, relu), fed by one
+// activation input; throws sim::InputError naming the first layer it does not cover, or
+// when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas`
+// pipelines (each with every layer's weights) share the tokens, each on its own band of
+// height / replicas rows; 0: the number (up to the tokens and rows) whose estimated run is
+// shortest.
+PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
+                                 PipelineCut cut = PipelineCut::RowsOut, std::uint32_t replicas = 1);
+
+// The expected output (tokens x f_out of the last stage, token-major) in models/reference's
+// order: per output, acc = bias (or +0), fma over the inputs in order, rounded once; then
+// the fused elementwise program.
+PipeBits expect_pipeline(const PipelineProgram& p);
+
+struct PipelineResult {
+  std::uint64_t start = 0, end = 0;  // cycles
+  PipeBits output;
+  std::uint64_t compared = 0, mismatches = 0;
+  std::string first_mismatch;
+  std::uint64_t flops = 0;  // executed by the PEs
+  [[nodiscard]] std::uint64_t cycles() const { return end - start; }
+};
+
+// Contract: loads every stage's program on `wafer` (built with p.routes), runs the simulation
+// until every PE is idle, reads the last stage's outputs and compares them with
+// expect_pipeline (when `check`). Throws sim::SimulationError on a deadlock.
+PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, bool check = true);
+
+}  // namespace wafersim::models::resident

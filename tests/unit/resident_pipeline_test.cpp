@@ -1,0 +1,338 @@
+// The weight-resident pipeline simulated: linear chains on a column of PEs per layer, all
+// regions at once, activations over the fabric; bit-exact with the reference's order, never
+// faster than its bound, and faster per token than the layer-by-layer run.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <systemc>
+
+#include "models/reference/linear.h"
+#include "models/resident/resident_pipeline.h"
+#include "models/resident/resident_plan.h"
+#include "models/resident/resident_program.h"
+#include "models/resident/resident_runtime.h"
+#include "models/runtime/executor.h"
+#include "platforms/cluster.h"
+#include "sim/errors.h"
+#include "tests/support/run_wafersim.h"
+#include "tests/support/temp_dir.h"
+
+namespace wafersim {
+namespace {
+using models::resident::PipelineProgram;
+using models::resident::PipelineResult;
+
+struct PipeRig {
+  platforms::LoadedPlatform platform;
+  PipelineProgram program;
+  std::unique_ptr<sim::stats::Group> stats;
+  std::unique_ptr<platforms::Cluster> cluster;
+
+  PipeRig(const std::vector<std::string>& set, const models::ModelSpec& m,
+          models::resident::PipelineCut cut = models::resident::PipelineCut::RowsOut,
+          const std::string& name = "cluster", std::uint32_t replicas = 1) {
+    platform = platforms::load_platform("tiny", set);
+    const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+    program = models::resident::compile_pipeline(m, target, 1, cut, replicas);
+    platforms::BuildOptions build;
+    build.routes = program.routes;
+    stats = std::make_unique<sim::stats::Group>("");
+    cluster = std::make_unique<platforms::Cluster>(name.c_str(), platform.spec, build, *stats);
+  }
+  PipelineResult run() { return models::resident::run_pipeline(program, cluster->wafer(0)); }
+};
+
+models::ModelSpec with_batch(const std::string& preset, std::uint64_t batch) {
+  return models::load_model(preset, {fmt::format("batch={}", batch)}).spec;
+}
+
+// Six layers, fp16: linear, silu, linear, relu, linear, gelu, linear, linear, linear.
+models::ModelSpec deep_chain(std::uint64_t batch) {
+  const std::string yaml = fmt::format(R"(name: deep-chain
+dtype: fp16
+batch: {}
+sequence: 1
+inputs:
+  - {{name: x, kind: activations, features: 24}}
+layers:
+  - {{name: l1, kind: linear, inputs: [x], features: 40, bias: true}}
+  - {{name: a1, kind: silu, inputs: [l1]}}
+  - {{name: l2, kind: linear, inputs: [a1], features: 32}}
+  - {{name: a2, kind: relu, inputs: [l2]}}
+  - {{name: l3, kind: linear, inputs: [a2], features: 48, bias: true}}
+  - {{name: a3, kind: gelu, inputs: [l3]}}
+  - {{name: l4, kind: linear, inputs: [a3], features: 16, bias: true}}
+  - {{name: l5, kind: linear, inputs: [l4], features: 24}}
+  - {{name: l6, kind: linear, inputs: [l5], features: 16, bias: true}}
+)",
+                                       batch);
+  return models::load_model_text(yaml, "deep-chain.yaml").spec;
+}
+
+// The layer-by-layer resident run of the same model (every layer on the whole wafer in
+// turn) on a second wafer of the same kernel; built before the simulation starts.
+struct LayerByLayer {
+  models::resident::ResidentProgram rp;
+  std::unique_ptr<sim::stats::Group> stats;
+  std::unique_ptr<platforms::Cluster> cluster;
+  std::unique_ptr<models::runtime::Executor> exec;
+  LayerByLayer(const std::vector<std::string>& set, const models::ModelSpec& m) {
+    const auto platform = platforms::load_platform("tiny", set);
+    const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+    rp = models::resident::compile_resident_program(m, target);
+    auto data = models::runtime::make_host_data(rp.cm, 1);
+    models::resident::place_weights(rp, data);
+    platforms::BuildOptions build;
+    build.routes = rp.cm.routes;
+    stats = std::make_unique<sim::stats::Group>("");
+    cluster = std::make_unique<platforms::Cluster>("lbl", platform.spec, build, *stats);
+    exec = std::make_unique<models::runtime::Executor>(rp.cm, cluster->wafer(0), std::move(data));
+  }
+  // Cycles from the first layer's start to the end of the last one before the loss (step 0
+  // places the weights; the pipeline has no loss).
+  std::uint64_t run() {
+    sc_core::sc_start(exec->load_inputs());
+    for (std::size_t i = 0; i < exec->steps(); ++i) {
+      exec->start(i);
+      sc_core::sc_start();
+      exec->finish(i);
+      for (const auto& c : exec->results().back().checks) EXPECT_TRUE(c.passed()) << c.what;
+    }
+    std::uint64_t end = 0;
+    for (const auto& r : exec->results())
+      if (r.kind != models::LayerKind::CrossEntropy) end = r.end;
+    return end - exec->results().at(1).start;
+  }
+};
+
+const std::vector<std::string> k16 = {"wafer.width=16", "wafer.height=16"};
+
+// Checks, exact cycles, and every bound below them.
+void expect_run(PipeRig& rig, const PipelineResult& r, std::uint64_t cycles) {
+  EXPECT_EQ(r.compared, rig.program.tokens * rig.program.stages.back().f_out);
+  EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
+  EXPECT_EQ(r.cycles(), cycles);
+  EXPECT_GE(r.cycles(), rig.program.bound_cycles());
+  EXPECT_GT(rig.program.bound_cycles(), 0u);
+  // The plan's pipeline bound (for its own regions) is below the simulated run too.
+  const models::resident::ClusterTarget ct{
+      {rig.platform.spec.wafer, rig.platform.spec.fabric}, 1, rig.platform.spec.system.io_bandwidth_bits_per_s()};
+  const auto plan = models::resident::plan_resident(rig.program.model, ct);
+  EXPECT_GT(plan.prefill_cycles(rig.program.model.batch), 0u);
+  EXPECT_GE(r.cycles(), plan.prefill_cycles(rig.program.model.batch));
+}
+
+TEST(ResidentPipeline, TinyMlpMatchesTheReferenceAndBeatsLayerByLayer) {
+  const auto m = models::load_model("tiny-mlp").spec;
+  PipeRig rig({}, m, models::resident::PipelineCut::RowsOut, "cluster", 0);
+  LayerByLayer lbl({}, m);
+  ASSERT_EQ(rig.program.stages.size(), 2u);
+  EXPECT_EQ(rig.program.stages[0].fused, "act");
+  EXPECT_EQ(rig.program.replicas, 2u);
+  EXPECT_EQ(rig.program.stages[0].rows, 4u);
+  EXPECT_EQ(rig.program.bound_cycles(), 320u);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 1033);
+  // The plan's pipeline bound (its own regions) is below the simulated pipeline too.
+  const models::resident::ClusterTarget ct{
+      {rig.platform.spec.wafer, rig.platform.spec.fabric}, 1, rig.platform.spec.system.io_bandwidth_bits_per_s()};
+  const auto plan = models::resident::plan_resident(m, ct);
+  EXPECT_GE(r.cycles(), plan.prefill_cycles(m.batch));
+  EXPECT_GT(plan.prefill_cycles(m.batch), 0u);
+  // 4 tokens in flight on 4 pipelines: done before the layer-by-layer forward.
+  const std::uint64_t layered = lbl.run();
+  EXPECT_EQ(layered, 1828u);
+  EXPECT_LT(r.cycles(), layered);
+}
+
+// Eight more tokens cost the slowest stage's interval each at least.
+TEST(ResidentPipeline, TinyMlpSteadyState) {
+  PipeRig a({}, with_batch("tiny-mlp", 8), models::resident::PipelineCut::RowsOut, "a");
+  PipeRig b({}, with_batch("tiny-mlp", 16), models::resident::PipelineCut::RowsOut, "b");
+  const PipelineResult ra = a.run();
+  expect_run(a, ra, 2220);
+  const PipelineResult rb = b.run();
+  expect_run(b, rb, 4332);
+  EXPECT_GE(rb.cycles() - ra.cycles(), 8 * b.program.interval_cycles());
+}
+
+TEST(ResidentPipeline, DeepChainOnTinyBeatsLayerByLayer) {
+  const auto m = deep_chain(4);
+  PipeRig rig({}, m);
+  LayerByLayer lbl({}, m);
+  ASSERT_EQ(rig.program.stages.size(), 6u);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 3050);
+  const std::uint64_t layered = lbl.run();
+  EXPECT_EQ(layered, 6802u);
+  EXPECT_LT(r.cycles(), layered);
+}
+
+TEST(ResidentPipeline, DeepChainOn16x16BeatsLayerByLayer) {
+  const auto m = deep_chain(4);
+  PipeRig rig(k16, m);
+  LayerByLayer lbl(k16, m);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 2265);
+  const std::uint64_t layered = lbl.run();
+  EXPECT_EQ(layered, 6886u);
+  EXPECT_LT(r.cycles(), layered);
+}
+
+TEST(ResidentPipeline, DeepChainSixteenTokensOn16x16) {
+  PipeRig rig(k16, deep_chain(16));
+  expect_run(rig, rig.run(), 5625);
+}
+
+// Rows-in: every row continues the sums of the row above, so each output still sums its
+// inputs in order after the bias: the same bits as rows-out.
+TEST(ResidentPipeline, RowsInGivesTheSameBits) {
+  const auto m = models::load_model("tiny-mlp").spec;
+  PipeRig in({}, m, models::resident::PipelineCut::RowsIn, "in");
+  PipeRig out({}, m, models::resident::PipelineCut::RowsOut, "out");
+  EXPECT_EQ(in.program.bound_cycles(), 424u);
+  const PipelineResult ri = in.run();
+  expect_run(in, ri, 5633);
+  const PipelineResult ro = out.run();
+  expect_run(out, ro, 1164);
+  EXPECT_EQ(ri.output, ro.output);
+}
+
+TEST(ResidentPipeline, RowsInDeepChainOn16x16) {
+  PipeRig rig(k16, deep_chain(4), models::resident::PipelineCut::RowsIn);
+  expect_run(rig, rig.run(), 15393);
+}
+
+// Linear layers only: the outputs are models/reference linear_forward's, chained, bit for bit.
+TEST(ResidentPipeline, LinearChainIsModelsReferenceBitForBit) {
+  const auto m = models::load_model_text(R"(name: linear-chain
+dtype: fp16
+batch: 3
+sequence: 2
+inputs:
+  - {name: x, kind: activations, features: 20}
+layers:
+  - {name: l1, kind: linear, inputs: [x], features: 12, bias: true}
+  - {name: l2, kind: linear, inputs: [l1], features: 28}
+  - {name: l3, kind: linear, inputs: [l2], features: 10, bias: true}
+)",
+                                         "linear-chain.yaml")
+                     .spec;
+  PipeRig rig({}, m);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 1117);
+  namespace ref = models::reference;
+  ref::Tensor x(ref::Format::FP16, models::Shape{3, 2, 20});
+  for (std::size_t i = 0; i < x.size(); ++i) x.set_bits(i, rig.program.input[i]);
+  for (const auto& s : rig.program.stages) {
+    ref::Tensor w(ref::Format::FP16, models::Shape{1, s.f_in, s.f_out});
+    for (std::size_t i = 0; i < w.size(); ++i) w.set_bits(i, s.weight[i]);
+    ref::Tensor b(ref::Format::FP16, models::Shape{1, 1, s.f_out});
+    for (std::size_t i = 0; i < s.bias_values.size(); ++i) b.set_bits(i, s.bias_values[i]);
+    x = ref::linear_forward(x, w, s.bias ? &b : nullptr);
+  }
+  ASSERT_EQ(x.size(), r.output.size());
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x.bits(i), r.output[i]) << i;
+}
+
+TEST(ResidentPipeline, ModelsItDoesNotCoverAreCleanErrors) {
+  const auto platform = platforms::load_platform("tiny");
+  const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+  try {
+    models::resident::compile_pipeline(models::load_model("tiny-transformer").spec, target, 1);
+    FAIL() << "tiny-transformer is not a linear chain";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not covered yet"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ResidentPipeline, Cli) {
+  const test::TempDir dir;
+  const std::string out = " --out " + dir.path().string();
+  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline --json" + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cycles"], 1033);
+  EXPECT_EQ(j["bound_cycles"], 320);
+  EXPECT_EQ(j["replicas"], 2);
+  EXPECT_EQ(j["tokens"], 4);
+  EXPECT_EQ(j["checked"], 32);
+  EXPECT_EQ(j["mismatches"], 0);
+  EXPECT_EQ(j["stages"].size(), 2u);
+  const auto text = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline" + out);
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("1033 simulated"), std::string::npos) << text.out;
+  const auto one = test::wafersim(
+      "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 1 --json" + out);
+  ASSERT_EQ(one.code, 0) << one.out;
+  EXPECT_EQ(nlohmann::json::parse(one.out)["cycles"], 1164);
+  const auto bad = test::wafersim(
+      "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 5" + out, true);
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  const auto tf =
+      test::wafersim("run tiny --model tiny-transformer --placement resident --inference --pipeline" + out, true);
+  EXPECT_EQ(tf.code, 2) << tf.out;
+  EXPECT_NE(tf.out.find("not covered yet"), std::string::npos) << tf.out;
+  const auto streaming = test::wafersim("run tiny --model tiny-mlp --inference --pipeline" + out, true);
+  EXPECT_EQ(streaming.code, 2) << streaming.out;
+}
+
+// The layer-by-layer run of the chain with 2 tokens per PE: every product checked (its FMACs on
+// one accumulator must not overlap: with asynchronous ones l3 differed in 60 of 768 outputs).
+TEST(ResidentPipeline, LayerByLayerChainWithTwoTokensPerPeIsChecked) {
+  LayerByLayer lbl({}, deep_chain(16));
+  EXPECT_EQ(lbl.run(), 10291u);
+  for (const auto& r : lbl.exec->results()) {
+    if (r.kind == models::LayerKind::Linear && r.layer != "weights") {
+      EXPECT_FALSE(r.checks.empty()) << r.layer;
+    }
+  }
+}
+
+// Eight tokens per PE (the products' vectors over the tokens): checked too.
+TEST(ResidentPipeline, LayerByLayerEightTokensPerPeIsChecked) {
+  LayerByLayer lbl({}, with_batch("tiny-mlp", 64));
+  EXPECT_EQ(lbl.run(), 4518u);
+}
+
+// Replicas: pipelines on bands of rows share the tokens (m on band m % K); the same bits.
+TEST(ResidentPipeline, ReplicasShareTheTokens) {
+  const auto m = with_batch("tiny-mlp", 16);
+  PipeRig one({}, m, models::resident::PipelineCut::RowsOut, "one", 1);
+  PipeRig eight({}, m, models::resident::PipelineCut::RowsOut, "eight", 0);
+  EXPECT_EQ(eight.program.replicas, 8u);
+  EXPECT_EQ(eight.program.stages[0].rows, 1u);
+  // Both forms of a stage, and so the same bits from each: fc1 with 32 outputs on its one row
+  // FMACs over them; with 4 outputs per row (one pipeline of 8 rows) it takes dot products.
+  EXPECT_FALSE(eight.program.stages[0].dot);
+  EXPECT_TRUE(one.program.stages[0].dot);
+  EXPECT_EQ(eight.program.bound_cycles(), 1344u);
+  const PipelineResult r1 = one.run();
+  expect_run(one, r1, 4332);
+  const PipelineResult r8 = eight.run();
+  expect_run(eight, r8, 3782);
+  EXPECT_EQ(r1.output, r8.output);
+}
+
+// The six-stage chain on 16 x 16 (2 replicas chosen): 16 more tokens cost at least one
+// interval each per replica; 32 tokens end before the layer-by-layer run.
+TEST(ResidentPipeline, ReplicasOn16x16SteadyState) {
+  PipeRig a(k16, deep_chain(16), models::resident::PipelineCut::RowsOut, "a", 0);
+  PipeRig b(k16, deep_chain(32), models::resident::PipelineCut::RowsOut, "b", 0);
+  LayerByLayer lbl(k16, deep_chain(32));
+  EXPECT_EQ(b.program.replicas, 2u);
+  const PipelineResult ra = a.run();
+  expect_run(a, ra, 4898);
+  const PipelineResult rb = b.run();
+  expect_run(b, rb, 8594);
+  EXPECT_GE(rb.cycles() - ra.cycles(), 8 * b.program.interval_cycles());
+  const std::uint64_t layered = lbl.run();
+  EXPECT_EQ(layered, 10376u);
+  EXPECT_LT(rb.cycles(), layered);
+}
+
+}  // namespace
+}  // namespace wafersim
