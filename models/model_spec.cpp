@@ -15,9 +15,12 @@ using sim::config::Section;
 
 const char* to_string(DType d) {
   switch (d) {
-    case DType::FP16: return "fp16";
-    case DType::BF16: return "bf16";
-    case DType::FP32: return "fp32";
+    case DType::FP16:
+      return "fp16";
+    case DType::BF16:
+      return "bf16";
+    case DType::FP32:
+      return "fp32";
   }
   return "?";
 }
@@ -29,7 +32,7 @@ namespace {
 struct KindInfo {
   LayerKind kind;
   const char* name;
-  int inputs;  // exact number of inputs
+  int inputs;                  // exact number of inputs
   std::set<std::string> keys;  // keys that apply besides name, kind, inputs
 };
 
@@ -114,7 +117,9 @@ void expand_transformer(ModelSpec& m) {
       add(p + "act", LayerKind::Swiglu, {p + "gate", p + "up"});
     } else {
       linear(p + "fc1", mlp_in, t.d_ff);
-      LayerKind a = t.activation == "relu" ? LayerKind::Relu : t.activation == "silu" ? LayerKind::Silu : LayerKind::Gelu;
+      LayerKind a = t.activation == "relu"   ? LayerKind::Relu
+                    : t.activation == "silu" ? LayerKind::Silu
+                                             : LayerKind::Gelu;
       add(p + "act", a, {p + "fc1"});
     }
     linear(p + "fc2", p + "act", t.d_model);
@@ -168,8 +173,9 @@ void check_graph(ModelSpec& m, std::vector<Section>* sections, Section& root) {
         std::vector<std::string> known;
         for (const auto& [n, s] : shapes) known.push_back(n);
         std::string hint = sim::config::closest_match(name, known);
-        fail(i, "inputs", fmt::format("unknown input '{}' (inputs must be model inputs or earlier layers){}", name,
-                                      hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+        fail(i, "inputs",
+             fmt::format("unknown input '{}' (inputs must be model inputs or earlier layers){}", name,
+                         hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
         ok = false;
         break;
       }
@@ -207,8 +213,9 @@ void check_graph(ModelSpec& m, std::vector<Section>* sections, Section& root) {
       case LayerKind::Mul:
       case LayerKind::Swiglu:
         if (!(in[0] == in[1]))
-          fail(i, "inputs", fmt::format("inputs '{}' and '{}' differ in shape ({} vs {} features)", l.inputs[0],
-                                        l.inputs[1], in[0].features, in[1].features));
+          fail(i, "inputs",
+               fmt::format("inputs '{}' and '{}' differ in shape ({} vs {} features)", l.inputs[0], l.inputs[1],
+                           in[0].features, in[1].features));
         break;
       case LayerKind::LayerNorm:
       case LayerKind::RmsNorm:
@@ -232,8 +239,9 @@ void check_graph(ModelSpec& m, std::vector<Section>* sections, Section& root) {
           fail(i, "heads", fmt::format("{} query features do not split into {} heads", in[0].features, l.heads));
         std::uint64_t hd = in[0].features / l.heads;
         if (in[1].features != hd * l.kv_heads || in[2].features != hd * l.kv_heads)
-          fail(i, "inputs", fmt::format("k and v need {} features ({} kv heads x {}), found {} and {}",
-                                        hd * l.kv_heads, l.kv_heads, hd, in[1].features, in[2].features));
+          fail(i, "inputs",
+               fmt::format("k and v need {} features ({} kv heads x {}), found {} and {}", hd * l.kv_heads, l.kv_heads,
+                           hd, in[1].features, in[2].features));
         l.in_features = hd;
         break;
       }
@@ -253,13 +261,17 @@ const char* to_string(LayerKind k) { return info(k).name; }
 
 std::uint64_t LayerSpec::parameters() const {
   switch (kind) {
-    case LayerKind::Embedding: return vocabulary * features + (learned_positions ? output.sequence * features : 0);
+    case LayerKind::Embedding:
+      return vocabulary * features + (learned_positions ? output.sequence * features : 0);
     case LayerKind::Linear:
     case LayerKind::Gemv:
       return (tied_to.empty() ? in_features * features : 0) + (bias ? features : 0);
-    case LayerKind::LayerNorm: return 2 * in_features;
-    case LayerKind::RmsNorm: return in_features;
-    default: return 0;
+    case LayerKind::LayerNorm:
+      return 2 * in_features;
+    case LayerKind::RmsNorm:
+      return in_features;
+    default:
+      return 0;
   }
 }
 
@@ -267,24 +279,34 @@ std::uint64_t LayerSpec::forward_flops() const {
   const std::uint64_t rows = output.rows();
   const std::uint64_t n = output.elements();
   switch (kind) {
-    case LayerKind::Embedding: return 0;
+    case LayerKind::Embedding:
+      return 0;
     case LayerKind::Linear:
-    case LayerKind::Gemv: return 2 * rows * in_features * features + (bias ? rows * features : 0);
+    case LayerKind::Gemv:
+      return 2 * rows * in_features * features + (bias ? rows * features : 0);
     case LayerKind::Add:
     case LayerKind::Mul:
-    case LayerKind::Relu: return n;
-    case LayerKind::Gelu: return 8 * n;
-    case LayerKind::Silu: return 4 * n;
-    case LayerKind::Swiglu: return 5 * n;
-    case LayerKind::LayerNorm: return 5 * n;
-    case LayerKind::RmsNorm: return 4 * n;
-    case LayerKind::Softmax: return 5 * n;
+    case LayerKind::Relu:
+      return n;
+    case LayerKind::Gelu:
+      return 8 * n;
+    case LayerKind::Silu:
+      return 4 * n;
+    case LayerKind::Swiglu:
+      return 5 * n;
+    case LayerKind::LayerNorm:
+      return 5 * n;
+    case LayerKind::RmsNorm:
+      return 4 * n;
+    case LayerKind::Softmax:
+      return 5 * n;
     case LayerKind::Attention: {
       // QK^T and PV over the full S x S score matrix, plus the softmax.
       const std::uint64_t b = output.batch, s = output.sequence, h = heads, hd = in_features;
       return 4 * b * h * s * s * hd + 5 * b * h * s * s;
     }
-    case LayerKind::CrossEntropy: return 0;
+    case LayerKind::CrossEntropy:
+      return 0;
   }
   return 0;
 }
@@ -298,8 +320,7 @@ const LayerSpec* ModelSpec::find(const std::string& layer) const {
 Shape ModelSpec::shape_of(const std::string& tensor) const {
   if (const LayerSpec* l = find(tensor)) return l->output;
   for (const auto& in : inputs)
-    if (in.name == tensor)
-      return Shape{batch, sequence, in.kind == InputSpec::Kind::Activations ? in.features : 0};
+    if (in.name == tensor) return Shape{batch, sequence, in.kind == InputSpec::Kind::Activations ? in.features : 0};
   return {};
 }
 
@@ -319,7 +340,8 @@ ModelSpec ModelSpec::read(Section root) {
   ModelSpec m;
   m.name = root.text("name", "model", "model name shown in reports");
   m.description = root.text("description", "", "one line about the model and its source");
-  m.dtype = dtype_of(root.choice("dtype", "fp16", {"fp16", "bf16", "fp32"}, "number format of weights and activations"));
+  m.dtype =
+      dtype_of(root.choice("dtype", "fp16", {"fp16", "bf16", "fp32"}, "number format of weights and activations"));
   m.batch = static_cast<std::uint64_t>(root.integer("batch", 1, 1, 1 << 20, "samples per step"));
   m.sequence = static_cast<std::uint64_t>(root.integer("sequence", 1, 1, 1 << 20, "tokens per sample"));
 
@@ -354,8 +376,9 @@ ModelSpec ModelSpec::read(Section root) {
     in.name = s.text("name", "x", "tensor name");
     std::string kind = s.choice("kind", "activations", {"activations", "tokens", "labels"},
                                 "activations [batch, sequence, features], token ids or labels [batch, sequence]");
-    in.kind = kind == "tokens" ? InputSpec::Kind::Tokens : kind == "labels" ? InputSpec::Kind::Labels
-                                                                            : InputSpec::Kind::Activations;
+    in.kind = kind == "tokens"   ? InputSpec::Kind::Tokens
+              : kind == "labels" ? InputSpec::Kind::Labels
+                                 : InputSpec::Kind::Activations;
     in.features = static_cast<std::uint64_t>(s.integer("features", 0, 0, 1 << 22, "features of activations"));
     if (in.kind == InputSpec::Kind::Activations && in.features == 0)
       s.error("features", "activations need features > 0");
@@ -367,8 +390,9 @@ ModelSpec ModelSpec::read(Section root) {
   for (auto& s : layers) {
     LayerSpec l;
     l.name = s.text("name", "", "layer name (unique)");
-    std::string kind = s.text("kind", "linear", "layer kind: embedding, linear, gemv, add, mul, gelu, silu, relu, "
-                                                "swiglu, layernorm, rmsnorm, softmax, attention, cross_entropy");
+    std::string kind = s.text("kind", "linear",
+                              "layer kind: embedding, linear, gemv, add, mul, gelu, silu, relu, "
+                              "swiglu, layernorm, rmsnorm, softmax, attention, cross_entropy");
     l.inputs = s.texts("inputs", {}, "names of input tensors (model inputs or earlier layers)");
     l.features = static_cast<std::uint64_t>(s.integer("features", 0, 0, 1 << 24, "output features"));
     l.bias = s.boolean("bias", false, "add a bias (linear, gemv)");
@@ -383,12 +407,13 @@ ModelSpec ModelSpec::read(Section root) {
     auto it = std::find(kind_names.begin(), kind_names.end(), kind);
     if (it == kind_names.end()) {
       std::string hint = sim::config::closest_match(kind, kind_names);
-      s.error("kind", fmt::format("unknown layer kind '{}'{}", kind, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+      s.error("kind", fmt::format("unknown layer kind '{}'{}", kind,
+                                  hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
       continue;
     }
     l.kind = kinds()[static_cast<std::size_t>(it - kind_names.begin())].kind;
-    for (const char* key : {"features", "bias", "vocabulary", "learned_positions", "heads", "kv_heads", "causal",
-                            "epsilon", "tied_to"}) {
+    for (const char* key :
+         {"features", "bias", "vocabulary", "learned_positions", "heads", "kv_heads", "causal", "epsilon", "tied_to"}) {
       if (info(l.kind).keys.count(key)) continue;
       if (s.has(key)) s.error(key, fmt::format("'{}' does not apply to a {} layer", key, kind));
       s.omit(key);
@@ -438,7 +463,8 @@ std::vector<std::string> model_preset_names() {
 
 namespace {
 
-LoadedModel resolve_model(sim::config::Node root, const std::string& source, const std::vector<std::string>& overrides) {
+LoadedModel resolve_model(sim::config::Node root, const std::string& source,
+                          const std::vector<std::string>& overrides) {
   sim::config::Loader::apply_overrides(root, overrides);
   sim::config::Resolver resolver(&root);
   LoadedModel out;

@@ -68,20 +68,20 @@ struct LayerSpec {
   double epsilon = 1e-5;           // norms
   std::string tied_to;             // linear: reuses the (transposed) weights of this embedding
 
-  Shape output;                    // filled in by validation
-  std::uint64_t in_features = 0;   // K of a linear/gemv; d of a norm
+  Shape output;                   // filled in by validation
+  std::uint64_t in_features = 0;  // K of a linear/gemv; d of a norm
 
-  [[nodiscard]] std::uint64_t parameters() const;      // weights this layer owns (0 when tied)
-  [[nodiscard]] std::uint64_t forward_flops() const;   // multiply-add counted as 2
+  [[nodiscard]] std::uint64_t parameters() const;     // weights this layer owns (0 when tied)
+  [[nodiscard]] std::uint64_t forward_flops() const;  // multiply-add counted as 2
   [[nodiscard]] bool has_weights() const { return parameters() > 0; }
 };
 
 // The transformer configuration a `transformer:` section describes.
 struct TransformerConfig {
   std::uint64_t d_model = 0, heads = 0, kv_heads = 0, d_ff = 0, layers = 0, vocabulary = 0;
-  std::string activation;   // gelu, silu, relu, swiglu
-  std::string norm;         // layernorm, rmsnorm
-  std::string positions;    // learned, rotary, none
+  std::string activation;  // gelu, silu, relu, swiglu
+  std::string norm;        // layernorm, rmsnorm
+  std::string positions;   // learned, rotary, none
   bool bias = true;
   bool tied_embeddings = false;
   bool parallel_residual = false;  // GPT-J: attention and MLP read the same normed input
@@ -95,8 +95,8 @@ struct ModelSpec {
   std::uint64_t sequence = 1;
   std::optional<TransformerConfig> transformer;
   std::vector<InputSpec> inputs;
-  std::vector<LayerSpec> layers;   // in topological order
-  SparsitySpec sparsity;           // sparse linear layers (training runs)
+  std::vector<LayerSpec> layers;  // in topological order
+  SparsitySpec sparsity;          // sparse linear layers (training runs)
 
   static ModelSpec read(sim::config::Section root);
   [[nodiscard]] std::uint64_t parameters() const;

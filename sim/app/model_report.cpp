@@ -134,11 +134,10 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
     const auto& p = cm.programs[i];
     o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n",
                      i, p.layer, models::to_string(p.kind), models::compiler::to_string(p.phase),
-                     p.analytical ? "analytical" : "pe", region(p),
-                     bytes(static_cast<double>(p.sram.max_bytes)), bytes(p.sram.mean_bytes), p.colors,
-                     count(static_cast<double>(p.work.wavelets_in)), count(static_cast<double>(p.work.wavelets_out)),
-                     count(static_cast<double>(p.work.flops)), p.bound.cycles,
-                     models::compiler::to_string(p.bound.binds));
+                     p.analytical ? "analytical" : "pe", region(p), bytes(static_cast<double>(p.sram.max_bytes)),
+                     bytes(p.sram.mean_bytes), p.colors, count(static_cast<double>(p.work.wavelets_in)),
+                     count(static_cast<double>(p.work.wavelets_out)), count(static_cast<double>(p.work.flops)),
+                     p.bound.cycles, models::compiler::to_string(p.bound.binds));
     total += p.bound.cycles;
     flops += p.work.flops;
   }
