@@ -122,8 +122,9 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   finish_layer(ctx, p, sram);
   p.colors = static_cast<std::uint32_t>(ctx.colors.weight.size()) + 4;
 
+  p.analytical = G + 1 > hw::isa::kMaxTasks;  // one task per chunk: beyond that, no code
   if (!ctx.emit) return p;
-  if (G + 1 > hw::isa::kMaxTasks)
+  if (p.analytical)
     throw NoCodeError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}", m.layer,
                                   hw::isa::kMaxTasks - 1, G));
 

@@ -100,8 +100,9 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
   finish_layer(ctx, p, sram);
   p.colors = 9;
 
+  p.analytical = chunks + 1 > hw::isa::kMaxTasks;  // one task per chunk: beyond that, no code
   if (!ctx.emit) return p;
-  if (chunks + 1 > hw::isa::kMaxTasks)
+  if (p.analytical)
     throw NoCodeError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}", m.layer,
                                   hw::isa::kMaxTasks - 2, G));
 

@@ -79,7 +79,7 @@ struct LayerProgram {
   LayerKind kind = LayerKind::Linear;
   Phase phase = Phase::Forward;
   std::vector<hw::isa::Placement> code;      // empty when the mapping was planned without code
-  bool analytical = false;                   // no kernel yet: planned from the layout alone
+  bool analytical = false;                   // no PE code (no kernel, or beyond code generation's limits)
   std::vector<EdgeStream> streams;           // empty when planned without code
   std::vector<std::uint32_t> reads, writes;  // activation tensors (CompiledModel::tensors)
   std::vector<std::uint32_t> operands;       // the kernel's tensors in its own order (kinds that need it)
