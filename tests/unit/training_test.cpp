@@ -189,11 +189,12 @@ TEST(Training, CommandLineRunsAreDeterministic) {
     EXPECT_NE(text.find(word), std::string::npos) << word << " missing from:\n" << text;
 }
 
-// Functional: tiny-mlp (fp32, cross-entropy) on the teacher task, K steps on N wafers; the
-// final master weights equal reference::Trainer with N replicas in SwarmX's order.
-void expect_reference_training(std::uint32_t wafers, memoryx::OptimizerKind kind) {
+// Functional: a model (tiny-mlp: fp32, cross-entropy) on its synthetic task, K steps on N
+// wafers; the final master weights equal reference::Trainer with N replicas in SwarmX's order.
+void expect_reference_training(std::uint32_t wafers, memoryx::OptimizerKind kind,
+                               const std::string& model_name = "tiny-mlp") {
   const auto spec = platforms::load_platform("tiny-cluster", {"cluster.systems=" + std::to_string(wafers)}).spec;
-  const ModelSpec m = load_model("tiny-mlp").spec;
+  const ModelSpec m = load_model(model_name).spec;
   TrainingConfig cfg;
   cfg.steps = 4;
   cfg.timing = TimingSource::Bound;  // the times do not matter here: the analytic bounds are quicker
@@ -231,6 +232,10 @@ void expect_reference_training(std::uint32_t wafers, memoryx::OptimizerKind kind
 TEST(Training, OneWaferTrainsLikeTheReference) { expect_reference_training(1, memoryx::OptimizerKind::Adam); }
 TEST(Training, TwoWafersTrainLikeTheReference) { expect_reference_training(2, memoryx::OptimizerKind::AdamW); }
 TEST(Training, FourWafersTrainLikeTheReference) { expect_reference_training(4, memoryx::OptimizerKind::Momentum); }
+// The tiny transformer block (embedding, RMSNorm, attention, SwiGLU, cross-entropy).
+TEST(Training, TinyTransformerOnTwoWafersTrainsLikeTheReference) {
+  expect_reference_training(2, memoryx::OptimizerKind::Adam, "tiny-transformer");
+}
 // Two switch levels (1:4): ((g0+g1)+g2)+g3 and ((g4+g5)+g6)+g7, then their sum.
 TEST(Training, EightWafersOnTwoLevelsTrainLikeTheReference) {
   expect_reference_training(8, memoryx::OptimizerKind::Sgd);
