@@ -22,8 +22,6 @@ using hw::isa::Cond;
 using hw::isa::Op;
 using V = VOperand;
 
-namespace {}  // namespace
-
 LayerProgram lower_cross_entropy(KernelContext& ctx, const CrossEntropyArgs& a) {
   const StreamingLayout& l = ctx.layout;
   const std::uint32_t G = l.slices(), t = l.tokens_per_pe;

@@ -18,8 +18,6 @@ using hw::isa::Cond;
 using hw::isa::Op;
 using V = VOperand;
 
-namespace {}  // namespace
-
 LayerProgram lower_rmsnorm_forward(KernelContext& ctx, const NormArgs& a) {
   const StreamingLayout& l = ctx.layout;
   const std::uint32_t G = l.slices(), t = l.tokens_per_pe;

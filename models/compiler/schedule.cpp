@@ -466,4 +466,20 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
   return plan_without_code(ctx, cm, st);
 }
 
+Lifetimes tensor_lifetimes(const Schedule& sched) {
+  const std::size_t n_steps = sched.steps.size();
+  Lifetimes l{std::vector<int>(sched.tensors.size(), -1), std::vector<int>(sched.tensors.size(), -1)};
+  for (std::size_t i = 0; i < n_steps; ++i) {
+    auto touch = [&](std::uint32_t t) {
+      if (l.first[t] < 0) l.first[t] = static_cast<int>(i);
+      l.last[t] = static_cast<int>(i);
+    };
+    for (auto t : sched.steps[i].reads) touch(t);
+    for (auto t : sched.steps[i].writes) touch(t);
+  }
+  for (auto t : sched.preloaded) l.first[t] = 0;
+  for (auto t : sched.kept) l.last[t] = static_cast<int>(n_steps);
+  return l;
+}
+
 }  // namespace wafersim::models::compiler

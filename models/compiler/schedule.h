@@ -32,6 +32,13 @@ struct Schedule {
   std::vector<std::uint32_t> kept;       // live until the end (read back by the host)
 };
 
+// SRAM lifetimes: each tensor lives from the step of its first use to that of its last (a
+// preloaded tensor from step 0, a kept one to steps.size()); -1 for a tensor never used.
+struct Lifetimes {
+  std::vector<int> first, last;
+};
+Lifetimes tensor_lifetimes(const Schedule& sched);
+
 // `split_heads`: attention with fewer key/value heads than rows gets HeadParts maps (PE
 // code); else even maps (planned analytically).
 Schedule make_schedule(const CompiledModel& cm, bool split_heads = true);

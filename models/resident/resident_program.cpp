@@ -75,17 +75,7 @@ ResidentProgram compile_resident_program(const ModelSpec& model, const Target& t
   cm.host_tensors = sched.host_tensors;
   cm.tensors = sched.tensors;
   const std::size_t n_steps = sched.steps.size();
-  std::vector<int> first(cm.tensors.size(), -1), last(cm.tensors.size(), -1);
-  for (std::size_t i = 0; i < n_steps; ++i) {
-    auto touch = [&](std::uint32_t t) {
-      if (first[t] < 0) first[t] = static_cast<int>(i);
-      last[t] = static_cast<int>(i);
-    };
-    for (auto t : sched.steps[i].reads) touch(t);
-    for (auto t : sched.steps[i].writes) touch(t);
-  }
-  for (auto t : sched.preloaded) first[t] = 0;
-  for (auto t : sched.kept) last[t] = static_cast<int>(n_steps);
+  const auto [first, last] = tensor_lifetimes(sched);
 
   SramArena arena(target.sram_bytes());
   const hw::DType dt = hw_dtype(model.dtype);
