@@ -36,10 +36,11 @@ sc_core::sc_time Executor::load_inputs() {
   const auto& l = cm_.layout;
   for (const auto& [id, bits] : data_.preload) {
     const compiler::Tensor& t = cm_.tensors[id];
-    for (std::uint32_t s = 0; s < l.slices(); ++s)
-      for (std::uint32_t x = 0; x < l.columns; ++x)
-        link_.write(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.rows[s])}, t.addr,
-                    pe_bytes(cm_, t, bits, x, s));
+    for (std::uint32_t g = 0; g < l.groups; ++g)
+      for (std::uint32_t s = 0; s < l.slices(); ++s)
+        for (std::uint32_t x = 0; x < l.columns; ++x)
+          link_.write(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.group_rows[g][s])},
+                      t.addr, pe_bytes(cm_, t, bits, g * l.columns + x, s));
   }
   return link_.delay();
 }
@@ -48,13 +49,14 @@ Bits Executor::gather(std::uint32_t tensor) {
   const auto& l = cm_.layout;
   const compiler::Tensor& t = cm_.tensors[tensor];
   Bits v(l.tokens * (t.per_token() ? t.width : t.features));
-  for (std::uint32_t s = 0; s < l.slices(); ++s) {
-    for (std::uint32_t x = 0; x < l.columns; ++x) {
-      const hw::PeCoord pe{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.rows[s])};
-      from_pe_bytes(cm_, t, link_.read(pe, t.addr, pe_size(cm_, t, s)), x, s, v);
+  for (std::uint32_t g = 0; g < l.groups; ++g)
+    for (std::uint32_t s = 0; s < l.slices(); ++s) {
+      for (std::uint32_t x = 0; x < l.columns; ++x) {
+        const hw::PeCoord pe{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.group_rows[g][s])};
+        from_pe_bytes(cm_, t, link_.read(pe, t.addr, pe_size(cm_, t, s)), g * l.columns + x, s, v);
+      }
+      if (t.per_token()) break;
     }
-    if (t.per_token()) break;
-  }
   return v;
 }
 
@@ -140,8 +142,11 @@ const StepResult& Executor::finish(std::size_t i) {
   r.wavelets_in = driver_.wavelets_sent() - sent_at_start_;
   r.wavelets_out = driver_.wavelets_received() - received_at_start_;
 
-  // Gradients out: into the host tensors (fp32, accumulated) and, for the check, this step's own.
+  // Gradients out: into the host tensors (fp32, accumulated) and, for the check, this step's
+  // own (with row groups, the groups' partials summed in fp32 in group order, as the host
+  // accumulates them: the streams are in group order).
   step_streams_.assign(data_.host.size(), Bits());
+  std::vector<std::vector<bool>> seen(data_.host.size());
   std::size_t k = 0;
   for (const auto& st : p.streams) {
     if (st.into_wafer) continue;
@@ -150,14 +155,19 @@ const StepResult& Executor::finish(std::size_t i) {
     for (const auto& seg : st.segments) {
       Bits& h = data_.host.at(seg.tensor);
       Bits& mine = step_streams_[seg.tensor];
-      if (mine.empty()) mine.assign(h.size(), 0);
+      std::vector<bool>& was = seen[seg.tensor];
+      if (mine.empty()) {
+        mine.assign(h.size(), 0);
+        was.assign(h.size(), false);
+      }
       for (std::uint64_t a = 0; a < seg.n0; ++a)
         for (std::uint64_t b = 0; b < seg.n1; ++b) {
           const std::uint64_t idx =
               seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1);
           const std::uint32_t v = got.at(n++);
           h[idx] = st.accumulate ? nm::add(hw::DType::F32, h[idx], v) : v;
-          mine[idx] = v;
+          mine[idx] = st.accumulate && was[idx] ? nm::add(hw::DType::F32, mine[idx], v) : v;
+          was[idx] = true;
         }
     }
   }
