@@ -155,19 +155,24 @@ GroupChoice choose_groups(const Target& target, std::uint64_t tokens, std::uint6
   }
   if (best_t == ~0u) {  // no candidate (forced groups)
     best.groups = 1;
-    best.why = fmt::format("no row grouping fits ({}; {} usable rows, {} features)",
-                           rejected.empty() ? "one edge channel" : rejected, usable, max_features);
+    best.why = fmt::format("no row grouping fits ({}; tokens : hidden = {} : {}, {} usable rows)",
+                           rejected.empty() ? "one edge channel" : rejected, tokens, max_features, usable);
     return best;
   }
-  best.why = fmt::format(
-      "tokens : hidden = {} : {}, {} usable rows hold the hidden dimension {} time(s): {} per PE "
-      "with {} group(s){}",
-      tokens, max_features, usable, std::max<std::uint64_t>(1, usable / std::max<std::uint64_t>(1, max_features)),
-      best_t, best.groups,
-      best.groups > 1    ? fmt::format(" against {} with one", one.tokens_per_pe)
-      : more_fit         ? std::string(" (more groups would not lower it)")
-      : rejected.empty() ? std::string(" (one edge channel)")
-                         : fmt::format(" ({})", rejected));
+  const std::uint64_t copies = usable / std::max<std::uint64_t>(1, max_features);
+  const std::string ratio = fmt::format("tokens : hidden = {} : {}, {} usable rows", tokens, max_features, usable);
+  if (best.groups > 1)
+    best.why = fmt::format("{} hold the hidden dimension {} times: {} groups, {} tokens per PE against {} with one",
+                           ratio, copies, best.groups, best_t, one.tokens_per_pe);
+  else if (more_fit)
+    best.why =
+        fmt::format("{} hold the hidden dimension {} times, but more groups would not lower the {} tokens per PE",
+                    ratio, copies, best_t);
+  else if (copies < 2)
+    best.why = fmt::format("{} do not hold the hidden dimension twice", ratio);
+  else
+    best.why = fmt::format("{} hold the hidden dimension {} times, but {}", ratio, copies,
+                           rejected.empty() ? std::string("there is one edge channel") : rejected);
   return best;
 }
 
