@@ -22,19 +22,6 @@ std::uint64_t max_features(const ModelSpec& m) {
   return f;
 }
 
-// Why the model cannot use row groups (empty: it can): training a norm or an embedding forms
-// its parameter gradient as one chain over all tokens (the reference's order), which per-group
-// partials summed outside would change.
-std::string group_blocker(const ModelSpec& m, bool training) {
-  if (!training) return {};
-  for (const auto& l : m.layers)
-    if (l.kind == LayerKind::LayerNorm || l.kind == LayerKind::RmsNorm || l.kind == LayerKind::Embedding)
-      return fmt::format(
-          "layer '{}' ({}) trains a parameter gradient chained over all tokens, which row groups do not implement",
-          l.name, to_string(l.kind));
-  return {};
-}
-
 // Whether a layer's programs depend on a token's position in its sample (so that a group
 // must hold whole samples for every group to run group 0's programs).
 bool needs_whole_samples(const ModelSpec& m) {
@@ -119,7 +106,6 @@ CompiledModel compile_with(const ModelSpec& model, const Target& target, const C
   // One group or row groups (docs/compiler.md, "Weight streaming: layout").
   const std::uint32_t rows_per_band = target.fabric.colors - fixed;
   const std::uint64_t H = max_features(model);
-  const std::string blocker = group_blocker(model, options.training);
   const bool whole = needs_whole_samples(model);
   std::uint32_t groups = 1;
   switch (options.layout) {
@@ -127,7 +113,6 @@ CompiledModel compile_with(const ModelSpec& model, const Target& target, const C
       cm.layout_why = "columns (forced)";
       break;
     case LayoutChoice::Groups: {
-      if (!blocker.empty()) throw sim::InputError("layout 'groups': " + blocker);
       const GroupChoice c = choose_groups(target, tokens, model.batch, whole, H, rows_per_band, 2);
       if (c.groups == 1) throw sim::InputError("layout 'groups': " + c.why);
       groups = c.groups;
@@ -135,10 +120,6 @@ CompiledModel compile_with(const ModelSpec& model, const Target& target, const C
       break;
     }
     case LayoutChoice::Auto: {
-      if (!blocker.empty()) {
-        cm.layout_why = "columns: " + blocker;
-        break;
-      }
       const GroupChoice c = choose_groups(target, tokens, model.batch, whole, H, rows_per_band, 1);
       groups = c.groups;
       cm.layout_why = (groups > 1 ? "groups: " : "columns: ") + c.why;

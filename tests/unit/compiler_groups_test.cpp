@@ -120,24 +120,63 @@ layers: [{name: fc, kind: linear, inputs: [x], features: 32}]
   EXPECT_NE(odd.layout_why.find("batch 3 does not divide"), std::string::npos) << odd.layout_why;
 }
 
-TEST(RowGroups, NormParameterGradientsKeepOneGroupInTraining) {
-  const std::string yaml = R"(
-name: mlp4n
-dtype: fp16
-batch: 64
-sequence: 1
-inputs: [{name: x, kind: activations, features: 4}]
+// A small transformer-like model with every kind that trains parameters: the embedding
+// (learned positions: a group holds whole samples), LayerNorm and RMSNorm, whose parameter
+// gradients are one chain per group over its tokens, added by the host in group order.
+const char* kBlock4 = R"(
+name: block4
+dtype: bf16
+batch: 8
+sequence: 4
+inputs:
+  - {name: ids, kind: tokens}
+  - {name: labels, kind: labels}
 layers:
-  - {name: fc1, kind: linear, inputs: [x], features: 4}
-  - {name: n, kind: rmsnorm, inputs: [fc1]}
-  - {name: fc2, kind: linear, inputs: [n], features: 4}
+  - {name: embed, kind: embedding, inputs: [ids], vocabulary: 4, features: 4, learned_positions: true}
+  - {name: ln, kind: layernorm, inputs: [embed]}
+  - {name: q, kind: linear, inputs: [ln], features: 4}
+  - {name: k, kind: linear, inputs: [ln], features: 4}
+  - {name: v, kind: linear, inputs: [ln], features: 4}
+  - {name: att, kind: attention, inputs: [q, k, v], heads: 2}
+  - {name: o, kind: linear, inputs: [att], features: 4}
+  - {name: res, kind: add, inputs: [o, embed]}
+  - {name: rn, kind: rmsnorm, inputs: [res]}
+  - {name: up, kind: linear, inputs: [rn], features: 4}
+  - {name: act, kind: silu, inputs: [up]}
+  - {name: head, kind: linear, inputs: [act], features: 4}
+  - {name: loss, kind: cross_entropy, inputs: [head, labels]}
 )";
-  const auto cm = map(yaml, cc::LayoutChoice::Auto);
-  EXPECT_EQ(cm.layout.groups, 1u);
-  EXPECT_NE(cm.layout_why.find("layer 'n' (rmsnorm) trains a parameter gradient"), std::string::npos) << cm.layout_why;
-  EXPECT_THROW(map(yaml, cc::LayoutChoice::Groups), sim::InputError);
-  // Forward only there is no parameter gradient: groups.
-  EXPECT_EQ(map(yaml, cc::LayoutChoice::Auto, false).layout.groups, 2u);
+
+// The exact cycles of att forward and of the embed, ln and rn parameter gradients.
+void run_block4(cc::LayoutChoice choice, std::uint32_t groups, const std::array<std::uint64_t, 4>& cycles) {
+  cc::CompileOptions o;
+  o.layout = choice;
+  test::ModelRun run("tiny", {}, kBlock4, o);
+  ASSERT_EQ(run.compiled.layout.groups, groups);
+  ASSERT_EQ(run.compiled.layout.tokens_per_pe, 4u / groups);
+  const auto& results = run.run();
+  std::size_t seen = 0;
+  for (const auto& r : results) {
+    const bool w = r.phase == cc::Phase::BackwardWeights;
+    const int at = r.layer == "att" && r.phase == cc::Phase::Forward ? 0
+                   : w && r.layer == "embed"                         ? 1
+                   : w && r.layer == "ln"                            ? 2
+                   : w && r.layer == "rn"                            ? 3
+                                                                     : -1;
+    if (at < 0) continue;
+    EXPECT_EQ(r.cycles(), cycles[static_cast<std::size_t>(at)]) << r.name();
+    ++seen;
+  }
+  EXPECT_EQ(seen, 4u);
+  EXPECT_EQ(results.size(), 34u);
+  expect_all_checked(results);
+}
+
+TEST(RowGroups, EmbeddingNormsAndAttentionTrainInTwoGroupsBitExact) {
+  run_block4(cc::LayoutChoice::Auto, 2, {561, 473, 793, 519});
+}
+TEST(RowGroups, EmbeddingNormsAndAttentionTrainInOneGroupForced) {
+  run_block4(cc::LayoutChoice::Columns, 1, {811, 800, 1342, 886});
 }
 
 TEST(RowGroups, PresetsOnWse2KeepOneGroup) {
