@@ -50,7 +50,13 @@ models::compiler::CompileOptions ModelArgs::options(bool emit) const {
   return o;
 }
 
-models::LoadedModel ModelArgs::load() const { return models::load_model(model, set); }
+models::LoadedModel ModelArgs::load() const {
+  if (placement == "resident" && layout != "auto")
+    throw sim::InputError(
+        "--layout applies to the weight-streaming placement; the weight-resident placement places each layer in a "
+        "region of its own");
+  return models::load_model(model, set);
+}
 
 namespace {
 

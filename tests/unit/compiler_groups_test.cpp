@@ -113,6 +113,15 @@ layers: [{name: fc, kind: linear, inputs: [x], features: 32}]
       map(std::string(kMlp4).replace(std::string(kMlp4).find("batch: 64"), 9, "batch: 8"), cc::LayoutChoice::Auto);
   EXPECT_EQ(few.layout.groups, 1u);
   EXPECT_NE(few.layout_why.find("would not lower the 1 tokens per PE"), std::string::npos) << few.layout_why;
+  // 64 rows in 8 bands of 9, 8 and 7 rows: two groups would differ in shape relative to
+  // their channel rows (so group 0's programs and bound would not fit group 1).
+  const auto p64 = platforms::load_platform("tiny", {"wafer.height=64"});
+  const cc::Target t64{p64.spec.wafer, p64.spec.fabric};
+  EXPECT_FALSE(cc::StreamingLayout::plan(t64, 64, 16, 15, 2).uniform);
+  EXPECT_TRUE(cc::StreamingLayout::plan(t64, 64, 16, 15, 1).uniform);
+  const auto shaped = cc::choose_groups(t64, 64, 64, false, 16, 15);
+  EXPECT_EQ(shaped.groups, 1u);
+  EXPECT_NE(shaped.why.find("2 groups: its bands differ in shape"), std::string::npos) << shaped.why;
   // Attention: a group holds whole samples (3 samples do not divide into 2 groups).
   EXPECT_EQ(map(attention_model(4), cc::LayoutChoice::Auto).layout.groups, 2u);
   const auto odd = map(attention_model(3), cc::LayoutChoice::Auto);
@@ -254,6 +263,9 @@ TEST(RowGroups, CompilePrintsTheChosenLayoutAndWhy) {
   r = test::wafersim("compile tiny-mlp --platform tiny --layout groups", true);
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("layout 'groups': no row grouping fits"), std::string::npos) << r.out;
+  r = test::wafersim("compile tiny-mlp --platform tiny --placement resident --layout groups", true);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--layout applies to the weight-streaming placement"), std::string::npos) << r.out;
 }
 
 }  // namespace
