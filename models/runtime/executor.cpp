@@ -591,7 +591,8 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
         const Shape gs = group_shape(cm_, d);
         const ref::Tensor xg = tensor(token_range(before_.at(p.operands[0]), grp * Rg, (grp + 1) * Rg, d), gs);
         const ref::Tensor dyg = tensor(token_range(before_.at(p.operands[1]), grp * Rg, (grp + 1) * Rg, d), gs);
-        part = ln ? ref::layernorm_backward(xg, g, dyg, layer.epsilon) : ref::rmsnorm_backward(xg, g, dyg, layer.epsilon);
+        part =
+            ln ? ref::layernorm_backward(xg, g, dyg, layer.epsilon) : ref::rmsnorm_backward(xg, g, dyg, layer.epsilon);
       }
       add_group_partial(dgamma, bits(part.dgamma), grp);
       if (ln) add_group_partial(dbeta, bits(part.dbeta), grp);
