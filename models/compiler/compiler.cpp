@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "models/compiler/kernels.h"
 #include "models/compiler/routes.h"
@@ -43,8 +44,16 @@ void replicate(LayerProgram& p, const StreamingLayout& l) {
   for (std::uint32_t g = 1; g < l.groups; ++g) {
     for (std::size_t i = 0; i < n_code; ++i) {
       hw::isa::Placement pl = p.code[i];
-      const std::uint32_t s = slice_of.at(pl.y0);
-      pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.group_rows[g][s]);
+      const auto a = slice_of.find(pl.y0), b = slice_of.find(pl.y1);
+      if (a == slice_of.end() || b == slice_of.end())
+        throw std::logic_error(fmt::format("layer '{}': a program placed off the layout's rows", p.layer));
+      const std::uint32_t y0 = l.group_rows[g][a->second], y1 = l.group_rows[g][b->second];
+      if (y1 - y0 !=
+          static_cast<std::uint32_t>(pl.y1 - pl.y0))  // a placement over several rows keeps its shape in every group
+        throw std::logic_error(
+            fmt::format("layer '{}': rows {}..{} differ in shape in row group {}", p.layer, pl.y0, pl.y1, g));
+      pl.y0 = static_cast<std::uint16_t>(y0);
+      pl.y1 = static_cast<std::uint16_t>(y1);
       p.code.push_back(pl);
     }
     for (std::size_t i = 0; i < n_streams; ++i) {
