@@ -6,6 +6,9 @@ namespace wafersim::models::compiler {
 
 const char* to_string(PlacementKind p) { return p == PlacementKind::Streaming ? "streaming" : "resident"; }
 const char* to_string(Accumulate a) { return a == Accumulate::Fp32 ? "fp32" : "native"; }
+const char* to_string(LayoutChoice c) {
+  return c == LayoutChoice::Auto ? "auto" : c == LayoutChoice::Columns ? "columns" : "groups";
+}
 
 const char* to_string(Phase p) {
   switch (p) {

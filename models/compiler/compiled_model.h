@@ -25,6 +25,12 @@ const char* to_string(PlacementKind p);
 enum class Accumulate : std::uint8_t { Fp32, Native };
 const char* to_string(Accumulate a);
 
+// The activation layout of the weight-streaming placement: chosen by the rule (auto), tokens
+// along all columns and the hidden dimension over all rows (columns), or row groups each
+// holding the hidden dimension for its share of the tokens (groups; an error when none fits).
+enum class LayoutChoice : std::uint8_t { Auto, Columns, Groups };
+const char* to_string(LayoutChoice c);
+
 struct CompileOptions {
   PlacementKind placement = PlacementKind::Streaming;
   Accumulate accumulate = Accumulate::Fp32;
@@ -34,6 +40,7 @@ struct CompileOptions {
   // is beyond what code generation supports) is planned analytically (its code stays empty)
   // instead of being an error.
   bool plan_missing_code = false;
+  LayoutChoice layout = LayoutChoice::Auto;
 };
 
 // A tensor resident on the wafer, at the same address on every used PE: activation-shaped
@@ -75,6 +82,7 @@ struct CompiledModel {
   std::vector<LayerProgram> programs;  // in execution order
   std::uint32_t sram_peak = 0;         // highest SRAM address any layer uses (bytes per PE)
   std::string layout_reason;           // why this layout (the sequence : hidden rule)
+  std::string layout_why;              // the choice between one group and row groups, with its figures
 
   [[nodiscard]] int tensor(const std::string& name) const;
   [[nodiscard]] int host_tensor(const std::string& name) const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "models/compiler/kernels.h"
 #include "models/compiler/routes.h"
@@ -20,6 +21,51 @@ std::uint64_t max_features(const ModelSpec& m) {
   for (const auto& in : m.inputs) f = std::max(f, in.features);
   for (const auto& l : m.layers) f = std::max(f, l.output.features);
   return f;
+}
+
+// Whether a layer's programs depend on a token's position in its sample (so that a group
+// must hold whole samples for every group to run group 0's programs).
+bool needs_whole_samples(const ModelSpec& m) {
+  for (const auto& l : m.layers)
+    if (l.kind == LayerKind::Attention || (l.kind == LayerKind::Embedding && l.learned_positions)) return true;
+  return false;
+}
+
+// The programs and streams of group 0 repeated on every other row group: the same program
+// on the same slice, the same streams on the group's channels. Whole-wafer figures (edge
+// wavelets, mean SRAM, the region's rows) count every group; the busiest PE, link and
+// channel are those of one group (the groups share no router and no channel).
+void replicate(LayerProgram& p, const StreamingLayout& l) {
+  if (l.groups == 1) return;
+  std::map<std::uint32_t, std::uint32_t> slice_of;
+  for (std::uint32_t s = 0; s < l.slices(); ++s) slice_of[l.rows[s]] = s;
+  const std::size_t n_code = p.code.size(), n_streams = p.streams.size();
+  const auto per_group = static_cast<std::uint32_t>(l.bands.size());
+  for (std::uint32_t g = 1; g < l.groups; ++g) {
+    for (std::size_t i = 0; i < n_code; ++i) {
+      hw::isa::Placement pl = p.code[i];
+      const auto a = slice_of.find(pl.y0), b = slice_of.find(pl.y1);
+      if (a == slice_of.end() || b == slice_of.end())
+        throw std::logic_error(fmt::format("layer '{}': a program placed off the layout's rows", p.layer));
+      const std::uint32_t y0 = l.group_rows[g][a->second], y1 = l.group_rows[g][b->second];
+      if (y1 - y0 !=
+          static_cast<std::uint32_t>(pl.y1 - pl.y0))  // a placement over several rows keeps its shape in every group
+        throw std::logic_error(
+            fmt::format("layer '{}': rows {}..{} differ in shape in row group {}", p.layer, pl.y0, pl.y1, g));
+      pl.y0 = static_cast<std::uint16_t>(y0);
+      pl.y1 = static_cast<std::uint16_t>(y1);
+      p.code.push_back(pl);
+    }
+    for (std::size_t i = 0; i < n_streams; ++i) {
+      EdgeStream st = p.streams[i];
+      st.channel += g * per_group;
+      p.streams.push_back(st);
+    }
+  }
+  p.work.wavelets_in *= l.groups;
+  p.work.wavelets_out *= l.groups;
+  p.sram.mean_bytes *= l.groups;
+  p.rows *= l.groups;
 }
 
 }  // namespace
@@ -66,10 +112,33 @@ CompiledModel compile_with(const ModelSpec& model, const Target& target, const C
   if (target.fabric.colors < fixed + 1)
     throw sim::InputError(fmt::format("the weight-streaming placement needs at least {} colors, the platform has {}",
                                       fixed + 1, target.fabric.colors));
-  cm.layout = StreamingLayout::plan(target, tokens, max_features(model), target.fabric.colors - fixed);
+  // One group or row groups (docs/compiler.md, "Weight streaming: layout").
+  const std::uint32_t rows_per_band = target.fabric.colors - fixed;
+  const std::uint64_t H = max_features(model);
+  const bool whole = needs_whole_samples(model);
+  std::uint32_t groups = 1;
+  switch (options.layout) {
+    case LayoutChoice::Columns:
+      cm.layout_why = "columns (forced)";
+      break;
+    case LayoutChoice::Groups: {
+      const GroupChoice c = choose_groups(target, tokens, model.batch, whole, H, rows_per_band, 2);
+      if (c.groups == 1) throw sim::InputError("layout 'groups': " + c.why);
+      groups = c.groups;
+      cm.layout_why = "groups (forced): " + c.why;
+      break;
+    }
+    case LayoutChoice::Auto: {
+      const GroupChoice c = choose_groups(target, tokens, model.batch, whole, H, rows_per_band, 1);
+      groups = c.groups;
+      cm.layout_why = (groups > 1 ? "groups: " : "columns: ") + c.why;
+      break;
+    }
+  }
+  cm.layout = StreamingLayout::plan(target, tokens, H, rows_per_band, groups);
   cm.colors = ColorPlan::make(cm.layout.rows_per_band_used, west);
   cm.layout_reason =
-      fmt::format("sequence x hidden = {} x {}: {}", model.sequence, max_features(model), cm.layout.describe());
+      fmt::format("sequence x hidden = {} x {}: {}; {}", model.sequence, H, cm.layout.describe(), cm.layout_why);
   if (options.emit) cm.routes = build_routes(target, cm.layout, cm.colors);
 
   Schedule sched = make_schedule(cm, split_heads);
@@ -103,6 +172,7 @@ CompiledModel compile_with(const ModelSpec& model, const Target& target, const C
       ctx.emit = false;
       p = lower_step(ctx, cm, step);
     }
+    replicate(p, cm.layout);
     p.reads = step.reads;
     p.writes = step.writes;
     ctx.release_scratch();

@@ -212,7 +212,7 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
       w.link = std::max(w.link, std::max(kk.ramp_in, kk.ramp_out));
     }
   }
-  w.flops = flops;
+  w.flops = flops * l.groups;  // every row group alike
   finish_layer(ctx, p, sram);
   p.colors = (fwd ? 2 : 4) + (chains ? 4 : 0);  // row chains east (and west), column chains
   if (!ctx.emit) return p;

@@ -56,7 +56,7 @@ LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& e) {
       for (int x : {o.a, o.b, o.c}) sources += x >= 0 && (o.op == Op::FMac || x != o.c) ? 1 : 0;
       k.sram_reads += sources * ((n * esz + 7) / 8);
       k.sram_writes += (n * esz + 7) / 8;
-      w.flops += map.count(s) * l.tokens_per_pe * l.columns * hw::isa::info(o.op).flops;
+      w.flops += map.count(s) * l.tokens_per_pe * l.columns * l.groups * hw::isa::info(o.op).flops;
     }
     k.issue = prog.ops.size() + prog.consts.size();
     w.datapath_steps = std::max(w.datapath_steps, k.datapath_steps);

@@ -223,17 +223,17 @@ LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, cons
         if (fwd) {
           // The host gathers every token's row (and its position's) and streams it to the
           // slice's row; each PE keeps its own tokens' columns.
-          stream_in[s] = tables * l.tokens * c;
-          pe.k.ramp_in += tables * l.tokens * c;
+          stream_in[s] = tables * l.group_tokens() * c;
+          pe.k.ramp_in += tables * l.group_tokens() * c;
           pe.passes(tables, n, 1);
           tens = n * esz + t * 4;
           weight_colors = true;
         } else {
           // Each token's gradient row leaves east along the row and out of the band's channel
           // (the host adds rows of repeated tokens and the position gradient).
-          stream_out[s] = l.tokens * c;
+          stream_out[s] = l.group_tokens() * c;
           pe.k.ramp_out += n;
-          pe.k.link = std::max(pe.k.link, l.tokens * c);
+          pe.k.link = std::max(pe.k.link, l.group_tokens() * c);
           tens = n * esz + t * 4;
           out_color = true;
         }

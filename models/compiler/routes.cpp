@@ -25,12 +25,8 @@ class Writer {
   std::uint32_t width_;
 };
 
-}  // namespace
-
-std::shared_ptr<fabric::RouteTable> build_routes(const Target& target, const StreamingLayout& l,
-                                                 const ColorPlan& colors) {
-  auto table = std::make_shared<fabric::RouteTable>(l.width, l.height, target.fabric.colors);
-  Writer w(*table, l.width);
+// The routes of one row group (its rows and bands; the groups share no router).
+void add_group(Writer& w, const StreamingLayout& l, const ColorPlan& colors) {
   const std::uint32_t C = l.columns;
   const std::uint32_t G = l.slices();
 
@@ -105,6 +101,15 @@ std::shared_ptr<fabric::RouteTable> build_routes(const Target& target, const Str
     while (y != rc) step_to(y < rc ? Port::South : Port::North);
     w.set(x, y, colors.out, from, bit(Port::East));
   }
+}
+
+}  // namespace
+
+std::shared_ptr<fabric::RouteTable> build_routes(const Target& target, const StreamingLayout& l,
+                                                 const ColorPlan& colors) {
+  auto table = std::make_shared<fabric::RouteTable>(l.width, l.height, target.fabric.colors);
+  Writer w(*table, l.width);
+  for (std::uint32_t g = 0; g < l.groups; ++g) add_group(w, l.group(g), colors);
   return table;
 }
 

@@ -36,10 +36,11 @@ sc_core::sc_time Executor::load_inputs() {
   const auto& l = cm_.layout;
   for (const auto& [id, bits] : data_.preload) {
     const compiler::Tensor& t = cm_.tensors[id];
-    for (std::uint32_t s = 0; s < l.slices(); ++s)
-      for (std::uint32_t x = 0; x < l.columns; ++x)
-        link_.write(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.rows[s])}, t.addr,
-                    pe_bytes(cm_, t, bits, x, s));
+    for (std::uint32_t g = 0; g < l.groups; ++g)
+      for (std::uint32_t s = 0; s < l.slices(); ++s)
+        for (std::uint32_t x = 0; x < l.columns; ++x)
+          link_.write(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.group_rows[g][s])},
+                      t.addr, pe_bytes(cm_, t, bits, g * l.columns + x, s));
   }
   return link_.delay();
 }
@@ -48,13 +49,14 @@ Bits Executor::gather(std::uint32_t tensor) {
   const auto& l = cm_.layout;
   const compiler::Tensor& t = cm_.tensors[tensor];
   Bits v(l.tokens * (t.per_token() ? t.width : t.features));
-  for (std::uint32_t s = 0; s < l.slices(); ++s) {
-    for (std::uint32_t x = 0; x < l.columns; ++x) {
-      const hw::PeCoord pe{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.rows[s])};
-      from_pe_bytes(cm_, t, link_.read(pe, t.addr, pe_size(cm_, t, s)), x, s, v);
+  for (std::uint32_t g = 0; g < l.groups; ++g)
+    for (std::uint32_t s = 0; s < l.slices(); ++s) {
+      for (std::uint32_t x = 0; x < l.columns; ++x) {
+        const hw::PeCoord pe{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.group_rows[g][s])};
+        from_pe_bytes(cm_, t, link_.read(pe, t.addr, pe_size(cm_, t, s)), g * l.columns + x, s, v);
+      }
+      if (t.per_token()) break;
     }
-    if (t.per_token()) break;
-  }
   return v;
 }
 
@@ -140,8 +142,11 @@ const StepResult& Executor::finish(std::size_t i) {
   r.wavelets_in = driver_.wavelets_sent() - sent_at_start_;
   r.wavelets_out = driver_.wavelets_received() - received_at_start_;
 
-  // Gradients out: into the host tensors (fp32, accumulated) and, for the check, this step's own.
+  // Gradients out: into the host tensors (fp32, accumulated) and, for the check, this step's
+  // own (with row groups, the groups' partials summed in fp32 in group order, as the host
+  // accumulates them: the streams are in group order).
   step_streams_.assign(data_.host.size(), Bits());
+  std::vector<std::vector<bool>> seen(data_.host.size());
   std::size_t k = 0;
   for (const auto& st : p.streams) {
     if (st.into_wafer) continue;
@@ -150,14 +155,19 @@ const StepResult& Executor::finish(std::size_t i) {
     for (const auto& seg : st.segments) {
       Bits& h = data_.host.at(seg.tensor);
       Bits& mine = step_streams_[seg.tensor];
-      if (mine.empty()) mine.assign(h.size(), 0);
+      std::vector<bool>& was = seen[seg.tensor];
+      if (mine.empty()) {
+        mine.assign(h.size(), 0);
+        was.assign(h.size(), false);
+      }
       for (std::uint64_t a = 0; a < seg.n0; ++a)
         for (std::uint64_t b = 0; b < seg.n1; ++b) {
           const std::uint64_t idx =
               seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1);
           const std::uint32_t v = got.at(n++);
           h[idx] = st.accumulate ? nm::add(hw::DType::F32, h[idx], v) : v;
-          mine[idx] = v;
+          mine[idx] = st.accumulate && was[idx] ? nm::add(hw::DType::F32, mine[idx], v) : v;
+          was[idx] = true;
         }
     }
   }
@@ -190,6 +200,29 @@ Check compare(const std::string& what, hw::DType t, const Bits& got, const Bits&
   else
     for (std::uint64_t i = 0; i < want.size(); ++i) one(i);
   return c;
+}
+
+// Tokens [lo, hi) of a token-major tensor with `width` values per token.
+Bits token_range(const Bits& b, std::uint64_t lo, std::uint64_t hi, std::uint64_t width) {
+  return Bits(b.begin() + static_cast<std::ptrdiff_t>(lo * width), b.begin() + static_cast<std::ptrdiff_t>(hi * width));
+}
+
+// Row group g's tokens as a tensor shape: whole samples when the batch divides, else one
+// sample of the group's tokens.
+Shape group_shape(const compiler::CompiledModel& cm, std::uint64_t width) {
+  const std::uint64_t G = cm.layout.groups;
+  return cm.model.batch % G == 0 ? Shape{cm.model.batch / G, cm.model.sequence, width}
+                                 : Shape{1, cm.layout.group_tokens(), width};
+}
+
+// Adds row group g's partial parameter gradient into the total as the host adds the groups'
+// streams: fp32, in group order, the first one stored as it comes.
+void add_group_partial(Bits& total, const Bits& part, std::uint32_t g) {
+  if (g == 0) {
+    total = part;
+    return;
+  }
+  for (std::size_t k = 0; k < total.size(); ++k) total[k] = nm::add(hw::DType::F32, total[k], part[k]);
 }
 
 }  // namespace
@@ -305,20 +338,37 @@ std::vector<Check> Executor::check_step(std::size_t i) {
         c.reference = "models/reference embedding_forward";
         out.push_back(std::move(c));
       } else {
-        ref::Tensor dy(f, Shape{cm_.model.batch, cm_.model.sequence, d});
+        // Each row group's scatter-add over its own tokens (the reference's order there); the
+        // host adds the groups' tables in fp32, in group order.
         const Bits& db = before_.at(p.operands[1]);
-        for (std::size_t k = 0; k < db.size(); ++k) dy.set_bits(k, db[k]);
-        const ref::EmbeddingGrads g =
-            ref::embedding_backward(ids, dy, V, layer->learned_positions ? cm_.model.sequence : 0);
-        auto check = [&](const ref::Tensor& grad, const std::string& name) {
-          Bits want(grad.size());
-          for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(grad.bits(k));
+        const std::uint32_t G = cm_.layout.groups;
+        const std::uint64_t Rg = cm_.layout.group_tokens();
+        auto bits_of = [](const ref::Tensor& t) {
+          Bits b(t.size());
+          for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::uint32_t>(t.bits(k));
+          return b;
+        };
+        Bits table, positions;
+        for (std::uint32_t grp = 0; grp < G; ++grp) {
+          ref::TokenIds gi;
+          gi.shape = group_shape(cm_, 1);
+          const Bits part = token_range(ib, grp * Rg, (grp + 1) * Rg, 1);
+          gi.ids.assign(part.begin(), part.end());
+          ref::Tensor dy(f, group_shape(cm_, d));
+          const Bits dyb = token_range(db, grp * Rg, (grp + 1) * Rg, d);
+          for (std::size_t k = 0; k < dyb.size(); ++k) dy.set_bits(k, dyb[k]);
+          const ref::EmbeddingGrads g =
+              ref::embedding_backward(gi, dy, V, layer->learned_positions ? cm_.model.sequence : 0);
+          add_group_partial(table, bits_of(g.table), grp);
+          if (layer->learned_positions) add_group_partial(positions, bits_of(g.positions), grp);
+        }
+        auto check = [&](const Bits& want, const std::string& name) {
           Check c = compare(name, hw::DType::F32, step_streams_.at(cm_.host_tensor(name)), want, true, 0);
           c.reference = "models/reference embedding_backward";
           out.push_back(std::move(c));
         };
-        check(g.table, layer->name + ".weight.grad");
-        if (layer->learned_positions) check(g.positions, layer->name + ".positions.grad");
+        check(table, layer->name + ".weight.grad");
+        if (layer->learned_positions) check(positions, layer->name + ".positions.grad");
       }
       break;
     }
@@ -528,11 +578,30 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
                                    nm::convert(hw::DType::F32, dt, w[k])));
     add(cm_.tensors[dx].name, dt, gather(dx), w, "backward");
   } else {
+    // Each row group's chains over its own tokens (the reference's order there); the host adds
+    // the groups' sums in fp32, in group order.
+    const std::uint32_t G = cm_.layout.groups;
+    const std::uint64_t Rg = cm_.layout.group_tokens();
+    Bits dgamma, dbeta;
+    for (std::uint32_t grp = 0; grp < G; ++grp) {
+      ref::NormGrads part;
+      if (G == 1) {
+        part = want;
+      } else {
+        const Shape gs = group_shape(cm_, d);
+        const ref::Tensor xg = tensor(token_range(before_.at(p.operands[0]), grp * Rg, (grp + 1) * Rg, d), gs);
+        const ref::Tensor dyg = tensor(token_range(before_.at(p.operands[1]), grp * Rg, (grp + 1) * Rg, d), gs);
+        part =
+            ln ? ref::layernorm_backward(xg, g, dyg, layer.epsilon) : ref::rmsnorm_backward(xg, g, dyg, layer.epsilon);
+      }
+      add_group_partial(dgamma, bits(part.dgamma), grp);
+      if (ln) add_group_partial(dbeta, bits(part.dbeta), grp);
+    }
     const std::string gname = layer.name + ".weight.grad";
-    add(gname, hw::DType::F32, step_streams_.at(cm_.host_tensor(gname)), bits(want.dgamma), "backward");
+    add(gname, hw::DType::F32, step_streams_.at(cm_.host_tensor(gname)), dgamma, "backward");
     if (ln) {
       const std::string bname = layer.name + ".bias.grad";
-      add(bname, hw::DType::F32, step_streams_.at(cm_.host_tensor(bname)), bits(want.dbeta), "backward");
+      add(bname, hw::DType::F32, step_streams_.at(cm_.host_tensor(bname)), dbeta, "backward");
     }
   }
   return out;

@@ -56,34 +56,41 @@ WeightGrad expect_weight_grad(const compiler::CompiledModel& cm, const Bits& x, 
   const DType dt = cm.dtype();
   const std::uint32_t C = l.columns, t = l.tokens_per_pe;
   auto w32 = [&](std::uint32_t v) { return dt == DType::F32 ? v : nm::convert(DType::F32, dt, v); };
+  // Per group: each column's chain over its tokens, the columns summed west to east; the
+  // groups' sums added in group order by the host.
+  auto total = [&](auto&& column) {
+    std::uint32_t all = 0;
+    for (std::uint32_t grp = 0; grp < l.groups; ++grp) {
+      std::uint32_t sum = 0;
+      for (std::uint32_t c = 0; c < C; ++c) {
+        const std::uint32_t p = column(std::uint64_t{grp} * C + c);
+        sum = c == 0 ? p : nm::add(DType::F32, sum, p);
+      }
+      all = grp == 0 ? sum : nm::add(DType::F32, all, sum);
+    }
+    return all;
+  };
   WeightGrad g;
   g.dw.assign(f_in * f_out, 0);
   for (std::uint64_t f = 0; f < f_in; ++f)
-    for (std::uint64_t o = 0; o < f_out; ++o) {
-      std::uint32_t sum = 0;
-      for (std::uint32_t c = 0; c < C; ++c) {
+    for (std::uint64_t o = 0; o < f_out; ++o)
+      g.dw[f * f_out + o] = total([&](std::uint64_t c) {
         std::uint32_t p = 0;
         for (std::uint32_t i = 0; i < t; ++i) {
-          const std::uint64_t m = std::uint64_t{c} * t + i;
+          const std::uint64_t m = c * t + i;
           p = nm::fma(DType::F32, w32(x[m * f_in + f]), w32(dy[m * f_out + o]), p);
         }
-        sum = c == 0 ? p : nm::add(DType::F32, sum, p);
-      }
-      g.dw[f * f_out + o] = sum;
-    }
+        return p;
+      });
   if (bias) {
     g.db.assign(f_out, 0);
     const std::uint32_t one = nm::from_double(DType::F32, 1.0);
-    for (std::uint64_t o = 0; o < f_out; ++o) {
-      std::uint32_t sum = 0;
-      for (std::uint32_t c = 0; c < C; ++c) {
+    for (std::uint64_t o = 0; o < f_out; ++o)
+      g.db[o] = total([&](std::uint64_t c) {
         std::uint32_t p = 0;
-        for (std::uint32_t i = 0; i < t; ++i)
-          p = nm::fma(DType::F32, w32(dy[(std::uint64_t{c} * t + i) * f_out + o]), one, p);
-        sum = c == 0 ? p : nm::add(DType::F32, sum, p);
-      }
-      g.db[o] = sum;
-    }
+        for (std::uint32_t i = 0; i < t; ++i) p = nm::fma(DType::F32, w32(dy[(c * t + i) * f_out + o]), one, p);
+        return p;
+      });
   }
   return g;
 }

@@ -27,6 +27,13 @@ void ModelArgs::add(CLI::App& cmd) {
                  "(in the model's number format, full rate)")
       ->check(CLI::IsMember({"fp32", "native"}))
       ->capture_default_str();
+  cmd.add_option("--layout", layout,
+                 "weight streaming's activation layout: auto (the rule of docs/compiler.md: row groups when the "
+                 "hidden dimension fits a fraction of the rows and that lowers the tokens per PE), columns (tokens "
+                 "along all columns, the hidden dimension over all rows) or groups (row groups, each with the whole "
+                 "hidden dimension for its share of the tokens; an error when none fits)")
+      ->check(CLI::IsMember({"auto", "columns", "groups"}))
+      ->capture_default_str();
   cmd.add_flag("--inference", inference, "forward only (no backward, no weight gradients)");
 }
 
@@ -37,10 +44,19 @@ models::compiler::CompileOptions ModelArgs::options(bool emit) const {
   o.accumulate = accumulate == "native" ? models::compiler::Accumulate::Native : models::compiler::Accumulate::Fp32;
   o.training = !inference;
   o.emit = emit;
+  o.layout = layout == "columns"  ? models::compiler::LayoutChoice::Columns
+             : layout == "groups" ? models::compiler::LayoutChoice::Groups
+                                  : models::compiler::LayoutChoice::Auto;
   return o;
 }
 
-models::LoadedModel ModelArgs::load() const { return models::load_model(model, set); }
+models::LoadedModel ModelArgs::load() const {
+  if (placement == "resident" && layout != "auto")
+    throw sim::InputError(
+        "--layout applies to the weight-streaming placement; the weight-resident placement places each layer in a "
+        "region of its own");
+  return models::load_model(model, set);
+}
 
 namespace {
 
@@ -68,9 +84,16 @@ nlohmann::ordered_json mapping_json(const CompiledModel& cm, const std::string& 
   j["accumulate"] = models::compiler::to_string(cm.options.accumulate);
   j["training"] = cm.options.training;
   const auto& l = cm.layout;
-  j["layout"] = {{"rule", cm.layout_reason}, {"columns", l.columns},
-                 {"rows", l.slices()},       {"tokens_per_pe", l.tokens_per_pe},
-                 {"bands", l.bands.size()},  {"rows_per_band", l.rows_per_band_used}};
+  j["layout"] = {{"rule", cm.layout_reason},
+                 {"kind", l.groups > 1 ? "groups" : "columns"},
+                 {"choice", models::compiler::to_string(cm.options.layout)},
+                 {"why", cm.layout_why},
+                 {"groups", l.groups},
+                 {"columns", l.columns},
+                 {"rows", l.slices()},
+                 {"tokens_per_pe", l.tokens_per_pe},
+                 {"bands", l.bands.size()},
+                 {"rows_per_band", l.rows_per_band_used}};
   j["colors"] = {
       {"used", cm.colors.used()}, {"available", cm.target.fabric.colors}, {"weight", cm.colors.weight.size()}};
   j["sram"] = {{"peak_bytes", cm.sram_peak}, {"capacity_bytes", cm.target.sram_bytes()}};

@@ -24,7 +24,8 @@ struct ModelArgs {
   std::string placement = "streaming";
   std::string accumulate = "fp32";
   bool inference = false;
-  // Adds --model-set, --placement, --accumulate and --inference (the model itself is added by
+  std::string layout = "auto";
+  // Adds --model-set, --placement, --accumulate, --layout and --inference (the model itself is added by
   // the command: positional for compile, --model for run).
   void add(CLI::App& cmd);
   [[nodiscard]] models::compiler::CompileOptions options(bool emit) const;

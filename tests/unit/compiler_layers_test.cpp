@@ -387,6 +387,9 @@ TEST(CompilerLayers, CompileGpt3XlOnWse2PrintsTheWholeMapping) {
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"], "gpt3-xl");
+  // Training the embedding and the norms keeps one row group (docs/compiler.md).
+  EXPECT_EQ(j["layout"]["kind"], "columns");
+  EXPECT_EQ(j["layout"]["groups"], 1);
   // 24 blocks of 12 layers, embedding, final norm, head, loss: forward, then backward.
   std::size_t attention = 0, forward = 0;
   for (const auto& s : j["steps"]) {
