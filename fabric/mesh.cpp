@@ -523,14 +523,18 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   std::uint32_t n_behind = 0;
   for (; outs; outs &= outs - 1) {
     const std::uint32_t o = lowest(outs);
+    // Whether one head wants the output (the common case), and which.
+    bool single;
+    std::uint32_t p, c;
     if constexpr (kXY) {
       const std::uint64_t h = rq->heads[o];
-      if (h >> 32 == 1) {
-        const auto code = static_cast<std::uint32_t>(h);
-        first[o] = (code & 7u) | (code >> 3) << 8;
-      } else {
-        many |= 1u << o;
-      }
+      single = h >> 32 == 1;
+      p = static_cast<std::uint32_t>(h) & 7u;
+      c = static_cast<std::uint32_t>(h) >> 3;
+    } else {
+      single = !(many >> o & 1u);
+      p = first[o] & 0xffu;
+      c = first[o] >> 8;
     }
     const std::uint64_t blocked = full[down_[r * kPorts + o]];
     const std::uint64_t* held_by =
@@ -541,10 +545,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       const std::uint64_t held = held_by[0] | held_by[1] | held_by[2] | held_by[3] | held_by[4];
       return held & ~held_by[q];
     };
-    std::uint32_t p, c;
-    if (!(many >> o & 1u)) {  // one head wants the output (the common case)
-      p = first[o] & 0xffu;
-      c = first[o] >> 8;
+    if (single) {
       const std::uint64_t want = std::uint64_t{1} << c;
       if (want & blocked) stall(k, b, o, want & blocked);
       if (!(want & ~blocked & ~closed(p))) continue;
