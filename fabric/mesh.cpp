@@ -15,6 +15,20 @@ namespace {
 inline std::uint32_t lowest(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_ctzll(m)); }
 constexpr std::uint16_t kRrSpan = kPorts * 64;
 
+// XY requests (Mesh::Requests): head (p, c) requests output o, or no longer does.
+constexpr std::uint64_t kOneHead = std::uint64_t{1} << 32;
+template <class R>
+inline void add_request(R& rq, std::uint32_t o, std::uint32_t p, std::uint32_t c) {
+  rq.heads[o] += kOneHead | p | c << 3;
+  rq.outs |= 1u << o;
+  rq.colors[o][p] |= std::uint64_t{1} << c;
+}
+template <class R>
+inline void remove_request(R& rq, std::uint32_t o, std::uint32_t p, std::uint32_t c) {
+  rq.colors[o][p] &= ~(std::uint64_t{1} << c);
+  if (!(rq.heads[o] -= kOneHead | p | c << 3)) rq.outs &= ~(1u << o);
+}
+
 StatsDetail resolve(StatsDetail d, std::uint32_t routers) {
   if (d != StatsDetail::Auto) return d;
   if (routers <= 64) return StatsDetail::Links;
@@ -139,7 +153,10 @@ std::uint32_t Mesh::new_tile(std::uint32_t r) {
       for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
     }
   slots_.resize(blocks_.size() * kPorts * colors_);
-  if (xy_) owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
+  if (xy_) {
+    owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
+    requests_.resize(blocks_.size());
+  }
   if (link_stats_) {
     link_forwarded_.resize(slots_.size(), 0);
     link_stalled_.resize(slots_.size(), 0);
@@ -189,9 +206,9 @@ const Mesh::RxQueue* Mesh::find_rx(std::uint32_t ep, std::uint32_t c) const {
 std::uint64_t Mesh::allocated_bytes() const {
   auto v = [](const auto& vec) { return static_cast<std::uint64_t>(vec.capacity() * sizeof(vec[0])); };
   return v(full_) + v(down_) + v(block_) + v(boundary_) + v(block_router_) + v(counted_) + v(blocks_) + v(slots_) +
-         v(owned_by_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) + v(flits_) + v(ports_) +
-         v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_visible_) + v(rx_) + v(ep_last_send_) + v(ep_last_pop_) +
-         v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() + v(unfull_);
+         v(owned_by_) + v(requests_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) + v(flits_) +
+         v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_visible_) + v(rx_) + v(ep_last_send_) +
+         v(ep_last_pop_) + v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() + v(unfull_);
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -325,12 +342,15 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
   flits_[q.buf + pos] = f;
   Block& k = blocks_[b];
   ++k.queued[p];
-  ++k.total;
   ++color_queued_[c];
+  ++dir_queued_[p];
   if (q.count++ == 0) {
     k.nonempty[p] |= std::uint64_t{1} << c;
     k.busy |= 1u << p;
-    q.want = xy_ ? head_wants<true>(k, r, p, c, q, f.payload) : head_wants<false>(k, r, p, c, q, f.payload);
+    if (xy_)
+      add_request(requests_[b], xy_request(k, q, f.payload), p, c);
+    else
+      q.want = head_wants<false>(k, r, p, c, q, f.payload);
   }
   active_.insert(b);
 }
@@ -409,12 +429,13 @@ void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t color
 }
 
 template <bool kXY>
-std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* dir) {
+std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   const std::uint32_t r = block_router_[b];
   if (!blocks_[b].ready) prepare_neighbours(r);  // before taking pointers into the arrays
   Block& k = blocks_[b];
   const std::uint32_t D = depth_;
   Slot* const slots = &slots_[slot_index(b, 0, 0)];
+  Requests* const rq = kXY ? &requests_[b] : nullptr;
 
   // Take in what the neighbours sent last cycle.
   Arrivals& in = k.in[(now + 1) & 1u];
@@ -430,17 +451,19 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
       if (pos >= D) pos -= D;
       flits_[q.buf + pos] = f;
       ++k.queued[p];
-      ++k.total;
       if (q.count++ == 0) {
         k.nonempty[p] |= std::uint64_t{1} << c;
         k.busy |= 1u << p;
-        q.want = head_wants<kXY>(k, r, p, c, q, f.payload);
+        if constexpr (kXY)
+          add_request(*rq, xy_request(k, q, f.payload), p, c);
+        else
+          q.want = head_wants<kXY>(k, r, p, c, q, f.payload);
       }
     }
   }
 
-  // Occupancy integrals count the wavelets queued in this cycle, before grants.
-  for (std::uint32_t p = 0; p < kPorts; ++p) dir[p] += k.queued[p];
+  // Occupancy integrals count the wavelets queued in this cycle, before grants (the totals
+  // per direction and color in write()).
   if (per_router_) {
     for (std::uint32_t p = 0; p < kPorts; ++p) k.occupancy[p] += k.queued[p];
     if (link_stats_)
@@ -453,28 +476,20 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
 
   // The requests of the heads at the start of the cycle. Grants below change heads but not
   // these, so each output is arbitrated from the start-of-cycle state whatever the order.
-  // Most outputs are wanted by one head; masks per input matter only for the others (built
-  // in the same pass under XY routing, where a head wants one output; in a second pass over
-  // the heads for static routes).
-  std::uint32_t first[kPorts];        // [output]: the first head wanting it (input | color << 8)
-  std::uint32_t outs = 0, many = 0;   // bit o: one head / more than one head wants output o
-  std::uint64_t req[kPorts][kPorts];  // [output][input]: colors wanting it (read for `many` only)
-  for (std::uint32_t ports = k.busy; ports; ports &= ports - 1) {
+  // Under XY routing (a head requests one output) they are kept across cycles in `rq`: a
+  // granted head's request goes at once (its output is not visited again), the request of
+  // the head behind it is added after the outputs are done. For static routes they are
+  // built here from the heads: most outputs are wanted by one head; masks per input matter
+  // only for the others (built in a second pass).
+  std::uint32_t first[kPorts];              // [output]: the first head wanting it (input | color << 8)
+  std::uint32_t outs = 0, many = 0;         // bit o: one head / more than one head wants output o
+  std::uint64_t req_local[kPorts][kPorts];  // [output][input]: colors wanting it (read for `many` only)
+  std::uint64_t(*const req)[kPorts] = kXY ? rq->colors : req_local;
+  if constexpr (kXY) outs = rq->outs;
+  for (std::uint32_t ports = kXY ? 0u : k.busy; ports; ports &= ports - 1) {
     const std::uint32_t p = lowest(ports);
     for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
       const std::uint32_t c = lowest(m), h = p | c << 8;
-      if constexpr (kXY) {
-        const std::uint32_t o = lowest(slots[c * kPorts + p].want), bit = 1u << o;
-        if (outs & bit) {
-          many |= bit;
-        } else {
-          first[o] = h;
-          std::fill(req[o], req[o] + kPorts, 0);
-        }
-        outs |= bit;
-        req[o][p] |= std::uint64_t{1} << c;
-        continue;
-      }
       for (std::uint32_t w = slots[c * kPorts + p].want; w; w &= w - 1) {
         const std::uint32_t o = lowest(w);
         if (outs >> o & 1u)
@@ -504,8 +519,23 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
   const std::uint32_t links = k.links;
   const bool hop1 = hop_ == 1;
   std::uint32_t granted = 0;
+  std::uint32_t behind[kPorts];  // XY: queues (c * kPorts + p) granted with a wavelet behind the head
+  std::uint32_t n_behind = 0;
   for (; outs; outs &= outs - 1) {
     const std::uint32_t o = lowest(outs);
+    // Whether one head wants the output (the common case), and which.
+    bool single;
+    std::uint32_t p, c;
+    if constexpr (kXY) {
+      const std::uint64_t h = rq->heads[o];
+      single = h >> 32 == 1;
+      p = static_cast<std::uint32_t>(h) & 7u;
+      c = static_cast<std::uint32_t>(h) >> 3;
+    } else {
+      single = !(many >> o & 1u);
+      p = first[o] & 0xffu;
+      c = first[o] >> 8;
+    }
     const std::uint64_t blocked = full[down_[r * kPorts + o]];
     const std::uint64_t* held_by =
         kXY && (k.owned_outs >> o & 1u) ? &owned_by_[(std::size_t{b} * kPorts + o) * kPorts] : nullptr;
@@ -515,10 +545,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
       const std::uint64_t held = held_by[0] | held_by[1] | held_by[2] | held_by[3] | held_by[4];
       return held & ~held_by[q];
     };
-    std::uint32_t p, c;
-    if (!(many >> o & 1u)) {  // one head wants the output (the common case)
-      p = first[o] & 0xffu;
-      c = first[o] >> 8;
+    if (single) {
       const std::uint64_t want = std::uint64_t{1} << c;
       if (want & blocked) stall(k, b, o, want & blocked);
       if (!(want & ~blocked & ~closed(p))) continue;
@@ -567,6 +594,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
           if (!((options_.routes ? options_.routes->at(n, c).accept : 0u) & (1u << pp))) route_error(n, pp, c, f);
           ++color_queued_[c];
         }
+        ++dir_queued_[pp];
         Arrivals& a = kn.in[now & 1u];
         a.ports |= 1u << pp;
         a.color[pp] = c;
@@ -607,13 +635,18 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
     // and in its color's queue count.)
     q.head = static_cast<std::uint16_t>(q.head + 1u == D ? 0u : q.head + 1u);
     --k.queued[p];
-    --k.total;
+    --dir_queued_[p];
     if (!kXY || !link) --in_network_;
     if (!kXY || !link || !hop1) --color_queued_[c];
-    if (--q.count != 0)
-      q.want = head_wants<kXY>(k, r, p, c, q, flits[q.buf + q.head].payload);
-    else if (!(k.nonempty[p] &= ~cb))
+    if constexpr (kXY) remove_request(*rq, o, p, c);
+    if (--q.count != 0) {
+      if constexpr (kXY)
+        behind[n_behind++] = c * kPorts + p;
+      else
+        q.want = head_wants<kXY>(k, r, p, c, q, flits[q.buf + q.head].payload);
+    } else if (!(k.nonempty[p] &= ~cb)) {
       k.busy &= ~(1u << p);
+    }
     if (links >> p & 1u) {
       // The sender sees the freed slot from the next cycle: a full mark goes when the cycle ends.
       if (q.occ-- == D) unfull_.push_back(Return{r * kPorts + p, c});
@@ -621,7 +654,12 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now, std::uint64_t* d
       return_to_endpoint(r, p, c, now);
     }
   }
-  if (k.total) active_.insert(b);
+  if constexpr (kXY)
+    for (std::uint32_t i = 0; i < n_behind; ++i) {
+      const Slot& q = slots[behind[i]];
+      add_request(*rq, xy_request(k, q, flits[q.buf + q.head].payload), behind[i] % kPorts, behind[i] / kPorts);
+    }
+  if (k.busy) active_.insert(b);
   return granted;
 }
 
@@ -632,9 +670,9 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   std::uint64_t granted = 0;
   if (!work_.empty()) {
     for (std::uint32_t c = 0; c < colors_; ++c) color_occupancy_[c] += color_queued_[c];
-    std::uint64_t dir[kPorts] = {};
+    for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir_queued_[p];
     auto one = [&](std::uint32_t b) __attribute__((always_inline)) {
-      granted += xy_ ? process<true>(b, t, dir) : process<false>(b, t, dir);
+      granted += xy_ ? process<true>(b, t) : process<false>(b, t);
     };
     // In block order, so that neighbours' state is still in cache.
     if (idle_skip_) {
@@ -646,7 +684,6 @@ sim::Cycle Mesh::write(sim::Cycle now) {
       for (std::uint32_t b = 0; b < blocks_.size(); ++b)
         if (block_router_[b] != kNone) one(b);
     }
-    for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir[p];
   }
   for (const Return& u : unfull_) full_[u.target] &= ~(std::uint64_t{1} << u.color);
   unfull_.clear();

@@ -172,7 +172,6 @@ class Mesh final : public sim::Clocked {
   static constexpr std::uint32_t kTile = 8;
   struct alignas(64) Block {
     std::uint32_t queued[kPorts] = {};     // [input]: wavelets visible
-    std::uint32_t total = 0;               // wavelets visible in its queues
     std::uint64_t occupancy[kPorts] = {};  // [input]: occupancy integral
     std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
     std::uint32_t xy = 0;                  // x | y << 16
@@ -184,6 +183,15 @@ class Mesh final : public sim::Clocked {
     Arrivals in[2];                        // by cycle parity
     Outputs out;
     std::uint64_t stalled[kPorts] = {};  // [output]: output-color-cycles without credit
+  };
+  // XY: the outputs the visible heads of a router's queues request, kept across cycles (a
+  // head's request is added when it becomes visible and removed when it is granted).
+  struct alignas(64) Requests {
+    std::uint32_t outs = 0;  // bit o: some head requests output o
+    // [output]: heads requesting it << 32 | the sum of their input | color << 3 (so the
+    // requester itself when there is one)
+    std::uint64_t heads[kPorts] = {};
+    std::uint64_t colors[kPorts][kPorts] = {};  // [output][input]: colors whose head requests it
   };
   struct RxQueue {  // an endpoint's receive queue for one color
     std::uint32_t buf = kNone;
@@ -206,7 +214,7 @@ class Mesh final : public sim::Clocked {
   // occupancy, grants each output round robin and moves the granted wavelets. Returns the
   // grants.
   template <bool kXY>
-  std::uint32_t process(std::uint32_t b, std::uint64_t now, std::uint64_t* dir);
+  std::uint32_t process(std::uint32_t b, std::uint64_t now);
   // Sends `f` on color c from router r's output o to the endpoint beyond it.
   void to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
   // Router r freed a slot of input p (fed by an endpoint), color c.
@@ -215,6 +223,10 @@ class Mesh final : public sim::Clocked {
   template <bool kXY>
   std::uint16_t head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
                            std::uint32_t payload) const;
+  // XY: the output the head of queue q (of the router at k.xy) requests.
+  [[nodiscard]] std::uint32_t xy_request(const Block& k, const Slot& q, std::uint32_t payload) const {
+    return q.route ? q.route - 1u : index(xy_output(k.xy & 0xffffu, k.xy >> 16, payload));
+  }
   void stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors);
   // Takes a wavelet off the wheel (a ramp or edge channel, or a hop longer than one cycle).
   void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
@@ -294,6 +306,7 @@ class Mesh final : public sim::Clocked {
   std::vector<Block> blocks_;
   std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][color][port]
   std::vector<std::uint64_t> owned_by_;          // XY: [block][output][input]: colors of the output held by a packet
+  std::vector<Requests> requests_;               // XY: [block]
   std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // as slots_
   std::vector<Flit, CacheAligned<Flit>> flits_;
   // Per endpoint.
@@ -308,6 +321,7 @@ class Mesh final : public sim::Clocked {
   // Per color totals.
   std::vector<std::uint64_t> color_forwarded_, color_stalled_, color_occupancy_, color_queued_;
   std::uint64_t dir_occupancy_[kPorts] = {};
+  std::uint64_t dir_queued_[kPorts] = {};  // [input direction]: wavelets queued or arriving over 1-cycle links
 
   std::vector<std::vector<Transit>> wheel_;         // [cycle % size]
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
