@@ -510,16 +510,18 @@ struct RunCommand {
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
       if (decode) {
         print_decode_run(std::cout, *decode, exec.results(), loaded.spec.wafer.clock.hz);
-        std::uint64_t n = 0;
-        for (const auto& dc : decode_checks) n += dc.second.compared;
+        std::uint64_t n = 0, filled = 0;  // elements checked by attention steps, by the fills
+        for (const auto& dc : decode_checks)
+          (dc.first.find(".kv_fill") != std::string::npos ? filled : n) += dc.second.compared;
         if (check)
           std::cout << fmt::format(
               "  attention     {} steps, {} elements (outputs and the new KV cache entries) checked against "
               "models/reference attention over the cached keys{}\n",
               decode->attention.size(), n,
-              decode->fills.empty() ? ""
-                                    : fmt::format("; {} cache fill{} against the prefill's keys and values",
-                                                  decode->fills.size(), decode->fills.size() == 1 ? "" : "s"));
+              decode->fills.empty()
+                  ? ""
+                  : fmt::format("; {} cache fill{}, {} elements, against the prefill's keys and values",
+                                decode->fills.size(), decode->fills.size() == 1 ? "" : "s", filled));
       } else if (resident) {
         print_resident_run(std::cout, cm, exec.results(), plan, loaded.spec.wafer.clock.hz);
       }
