@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -419,33 +420,31 @@ struct RunCommand {
       const sc_core::sc_time load = exec.load_inputs();
       if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
       sc_core::sc_start(load);
-      auto run_steps = [&] {
+      // Every step of the executor's current model; `after(i)` once step i has finished.
+      auto run_steps = [&](const std::function<void(std::size_t)>& after) {
         for (std::size_t i = 0; i < exec.steps(); ++i) {
           exec.start(i);
           if (exec.has_code(i))
             wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
           exec.finish(i);
+          after(i);
         }
       };
       models::resident::PrefillKv kv;
       if (prefill) {
         // The prefill, then its keys and values (read for the fills' checks) and the decode
         // steps' token ids through the host socket.
-        run_steps();
+        run_steps([](std::size_t) {});
         if (check) kv = models::resident::read_prefill_kv(exec, *decode);
         exec.continue_with(cm, std::move(data));
         exec.add_stats(wafer.stats().group("model"));
         sc_core::sc_start(exec.load_inputs());
       }
-      for (std::size_t i = 0; i < exec.steps(); ++i) {
-        exec.start(i);
-        if (exec.has_code(i))
-          wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
-        exec.finish(i);
+      run_steps([&](std::size_t i) {
         if (decode && check)
           for (auto& c : models::resident::check_resident_step(exec, *decode, i, prefill ? &kv : nullptr))
             decode_checks.emplace_back(exec.results().back().name(), std::move(c));
-      }
+      });
     } catch (const sim::LimitReached&) {
       write("limit");
       throw;
