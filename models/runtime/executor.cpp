@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <stdexcept>
 
 #include "hw/numerics/elementary.h"
 #include "hw/numerics/softfloat.h"
@@ -46,6 +47,8 @@ sc_core::sc_time Executor::load_inputs() {
 }
 
 void Executor::continue_with(const compiler::CompiledModel& cm, HostData data) {
+  if (cm.routes != cm_->routes)
+    throw std::logic_error("Executor::continue_with: the next model must use the routes the wafer was built with");
   cm_ = &cm;
   data_ = std::move(data);
   first_result_ = results_.size();
