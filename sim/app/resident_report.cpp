@@ -282,10 +282,13 @@ void print_decode_run(std::ostream& out, const models::resident::ResidentDecode&
         "  prefill       {} x {} prompt tokens in one parallel prefill (one sample per column): {} cycles ({} per "
         "position)\n",
         ph.batch, ph.prompt, ph.prefill, ph.prompt ? ph.prefill / ph.prompt : 0);
-    out << fmt::format(
-        "  kv cache      the prefill's keys and values copied into the decode layout's caches ({} attention "
-        "layer{}, on each PE): {} cycles\n",
-        rd.fills.size(), rd.fills.size() == 1 ? "" : "s", ph.fill);
+    if (rd.fills.empty())
+      out << "  kv cache      none: the model has no attention layer\n";
+    else
+      out << fmt::format(
+          "  kv cache      the prefill's keys and values copied into the decode layout's caches ({} attention "
+          "layer{}, on each PE): {} cycles\n",
+          rd.fills.size(), rd.fills.size() == 1 ? "" : "s", ph.fill);
   } else {
     out << fmt::format(
         "  prefill       {} x {} prompt tokens, one position per step, filling the KV caches: {} cycles "
