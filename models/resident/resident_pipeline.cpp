@@ -18,7 +18,10 @@
 #include "hw/numerics/softfloat.h"
 #include "models/compiler/compiled_model.h"
 #include "models/compiler/elementwise.h"
+#include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
+#include "models/reference/format.h"
+#include "models/reference/norms.h"
 #include "sim/errors.h"
 
 namespace wafersim::models::resident {
@@ -81,7 +84,7 @@ PipeBits draw(std::mt19937_64& rng, std::uint64_t n, double scale, DType dt) {
 
 // SRAM of one PE of a stage (the same addresses on every row: sized for the largest chunk).
 struct Frame {
-  std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, end = 0;
+  std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, stat = 0, save = 0, end = 0;
 };
 
 Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps,
@@ -96,7 +99,7 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
     a += align8(std::max<std::uint64_t>(bytes, 8));
     return at;
   };
-  f.w = take(k * c * esz);
+  f.w = take(s.norm ? 0 : k * c * esz);
   f.bias = take(c * 4);
   f.acc = take(c * 4);
   f.y = take(c * esz);
@@ -104,6 +107,8 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
   f.temps = take(std::uint64_t{temps} * align8(c * esz));
   f.x = first ? take(tokens * s.f_in * esz) : take(2 * std::uint64_t{align8(s.f_in * esz)});
   f.out = last ? take(tokens * c * esz) : 0;
+  f.stat = s.norm ? take(4) : 0;
+  f.save = s.norm ? take(16) : 0;
   f.end = a;
   return f;
 }
@@ -155,25 +160,39 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   for (const auto& l : model.layers) {
     if (l.kind == LayerKind::CrossEntropy) continue;
     const bool chained = l.inputs.size() == 1 && l.inputs[0] == prev;
-    if (l.kind == LayerKind::Linear && chained && l.tied_to.empty()) {
+    if (l.kind == LayerKind::RmsNorm && chained) {
+      if (cut != PipelineCut::RowsOut)
+        throw sim::InputError(
+            fmt::format("model '{}': layer '{}' (rmsnorm) needs the rows-out cut in the pipeline", model.name, l.name));
+      PipelineStage s;
+      s.name = l.name;
+      s.norm = true;
+      s.epsilon = l.epsilon;
+      s.f_in = s.f_out = model.shape_of(prev).features;
+      p.stages.push_back(std::move(s));
+    } else if (l.kind == LayerKind::Linear && chained && l.tied_to.empty()) {
       PipelineStage s;
       s.name = l.name;
       s.f_in = l.in_features;
       s.f_out = l.features;
       s.bias = l.bias;
       p.stages.push_back(std::move(s));
-    } else if (fusable(l.kind) && chained && !p.stages.empty() && p.stages.back().fused.empty()) {
+    } else if (fusable(l.kind) && chained && !p.stages.empty() && !p.stages.back().norm &&
+               p.stages.back().fused.empty()) {
       p.stages.back().fused = l.name;
       p.stages.back().fused_kind = l.kind;
     } else {
       throw sim::InputError(fmt::format(
           "model '{}': the pipelined run covers chains of linear layers, each optionally followed by one gelu, silu "
-          "or relu layer; layer '{}' ({}{}) is not covered yet",
+          "or relu layer, and rmsnorm layers; layer '{}' ({}{}) is not covered yet",
           model.name, l.name, to_string(l.kind), chained ? "" : ", not fed by the previous layer"));
     }
     prev = l.name;
   }
   if (p.stages.empty()) throw sim::InputError(fmt::format("model '{}' has no linear layer to pipeline", model.name));
+  if (p.stages.front().norm)
+    throw sim::InputError(fmt::format("model '{}': the pipelined run starts with a linear layer, not '{}' (rmsnorm)",
+                                      model.name, p.stages.front().name));
   if (p.stages.size() > target.width())
     throw sim::InputError(
         fmt::format("model '{}': the pipelined run puts each of its {} linear layers on a column "
@@ -222,6 +241,10 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   p.input = draw(rng, p.tokens * p.stages.front().f_in, 1.0, dt);
   for (auto& s : p.stages) {
     s.rows = static_cast<std::uint32_t>(rows);
+    if (s.norm) {
+      s.weight = draw(rng, s.f_in, 1.0, dt);  // gamma
+      continue;
+    }
     const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
     s.weight = draw(rng, s.f_in * s.f_out, scale, dt);
     if (s.bias) s.bias_values = draw(rng, s.f_out, scale, dt);
@@ -244,7 +267,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       // Cycles per token of each form for the busiest row: a synchronous vector instruction
       // costs its start and pipeline depth besides its elements, and each has scalar steps.
       const std::uint64_t c = cdiv(s.f_out, s.rows);
-      s.dot = c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
+      s.dot = !s.norm && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
     }
     if (fr.end > target.sram_bytes())
       throw sim::InputError(fmt::format(
@@ -278,8 +301,11 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
         // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
         // with the input and the relay through its ramp.
-        const std::uint64_t issue = s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
-        const std::uint64_t steps = s.dot ? c * cdiv(a.size(), lanes) : (a.size() + 1) * cdiv(c, lanes);
+        // (A norm row: the sum of squares, rstd's scalar steps, four vector instructions.)
+        const std::uint64_t issue = s.norm ? 12 : s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
+        const std::uint64_t steps = s.norm  ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
+                                    : s.dot ? c * cdiv(a.size(), lanes)
+                                            : (a.size() + 1) * cdiv(c, lanes);
         const std::uint64_t lat = std::max(issue, steps);
         const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above) + (sums_in ? c : 0);
         const std::uint64_t ramp_out = (last && round) ? 0 : above + c;
@@ -289,14 +315,19 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         compiler::ProgramBuilder b(fmt::format("{}.pipeline.r{}", s.name, gy));
         // Weights (row f: W[f][o.lo .. o.hi)) and the bias widened to fp32: placed with the code.
         std::vector<std::uint8_t> wb;
-        if (s.dot) {
+        if (s.norm) {
+          std::vector<std::uint8_t> gb;  // gamma of the row's features, widened to fp32
+          for (std::uint64_t k = o.lo; k < o.hi; ++k)
+            append(gb, dt == DType::F32 ? s.weight[k] : nm::convert(DType::F32, dt, s.weight[k]), 4);
+          b.data(fr.bias, std::move(gb));
+        } else if (s.dot) {
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
             for (std::uint64_t f = a.lo; f < a.hi; ++f) append(wb, s.weight[f * s.f_out + k], esz);
         } else {
           for (std::uint64_t f = a.lo; f < a.hi; ++f)
             for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
         }
-        b.data(fr.w, std::move(wb));
+        if (!wb.empty()) b.data(fr.w, std::move(wb));
         if (s.bias && !sums_in) {
           std::vector<std::uint8_t> bb;
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
@@ -367,7 +398,27 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
         }
         b.bind(no_more);
-        if (s.dot) {
+        if (s.norm) {
+          // sum of x[f]^2 over every input in order from +0 (fdot), rstd = rsqrt(sum x 1/d +
+          // eps) in the reference's steps (which use r4 to r15: r6, r10, r13 and r15 saved),
+          // then the row's features: R(widen(x[k]) x rstd x gamma[k]).
+          b.dsdr(Op::DsdBase, xvec, 6);
+          b.mov(2, 0);
+          b.reduce(Op::FDot, DType::F32, dt, 2, V::d(xvec), V::d(xvec));
+          b.st(fr.stat, 2, 4);
+          const unsigned saved[] = {6, 10, 13, 15};
+          for (unsigned k = 0; k < 4; ++k) b.st(fr.save + 4 * k, saved[k], 4);
+          compiler::emit_rstd_in_place(b, fr.stat, 1, nm::from_double(DType::F32, 1.0 / static_cast<double>(s.f_in)),
+                                       nm::from_double(DType::F32, s.epsilon));
+          for (unsigned k = 0; k < 4; ++k) b.ld(saved[k], fr.save + 4 * k, 4);
+          const unsigned xs = b.mem("xslice", dt, fr.x, c);
+          b.alu(Op::Add, 7, 6, static_cast<std::int64_t>(o.lo * esz));
+          b.dsdr(Op::DsdBase, xs, 7);
+          b.vop(Op::FCvt, DType::F32, dt, V::d(acc), V::d(xs));
+          b.ld(5, fr.stat, 4);
+          b.vop(Op::FMul, DType::F32, DType::F32, V::d(acc), V::d(acc), V::r(5));
+          b.vop(Op::FMul, DType::F32, DType::F32, V::d(acc), V::d(acc), V::d(biasd));
+        } else if (s.dot) {
           // Per output k: r2 = bias (or +0), then fma(x[f], w[f][k], r2) over the inputs in
           // order (fdot), rounded and stored.
           b.dsdr(Op::DsdBase, xvec, 6);
@@ -445,6 +496,17 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
   PipeBits x = p.input;
   for (const auto& s : p.stages) {
     PipeBits y(p.tokens * s.f_out);
+    if (s.norm) {
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(p.model.dtype);
+      ref::Tensor xt(f, {p.tokens, 1, s.f_in}), g(f, ref::vector_shape(s.f_in));
+      for (std::uint64_t i = 0; i < x.size(); ++i) xt.set_bits(i, x[i]);
+      for (std::uint64_t i = 0; i < s.f_in; ++i) g.set_bits(i, s.weight[i]);
+      const ref::Tensor r = ref::rmsnorm_forward(xt, g, s.epsilon);
+      for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
+      x = std::move(y);
+      continue;
+    }
     for (std::uint64_t m = 0; m < p.tokens; ++m)
       for (std::uint64_t o = 0; o < s.f_out; ++o) {
         std::uint32_t acc = s.bias ? widen(s.bias_values[o]) : 0;

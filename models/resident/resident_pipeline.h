@@ -27,7 +27,8 @@ using PipeBits = std::vector<std::uint32_t>;
 enum class PipelineCut : std::uint8_t { RowsOut, RowsIn };
 const char* to_string(PipelineCut c);
 
-// One stage: a linear layer (and the unary elementwise layer fused after it, if any) on
+// One stage: a linear layer (and the unary elementwise layer fused after it, if any), or an
+// RMSNorm layer, on
 // column x, rows [0, rows): row y keeps its block of W (by the cut) and of the bias.
 struct PipelineStage {
   std::string name;   // the linear layer
@@ -40,6 +41,11 @@ struct PipelineStage {
   // contiguous), rather than one FMAC over the row's outputs per input; whichever issues fewer
   // cycles per token.
   bool dot = false;
+  // An RMSNorm layer instead of a linear one: every row takes the statistics of the whole
+  // input in the reference's order and normalises its own features (split(f_out, rows, y));
+  // `weight` holds gamma.
+  bool norm = false;
+  double epsilon = 0;
   std::uint64_t latency_bound = 0;   // per token, after its input has arrived (busiest row)
   std::uint64_t interval_bound = 0;  // per token, input included (busiest row)
   PipeBits weight, bias_values;      // W (f_in x f_out, row-major) and b, in the model's format
@@ -66,18 +72,17 @@ struct PipelineProgram {
 };
 
 // Contract: covers models whose layers (the loss left out) are a chain of linear layers,
-// each optionally followed by one unary elementwise layer (gelu, silu, relu), fed by one
-// activation input; throws sim::InputError naming the first layer it does not cover, or
-// when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas`
-// pipelines (each with every layer's weights) share the tokens, each on its own band of
-// height / replicas rows; 0: the number (up to the tokens and rows) whose estimated run is
-// shortest.
+// each optionally followed by one unary elementwise layer (gelu, silu, relu), and RMSNorm
+// layers (with the rows-out cut), fed by one activation input; throws sim::InputError naming the first layer it does
+// not cover, or when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas` pipelines
+// (each with every layer's weights) share the tokens, each on its own band of height / replicas rows; 0: the number (up
+// to the tokens and rows) whose estimated run is shortest.
 PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
                                  PipelineCut cut = PipelineCut::RowsOut, std::uint32_t replicas = 1);
 
 // The expected output (tokens x f_out of the last stage, token-major) in models/reference's
 // order: per output, acc = bias (or +0), fma over the inputs in order, rounded once; then
-// the fused elementwise program.
+// the fused elementwise program; RMSNorm stages by models/reference rmsnorm_forward.
 PipeBits expect_pipeline(const PipelineProgram& p);
 
 struct PipelineResult {

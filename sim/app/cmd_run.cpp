@@ -311,7 +311,9 @@ struct RunCommand {
                         {"fused", s.fused},
                         {"column", s.x},
                         {"rows", s.rows},
-                        {"form", s.dot ? "dot" : "fmac"},
+                        {"form", s.norm  ? "rmsnorm"
+                                 : s.dot ? "dot"
+                                         : "fmac"},
                         {"latency_bound", s.latency_bound},
                         {"interval_bound", s.interval_bound}});
     j["stages"] = stages;
@@ -323,7 +325,7 @@ struct RunCommand {
     } else {
       std::cout << fmt::format(
           "wafersim run: {} on {} ({} x {} PEs at {}), weights resident in SRAM, pipelined: "
-          "every linear layer on its own column, all at once\n",
+          "every linear and rmsnorm layer on its own column, all at once\n",
           m.spec.name, loaded.spec.name, loaded.spec.wafer.width, loaded.spec.wafer.height,
           units::format(loaded.spec.wafer.clock));
       for (const auto& s : p.stages)
@@ -331,7 +333,10 @@ struct RunCommand {
             "  stage         {}{}: column {}, {} rows, {} -> {} ({}); bound per token {} (latency), {} "
             "(interval)\n",
             s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
-            s.dot ? "a dot product per output" : "an FMAC per input", s.latency_bound, s.interval_bound);
+            s.norm  ? "rmsnorm: every row the statistics of the whole input, then its features"
+            : s.dot ? "a dot product per output"
+                    : "an FMAC per input",
+            s.latency_bound, s.interval_bound);
       std::cout << fmt::format(
           "  tokens        {} (batch x sequence), in flight together on {} pipeline{} (bands of {} rows; {})\n",
           p.tokens, p.replicas, p.replicas == 1 ? "" : "s", p.stages.front().rows, models::resident::to_string(p.cut));
@@ -597,8 +602,9 @@ void add_run_command(CLI::App& app) {
                 "instead of one parallel prefill whose keys and values are then copied into the caches");
   sub->add_flag("--pipeline", cmd->pipeline,
                 "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
-                "silu or relu after it) on its own column of PEs, all at once, the batch's tokens flowing from "
-                "column to column over the fabric; cycles, tokens/s and the bound (linear chains only)");
+                "silu or relu after it) and rmsnorm layer on its own column of PEs, all at once, the batch's tokens "
+                "flowing from column to column over the fabric; cycles, tokens/s and the bound (chains of these "
+                "only)");
   sub->add_option("--pipeline-replicas", cmd->pipeline_replicas,
                   "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: the number, up to "
                   "the tokens and rows, whose estimated run is shortest)")
@@ -630,12 +636,12 @@ void add_run_command(CLI::App& app) {
       "(one sample per column), its keys and values are copied into each attention layer's KV cache in\n"
       "SRAM, then K decode steps (one token per sample and step) append to it (--token-by-token: the prompt\n"
       "one position per step instead); prefill, cache fill and decode cycles, tokens/s, every attention\n"
-      "step checked against models/reference over the cached keys. With --pipeline (linear chains, with gelu, silu or "
-      "relu\n"
-      "after a layer) the pipeline itself runs: every linear layer on its own column of PEs, all at once,\n"
-      "each token's activations flowing over the fabric to the next column (--pipeline-replicas K such\n"
-      "pipelines on bands of rows share the tokens); cycles, tokens/s, the run's lower bound and the\n"
-      "plan's, outputs checked bit for bit; pipeline.json holds them and each stage's bounds.");
+      "step checked against models/reference over the cached keys. With --pipeline (chains of linear\n"
+      "layers, with gelu, silu or relu after a layer, and rmsnorm layers) the pipeline itself runs: every\n"
+      "layer on its own column of PEs, all at once, each token's activations flowing over the fabric to\n"
+      "the next column (--pipeline-replicas K such pipelines on bands of rows share the tokens); cycles,\n"
+      "tokens/s, the run's lower bound and the plan's, outputs checked bit for bit; pipeline.json holds\n"
+      "them and each stage's bounds.");
   sub->callback([cmd] { cmd->execute(); });
 }
 

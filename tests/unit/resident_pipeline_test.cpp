@@ -249,6 +249,65 @@ TEST(ResidentPipeline, ModelsItDoesNotCoverAreCleanErrors) {
   }
 }
 
+// Linear layers with RMSNorm layers between them (bf16), each norm a stage of its own.
+models::ModelSpec norm_chain() {
+  return models::load_model_text(R"(name: norm-chain
+dtype: bf16
+batch: 8
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: up, kind: linear, inputs: [x], features: 32, bias: true}
+  - {name: act, kind: silu, inputs: [up]}
+  - {name: norm1, kind: rmsnorm, inputs: [act], epsilon: 1.0e-5}
+  - {name: down, kind: linear, inputs: [norm1], features: 16}
+  - {name: norm2, kind: rmsnorm, inputs: [down]}
+  - {name: head, kind: linear, inputs: [norm2], features: 24, bias: true}
+)",
+                                 "norm-chain.yaml")
+      .spec;
+}
+
+// An RMSNorm stage: every row of its column receives the whole input anyway, takes its
+// statistics in the reference's order and normalises its own features; the outputs equal
+// models/reference rmsnorm_forward's between the linear layers, bit for bit.
+TEST(ResidentPipeline, RmsNormStagesMatchTheReference) {
+  const auto m = norm_chain();
+  PipeRig rig({}, m);
+  ASSERT_EQ(rig.program.stages.size(), 5u);
+  EXPECT_TRUE(rig.program.stages[1].norm);
+  EXPECT_TRUE(rig.program.stages[3].norm);
+  EXPECT_FALSE(rig.program.stages[2].norm);
+  EXPECT_EQ(rig.program.stages[1].x, 1u);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 2690);
+  // The expectation depends on the norms: with another epsilon it differs from the run.
+  PipelineProgram other = rig.program;
+  other.stages[1].epsilon = 0.5;
+  const auto want = models::resident::expect_pipeline(other);
+  std::uint64_t differ = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
+  EXPECT_GT(differ, 0u);
+  // Norms need the rows-out cut, and the chain starts with a linear layer.
+  const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
+  EXPECT_THROW(models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsIn),
+               sim::InputError);
+  const auto first = models::load_model_text(R"(name: norm-first
+dtype: bf16
+batch: 2
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: n, kind: rmsnorm, inputs: [x]}
+  - {name: l, kind: linear, inputs: [n], features: 16}
+)",
+                                             "norm-first.yaml")
+                         .spec;
+  EXPECT_THROW(models::resident::compile_pipeline(first, target, 1), sim::InputError);
+}
+
 TEST(ResidentPipeline, Cli) {
   const test::TempDir dir;
   const std::string out = " --out " + dir.path().string();
