@@ -352,7 +352,7 @@ struct RunCommand {
           : r.mismatches
               ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
               : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                            "the elementwise programs' order)",
+                            "the elementwise programs' order; rmsnorm: models/reference rmsnorm_forward)",
                             r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
