@@ -99,13 +99,13 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
     a += align8(std::max<std::uint64_t>(bytes, 8));
     return at;
   };
-  f.w = take(s.norm ? 0 : k * c * esz);
+  f.w = take(s.norm || s.add ? 0 : k * c * esz);
   f.bias = take(c * 4);
   f.acc = take(c * 4);
   f.y = take(c * esz);
   f.fused = take(c * esz);
   f.temps = take(std::uint64_t{temps} * align8(c * esz));
-  f.x = first ? take(tokens * s.f_in * esz) : take(2 * std::uint64_t{align8(s.f_in * esz)});
+  f.x = first ? take(tokens * s.f_in * esz) : take(2 * std::uint64_t{align8((s.f_in + s.carry_in) * esz)});
   f.out = last ? take(tokens * c * esz) : 0;
   f.stat = s.norm ? take(4) : 0;
   f.save = s.norm ? take(16) : 0;
@@ -157,13 +157,48 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                     "covered yet)",
                     model.name));
   std::string prev = input->name;
+  std::vector<std::string> stage_input;  // the tensor each stage reads
+  auto no_rows_in = [&](const LayerSpec& l) {
+    if (cut != PipelineCut::RowsOut)
+      throw sim::InputError(fmt::format("model '{}': layer '{}' ({}) needs the rows-out cut in the pipeline",
+                                        model.name, l.name, to_string(l.kind)));
+  };
   for (const auto& l : model.layers) {
     if (l.kind == LayerKind::CrossEntropy) continue;
     const bool chained = l.inputs.size() == 1 && l.inputs[0] == prev;
-    if (l.kind == LayerKind::RmsNorm && chained) {
-      if (cut != PipelineCut::RowsOut)
-        throw sim::InputError(
-            fmt::format("model '{}': layer '{}' (rmsnorm) needs the rows-out cut in the pipeline", model.name, l.name));
+    const std::size_t before = p.stages.size();
+    if (l.kind == LayerKind::Add && l.inputs.size() == 2 && (l.inputs[0] == prev || l.inputs[1] == prev) &&
+        !p.stages.empty()) {
+      // The skip: the input of an earlier stage, carried by it and every stage after it.
+      no_rows_in(l);
+      const std::string& skip = l.inputs[0] == prev ? l.inputs[1] : l.inputs[0];
+      const auto it = std::find(stage_input.begin(), stage_input.end(), skip);
+      if (it == stage_input.end() || skip == prev)
+        throw sim::InputError(fmt::format(
+            "model '{}': layer '{}' (add): the pipelined run adds the previous layer and the input of an earlier "
+            "stage; '{}' is neither",
+            model.name, l.name, skip));
+      const auto j = static_cast<std::size_t>(it - stage_input.begin());
+      const std::uint64_t f = model.shape_of(prev).features;
+      for (std::size_t k = j; k < p.stages.size(); ++k) {
+        PipelineStage& c = p.stages[k];
+        if (c.carry_out || (k > j && c.carry_in))
+          throw sim::InputError(
+              fmt::format("model '{}': layer '{}' (add): residual connections that overlap are not covered yet",
+                          model.name, l.name));
+        c.carry_out = f;
+        c.carry_from = k == j ? 0 : c.f_in;
+        if (k > j) c.carry_in = f;
+      }
+      PipelineStage s;
+      s.name = l.name;
+      s.add = true;
+      s.skip_from = j;
+      s.f_in = s.f_out = f;
+      s.carry_in = f;
+      p.stages.push_back(std::move(s));
+    } else if (l.kind == LayerKind::RmsNorm && chained) {
+      no_rows_in(l);
       PipelineStage s;
       s.name = l.name;
       s.norm = true;
@@ -177,22 +212,20 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       s.f_out = l.features;
       s.bias = l.bias;
       p.stages.push_back(std::move(s));
-    } else if (fusable(l.kind) && chained && !p.stages.empty() && !p.stages.back().norm &&
+    } else if (fusable(l.kind) && chained && !p.stages.empty() && !p.stages.back().norm && !p.stages.back().add &&
                p.stages.back().fused.empty()) {
       p.stages.back().fused = l.name;
       p.stages.back().fused_kind = l.kind;
     } else {
       throw sim::InputError(fmt::format(
           "model '{}': the pipelined run covers chains of linear layers, each optionally followed by one gelu, silu "
-          "or relu layer, and rmsnorm layers; layer '{}' ({}{}) is not covered yet",
+          "or relu layer, rmsnorm layers and residual adds; layer '{}' ({}{}) is not covered yet",
           model.name, l.name, to_string(l.kind), chained ? "" : ", not fed by the previous layer"));
     }
+    if (p.stages.size() > before) stage_input.push_back(prev);
     prev = l.name;
   }
   if (p.stages.empty()) throw sim::InputError(fmt::format("model '{}' has no linear layer to pipeline", model.name));
-  if (p.stages.front().norm)
-    throw sim::InputError(fmt::format("model '{}': the pipelined run starts with a linear layer, not '{}' (rmsnorm)",
-                                      model.name, p.stages.front().name));
   if (p.stages.size() > target.width())
     throw sim::InputError(
         fmt::format("model '{}': the pipelined run puts each of its {} linear layers on a column "
@@ -245,6 +278,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       s.weight = draw(rng, s.f_in, 1.0, dt);  // gamma
       continue;
     }
+    if (s.add) continue;
     const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
     s.weight = draw(rng, s.f_in * s.f_out, scale, dt);
     if (s.bias) s.bias_values = draw(rng, s.f_out, scale, dt);
@@ -267,7 +301,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       // Cycles per token of each form for the busiest row: a synchronous vector instruction
       // costs its start and pipeline depth besides its elements, and each has scalar steps.
       const std::uint64_t c = cdiv(s.f_out, s.rows);
-      s.dot = !s.norm && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
+      s.dot = !s.norm && !s.add && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
     }
     if (fr.end > target.sram_bytes())
       throw sim::InputError(fmt::format(
@@ -302,13 +336,15 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
         // with the input and the relay through its ramp.
         // (A norm row: the sum of squares, rstd's scalar steps, four vector instructions.)
-        const std::uint64_t issue = s.norm ? 12 : s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
-        const std::uint64_t steps = s.norm  ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
-                                    : s.dot ? c * cdiv(a.size(), lanes)
-                                            : (a.size() + 1) * cdiv(c, lanes);
+        const std::uint64_t issue = s.add ? 6 : s.norm ? 12 : s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
+        const std::uint64_t steps = s.add    ? cdiv(c, lanes)
+                                    : s.norm ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
+                                    : s.dot  ? c * cdiv(a.size(), lanes)
+                                             : (a.size() + 1) * cdiv(c, lanes);
         const std::uint64_t lat = std::max(issue, steps);
-        const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above) + (sums_in ? c : 0);
-        const std::uint64_t ramp_out = (last && round) ? 0 : above + c;
+        const bool carries = !last && y + 1 == s.rows && s.carry_out;  // the bottom row sends the skip on
+        const std::uint64_t ramp_in = (first ? 0 : s.f_in + s.carry_in) + (last ? 0 : above) + (sums_in ? c : 0);
+        const std::uint64_t ramp_out = ((last && round) ? 0 : above + c) + (carries ? s.carry_out : 0);
         s.latency_bound = std::max(s.latency_bound, lat);
         s.interval_bound = std::max({s.interval_bound, lat, ramp_in, ramp_out});
 
@@ -320,6 +356,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
             append(gb, dt == DType::F32 ? s.weight[k] : nm::convert(DType::F32, dt, s.weight[k]), 4);
           b.data(fr.bias, std::move(gb));
+        } else if (s.add) {
+          // No parameters.
         } else if (s.dot) {
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
             for (std::uint64_t f = a.lo; f < a.hi; ++f) append(wb, s.weight[f * s.f_out + k], esz);
@@ -354,10 +392,12 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
             ewd.push_back(b.mem(ew.buffers[2 + k], dt, fr.temps + k * align8(c * esz), c));
         }
         const unsigned result = s.fused.empty() ? yd : ewd[1];
-        const unsigned xbuf = b.mem("x", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
-        const unsigned xin = first ? 0
-                                   : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1),
-                                             static_cast<std::uint32_t>(s.f_in));
+        const auto f_recv = static_cast<std::uint32_t>(s.f_in + s.carry_in);
+        const unsigned xbuf = b.mem("x", dt, fr.x, f_recv);
+        const unsigned xin = first ? 0 : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1), f_recv);
+        const unsigned cout =
+            carries ? b.fabout("carry_out", dt, relay_color(i, y), static_cast<std::uint32_t>(s.carry_out)) : 0;
+        const unsigned cmem = carries ? b.mem("carry", dt, fr.x, static_cast<std::uint32_t>(s.carry_out)) : 0;
         const unsigned outm = last && round ? b.mem("out", dt, fr.out, c) : 0;
         const unsigned sin = sums_in ? b.fabin("sums_in", DType::F32, relay_color(i, y - 1), c) : 0;
         const unsigned sout = sums_out ? b.fabout("sums_out", DType::F32, relay_color(i, y), c) : 0;
@@ -369,7 +409,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         // before it works on it, it starts receiving the next token's input into the other
         // buffer (asynchronously; its completion activates `token` again, which then runs as
         // soon as this one has returned).
-        const std::uint32_t x0 = fr.x, x1 = fr.x + align8(s.f_in * esz);
+        const std::uint32_t x0 = fr.x, x1 = fr.x + align8(std::uint64_t{f_recv} * esz);
         const std::uint8_t main = b.task("main");
         const std::uint8_t token = b.declare_task("token");
         const compiler::VectorOptions next{true, hw::isa::OnDone::Activate, token};
@@ -398,7 +438,15 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
         }
         b.bind(no_more);
-        if (s.norm) {
+        if (s.add) {
+          // y[k] = x[k] + skip[k] over the row's features, in the model's format.
+          const unsigned xa = b.mem("xa", dt, fr.x, c), xb = b.mem("xb", dt, fr.x, c);
+          b.alu(Op::Add, 7, 6, static_cast<std::int64_t>(o.lo * esz));
+          b.dsdr(Op::DsdBase, xa, 7);
+          b.alu(Op::Add, 8, 6, static_cast<std::int64_t>((s.f_in + o.lo) * esz));
+          b.dsdr(Op::DsdBase, xb, 8);
+          b.vop(Op::FAdd, dt, dt, V::d(yd), V::d(xa), V::d(xb));
+        } else if (s.norm) {
           // sum of x[f]^2 over every input in order from +0 (fdot), rstd = rsqrt(sum x 1/d +
           // eps) in the reference's steps (which use r4 to r15: r6, r10, r13 and r15 saved),
           // then the row's features: R(widen(x[k]) x rstd x gamma[k]).
@@ -445,8 +493,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           }
         }
         if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
-        if (round && !s.dot && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
-        if (round && !s.dot && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
+        if (round && !s.dot && !s.add && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
+        if (round && !s.dot && !s.add && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
         if (round && !s.fused.empty()) {
           for (std::size_t k = 0; k < ew.consts.size(); ++k)
             b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
@@ -478,6 +526,11 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           if (above) b.vop(Op::FMov, dt, dt, V::d(rfwd), V::d(rin));
           b.vop(Op::FMov, dt, dt, V::d(rout), V::d(result));
         }
+        if (carries) {
+          b.alu(Op::Add, 7, 6, static_cast<std::int64_t>(s.carry_from * esz));
+          b.dsdr(Op::DsdBase, cmem, 7);
+          b.vop(Op::FMov, dt, dt, V::d(cout), V::d(cmem));
+        }
         b.alu(Op::Sub, 15, 15, 1);
         b.ret();
         hw::isa::Placement pl;
@@ -494,8 +547,18 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
   const DType dt = compiler::hw_dtype(p.model.dtype);
   auto widen = [&](std::uint32_t v) { return dt == DType::F32 ? v : nm::convert(DType::F32, dt, v); };
   PipeBits x = p.input;
+  std::vector<PipeBits> inputs;  // each stage's input
   for (const auto& s : p.stages) {
+    inputs.push_back(x);
     PipeBits y(p.tokens * s.f_out);
+    if (s.add) {
+      const compiler::EwProgram ew = compiler::elementwise_forward(LayerKind::Add);
+      PipeBits skip = inputs.at(s.skip_from);
+      std::vector<std::vector<std::uint32_t>*> ptrs{&x, &skip, &y};
+      compiler::run_elementwise(ew, dt, ptrs);
+      x = std::move(y);
+      continue;
+    }
     if (s.norm) {
       namespace ref = models::reference;
       const ref::Format f = ref::format_of(p.model.dtype);

@@ -27,8 +27,8 @@ using PipeBits = std::vector<std::uint32_t>;
 enum class PipelineCut : std::uint8_t { RowsOut, RowsIn };
 const char* to_string(PipelineCut c);
 
-// One stage: a linear layer (and the unary elementwise layer fused after it, if any), or an
-// RMSNorm layer, on
+// One stage: a linear layer (and the unary elementwise layer fused after it, if any), an
+// RMSNorm layer or a residual add, on
 // column x, rows [0, rows): row y keeps its block of W (by the cut) and of the bias.
 struct PipelineStage {
   std::string name;   // the linear layer
@@ -46,6 +46,14 @@ struct PipelineStage {
   // `weight` holds gamma.
   bool norm = false;
   double epsilon = 0;
+  // A residual add instead: its input is the previous stage's output followed by the skip
+  // (the input of stage `skip_from`, which the stages from there on carry after their outputs);
+  // each row adds its features of the two.
+  bool add = false;
+  std::size_t skip_from = 0;
+  std::uint64_t carry_in = 0;        // elements after the f_in inputs that the stage receives (the skip)
+  std::uint64_t carry_out = 0;       // elements its bottom row sends after the outputs (the skip)
+  std::uint64_t carry_from = 0;      // where in its input they are: 0 (its own input) or f_in
   std::uint64_t latency_bound = 0;   // per token, after its input has arrived (busiest row)
   std::uint64_t interval_bound = 0;  // per token, input included (busiest row)
   PipeBits weight, bias_values;      // W (f_in x f_out, row-major) and b, in the model's format
@@ -72,8 +80,9 @@ struct PipelineProgram {
 };
 
 // Contract: covers models whose layers (the loss left out) are a chain of linear layers,
-// each optionally followed by one unary elementwise layer (gelu, silu, relu), and RMSNorm
-// layers (with the rows-out cut), fed by one activation input; throws sim::InputError naming the first layer it does
+// each optionally followed by one unary elementwise layer (gelu, silu, relu), RMSNorm layers
+// and residual adds (of the previous layer and an earlier input in the chain, not overlapping;
+// with the rows-out cut), fed by one activation input; throws sim::InputError naming the first layer it does
 // not cover, or when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas` pipelines
 // (each with every layer's weights) share the tokens, each on its own band of height / replicas rows; 0: the number (up
 // to the tokens and rows) whose estimated run is shortest.
@@ -82,7 +91,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
 // The expected output (tokens x f_out of the last stage, token-major) in models/reference's
 // order: per output, acc = bias (or +0), fma over the inputs in order, rounded once; then
-// the fused elementwise program; RMSNorm stages by models/reference rmsnorm_forward.
+// the fused elementwise program; RMSNorm stages by models/reference rmsnorm_forward; adds by
+// the elementwise program.
 PipeBits expect_pipeline(const PipelineProgram& p);
 
 struct PipelineResult {

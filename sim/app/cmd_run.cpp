@@ -325,18 +325,20 @@ struct RunCommand {
     } else {
       std::cout << fmt::format(
           "wafersim run: {} on {} ({} x {} PEs at {}), weights resident in SRAM, pipelined: "
-          "every linear and rmsnorm layer on its own column, all at once\n",
+          "every layer on its own column, all at once\n",
           m.spec.name, loaded.spec.name, loaded.spec.wafer.width, loaded.spec.wafer.height,
           units::format(loaded.spec.wafer.clock));
       for (const auto& s : p.stages)
         std::cout << fmt::format(
-            "  stage         {}{}: column {}, {} rows, {} -> {} ({}); bound per token {} (latency), {} "
+            "  stage         {}{}: column {}, {} rows, {} -> {} ({}{}); bound per token {} (latency), {} "
             "(interval)\n",
             s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
-            s.norm  ? "rmsnorm: every row the statistics of the whole input, then its features"
-            : s.dot ? "a dot product per output"
-                    : "an FMAC per input",
-            s.latency_bound, s.interval_bound);
+            s.add ? fmt::format("residual add: the previous stage's outputs and stage {}'s input, carried", s.skip_from)
+            : s.norm ? "rmsnorm: every row the statistics of the whole input, then its features"
+            : s.dot  ? "a dot product per output"
+                     : "an FMAC per input",
+            s.carry_out ? fmt::format("; then passes on {} skip values", s.carry_out) : std::string(), s.latency_bound,
+            s.interval_bound);
       std::cout << fmt::format(
           "  tokens        {} (batch x sequence), in flight together on {} pipeline{} (bands of {} rows; {})\n",
           p.tokens, p.replicas, p.replicas == 1 ? "" : "s", p.stages.front().rows, models::resident::to_string(p.cut));
@@ -351,9 +353,10 @@ struct RunCommand {
           no_check ? std::string("off (--no-check)")
           : r.mismatches
               ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
-              : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                            "the elementwise programs' order; rmsnorm: models/reference rmsnorm_forward)",
-                            r.compared));
+              : fmt::format(
+                    "all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
+                    "the elementwise programs' order; add: its program's; rmsnorm: models/reference rmsnorm_forward)",
+                    r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
     }

@@ -289,23 +289,80 @@ TEST(ResidentPipeline, RmsNormStagesMatchTheReference) {
   std::uint64_t differ = 0;
   for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
   EXPECT_GT(differ, 0u);
-  // Norms need the rows-out cut, and the chain starts with a linear layer.
+  // Norms need the rows-out cut.
   const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
   EXPECT_THROW(models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsIn),
                sim::InputError);
-  const auto first = models::load_model_text(R"(name: norm-first
+}
+
+// Residual adds: the skip (an earlier stage's input) travels with the activations, each stage
+// from there on sending it after its outputs, and the add's rows sum their features of the two.
+// Two pre-norm MLP sublayers (rmsnorm, linear + gelu or silu, linear, add), bf16.
+TEST(ResidentPipeline, ResidualAddsCarryTheSkipAndMatchTheReference) {
+  const auto m = models::load_model_text(R"(name: residual-chain
+dtype: bf16
+batch: 8
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: n1, kind: rmsnorm, inputs: [x]}
+  - {name: up1, kind: linear, inputs: [n1], features: 32, bias: true}
+  - {name: a1, kind: gelu, inputs: [up1]}
+  - {name: down1, kind: linear, inputs: [a1], features: 16}
+  - {name: r1, kind: add, inputs: [down1, x]}
+  - {name: n2, kind: rmsnorm, inputs: [r1]}
+  - {name: up2, kind: linear, inputs: [n2], features: 32}
+  - {name: a2, kind: silu, inputs: [up2]}
+  - {name: down2, kind: linear, inputs: [a2], features: 16, bias: true}
+  - {name: r2, kind: add, inputs: [r1, down2]}
+)",
+                                         "residual-chain.yaml")
+                     .spec;
+  PipeRig rig({}, m);
+  const auto& st = rig.program.stages;
+  ASSERT_EQ(st.size(), 8u);
+  EXPECT_TRUE(st[3].add);
+  EXPECT_EQ(st[3].skip_from, 0u);
+  EXPECT_EQ(st[7].skip_from, 4u);
+  for (std::size_t k : {0, 1, 2, 4, 5, 6}) EXPECT_EQ(st[k].carry_out, 16u) << k;
+  EXPECT_EQ(st[0].carry_in, 0u);
+  EXPECT_EQ(st[1].carry_in, 16u);
+  EXPECT_EQ(st[3].carry_in, 16u);
+  EXPECT_EQ(st[3].carry_out, 0u);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 3560);
+  // The expectation depends on which input is the skip.
+  PipelineProgram other = rig.program;
+  other.stages[7].skip_from = 5;
+  const auto want = models::resident::expect_pipeline(other);
+  std::uint64_t differ = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
+  EXPECT_GT(differ, 0u);
+  // Residual connections that overlap are not covered (a clean input error).
+  const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
+  const auto overlap = models::load_model_text(R"(name: overlap
 dtype: bf16
 batch: 2
 sequence: 1
 inputs:
   - {name: x, kind: activations, features: 16}
 layers:
-  - {name: n, kind: rmsnorm, inputs: [x]}
-  - {name: l, kind: linear, inputs: [n], features: 16}
+  - {name: l1, kind: linear, inputs: [x], features: 16}
+  - {name: l2, kind: linear, inputs: [l1], features: 16}
+  - {name: r1, kind: add, inputs: [l2, l1]}
+  - {name: r2, kind: add, inputs: [r1, x]}
 )",
-                                             "norm-first.yaml")
-                         .spec;
-  EXPECT_THROW(models::resident::compile_pipeline(first, target, 1), sim::InputError);
+                                               "overlap.yaml")
+                           .spec;
+  try {
+    models::resident::compile_pipeline(overlap, target, 1);
+    FAIL() << "overlapping residual connections";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("overlap"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsIn),
+               sim::InputError);
 }
 
 TEST(ResidentPipeline, Cli) {
