@@ -84,7 +84,9 @@ PipeBits draw(std::mt19937_64& rng, std::uint64_t n, double scale, DType dt) {
 
 // SRAM of one PE of a stage (the same addresses on every row: sized for the largest chunk).
 struct Frame {
-  std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, stat = 0, save = 0, end = 0;
+  std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, stat = 0, save = 0;
+  std::uint32_t w2 = 0, bias2 = 0, y2 = 0;  // a gated stage's up projection
+  std::uint32_t end = 0;
 };
 
 Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps,
@@ -109,6 +111,11 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
   f.out = last ? take(tokens * c * esz) : 0;
   f.stat = s.norm ? take(4) : 0;
   f.save = s.norm ? take(16) : 0;
+  if (s.gated) {
+    f.w2 = take(k * c * esz);
+    f.bias2 = take(c * 4);
+    f.y2 = take(c * esz);
+  }
   f.end = a;
   return f;
 }
@@ -197,6 +204,22 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       s.f_in = s.f_out = f;
       s.carry_in = f;
       p.stages.push_back(std::move(s));
+    } else if (l.kind == LayerKind::Linear && l.inputs.size() == 1 && l.tied_to.empty() && !p.stages.empty() &&
+               l.inputs[0] == stage_input.back() && prev == p.stages.back().name && !p.stages.back().norm &&
+               !p.stages.back().add && !p.stages.back().gated && l.in_features == p.stages.back().f_in &&
+               l.features == p.stages.back().f_out) {
+      // The second linear layer of one input: a gated stage, if SwiGLU of the two follows.
+      no_rows_in(l);
+      p.stages.back().gated = true;
+      p.stages.back().up = l.name;
+      p.stages.back().bias2 = l.bias;
+      prev = l.name;
+      continue;
+    } else if (l.kind == LayerKind::Swiglu && !p.stages.empty() && p.stages.back().gated &&
+               p.stages.back().fused.empty() && l.inputs.size() == 2 && l.inputs[0] == p.stages.back().name &&
+               l.inputs[1] == p.stages.back().up) {
+      p.stages.back().fused = l.name;
+      p.stages.back().fused_kind = l.kind;
     } else if (l.kind == LayerKind::RmsNorm && chained) {
       no_rows_in(l);
       PipelineStage s;
@@ -213,18 +236,25 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       s.bias = l.bias;
       p.stages.push_back(std::move(s));
     } else if (fusable(l.kind) && chained && !p.stages.empty() && !p.stages.back().norm && !p.stages.back().add &&
-               p.stages.back().fused.empty()) {
+               !p.stages.back().gated && p.stages.back().fused.empty()) {
       p.stages.back().fused = l.name;
       p.stages.back().fused_kind = l.kind;
     } else {
       throw sim::InputError(fmt::format(
           "model '{}': the pipelined run covers chains of linear layers, each optionally followed by one gelu, silu "
-          "or relu layer, rmsnorm layers and residual adds; layer '{}' ({}{}) is not covered yet",
+          "or relu layer (or two of one input with swiglu after them), rmsnorm layers and residual adds; layer '{}' "
+          "({}{}) is not covered yet",
           model.name, l.name, to_string(l.kind), chained ? "" : ", not fed by the previous layer"));
     }
     if (p.stages.size() > before) stage_input.push_back(prev);
     prev = l.name;
   }
+  for (const auto& st : p.stages)
+    if (st.gated && st.fused.empty())
+      throw sim::InputError(fmt::format(
+          "model '{}': layers '{}' and '{}' read one input; the pipelined run covers that only with swiglu of the "
+          "two after them",
+          model.name, st.name, st.up));
   if (p.stages.empty()) throw sim::InputError(fmt::format("model '{}' has no linear layer to pipeline", model.name));
   if (p.stages.size() > target.width())
     throw sim::InputError(
@@ -282,6 +312,10 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
     s.weight = draw(rng, s.f_in * s.f_out, scale, dt);
     if (s.bias) s.bias_values = draw(rng, s.f_out, scale, dt);
+    if (s.gated) {
+      s.weight2 = draw(rng, s.f_in * s.f_out, scale, dt);
+      if (s.bias2) s.bias_values2 = draw(rng, s.f_out, scale, dt);
+    }
   }
 
   p.routes = std::make_shared<fabric::RouteTable>(target.width(), target.height(), target.fabric.colors);
@@ -341,7 +375,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                                     : s.norm ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
                                     : s.dot  ? c * cdiv(a.size(), lanes)
                                              : (a.size() + 1) * cdiv(c, lanes);
-        const std::uint64_t lat = std::max(issue, steps);
+        const std::uint64_t lat = std::max(issue, steps) * (s.gated ? 2 : 1);
         const bool carries = !last && y + 1 == s.rows && s.carry_out;  // the bottom row sends the skip on
         const std::uint64_t ramp_in = (first ? 0 : s.f_in + s.carry_in) + (last ? 0 : above) + (sums_in ? c : 0);
         const std::uint64_t ramp_out = ((last && round) ? 0 : above + c) + (carries ? s.carry_out : 0);
@@ -372,6 +406,23 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
             append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
           b.data(fr.bias, std::move(bb));
         }
+        if (s.gated) {  // up's block and bias, in the gate's order
+          std::vector<std::uint8_t> w2;
+          if (s.dot) {
+            for (std::uint64_t k = o.lo; k < o.hi; ++k)
+              for (std::uint64_t f = a.lo; f < a.hi; ++f) append(w2, s.weight2[f * s.f_out + k], esz);
+          } else {
+            for (std::uint64_t f = a.lo; f < a.hi; ++f)
+              for (std::uint64_t k = o.lo; k < o.hi; ++k) append(w2, s.weight2[f * s.f_out + k], esz);
+          }
+          b.data(fr.w2, std::move(w2));
+          if (s.bias2) {
+            std::vector<std::uint8_t> bb;
+            for (std::uint64_t k = o.lo; k < o.hi; ++k)
+              append(bb, dt == DType::F32 ? s.bias_values2[k] : nm::convert(DType::F32, dt, s.bias_values2[k]), 4);
+            b.data(fr.bias2, std::move(bb));
+          }
+        }
         if (first) {
           std::vector<std::uint8_t> xb;
           for (std::uint64_t m = band; m < p.tokens; m += K)
@@ -384,14 +435,16 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         const unsigned wcol = b.mem("wcol", dt, fr.w, static_cast<std::uint32_t>(s.f_in));
         const unsigned xvec = b.mem("xvec", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
         const unsigned yd = b.mem("y", dt, fr.y, c);
+        const unsigned yd2 = s.gated ? b.mem("y2", dt, fr.y2, c) : 0;
         std::vector<unsigned> ewd;
         if (!s.fused.empty()) {
           ewd.push_back(yd);
+          if (s.gated) ewd.push_back(yd2);
           ewd.push_back(b.mem("fused", dt, fr.fused, c));
           for (std::uint32_t k = 0; k < ew.temporaries(); ++k)
-            ewd.push_back(b.mem(ew.buffers[2 + k], dt, fr.temps + k * align8(c * esz), c));
+            ewd.push_back(b.mem(ew.buffers[ew.inputs + ew.outputs + k], dt, fr.temps + k * align8(c * esz), c));
         }
-        const unsigned result = s.fused.empty() ? yd : ewd[1];
+        const unsigned result = s.fused.empty() ? yd : ewd[ew.inputs];
         const auto f_recv = static_cast<std::uint32_t>(s.f_in + s.carry_in);
         const unsigned xbuf = b.mem("x", dt, fr.x, f_recv);
         const unsigned xin = first ? 0 : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1), f_recv);
@@ -405,6 +458,42 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         const unsigned rfwd = !last && above ? b.fabout("relay_fwd", dt, relay_color(i, y), above) : 0;
         const unsigned rout = last || !round ? 0 : b.fabout("relay_out", dt, relay_color(i, y), c);
 
+        // One linear pass over the input: W at w_addr, the bias (fp32) at bias_addr, the rounded
+        // outputs at y_addr (DSD ydsd).
+        auto linear_pass = [&](std::uint32_t w_addr, std::uint32_t bias_addr, bool has_bias, std::uint32_t y_addr,
+                               unsigned ydsd) {
+          if (s.dot) {
+            // Per output k: r2 = bias (or +0), then fma(x[f], w[f][k], r2) over the inputs in
+            // order (fdot), rounded and stored.
+            b.dsdr(Op::DsdBase, xvec, 6);
+            b.dsd(Op::DsdBase, wcol, w_addr);
+            for (std::uint32_t k = 0; k < c; ++k) {
+              if (has_bias)
+                b.ld(2, bias_addr + 4 * k, 4);
+              else
+                b.mov(2, 0);
+              b.reduce(Op::FDot, DType::F32, dt, 2, V::d(xvec), V::d(wcol));
+              b.dsd(Op::DsdAdd, wcol, static_cast<std::int64_t>(s.f_in));
+              if (dt != DType::F32) b.fcvt_scalar(dt, DType::F32, 2, 2);
+              b.st(y_addr + k * esz, 2, esz);
+            }
+            return;
+          }
+          b.mov(3, 0);
+          if (bias_addr != fr.bias) b.dsd(Op::DsdBase, biasd, bias_addr);
+          b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : has_bias ? V::d(biasd) : V::r(3));
+          // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
+          b.dsd(Op::DsdBase, wvec, w_addr);
+          for (std::uint64_t f = a.lo; f < a.hi; ++f) {
+            b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
+            b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
+            b.dsd(Op::DsdAdd, wvec, c);
+          }
+          if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
+          if (round && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(ydsd), V::d(acc));
+          if (round && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(ydsd), V::d(acc));
+          if (bias_addr != fr.bias) b.dsd(Op::DsdBase, biasd, fr.bias);
+        };
         // Task `token` runs once per token. Its input was received (or lies in SRAM) at r10;
         // before it works on it, it starts receiving the next token's input into the other
         // buffer (asynchronously; its completion activates `token` again, which then runs as
@@ -466,35 +555,12 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           b.ld(5, fr.stat, 4);
           b.vop(Op::FMul, DType::F32, DType::F32, V::d(acc), V::d(acc), V::r(5));
           b.vop(Op::FMul, DType::F32, DType::F32, V::d(acc), V::d(acc), V::d(biasd));
-        } else if (s.dot) {
-          // Per output k: r2 = bias (or +0), then fma(x[f], w[f][k], r2) over the inputs in
-          // order (fdot), rounded and stored.
-          b.dsdr(Op::DsdBase, xvec, 6);
-          b.dsd(Op::DsdBase, wcol, fr.w);
-          for (std::uint32_t k = 0; k < c; ++k) {
-            if (s.bias)
-              b.ld(2, fr.bias + 4 * k, 4);
-            else
-              b.mov(2, 0);
-            b.reduce(Op::FDot, DType::F32, dt, 2, V::d(xvec), V::d(wcol));
-            b.dsd(Op::DsdAdd, wcol, static_cast<std::int64_t>(s.f_in));
-            if (dt != DType::F32) b.fcvt_scalar(dt, DType::F32, 2, 2);
-            b.st(fr.y + k * esz, 2, esz);
-          }
         } else {
-          b.mov(3, 0);
-          b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : s.bias ? V::d(biasd) : V::r(3));
-          // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
-          b.dsd(Op::DsdBase, wvec, fr.w);
-          for (std::uint64_t f = a.lo; f < a.hi; ++f) {
-            b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
-            b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
-            b.dsd(Op::DsdAdd, wvec, c);
-          }
+          linear_pass(fr.w, fr.bias, s.bias, fr.y, yd);
+          if (s.gated) linear_pass(fr.w2, fr.bias2, s.bias2, fr.y2, yd2);
         }
-        if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
-        if (round && !s.dot && !s.add && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
-        if (round && !s.dot && !s.add && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
+        if (s.norm && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
+        if (s.norm && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
         if (round && !s.fused.empty()) {
           for (std::size_t k = 0; k < ew.consts.size(); ++k)
             b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
@@ -570,21 +636,27 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
       x = std::move(y);
       continue;
     }
-    for (std::uint64_t m = 0; m < p.tokens; ++m)
-      for (std::uint64_t o = 0; o < s.f_out; ++o) {
-        std::uint32_t acc = s.bias ? widen(s.bias_values[o]) : 0;
-        for (std::uint64_t f = 0; f < s.f_in; ++f)
-          acc = nm::fma(DType::F32, widen(x[m * s.f_in + f]), widen(s.weight[f * s.f_out + o]), acc);
-        y[m * s.f_out + o] = dt == DType::F32 ? acc : nm::convert(dt, DType::F32, acc);
-      }
+    auto linear = [&](const PipeBits& w, bool has_bias, const PipeBits& bias) {
+      PipeBits out(p.tokens * s.f_out);
+      for (std::uint64_t m = 0; m < p.tokens; ++m)
+        for (std::uint64_t o = 0; o < s.f_out; ++o) {
+          std::uint32_t acc = has_bias ? widen(bias[o]) : 0;
+          for (std::uint64_t f = 0; f < s.f_in; ++f)
+            acc = nm::fma(DType::F32, widen(x[m * s.f_in + f]), widen(w[f * s.f_out + o]), acc);
+          out[m * s.f_out + o] = dt == DType::F32 ? acc : nm::convert(dt, DType::F32, acc);
+        }
+      return out;
+    };
+    y = linear(s.weight, s.bias, s.bias_values);
     if (!s.fused.empty()) {
       const compiler::EwProgram ew = compiler::elementwise_forward(s.fused_kind);
       std::vector<PipeBits> bufs(ew.buffers.size(), PipeBits(y.size()));
       bufs[0] = y;
+      if (s.gated) bufs[1] = linear(s.weight2, s.bias2, s.bias_values2);
       std::vector<std::vector<std::uint32_t>*> ptrs;
       for (auto& v : bufs) ptrs.push_back(&v);
       compiler::run_elementwise(ew, dt, ptrs);
-      y = bufs[1];
+      y = bufs[ew.inputs];
     }
     x = std::move(y);
   }

@@ -50,6 +50,13 @@ struct PipelineStage {
   // (the input of stage `skip_from`, which the stages from there on carry after their outputs);
   // each row adds its features of the two.
   bool add = false;
+  // A gated linear stage: two linear layers that read the same input (gate: `name`, and `up`)
+  // with a two-input elementwise layer (`fused`, SwiGLU) on their outputs; each row computes
+  // its features of both, then the gate's activation times the up projection.
+  bool gated = false;
+  std::string up;
+  bool bias2 = false;
+  PipeBits weight2, bias_values2;  // up's W and b
   std::size_t skip_from = 0;
   std::uint64_t carry_in = 0;        // elements after the f_in inputs that the stage receives (the skip)
   std::uint64_t carry_out = 0;       // elements its bottom row sends after the outputs (the skip)
@@ -80,7 +87,8 @@ struct PipelineProgram {
 };
 
 // Contract: covers models whose layers (the loss left out) are a chain of linear layers,
-// each optionally followed by one unary elementwise layer (gelu, silu, relu), RMSNorm layers
+// each optionally followed by one unary elementwise layer (gelu, silu, relu) or, for two
+// linear layers of one input, SwiGLU of their outputs (a gated stage), RMSNorm layers
 // and residual adds (of the previous layer and an earlier input in the chain, not overlapping;
 // with the rows-out cut), fed by one activation input; throws sim::InputError naming the first layer it does
 // not cover, or when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas` pipelines

@@ -308,6 +308,7 @@ struct RunCommand {
     nlohmann::ordered_json stages = nlohmann::json::array();
     for (const auto& s : p.stages)
       stages.push_back({{"layer", s.name},
+                        {"up", s.up},
                         {"fused", s.fused},
                         {"column", s.x},
                         {"rows", s.rows},
@@ -332,7 +333,8 @@ struct RunCommand {
         std::cout << fmt::format(
             "  stage         {}{}: column {}, {} rows, {} -> {} ({}{}); bound per token {} (latency), {} "
             "(interval)\n",
-            s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
+            s.gated ? s.name + " & " + s.up : s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in,
+            s.f_out,
             s.add ? fmt::format("residual add: the previous stage's outputs and stage {}'s input, carried", s.skip_from)
             : s.norm ? "rmsnorm: every row the statistics of the whole input, then its features"
             : s.dot  ? "a dot product per output"
@@ -353,10 +355,10 @@ struct RunCommand {
           no_check ? std::string("off (--no-check)")
           : r.mismatches
               ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
-              : fmt::format(
-                    "all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                    "the elementwise programs' order; add: its program's; rmsnorm: models/reference rmsnorm_forward)",
-                    r.compared));
+              : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
+                            "the elementwise programs' order; swiglu, add: their programs'; rmsnorm: models/reference "
+                            "rmsnorm_forward)",
+                            r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
     }

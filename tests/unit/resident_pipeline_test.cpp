@@ -365,6 +365,65 @@ layers:
                sim::InputError);
 }
 
+// A Llama-style MLP sublayer twice: rmsnorm, gate and up of one input as one gated stage (each
+// row both projections of its features, then SwiGLU), down, residual add.
+TEST(ResidentPipeline, SwigluSublayersAsGatedStagesMatchTheReference) {
+  const auto m = models::load_model_text(R"(name: swiglu-mlp
+dtype: bf16
+batch: 8
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: n1, kind: rmsnorm, inputs: [x]}
+  - {name: gate1, kind: linear, inputs: [n1], features: 32}
+  - {name: up1, kind: linear, inputs: [n1], features: 32}
+  - {name: act1, kind: swiglu, inputs: [gate1, up1]}
+  - {name: down1, kind: linear, inputs: [act1], features: 16}
+  - {name: r1, kind: add, inputs: [x, down1]}
+  - {name: n2, kind: rmsnorm, inputs: [r1]}
+  - {name: gate2, kind: linear, inputs: [n2], features: 32}
+  - {name: up2, kind: linear, inputs: [n2], features: 32}
+  - {name: act2, kind: swiglu, inputs: [gate2, up2]}
+  - {name: down2, kind: linear, inputs: [act2], features: 16}
+  - {name: r2, kind: add, inputs: [r1, down2]}
+)",
+                                         "swiglu-mlp.yaml")
+                     .spec;
+  PipeRig rig({}, m);
+  const auto& st = rig.program.stages;
+  ASSERT_EQ(st.size(), 8u);
+  EXPECT_TRUE(st[1].gated);
+  EXPECT_EQ(st[1].up, "up1");
+  EXPECT_EQ(st[1].fused, "act1");
+  EXPECT_EQ(st[1].fused_kind, models::LayerKind::Swiglu);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 4685);
+  // The expectation depends on the up projection.
+  PipelineProgram other = rig.program;
+  other.stages[1].weight2[0] ^= 0x4000;
+  const auto want = models::resident::expect_pipeline(other);
+  std::uint64_t differ = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
+  EXPECT_GT(differ, 0u);
+  // Two projections of one input without swiglu after them are not covered.
+  const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
+  const auto fan = models::load_model_text(R"(name: fan
+dtype: bf16
+batch: 2
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: a, kind: linear, inputs: [x], features: 16}
+  - {name: b, kind: linear, inputs: [x], features: 16}
+  - {name: s, kind: add, inputs: [a, b]}
+)",
+                                           "fan.yaml")
+                       .spec;
+  EXPECT_THROW(models::resident::compile_pipeline(fan, target, 1), sim::InputError);
+}
+
 TEST(ResidentPipeline, Cli) {
   const test::TempDir dir;
   const std::string out = " --out " + dir.path().string();
