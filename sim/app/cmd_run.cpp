@@ -607,9 +607,9 @@ void add_run_command(CLI::App& app) {
                 "instead of one parallel prefill whose keys and values are then copied into the caches");
   sub->add_flag("--pipeline", cmd->pipeline,
                 "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
-                "silu or relu after it) and rmsnorm layer on its own column of PEs, all at once, the batch's tokens "
-                "flowing from column to column over the fabric; cycles, tokens/s and the bound (chains of these "
-                "only)");
+                "silu or relu after it; two of one input with swiglu after them as one stage), rmsnorm layer and "
+                "residual add on its own column of PEs, all at once, the batch's tokens flowing from column to "
+                "column over the fabric; cycles, tokens/s and the bound (chains of these only)");
   sub->add_option("--pipeline-replicas", cmd->pipeline_replicas,
                   "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: the number, up to "
                   "the tokens and rows, whose estimated run is shortest)")
