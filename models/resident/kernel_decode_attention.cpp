@@ -144,4 +144,75 @@ LayerProgram lower_decode_attention(compiler::KernelContext& ctx, const DecodeAt
   return p;
 }
 
+LayerProgram lower_kv_cache_fill(compiler::KernelContext& ctx, const KvCacheFillArgs& a) {
+  const compiler::StreamingLayout& l = ctx.layout;
+  const DType dt = ctx.dtype;
+  const std::uint32_t esz = hw::size_of(dt);
+  const std::uint64_t hd = a.head_dim, S = a.capacity, P = a.prompt;
+  if (l.tokens_per_pe != 1 || l.columns != l.tokens)
+    throw sim::InputError(
+        fmt::format("layer '{}': filling the KV cache needs one token per column ({} per PE over {} columns)", a.layer,
+                    l.tokens_per_pe, l.columns));
+  if (P == 0 || P > S)
+    throw sim::InputError(
+        fmt::format("layer '{}': a prompt of {} tokens does not fit the KV cache of {} keys", a.layer, P, S));
+  const auto& T = ctx.tensors;
+  const compiler::Tensor &k = T.at(a.k), &v = T.at(a.v), &kc = T.at(a.k_cache), &vc = T.at(a.v_cache);
+
+  LayerProgram p;
+  p.layer = a.layer;
+  p.kind = LayerKind::Attention;
+  p.phase = compiler::Phase::Forward;
+  p.reads = {a.k, a.v};
+  p.writes = {a.k_cache, a.v_cache};
+  std::vector<std::uint64_t> sram(l.slices());
+  compiler::Work& w = p.work;
+  const std::uint64_t steps_k = (P + ctx.target.lanes(dt) - 1) / ctx.target.lanes(dt);
+  const std::uint64_t steps_v = (P + ctx.target.lanes(DType::F32) - 1) / ctx.target.lanes(DType::F32);
+  for (std::uint32_t s = 0; s < l.slices(); ++s) {
+    std::uint64_t ng = 0;
+    for (std::uint32_t g = 0; g < a.kv_heads; ++g) ng += kc.map.slice_of_group(g) == s;
+    sram[s] = ng * hd * (2 * P * esz + S * (esz + 4));
+    // Per element: two moves, four pointer steps, the count and the branch.
+    w.issue = std::max(w.issue, ng ? 8 * ng * hd + 7 : 1);
+    w.datapath_steps = std::max(w.datapath_steps, ng * hd * (steps_k + steps_v));
+  }
+  compiler::finish_layer(ctx, p, sram);
+  p.colors = 0;
+  if (!ctx.emit) return p;
+
+  for (std::uint32_t s = 0; s < l.slices(); ++s) {
+    std::uint64_t ng = 0;
+    for (std::uint32_t g = 0; g < a.kv_heads; ++g) ng += kc.map.slice_of_group(g) == s;
+    compiler::ProgramBuilder b(fmt::format("{}.r{}", a.layer, s));
+    b.entry(b.task("main"));
+    if (ng) {
+      const auto n = static_cast<std::uint32_t>(P);
+      const unsigned kdst = b.mem("kdst", dt, kc.addr, n);
+      const unsigned ksrc = b.mem("ksrc", dt, k.addr, n);
+      const unsigned vdst = b.mem("vdst", DType::F32, vc.addr, n);
+      const unsigned vsrc = b.mem("vsrc", dt, v.addr, n);
+      b.mov(1, static_cast<std::int64_t>(ng * hd));
+      const unsigned loop = b.label();
+      b.bind(loop);
+      b.vop(Op::FMov, dt, dt, V::d(kdst), V::d(ksrc));
+      b.vop(Op::FCvt, DType::F32, dt, V::d(vdst), V::d(vsrc));
+      b.dsd(Op::DsdAdd, kdst, static_cast<std::int64_t>(S));
+      b.dsd(Op::DsdAdd, ksrc, static_cast<std::int64_t>(P));
+      b.dsd(Op::DsdAdd, vdst, static_cast<std::int64_t>(S));
+      b.dsd(Op::DsdAdd, vsrc, static_cast<std::int64_t>(P));
+      b.alu(Op::Sub, 1, 1, 1);
+      b.branch(Cond::Ne, 1, 0, loop);
+    }
+    b.ret();
+    hw::isa::Placement pl;
+    pl.x0 = 0;
+    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
+    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
+    pl.program = b.finish();
+    p.code.push_back(std::move(pl));
+  }
+  return p;
+}
+
 }  // namespace wafersim::models::resident

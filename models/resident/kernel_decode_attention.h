@@ -35,4 +35,22 @@ struct DecodeAttentionArgs {
 // busiest PE, so the bound is a lower bound on its cycles.
 compiler::LayerProgram lower_decode_attention(compiler::KernelContext& ctx, const DecodeAttentionArgs& a);
 
+// The parallel prefill's keys and values of one attention layer copied into its KV cache
+// (kv_cache_tensor()s), so that decode steps continue from position `prompt`. `k` and `v` are
+// the prefill's tensors seen on the decode layout (one sample per column): features
+// g*hd*prompt + d*prompt + i for group g, dimension d, position i, with a Heads map of
+// `kv_heads` groups, which is where a prefill with `prompt` tokens per PE (one sample per
+// column, the same rows) keeps them.
+struct KvCacheFillArgs {
+  std::string layer;
+  std::uint32_t k = 0, v = 0, k_cache = 0, v_cache = 0;
+  std::uint32_t kv_heads = 1;
+  std::uint64_t head_dim = 1, prompt = 1, capacity = 1;
+};
+
+// Contract: needs tokens_per_pe 1 with one sample per column and prompt <= capacity (else
+// sim::InputError naming the layer); per row and local element (group, dimension) one vector
+// move of the prompt's keys and one widening move of its values, both local to the PE.
+compiler::LayerProgram lower_kv_cache_fill(compiler::KernelContext& ctx, const KvCacheFillArgs& a);
+
 }  // namespace wafersim::models::resident

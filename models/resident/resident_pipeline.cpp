@@ -18,7 +18,10 @@
 #include "hw/numerics/softfloat.h"
 #include "models/compiler/compiled_model.h"
 #include "models/compiler/elementwise.h"
+#include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
+#include "models/reference/format.h"
+#include "models/reference/norms.h"
 #include "sim/errors.h"
 
 namespace wafersim::models::resident {
@@ -81,7 +84,9 @@ PipeBits draw(std::mt19937_64& rng, std::uint64_t n, double scale, DType dt) {
 
 // SRAM of one PE of a stage (the same addresses on every row: sized for the largest chunk).
 struct Frame {
-  std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, end = 0;
+  std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, stat = 0, save = 0;
+  std::uint32_t w2 = 0, bias2 = 0, y2 = 0;  // a gated stage's up projection
+  std::uint32_t end = 0;
 };
 
 Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps,
@@ -96,14 +101,21 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
     a += align8(std::max<std::uint64_t>(bytes, 8));
     return at;
   };
-  f.w = take(k * c * esz);
+  f.w = take(s.norm || s.add ? 0 : k * c * esz);
   f.bias = take(c * 4);
   f.acc = take(c * 4);
   f.y = take(c * esz);
   f.fused = take(c * esz);
   f.temps = take(std::uint64_t{temps} * align8(c * esz));
-  f.x = first ? take(tokens * s.f_in * esz) : take(2 * std::uint64_t{align8(s.f_in * esz)});
+  f.x = first ? take(tokens * s.f_in * esz) : take(2 * std::uint64_t{align8((s.f_in + s.carry_in) * esz)});
   f.out = last ? take(tokens * c * esz) : 0;
+  f.stat = s.norm ? take(4) : 0;
+  f.save = s.norm ? take(16) : 0;
+  if (s.gated) {
+    f.w2 = take(k * c * esz);
+    f.bias2 = take(c * 4);
+    f.y2 = take(c * esz);
+  }
   f.end = a;
   return f;
 }
@@ -152,27 +164,97 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                     "covered yet)",
                     model.name));
   std::string prev = input->name;
+  std::vector<std::string> stage_input;  // the tensor each stage reads
+  auto no_rows_in = [&](const LayerSpec& l) {
+    if (cut != PipelineCut::RowsOut)
+      throw sim::InputError(fmt::format("model '{}': layer '{}' ({}) needs the rows-out cut in the pipeline",
+                                        model.name, l.name, to_string(l.kind)));
+  };
   for (const auto& l : model.layers) {
     if (l.kind == LayerKind::CrossEntropy) continue;
     const bool chained = l.inputs.size() == 1 && l.inputs[0] == prev;
-    if (l.kind == LayerKind::Linear && chained && l.tied_to.empty()) {
+    const std::size_t before = p.stages.size();
+    if (l.kind == LayerKind::Add && l.inputs.size() == 2 && (l.inputs[0] == prev || l.inputs[1] == prev) &&
+        !p.stages.empty()) {
+      // The skip: the input of an earlier stage, carried by it and every stage after it.
+      no_rows_in(l);
+      const std::string& skip = l.inputs[0] == prev ? l.inputs[1] : l.inputs[0];
+      const auto it = std::find(stage_input.begin(), stage_input.end(), skip);
+      if (it == stage_input.end() || skip == prev)
+        throw sim::InputError(fmt::format(
+            "model '{}': layer '{}' (add): the pipelined run adds the previous layer and the input of an earlier "
+            "stage; '{}' is neither",
+            model.name, l.name, skip));
+      const auto j = static_cast<std::size_t>(it - stage_input.begin());
+      const std::uint64_t f = model.shape_of(prev).features;
+      for (std::size_t k = j; k < p.stages.size(); ++k) {
+        PipelineStage& c = p.stages[k];
+        if (c.carry_out || (k > j && c.carry_in))
+          throw sim::InputError(
+              fmt::format("model '{}': layer '{}' (add): residual connections that overlap are not covered yet",
+                          model.name, l.name));
+        c.carry_out = f;
+        c.carry_from = k == j ? 0 : c.f_in;
+        if (k > j) c.carry_in = f;
+      }
+      PipelineStage s;
+      s.name = l.name;
+      s.add = true;
+      s.skip_from = j;
+      s.f_in = s.f_out = f;
+      s.carry_in = f;
+      p.stages.push_back(std::move(s));
+    } else if (l.kind == LayerKind::Linear && l.inputs.size() == 1 && l.tied_to.empty() && !p.stages.empty() &&
+               l.inputs[0] == stage_input.back() && prev == p.stages.back().name && !p.stages.back().norm &&
+               !p.stages.back().add && !p.stages.back().gated && l.in_features == p.stages.back().f_in &&
+               l.features == p.stages.back().f_out) {
+      // The second linear layer of one input: a gated stage, if SwiGLU of the two follows.
+      no_rows_in(l);
+      p.stages.back().gated = true;
+      p.stages.back().up = l.name;
+      p.stages.back().bias2 = l.bias;
+      prev = l.name;
+      continue;
+    } else if (l.kind == LayerKind::Swiglu && !p.stages.empty() && p.stages.back().gated &&
+               p.stages.back().fused.empty() && l.inputs.size() == 2 && l.inputs[0] == p.stages.back().name &&
+               l.inputs[1] == p.stages.back().up) {
+      p.stages.back().fused = l.name;
+      p.stages.back().fused_kind = l.kind;
+    } else if (l.kind == LayerKind::RmsNorm && chained) {
+      no_rows_in(l);
+      PipelineStage s;
+      s.name = l.name;
+      s.norm = true;
+      s.epsilon = l.epsilon;
+      s.f_in = s.f_out = model.shape_of(prev).features;
+      p.stages.push_back(std::move(s));
+    } else if (l.kind == LayerKind::Linear && chained && l.tied_to.empty()) {
       PipelineStage s;
       s.name = l.name;
       s.f_in = l.in_features;
       s.f_out = l.features;
       s.bias = l.bias;
       p.stages.push_back(std::move(s));
-    } else if (fusable(l.kind) && chained && !p.stages.empty() && p.stages.back().fused.empty()) {
+    } else if (fusable(l.kind) && chained && !p.stages.empty() && !p.stages.back().norm && !p.stages.back().add &&
+               !p.stages.back().gated && p.stages.back().fused.empty()) {
       p.stages.back().fused = l.name;
       p.stages.back().fused_kind = l.kind;
     } else {
       throw sim::InputError(fmt::format(
           "model '{}': the pipelined run covers chains of linear layers, each optionally followed by one gelu, silu "
-          "or relu layer; layer '{}' ({}{}) is not covered yet",
+          "or relu layer (or two of one input with swiglu after them), rmsnorm layers and residual adds; layer '{}' "
+          "({}{}) is not covered yet",
           model.name, l.name, to_string(l.kind), chained ? "" : ", not fed by the previous layer"));
     }
+    if (p.stages.size() > before) stage_input.push_back(prev);
     prev = l.name;
   }
+  for (const auto& st : p.stages)
+    if (st.gated && st.fused.empty())
+      throw sim::InputError(fmt::format(
+          "model '{}': layers '{}' and '{}' read one input; the pipelined run covers that only with swiglu of the "
+          "two after them",
+          model.name, st.name, st.up));
   if (p.stages.empty()) throw sim::InputError(fmt::format("model '{}' has no linear layer to pipeline", model.name));
   if (p.stages.size() > target.width())
     throw sim::InputError(
@@ -222,9 +304,18 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   p.input = draw(rng, p.tokens * p.stages.front().f_in, 1.0, dt);
   for (auto& s : p.stages) {
     s.rows = static_cast<std::uint32_t>(rows);
+    if (s.norm) {
+      s.weight = draw(rng, s.f_in, 1.0, dt);  // gamma
+      continue;
+    }
+    if (s.add) continue;
     const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
     s.weight = draw(rng, s.f_in * s.f_out, scale, dt);
     if (s.bias) s.bias_values = draw(rng, s.f_out, scale, dt);
+    if (s.gated) {
+      s.weight2 = draw(rng, s.f_in * s.f_out, scale, dt);
+      if (s.bias2) s.bias_values2 = draw(rng, s.f_out, scale, dt);
+    }
   }
 
   p.routes = std::make_shared<fabric::RouteTable>(target.width(), target.height(), target.fabric.colors);
@@ -244,7 +335,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       // Cycles per token of each form for the busiest row: a synchronous vector instruction
       // costs its start and pipeline depth besides its elements, and each has scalar steps.
       const std::uint64_t c = cdiv(s.f_out, s.rows);
-      s.dot = c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
+      s.dot = !s.norm && !s.add && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
     }
     if (fr.end > target.sram_bytes())
       throw sim::InputError(fmt::format(
@@ -278,30 +369,59 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
         // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
         // with the input and the relay through its ramp.
-        const std::uint64_t issue = s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
-        const std::uint64_t steps = s.dot ? c * cdiv(a.size(), lanes) : (a.size() + 1) * cdiv(c, lanes);
-        const std::uint64_t lat = std::max(issue, steps);
-        const std::uint64_t ramp_in = (first ? 0 : s.f_in) + (last ? 0 : above) + (sums_in ? c : 0);
-        const std::uint64_t ramp_out = (last && round) ? 0 : above + c;
+        // (A norm row: the sum of squares, rstd's scalar steps, four vector instructions.)
+        const std::uint64_t issue = s.add ? 6 : s.norm ? 12 : s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
+        const std::uint64_t steps = s.add    ? cdiv(c, lanes)
+                                    : s.norm ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
+                                    : s.dot  ? c * cdiv(a.size(), lanes)
+                                             : (a.size() + 1) * cdiv(c, lanes);
+        const std::uint64_t lat = std::max(issue, steps) * (s.gated ? 2 : 1);
+        const bool carries = !last && y + 1 == s.rows && s.carry_out;  // the bottom row sends the skip on
+        const std::uint64_t ramp_in = (first ? 0 : s.f_in + s.carry_in) + (last ? 0 : above) + (sums_in ? c : 0);
+        const std::uint64_t ramp_out = ((last && round) ? 0 : above + c) + (carries ? s.carry_out : 0);
         s.latency_bound = std::max(s.latency_bound, lat);
         s.interval_bound = std::max({s.interval_bound, lat, ramp_in, ramp_out});
 
         compiler::ProgramBuilder b(fmt::format("{}.pipeline.r{}", s.name, gy));
         // Weights (row f: W[f][o.lo .. o.hi)) and the bias widened to fp32: placed with the code.
         std::vector<std::uint8_t> wb;
-        if (s.dot) {
+        if (s.norm) {
+          std::vector<std::uint8_t> gb;  // gamma of the row's features, widened to fp32
+          for (std::uint64_t k = o.lo; k < o.hi; ++k)
+            append(gb, dt == DType::F32 ? s.weight[k] : nm::convert(DType::F32, dt, s.weight[k]), 4);
+          b.data(fr.bias, std::move(gb));
+        } else if (s.add) {
+          // No parameters.
+        } else if (s.dot) {
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
             for (std::uint64_t f = a.lo; f < a.hi; ++f) append(wb, s.weight[f * s.f_out + k], esz);
         } else {
           for (std::uint64_t f = a.lo; f < a.hi; ++f)
             for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
         }
-        b.data(fr.w, std::move(wb));
+        if (!wb.empty()) b.data(fr.w, std::move(wb));
         if (s.bias && !sums_in) {
           std::vector<std::uint8_t> bb;
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
             append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
           b.data(fr.bias, std::move(bb));
+        }
+        if (s.gated) {  // up's block and bias, in the gate's order
+          std::vector<std::uint8_t> w2;
+          if (s.dot) {
+            for (std::uint64_t k = o.lo; k < o.hi; ++k)
+              for (std::uint64_t f = a.lo; f < a.hi; ++f) append(w2, s.weight2[f * s.f_out + k], esz);
+          } else {
+            for (std::uint64_t f = a.lo; f < a.hi; ++f)
+              for (std::uint64_t k = o.lo; k < o.hi; ++k) append(w2, s.weight2[f * s.f_out + k], esz);
+          }
+          b.data(fr.w2, std::move(w2));
+          if (s.bias2) {
+            std::vector<std::uint8_t> bb;
+            for (std::uint64_t k = o.lo; k < o.hi; ++k)
+              append(bb, dt == DType::F32 ? s.bias_values2[k] : nm::convert(DType::F32, dt, s.bias_values2[k]), 4);
+            b.data(fr.bias2, std::move(bb));
+          }
         }
         if (first) {
           std::vector<std::uint8_t> xb;
@@ -315,18 +435,22 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         const unsigned wcol = b.mem("wcol", dt, fr.w, static_cast<std::uint32_t>(s.f_in));
         const unsigned xvec = b.mem("xvec", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
         const unsigned yd = b.mem("y", dt, fr.y, c);
+        const unsigned yd2 = s.gated ? b.mem("y2", dt, fr.y2, c) : 0;
         std::vector<unsigned> ewd;
         if (!s.fused.empty()) {
           ewd.push_back(yd);
+          if (s.gated) ewd.push_back(yd2);
           ewd.push_back(b.mem("fused", dt, fr.fused, c));
           for (std::uint32_t k = 0; k < ew.temporaries(); ++k)
-            ewd.push_back(b.mem(ew.buffers[2 + k], dt, fr.temps + k * align8(c * esz), c));
+            ewd.push_back(b.mem(ew.buffers[ew.inputs + ew.outputs + k], dt, fr.temps + k * align8(c * esz), c));
         }
-        const unsigned result = s.fused.empty() ? yd : ewd[1];
-        const unsigned xbuf = b.mem("x", dt, fr.x, static_cast<std::uint32_t>(s.f_in));
-        const unsigned xin = first ? 0
-                                   : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1),
-                                             static_cast<std::uint32_t>(s.f_in));
+        const unsigned result = s.fused.empty() ? yd : ewd[ew.inputs];
+        const auto f_recv = static_cast<std::uint32_t>(s.f_in + s.carry_in);
+        const unsigned xbuf = b.mem("x", dt, fr.x, f_recv);
+        const unsigned xin = first ? 0 : b.fabin("x_in", dt, relay_color(i - 1, p.stages[i - 1].rows - 1), f_recv);
+        const unsigned cout =
+            carries ? b.fabout("carry_out", dt, relay_color(i, y), static_cast<std::uint32_t>(s.carry_out)) : 0;
+        const unsigned cmem = carries ? b.mem("carry", dt, fr.x, static_cast<std::uint32_t>(s.carry_out)) : 0;
         const unsigned outm = last && round ? b.mem("out", dt, fr.out, c) : 0;
         const unsigned sin = sums_in ? b.fabin("sums_in", DType::F32, relay_color(i, y - 1), c) : 0;
         const unsigned sout = sums_out ? b.fabout("sums_out", DType::F32, relay_color(i, y), c) : 0;
@@ -334,11 +458,47 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         const unsigned rfwd = !last && above ? b.fabout("relay_fwd", dt, relay_color(i, y), above) : 0;
         const unsigned rout = last || !round ? 0 : b.fabout("relay_out", dt, relay_color(i, y), c);
 
+        // One linear pass over the input: W at w_addr, the bias (fp32) at bias_addr, the rounded
+        // outputs at y_addr (DSD ydsd).
+        auto linear_pass = [&](std::uint32_t w_addr, std::uint32_t bias_addr, bool has_bias, std::uint32_t y_addr,
+                               unsigned ydsd) {
+          if (s.dot) {
+            // Per output k: r2 = bias (or +0), then fma(x[f], w[f][k], r2) over the inputs in
+            // order (fdot), rounded and stored.
+            b.dsdr(Op::DsdBase, xvec, 6);
+            b.dsd(Op::DsdBase, wcol, w_addr);
+            for (std::uint32_t k = 0; k < c; ++k) {
+              if (has_bias)
+                b.ld(2, bias_addr + 4 * k, 4);
+              else
+                b.mov(2, 0);
+              b.reduce(Op::FDot, DType::F32, dt, 2, V::d(xvec), V::d(wcol));
+              b.dsd(Op::DsdAdd, wcol, static_cast<std::int64_t>(s.f_in));
+              if (dt != DType::F32) b.fcvt_scalar(dt, DType::F32, 2, 2);
+              b.st(y_addr + k * esz, 2, esz);
+            }
+            return;
+          }
+          b.mov(3, 0);
+          if (bias_addr != fr.bias) b.dsd(Op::DsdBase, biasd, bias_addr);
+          b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : has_bias ? V::d(biasd) : V::r(3));
+          // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
+          b.dsd(Op::DsdBase, wvec, w_addr);
+          for (std::uint64_t f = a.lo; f < a.hi; ++f) {
+            b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
+            b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
+            b.dsd(Op::DsdAdd, wvec, c);
+          }
+          if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
+          if (round && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(ydsd), V::d(acc));
+          if (round && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(ydsd), V::d(acc));
+          if (bias_addr != fr.bias) b.dsd(Op::DsdBase, biasd, fr.bias);
+        };
         // Task `token` runs once per token. Its input was received (or lies in SRAM) at r10;
         // before it works on it, it starts receiving the next token's input into the other
         // buffer (asynchronously; its completion activates `token` again, which then runs as
         // soon as this one has returned).
-        const std::uint32_t x0 = fr.x, x1 = fr.x + align8(s.f_in * esz);
+        const std::uint32_t x0 = fr.x, x1 = fr.x + align8(std::uint64_t{f_recv} * esz);
         const std::uint8_t main = b.task("main");
         const std::uint8_t token = b.declare_task("token");
         const compiler::VectorOptions next{true, hw::isa::OnDone::Activate, token};
@@ -367,35 +527,40 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           b.vop(Op::FMov, dt, dt, V::d(xbuf), V::d(xin), {}, {}, next);
         }
         b.bind(no_more);
-        if (s.dot) {
-          // Per output k: r2 = bias (or +0), then fma(x[f], w[f][k], r2) over the inputs in
-          // order (fdot), rounded and stored.
+        if (s.add) {
+          // y[k] = x[k] + skip[k] over the row's features, in the model's format.
+          const unsigned xa = b.mem("xa", dt, fr.x, c), xb = b.mem("xb", dt, fr.x, c);
+          b.alu(Op::Add, 7, 6, static_cast<std::int64_t>(o.lo * esz));
+          b.dsdr(Op::DsdBase, xa, 7);
+          b.alu(Op::Add, 8, 6, static_cast<std::int64_t>((s.f_in + o.lo) * esz));
+          b.dsdr(Op::DsdBase, xb, 8);
+          b.vop(Op::FAdd, dt, dt, V::d(yd), V::d(xa), V::d(xb));
+        } else if (s.norm) {
+          // sum of x[f]^2 over every input in order from +0 (fdot), rstd = rsqrt(sum x 1/d +
+          // eps) in the reference's steps (which use r4 to r15: r6, r10, r13 and r15 saved),
+          // then the row's features: R(widen(x[k]) x rstd x gamma[k]).
           b.dsdr(Op::DsdBase, xvec, 6);
-          b.dsd(Op::DsdBase, wcol, fr.w);
-          for (std::uint32_t k = 0; k < c; ++k) {
-            if (s.bias)
-              b.ld(2, fr.bias + 4 * k, 4);
-            else
-              b.mov(2, 0);
-            b.reduce(Op::FDot, DType::F32, dt, 2, V::d(xvec), V::d(wcol));
-            b.dsd(Op::DsdAdd, wcol, static_cast<std::int64_t>(s.f_in));
-            if (dt != DType::F32) b.fcvt_scalar(dt, DType::F32, 2, 2);
-            b.st(fr.y + k * esz, 2, esz);
-          }
+          b.mov(2, 0);
+          b.reduce(Op::FDot, DType::F32, dt, 2, V::d(xvec), V::d(xvec));
+          b.st(fr.stat, 2, 4);
+          const unsigned saved[] = {6, 10, 13, 15};
+          for (unsigned k = 0; k < 4; ++k) b.st(fr.save + 4 * k, saved[k], 4);
+          compiler::emit_rstd_in_place(b, fr.stat, 1, nm::from_double(DType::F32, 1.0 / static_cast<double>(s.f_in)),
+                                       nm::from_double(DType::F32, s.epsilon));
+          for (unsigned k = 0; k < 4; ++k) b.ld(saved[k], fr.save + 4 * k, 4);
+          const unsigned xs = b.mem("xslice", dt, fr.x, c);
+          b.alu(Op::Add, 7, 6, static_cast<std::int64_t>(o.lo * esz));
+          b.dsdr(Op::DsdBase, xs, 7);
+          b.vop(Op::FCvt, DType::F32, dt, V::d(acc), V::d(xs));
+          b.ld(5, fr.stat, 4);
+          b.vop(Op::FMul, DType::F32, DType::F32, V::d(acc), V::d(acc), V::r(5));
+          b.vop(Op::FMul, DType::F32, DType::F32, V::d(acc), V::d(acc), V::d(biasd));
         } else {
-          b.mov(3, 0);
-          b.vop(Op::FMov, DType::F32, DType::F32, V::d(acc), sums_in ? V::d(sin) : s.bias ? V::d(biasd) : V::r(3));
-          // Unrolled over the inputs: the input element as the scalar, the weight row as the vector.
-          b.dsd(Op::DsdBase, wvec, fr.w);
-          for (std::uint64_t f = a.lo; f < a.hi; ++f) {
-            b.ld(1, static_cast<std::uint32_t>(f * esz), esz, 6);
-            b.vop(Op::FMac, DType::F32, dt, V::d(acc), V::d(acc), V::d(wvec), V::r(1));
-            b.dsd(Op::DsdAdd, wvec, c);
-          }
+          linear_pass(fr.w, fr.bias, s.bias, fr.y, yd);
+          if (s.gated) linear_pass(fr.w2, fr.bias2, s.bias2, fr.y2, yd2);
         }
-        if (sums_out) b.vop(Op::FMov, DType::F32, DType::F32, V::d(sout), V::d(acc));
-        if (round && !s.dot && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
-        if (round && !s.dot && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
+        if (s.norm && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
+        if (s.norm && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
         if (round && !s.fused.empty()) {
           for (std::size_t k = 0; k < ew.consts.size(); ++k)
             b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
@@ -427,6 +592,11 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           if (above) b.vop(Op::FMov, dt, dt, V::d(rfwd), V::d(rin));
           b.vop(Op::FMov, dt, dt, V::d(rout), V::d(result));
         }
+        if (carries) {
+          b.alu(Op::Add, 7, 6, static_cast<std::int64_t>(s.carry_from * esz));
+          b.dsdr(Op::DsdBase, cmem, 7);
+          b.vop(Op::FMov, dt, dt, V::d(cout), V::d(cmem));
+        }
         b.alu(Op::Sub, 15, 15, 1);
         b.ret();
         hw::isa::Placement pl;
@@ -443,23 +613,50 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
   const DType dt = compiler::hw_dtype(p.model.dtype);
   auto widen = [&](std::uint32_t v) { return dt == DType::F32 ? v : nm::convert(DType::F32, dt, v); };
   PipeBits x = p.input;
+  std::vector<PipeBits> inputs;  // each stage's input
   for (const auto& s : p.stages) {
+    inputs.push_back(x);
     PipeBits y(p.tokens * s.f_out);
-    for (std::uint64_t m = 0; m < p.tokens; ++m)
-      for (std::uint64_t o = 0; o < s.f_out; ++o) {
-        std::uint32_t acc = s.bias ? widen(s.bias_values[o]) : 0;
-        for (std::uint64_t f = 0; f < s.f_in; ++f)
-          acc = nm::fma(DType::F32, widen(x[m * s.f_in + f]), widen(s.weight[f * s.f_out + o]), acc);
-        y[m * s.f_out + o] = dt == DType::F32 ? acc : nm::convert(dt, DType::F32, acc);
-      }
+    if (s.add) {
+      const compiler::EwProgram ew = compiler::elementwise_forward(LayerKind::Add);
+      PipeBits skip = inputs.at(s.skip_from);
+      std::vector<std::vector<std::uint32_t>*> ptrs{&x, &skip, &y};
+      compiler::run_elementwise(ew, dt, ptrs);
+      x = std::move(y);
+      continue;
+    }
+    if (s.norm) {
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(p.model.dtype);
+      ref::Tensor xt(f, {p.tokens, 1, s.f_in}), g(f, ref::vector_shape(s.f_in));
+      for (std::uint64_t i = 0; i < x.size(); ++i) xt.set_bits(i, x[i]);
+      for (std::uint64_t i = 0; i < s.f_in; ++i) g.set_bits(i, s.weight[i]);
+      const ref::Tensor r = ref::rmsnorm_forward(xt, g, s.epsilon);
+      for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
+      x = std::move(y);
+      continue;
+    }
+    auto linear = [&](const PipeBits& w, bool has_bias, const PipeBits& bias) {
+      PipeBits out(p.tokens * s.f_out);
+      for (std::uint64_t m = 0; m < p.tokens; ++m)
+        for (std::uint64_t o = 0; o < s.f_out; ++o) {
+          std::uint32_t acc = has_bias ? widen(bias[o]) : 0;
+          for (std::uint64_t f = 0; f < s.f_in; ++f)
+            acc = nm::fma(DType::F32, widen(x[m * s.f_in + f]), widen(w[f * s.f_out + o]), acc);
+          out[m * s.f_out + o] = dt == DType::F32 ? acc : nm::convert(dt, DType::F32, acc);
+        }
+      return out;
+    };
+    y = linear(s.weight, s.bias, s.bias_values);
     if (!s.fused.empty()) {
       const compiler::EwProgram ew = compiler::elementwise_forward(s.fused_kind);
       std::vector<PipeBits> bufs(ew.buffers.size(), PipeBits(y.size()));
       bufs[0] = y;
+      if (s.gated) bufs[1] = linear(s.weight2, s.bias2, s.bias_values2);
       std::vector<std::vector<std::uint32_t>*> ptrs;
       for (auto& v : bufs) ptrs.push_back(&v);
       compiler::run_elementwise(ew, dt, ptrs);
-      y = bufs[1];
+      y = bufs[ew.inputs];
     }
     x = std::move(y);
   }

@@ -27,7 +27,8 @@ using PipeBits = std::vector<std::uint32_t>;
 enum class PipelineCut : std::uint8_t { RowsOut, RowsIn };
 const char* to_string(PipelineCut c);
 
-// One stage: a linear layer (and the unary elementwise layer fused after it, if any) on
+// One stage: a linear layer (and the unary elementwise layer fused after it, if any), an
+// RMSNorm layer or a residual add, on
 // column x, rows [0, rows): row y keeps its block of W (by the cut) and of the bias.
 struct PipelineStage {
   std::string name;   // the linear layer
@@ -40,6 +41,26 @@ struct PipelineStage {
   // contiguous), rather than one FMAC over the row's outputs per input; whichever issues fewer
   // cycles per token.
   bool dot = false;
+  // An RMSNorm layer instead of a linear one: every row takes the statistics of the whole
+  // input in the reference's order and normalises its own features (split(f_out, rows, y));
+  // `weight` holds gamma.
+  bool norm = false;
+  double epsilon = 0;
+  // A residual add instead: its input is the previous stage's output followed by the skip
+  // (the input of stage `skip_from`, which the stages from there on carry after their outputs);
+  // each row adds its features of the two.
+  bool add = false;
+  // A gated linear stage: two linear layers that read the same input (gate: `name`, and `up`)
+  // with a two-input elementwise layer (`fused`, SwiGLU) on their outputs; each row computes
+  // its features of both, then the gate's activation times the up projection.
+  bool gated = false;
+  std::string up;
+  bool bias2 = false;
+  PipeBits weight2, bias_values2;  // up's W and b
+  std::size_t skip_from = 0;
+  std::uint64_t carry_in = 0;        // elements after the f_in inputs that the stage receives (the skip)
+  std::uint64_t carry_out = 0;       // elements its bottom row sends after the outputs (the skip)
+  std::uint64_t carry_from = 0;      // where in its input they are: 0 (its own input) or f_in
   std::uint64_t latency_bound = 0;   // per token, after its input has arrived (busiest row)
   std::uint64_t interval_bound = 0;  // per token, input included (busiest row)
   PipeBits weight, bias_values;      // W (f_in x f_out, row-major) and b, in the model's format
@@ -66,18 +87,20 @@ struct PipelineProgram {
 };
 
 // Contract: covers models whose layers (the loss left out) are a chain of linear layers,
-// each optionally followed by one unary elementwise layer (gelu, silu, relu), fed by one
-// activation input; throws sim::InputError naming the first layer it does not cover, or
-// when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas`
-// pipelines (each with every layer's weights) share the tokens, each on its own band of
-// height / replicas rows; 0: the number (up to the tokens and rows) whose estimated run is
-// shortest.
+// each optionally followed by one unary elementwise layer (gelu, silu, relu) or, for two
+// linear layers of one input, SwiGLU of their outputs (a gated stage), RMSNorm layers
+// and residual adds (of the previous layer and an earlier input in the chain, not overlapping;
+// with the rows-out cut), fed by one activation input; throws sim::InputError naming the first layer it does
+// not cover, or when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas` pipelines
+// (each with every layer's weights) share the tokens, each on its own band of height / replicas rows; 0: the number (up
+// to the tokens and rows) whose estimated run is shortest.
 PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
                                  PipelineCut cut = PipelineCut::RowsOut, std::uint32_t replicas = 1);
 
 // The expected output (tokens x f_out of the last stage, token-major) in models/reference's
 // order: per output, acc = bias (or +0), fma over the inputs in order, rounded once; then
-// the fused elementwise program.
+// the fused elementwise program; RMSNorm stages by models/reference rmsnorm_forward; adds by
+// the elementwise program.
 PipeBits expect_pipeline(const PipelineProgram& p);
 
 struct PipelineResult {

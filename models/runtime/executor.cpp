@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <stdexcept>
 
 #include "hw/numerics/elementary.h"
 #include "hw/numerics/softfloat.h"
@@ -23,7 +24,7 @@ using compiler::Phase;
 namespace nm = hw::numerics;
 
 Executor::Executor(const compiler::CompiledModel& cm, platforms::Wafer& wafer, HostData data, ExecOptions options)
-    : cm_(cm),
+    : cm_(&cm),
       wafer_(wafer),
       data_(std::move(data)),
       options_(options),
@@ -33,27 +34,36 @@ Executor::Executor(const compiler::CompiledModel& cm, platforms::Wafer& wafer, H
 }
 
 sc_core::sc_time Executor::load_inputs() {
-  const auto& l = cm_.layout;
+  const sc_core::sc_time before = link_.delay();
+  const auto& l = cm_->layout;
   for (const auto& [id, bits] : data_.preload) {
-    const compiler::Tensor& t = cm_.tensors[id];
+    const compiler::Tensor& t = cm_->tensors[id];
     for (std::uint32_t g = 0; g < l.groups; ++g)
       for (std::uint32_t s = 0; s < l.slices(); ++s)
         for (std::uint32_t x = 0; x < l.columns; ++x)
           link_.write(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.group_rows[g][s])},
-                      t.addr, pe_bytes(cm_, t, bits, g * l.columns + x, s));
+                      t.addr, pe_bytes(*cm_, t, bits, g * l.columns + x, s));
   }
-  return link_.delay();
+  return link_.delay() - before;
+}
+
+void Executor::continue_with(const compiler::CompiledModel& cm, HostData data) {
+  if (cm.routes != cm_->routes)
+    throw std::logic_error("Executor::continue_with: the next model must use the routes the wafer was built with");
+  cm_ = &cm;
+  data_ = std::move(data);
+  first_result_ = results_.size();
 }
 
 Bits Executor::gather(std::uint32_t tensor) {
-  const auto& l = cm_.layout;
-  const compiler::Tensor& t = cm_.tensors[tensor];
+  const auto& l = cm_->layout;
+  const compiler::Tensor& t = cm_->tensors[tensor];
   Bits v(l.tokens * (t.per_token() ? t.width : t.features));
   for (std::uint32_t g = 0; g < l.groups; ++g)
     for (std::uint32_t s = 0; s < l.slices(); ++s) {
       for (std::uint32_t x = 0; x < l.columns; ++x) {
         const hw::PeCoord pe{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(l.group_rows[g][s])};
-        from_pe_bytes(cm_, t, link_.read(pe, t.addr, pe_size(cm_, t, s)), g * l.columns + x, s, v);
+        from_pe_bytes(*cm_, t, link_.read(pe, t.addr, pe_size(*cm_, t, s)), g * l.columns + x, s, v);
       }
       if (t.per_token()) break;
     }
@@ -61,7 +71,7 @@ Bits Executor::gather(std::uint32_t tensor) {
 }
 
 void Executor::start(std::size_t i) {
-  const compiler::LayerProgram& p = cm_.programs.at(i);
+  const compiler::LayerProgram& p = cm_->programs.at(i);
   auto& engine = wafer_.engine();
   auto& cores = wafer_.cores();
   StepResult r;
@@ -119,7 +129,7 @@ void Executor::start(std::size_t i) {
 }
 
 const StepResult& Executor::finish(std::size_t i) {
-  const compiler::LayerProgram& p = cm_.programs.at(i);
+  const compiler::LayerProgram& p = cm_->programs.at(i);
   auto& cores = wafer_.cores();
   StepResult& r = results_.back();
   if (!r.simulated) return r;
@@ -228,34 +238,35 @@ void add_group_partial(Bits& total, const Bits& part, std::uint32_t g) {
 }  // namespace
 
 std::vector<Check> Executor::check_step(std::size_t i) {
-  const compiler::LayerProgram& p = cm_.programs.at(i);
-  const LayerSpec* layer = cm_.model.find(p.layer);
+  const compiler::LayerProgram& p = cm_->programs.at(i);
+  const LayerSpec* layer = cm_->model.find(p.layer);
   std::vector<Check> out;
   if (!layer) return out;
-  const hw::DType dt = cm_.dtype();
+  const hw::DType dt = cm_->dtype();
   switch (layer->kind) {
     case LayerKind::Linear:
     case LayerKind::Gemv: {
       const bool tied = !layer->tied_to.empty();
-      const int wid = cm_.host_tensor((tied ? layer->tied_to : layer->name) + ".weight");
+      const int wid = cm_->host_tensor((tied ? layer->tied_to : layer->name) + ".weight");
       const std::uint64_t K = layer->in_features, N = layer->features;
       const std::int64_t sk = tied ? 1 : static_cast<std::int64_t>(N), sn = tied ? static_cast<std::int64_t>(K) : 1;
       if (p.phase == Phase::Forward) {
         const WeightView w{&data_.host[wid], 0, sk, sn};
-        const Bits* bias = layer->bias ? &data_.host[cm_.host_tensor(layer->name + ".bias")] : nullptr;
-        const Bits want = expect_matmul(cm_, before_.at(p.reads[0]), cm_.tensors[p.reads[0]].map,
-                                        cm_.tensors[p.writes[0]].map, w, bias, nullptr);
+        const Bits* bias = layer->bias ? &data_.host[cm_->host_tensor(layer->name + ".bias")] : nullptr;
+        const Bits want = expect_matmul(*cm_, before_.at(p.reads[0]), cm_->tensors[p.reads[0]].map,
+                                        cm_->tensors[p.writes[0]].map, w, bias, nullptr);
         out.push_back(compare(layer->name, dt, gather(p.writes[0]), want, true, 0));
       } else if (p.phase == Phase::BackwardData) {
         const WeightView w{&data_.host[wid], 0, sn, sk};
         const bool acc = p.reads.size() > 1;
         const Bits want =
-            expect_matmul(cm_, before_.at(p.reads[0]), cm_.tensors[p.reads[0]].map, cm_.tensors[p.writes[0]].map, w,
+            expect_matmul(*cm_, before_.at(p.reads[0]), cm_->tensors[p.reads[0]].map, cm_->tensors[p.writes[0]].map, w,
                           nullptr, acc ? &before_.at(p.reads[1]) : nullptr);
-        out.push_back(compare(cm_.tensors[p.writes[0]].name, dt, gather(p.writes[0]), want, true, 0));
+        out.push_back(compare(cm_->tensors[p.writes[0]].name, dt, gather(p.writes[0]), want, true, 0));
       } else {
-        const WeightGrad g = expect_weight_grad(cm_, before_.at(p.reads[0]), before_.at(p.reads[1]), K, N, layer->bias);
-        const int gid = cm_.host_tensor((tied ? layer->tied_to : layer->name) + ".weight.grad");
+        const WeightGrad g =
+            expect_weight_grad(*cm_, before_.at(p.reads[0]), before_.at(p.reads[1]), K, N, layer->bias);
+        const int gid = cm_->host_tensor((tied ? layer->tied_to : layer->name) + ".weight.grad");
         const Bits& got = step_streams_.at(gid);
         Bits want(got.size(), 0);
         std::vector<std::uint64_t> idx;
@@ -267,7 +278,7 @@ std::vector<Check> Executor::check_step(std::size_t i) {
           }
         out.push_back(compare(layer->name + ".weight.grad", hw::DType::F32, got, want, true, 0, &idx));
         if (layer->bias) {
-          const int bid = cm_.host_tensor(layer->name + ".bias.grad");
+          const int bid = cm_->host_tensor(layer->name + ".bias.grad");
           out.push_back(compare(layer->name + ".bias.grad", hw::DType::F32, step_streams_.at(bid), g.db, true, 0));
         }
       }
@@ -304,7 +315,7 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       std::set<std::uint32_t> compared;
       for (std::size_t k = ins; k < ops.size(); ++k)
         if (ops[k] != compiler::kScratchTensor && compared.insert(ops[k]).second)
-          out.push_back(compare(cm_.tensors[ops[k]].name, dt, gather(ops[k]), *ptrs[k], true, 0));
+          out.push_back(compare(cm_->tensors[ops[k]].name, dt, gather(ops[k]), *ptrs[k], true, 0));
       break;
     }
     case LayerKind::CrossEntropy:
@@ -314,21 +325,21 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       // models/reference: a copy of the token's row (plus its position's row); the gradients a
       // scatter-add in row order.
       namespace ref = models::reference;
-      const ref::Format f = ref::format_of(cm_.model.dtype);
+      const ref::Format f = ref::format_of(cm_->model.dtype);
       const std::uint64_t V = layer->vocabulary, d = layer->features;
       const Bits& ib = before_.at(p.operands[0]);
       ref::TokenIds ids;
-      ids.shape = Shape{cm_.model.batch, cm_.model.sequence, 1};
+      ids.shape = Shape{cm_->model.batch, cm_->model.sequence, 1};
       ids.ids.assign(ib.begin(), ib.end());
       ref::check_ids(ids, V, "embedding token ids");
       if (p.phase == Phase::Forward) {
         ref::Tensor table(f, Shape{1, V, d});
-        const Bits& tb = data_.host[cm_.host_tensor(layer->name + ".weight")];
+        const Bits& tb = data_.host[cm_->host_tensor(layer->name + ".weight")];
         for (std::size_t k = 0; k < tb.size(); ++k) table.set_bits(k, tb[k]);
-        const std::uint64_t S = cm_.model.sequence;
+        const std::uint64_t S = cm_->model.sequence;
         ref::Tensor positions(f, Shape{1, S, d});
         if (layer->learned_positions) {
-          const Bits& pb = data_.host[cm_.host_tensor(layer->name + ".positions")];
+          const Bits& pb = data_.host[cm_->host_tensor(layer->name + ".positions")];
           for (std::size_t k = 0; k < pb.size(); ++k) positions.set_bits(k, pb[k]);
         }
         const ref::Tensor y = ref::embedding_forward(ids, table, layer->learned_positions ? &positions : nullptr);
@@ -341,8 +352,8 @@ std::vector<Check> Executor::check_step(std::size_t i) {
         // Each row group's scatter-add over its own tokens (the reference's order there); the
         // host adds the groups' tables in fp32, in group order.
         const Bits& db = before_.at(p.operands[1]);
-        const std::uint32_t G = cm_.layout.groups;
-        const std::uint64_t Rg = cm_.layout.group_tokens();
+        const std::uint32_t G = cm_->layout.groups;
+        const std::uint64_t Rg = cm_->layout.group_tokens();
         auto bits_of = [](const ref::Tensor& t) {
           Bits b(t.size());
           for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::uint32_t>(t.bits(k));
@@ -351,19 +362,19 @@ std::vector<Check> Executor::check_step(std::size_t i) {
         Bits table, positions;
         for (std::uint32_t grp = 0; grp < G; ++grp) {
           ref::TokenIds gi;
-          gi.shape = group_shape(cm_, 1);
+          gi.shape = group_shape(*cm_, 1);
           const Bits part = token_range(ib, grp * Rg, (grp + 1) * Rg, 1);
           gi.ids.assign(part.begin(), part.end());
-          ref::Tensor dy(f, group_shape(cm_, d));
+          ref::Tensor dy(f, group_shape(*cm_, d));
           const Bits dyb = token_range(db, grp * Rg, (grp + 1) * Rg, d);
           for (std::size_t k = 0; k < dyb.size(); ++k) dy.set_bits(k, dyb[k]);
           const ref::EmbeddingGrads g =
-              ref::embedding_backward(gi, dy, V, layer->learned_positions ? cm_.model.sequence : 0);
+              ref::embedding_backward(gi, dy, V, layer->learned_positions ? cm_->model.sequence : 0);
           add_group_partial(table, bits_of(g.table), grp);
           if (layer->learned_positions) add_group_partial(positions, bits_of(g.positions), grp);
         }
         auto check = [&](const Bits& want, const std::string& name) {
-          Check c = compare(name, hw::DType::F32, step_streams_.at(cm_.host_tensor(name)), want, true, 0);
+          Check c = compare(name, hw::DType::F32, step_streams_.at(cm_->host_tensor(name)), want, true, 0);
           c.reference = "models/reference embedding_backward";
           out.push_back(std::move(c));
         };
@@ -382,13 +393,13 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       }
       // models/reference in the same order (the chain down the column is its feature order).
       namespace ref = models::reference;
-      const ref::Format f = ref::format_of(cm_.model.dtype);
+      const ref::Format f = ref::format_of(cm_->model.dtype);
       const std::uint64_t d = layer->in_features;
-      ref::Tensor x(f, Shape{cm_.model.batch, cm_.model.sequence, d});
+      ref::Tensor x(f, Shape{cm_->model.batch, cm_->model.sequence, d});
       const Bits& xb = before_.at(p.operands[0]);
       for (std::size_t k = 0; k < xb.size(); ++k) x.set_bits(k, xb[k]);
       ref::Tensor g(f, ref::vector_shape(d));
-      const Bits& gb = data_.host[cm_.host_tensor(layer->name + ".weight")];
+      const Bits& gb = data_.host[cm_->host_tensor(layer->name + ".weight")];
       for (std::size_t k = 0; k < gb.size(); ++k) g.set_bits(k, gb[k]);
       const ref::Tensor y = ref::rmsnorm_forward(x, g, layer->epsilon);
       Bits want(y.size());
@@ -401,9 +412,9 @@ std::vector<Check> Executor::check_step(std::size_t i) {
     case LayerKind::Attention: {
       // models/reference in the same order (each query's chains run on one PE).
       namespace ref = models::reference;
-      const ref::Format f = ref::format_of(cm_.model.dtype);
+      const ref::Format f = ref::format_of(cm_->model.dtype);
       auto tensor = [&](std::uint32_t id) {
-        ref::Tensor x(f, Shape{cm_.model.batch, cm_.model.sequence, cm_.tensors[id].features});
+        ref::Tensor x(f, Shape{cm_->model.batch, cm_->model.sequence, cm_->tensors[id].features});
         const Bits& bits = before_.at(id);
         for (std::size_t k = 0; k < bits.size(); ++k) x.set_bits(k, bits[k]);
         return x;
@@ -413,7 +424,7 @@ std::vector<Check> Executor::check_step(std::size_t i) {
         for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
         if (p.phase != Phase::Forward && before_.count(result))  // added to a gradient already there
           for (std::size_t k = 0; k < want.size(); ++k) want[k] = nm::add(dt, before_.at(result)[k], want[k]);
-        Check c = compare(cm_.tensors[result].name, dt, gather(result), want, true, 0);
+        Check c = compare(cm_->tensors[result].name, dt, gather(result), want, true, 0);
         c.reference = reference;
         out.push_back(std::move(c));
       };
@@ -438,8 +449,8 @@ std::vector<Check> Executor::check_step(std::size_t i) {
     case LayerKind::Softmax: {
       // models/reference in the same order (the chains down the column are its feature order).
       namespace ref = models::reference;
-      const ref::Format f = ref::format_of(cm_.model.dtype);
-      const Shape shape{cm_.model.batch, cm_.model.sequence, layer->output.features};
+      const ref::Format f = ref::format_of(cm_->model.dtype);
+      const Shape shape{cm_->model.batch, cm_->model.sequence, layer->output.features};
       auto tensor = [&](const Bits& bits) {
         ref::Tensor x(f, shape);
         for (std::size_t k = 0; k < bits.size(); ++k) x.set_bits(k, bits[k]);
@@ -456,7 +467,7 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       if (!fwd && before_.count(result))
         for (std::size_t k = 0; k < want.size(); ++k)
           want[k] = nm::add(dt, static_cast<std::uint32_t>(before_.at(result)[k]), static_cast<std::uint32_t>(want[k]));
-      Check c = compare(cm_.tensors[result].name, dt, gather(result), want, true, 0);
+      Check c = compare(cm_->tensors[result].name, dt, gather(result), want, true, 0);
       c.reference = fwd ? "models/reference softmax_forward" : "models/reference softmax_backward";
       out.push_back(std::move(c));
       break;
@@ -473,16 +484,16 @@ std::vector<Check> Executor::check_cross_entropy(std::size_t i, const LayerSpec&
   // forms from them with the reference's log against cross_entropy_forward; the gradient
   // against cross_entropy_backward. All bit for bit.
   namespace ref = models::reference;
-  const compiler::LayerProgram& p = cm_.programs.at(i);
-  const hw::DType dt = cm_.dtype(), f32 = hw::DType::F32;
-  const ref::Format f = ref::format_of(cm_.model.dtype);
-  const std::uint64_t V = cm_.model.shape_of(layer.inputs[0]).features, R = cm_.layout.tokens;
+  const compiler::LayerProgram& p = cm_->programs.at(i);
+  const hw::DType dt = cm_->dtype(), f32 = hw::DType::F32;
+  const ref::Format f = ref::format_of(cm_->model.dtype);
+  const std::uint64_t V = cm_->model.shape_of(layer.inputs[0]).features, R = cm_->layout.tokens;
   const Bits& xb = before_.at(p.operands[0]);
   const Bits& lb = before_.at(p.operands[1]);
-  ref::Tensor logits(f, Shape{cm_.model.batch, cm_.model.sequence, V});
+  ref::Tensor logits(f, Shape{cm_->model.batch, cm_->model.sequence, V});
   for (std::size_t k = 0; k < xb.size(); ++k) logits.set_bits(k, xb[k]);
   ref::TokenIds labels;
-  labels.shape = Shape{cm_.model.batch, cm_.model.sequence, 1};
+  labels.shape = Shape{cm_->model.batch, cm_->model.sequence, 1};
   labels.ids.assign(lb.begin(), lb.end());
   for (std::uint64_t r = 0; r < R; ++r)
     if (labels.ids[r] >= V)
@@ -522,7 +533,7 @@ std::vector<Check> Executor::check_cross_entropy(std::size_t i, const LayerSpec&
     const ref::Tensor want = ref::cross_entropy_backward(logits, labels);
     Bits wb(want.size());
     for (std::size_t k = 0; k < wb.size(); ++k) wb[k] = static_cast<std::uint32_t>(want.bits(k));
-    Check c = compare(cm_.tensors[p.operands[3]].name, dt, gather(p.operands[3]), wb, true, 0);
+    Check c = compare(cm_->tensors[p.operands[3]].name, dt, gather(p.operands[3]), wb, true, 0);
     c.reference = "models/reference cross_entropy_backward";
     out.push_back(std::move(c));
   }
@@ -534,10 +545,10 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
   // parameter gradients' chains run over the tokens in row order (through a PE, then west to
   // east). LayerNorm forward and the backward of both norms.
   namespace ref = models::reference;
-  const compiler::LayerProgram& p = cm_.programs.at(i);
+  const compiler::LayerProgram& p = cm_->programs.at(i);
   const bool ln = layer.kind == LayerKind::LayerNorm;
-  const hw::DType dt = cm_.dtype();
-  const ref::Format f = ref::format_of(cm_.model.dtype);
+  const hw::DType dt = cm_->dtype();
+  const ref::Format f = ref::format_of(cm_->model.dtype);
   const std::uint64_t d = layer.in_features;
   auto tensor = [&](const Bits& b, Shape shape) {
     ref::Tensor x(f, shape);
@@ -549,9 +560,9 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
     for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::uint32_t>(t.bits(k));
     return b;
   };
-  const Shape act{cm_.model.batch, cm_.model.sequence, d};
+  const Shape act{cm_->model.batch, cm_->model.sequence, d};
   const ref::Tensor x = tensor(before_.at(p.operands[0]), act);
-  const ref::Tensor g = tensor(data_.host[cm_.host_tensor(layer.name + ".weight")], ref::vector_shape(d));
+  const ref::Tensor g = tensor(data_.host[cm_->host_tensor(layer.name + ".weight")], ref::vector_shape(d));
   const std::string kind = ln ? "layernorm" : "rmsnorm";
   std::vector<Check> out;
   auto add = [&](const std::string& what, hw::DType t, const Bits& got, const Bits& want, const std::string& fn) {
@@ -560,7 +571,7 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
     out.push_back(std::move(c));
   };
   if (p.phase == Phase::Forward) {
-    const ref::Tensor beta = tensor(data_.host[cm_.host_tensor(layer.name + ".bias")], ref::vector_shape(d));
+    const ref::Tensor beta = tensor(data_.host[cm_->host_tensor(layer.name + ".bias")], ref::vector_shape(d));
     add(layer.name, dt, gather(p.operands[1]), bits(ref::layernorm_forward(x, g, beta, layer.epsilon)), "forward");
     return out;
   }
@@ -576,19 +587,19 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
         w[k] = nm::convert(dt, hw::DType::F32,
                            nm::add(hw::DType::F32, nm::convert(hw::DType::F32, dt, before_.at(dx)[k]),
                                    nm::convert(hw::DType::F32, dt, w[k])));
-    add(cm_.tensors[dx].name, dt, gather(dx), w, "backward");
+    add(cm_->tensors[dx].name, dt, gather(dx), w, "backward");
   } else {
     // Each row group's chains over its own tokens (the reference's order there); the host adds
     // the groups' sums in fp32, in group order.
-    const std::uint32_t G = cm_.layout.groups;
-    const std::uint64_t Rg = cm_.layout.group_tokens();
+    const std::uint32_t G = cm_->layout.groups;
+    const std::uint64_t Rg = cm_->layout.group_tokens();
     Bits dgamma, dbeta;
     for (std::uint32_t grp = 0; grp < G; ++grp) {
       ref::NormGrads part;
       if (G == 1) {
         part = want;
       } else {
-        const Shape gs = group_shape(cm_, d);
+        const Shape gs = group_shape(*cm_, d);
         const ref::Tensor xg = tensor(token_range(before_.at(p.operands[0]), grp * Rg, (grp + 1) * Rg, d), gs);
         const ref::Tensor dyg = tensor(token_range(before_.at(p.operands[1]), grp * Rg, (grp + 1) * Rg, d), gs);
         part =
@@ -598,10 +609,10 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
       if (ln) add_group_partial(dbeta, bits(part.dbeta), grp);
     }
     const std::string gname = layer.name + ".weight.grad";
-    add(gname, hw::DType::F32, step_streams_.at(cm_.host_tensor(gname)), dgamma, "backward");
+    add(gname, hw::DType::F32, step_streams_.at(cm_->host_tensor(gname)), dgamma, "backward");
     if (ln) {
       const std::string bname = layer.name + ".bias.grad";
-      add(bname, hw::DType::F32, step_streams_.at(cm_.host_tensor(bname)), dbeta, "backward");
+      add(bname, hw::DType::F32, step_streams_.at(cm_->host_tensor(bname)), dbeta, "backward");
     }
   }
   return out;
@@ -609,15 +620,18 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
 
 void Executor::add_stats(sim::stats::Group& g) {
   // Steps are known before the run; their groups read results_ when the stats are dumped.
-  for (std::size_t i = 0; i < cm_.programs.size(); ++i) {
-    const auto& p = cm_.programs[i];
+  for (std::size_t i = 0; i < cm_->programs.size(); ++i) {
+    const auto& p = cm_->programs[i];
     std::string name = fmt::format("{:03}_{}_{}", i, p.layer, compiler::to_string(p.phase));
     for (auto& c : name)
       if (c == '.' || c == '-') c = '_';
     auto& s = g.group(name);
-    auto res = [this, i]() -> const StepResult* { return i < results_.size() ? &results_[i] : nullptr; };
-    const double hz = cm_.target.wafer.clock.hz;
-    const double peak = static_cast<double>(cm_.target.wafer.pe_count()) * cm_.target.peak_flops_per_cycle(cm_.dtype());
+    auto res = [this, k = first_result_ + i]() -> const StepResult* {
+      return k < results_.size() ? &results_[k] : nullptr;
+    };
+    const double hz = cm_->target.wafer.clock.hz;
+    const double peak =
+        static_cast<double>(cm_->target.wafer.pe_count()) * cm_->target.peak_flops_per_cycle(cm_->dtype());
     s.formula(
         "start_cycle", [res] { return res() ? static_cast<double>(res()->start) : 0.0; }, "cycles",
         "cycle at which the step started", true);

@@ -64,19 +64,24 @@ class Executor {
   Executor(const compiler::CompiledModel& cm, platforms::Wafer& wafer, HostData data, ExecOptions options = {});
 
   // Writes the model inputs (and gradient seeds) into the PEs' SRAM through the TLM socket;
-  // returns the host's access time, which the run spends before the first step.
+  // returns the host's access time of these writes, which the run spends before the next step.
   sc_core::sc_time load_inputs();
-  [[nodiscard]] std::size_t steps() const { return cm_.programs.size(); }
+  // Continues on the same wafer (the same routes) with another compiled model whose programs
+  // use what the previous one left in SRAM (a prefill's keys and values, resident weights):
+  // its steps are numbered from 0 again and their results follow the previous ones in
+  // results(); load_inputs() then writes `data`'s preload.
+  void continue_with(const compiler::CompiledModel& cm, HostData data);
+  [[nodiscard]] std::size_t steps() const { return cm_->programs.size(); }
   // False for a step compiled without code (CompileOptions::plan_missing_code): start() and
   // finish() record it with no cycles and the run has nothing to simulate.
-  [[nodiscard]] bool has_code(std::size_t step) const { return !cm_.programs.at(step).code.empty(); }
+  [[nodiscard]] bool has_code(std::size_t step) const { return !cm_->programs.at(step).code.empty(); }
   void start(std::size_t step);
   const StepResult& finish(std::size_t step);
   [[nodiscard]] const std::deque<StepResult>& results() const { return results_; }
   [[nodiscard]] const HostData& data() const { return data_; }
   // A tensor as it is now in the PEs' SRAM, in token-major order (read untimed).
   Bits read(std::uint32_t tensor) { return gather(tensor); }
-  // Per-step statistics under `g` (one group per step, in order).
+  // Per-step statistics under `g` (one group per step of the current model, in order).
   void add_stats(sim::stats::Group& g);
 
  private:
@@ -85,13 +90,14 @@ class Executor {
   std::vector<Check> check_norm(std::size_t step, const LayerSpec& layer);
   std::vector<Check> check_cross_entropy(std::size_t step, const LayerSpec& layer);
 
-  const compiler::CompiledModel& cm_;
+  const compiler::CompiledModel* cm_;  // the model whose steps run now (continue_with)
   platforms::Wafer& wafer_;
   HostData data_;
   ExecOptions options_;
   HostLink link_;
   EdgeDriver driver_;
   std::deque<StepResult> results_;
+  std::size_t first_result_ = 0;          // index in results_ of the current model's step 0
   std::map<std::uint32_t, Bits> before_;  // tensors the current step reads, as it starts
   std::vector<Bits> step_streams_;        // what the current step's out-streams delivered, per host tensor
   std::uint64_t flops_at_start_ = 0;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -38,6 +39,7 @@ struct RunCommand {
   bool no_check = false;
   std::uint64_t prompt_len = 0;
   std::uint64_t decode_tokens = 0;
+  bool token_by_token = false;
   bool timing_only = false;
   bool plan_missing_code = false;
   bool train = false;
@@ -198,6 +200,7 @@ struct RunCommand {
   void run_resident(const platforms::LoadedPlatform& loaded, models::LoadedModel m,
                     const models::compiler::Target& target) const {
     if (!model.inference) throw sim::InputError("--placement resident runs inference only: add --inference");
+    if (token_by_token && !decode_tokens) throw sim::InputError("--token-by-token needs --decode-tokens");
     if (pipeline) return run_pipeline(loaded, m, target);
     if (decode_tokens) return run_decode(loaded, m, target);
     if (prompt_len) m = models::load_model(model.model, with_sequence(prompt_len));
@@ -215,7 +218,8 @@ struct RunCommand {
     run_compiled(loaded, rp.cm, std::move(data), plan ? &*plan : nullptr);
   }
 
-  // Token by token: the prompt fed one token per step (filling the KV caches in SRAM), then
+  // Decode steps after the prompt: the prompt as one parallel prefill whose keys and values are
+  // copied into the KV caches (or, with --token-by-token, fed one position per step), then
   // --decode-tokens steps; every attention step checked against models/reference.
   void run_decode(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
                   const models::compiler::Target& target) const {
@@ -227,12 +231,21 @@ struct RunCommand {
                       decode_tokens, capacity));
     const std::uint64_t prompt = prompt_len ? prompt_len : capacity - decode_tokens;
     const auto one = models::load_model(model.model, with_sequence(1));
+    std::optional<models::LoadedModel> whole;
+    if (!token_by_token) whole = models::load_model(model.model, with_sequence(prompt));
     auto rd = models::resident::compile_resident_decode(one.spec, target, prompt, prompt + decode_tokens, capacity,
-                                                        model.options(true).accumulate);
+                                                        model.options(true).accumulate, whole ? &whole->spec : nullptr);
     auto data = models::runtime::make_host_data(rd.rp.cm, sim.seed);
-    models::resident::add_position_inputs(rd, data, sim.seed);
-    models::resident::place_weights(rd.rp, data);
-    run_compiled(loaded, rd.rp.cm, std::move(data), nullptr, &rd);
+    models::runtime::HostData prefill_data;
+    if (rd.prefill) {
+      prefill_data = models::runtime::make_host_data(rd.prefill->cm, sim.seed);
+      models::resident::add_position_inputs(rd, data, sim.seed, &prefill_data);
+      models::resident::place_weights(*rd.prefill, prefill_data);
+    } else {
+      models::resident::add_position_inputs(rd, data, sim.seed);
+      models::resident::place_weights(rd.rp, data);
+    }
+    run_compiled(loaded, rd.rp.cm, std::move(data), nullptr, &rd, std::move(prefill_data));
   }
 
   // The pipeline simulated: every linear layer on its own column of PEs, all at once, the
@@ -295,10 +308,13 @@ struct RunCommand {
     nlohmann::ordered_json stages = nlohmann::json::array();
     for (const auto& s : p.stages)
       stages.push_back({{"layer", s.name},
+                        {"up", s.up},
                         {"fused", s.fused},
                         {"column", s.x},
                         {"rows", s.rows},
-                        {"form", s.dot ? "dot" : "fmac"},
+                        {"form", s.norm  ? "rmsnorm"
+                                 : s.dot ? "dot"
+                                         : "fmac"},
                         {"latency_bound", s.latency_bound},
                         {"interval_bound", s.interval_bound}});
     j["stages"] = stages;
@@ -310,15 +326,21 @@ struct RunCommand {
     } else {
       std::cout << fmt::format(
           "wafersim run: {} on {} ({} x {} PEs at {}), weights resident in SRAM, pipelined: "
-          "every linear layer on its own column, all at once\n",
+          "every layer on its own column, all at once\n",
           m.spec.name, loaded.spec.name, loaded.spec.wafer.width, loaded.spec.wafer.height,
           units::format(loaded.spec.wafer.clock));
       for (const auto& s : p.stages)
         std::cout << fmt::format(
-            "  stage         {}{}: column {}, {} rows, {} -> {} ({}); bound per token {} (latency), {} "
+            "  stage         {}{}: column {}, {} rows, {} -> {} ({}{}); bound per token {} (latency), {} "
             "(interval)\n",
-            s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
-            s.dot ? "a dot product per output" : "an FMAC per input", s.latency_bound, s.interval_bound);
+            s.gated ? s.name + " & " + s.up : s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in,
+            s.f_out,
+            s.add ? fmt::format("residual add: the previous stage's outputs and stage {}'s input, carried", s.skip_from)
+            : s.norm ? "rmsnorm: every row the statistics of the whole input, then its features"
+            : s.dot  ? "a dot product per output"
+                     : "an FMAC per input",
+            s.carry_out ? fmt::format("; then passes on {} skip values", s.carry_out) : std::string(), s.latency_bound,
+            s.interval_bound);
       std::cout << fmt::format(
           "  tokens        {} (batch x sequence), in flight together on {} pipeline{} (bands of {} rows; {})\n",
           p.tokens, p.replicas, p.replicas == 1 ? "" : "s", p.stages.front().rows, models::resident::to_string(p.cut));
@@ -334,7 +356,8 @@ struct RunCommand {
           : r.mismatches
               ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
               : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                            "the elementwise programs' order)",
+                            "the elementwise programs' order; swiglu, add: their programs'; rmsnorm: models/reference "
+                            "rmsnorm_forward)",
                             r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
@@ -350,9 +373,12 @@ struct RunCommand {
     return s;
   }
 
+  // With a decode run's parallel prefill, the prefill's steps (with `prefill_data`) run first
+  // and the executor then continues with `cm` on the same wafer.
   void run_compiled(const platforms::LoadedPlatform& loaded, const models::compiler::CompiledModel& cm,
                     models::runtime::HostData data, const models::resident::ResidentPlan* plan = nullptr,
-                    const models::resident::ResidentDecode* decode = nullptr) const {
+                    const models::resident::ResidentDecode* decode = nullptr,
+                    models::runtime::HostData prefill_data = {}) const {
     std::vector<std::pair<std::string, models::runtime::Check>> decode_checks;
     const bool resident = cm.options.placement == models::compiler::PlacementKind::Resident;
     platforms::BuildOptions build = sim.build_options();
@@ -376,8 +402,10 @@ struct RunCommand {
     platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
     if (tracing) tracing->attach(wafer, 0);
-    models::runtime::Executor exec(cm, wafer, std::move(data), {check});
-    exec.add_stats(wafer.stats().group("model"));
+    const models::compiler::CompiledModel* prefill = decode && decode->prefill ? &decode->prefill->cm : nullptr;
+    models::runtime::Executor exec(prefill ? *prefill : cm, wafer, prefill ? std::move(prefill_data) : std::move(data),
+                                   {check});
+    exec.add_stats(prefill ? wafer.stats().group("model").group("prefill") : wafer.stats().group("model"));
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
 
@@ -402,17 +430,31 @@ struct RunCommand {
       const sc_core::sc_time load = exec.load_inputs();
       if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
       sc_core::sc_start(load);
-      for (std::size_t i = 0; i < exec.steps(); ++i) {
-        exec.start(i);
-        if (exec.has_code(i))
-          wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
-        exec.finish(i);
-        if (decode && check)
-          for (const auto& a : decode->attention)
-            if (a.program == i)
-              decode_checks.emplace_back(exec.results().back().name(),
-                                         models::resident::check_decode_attention(exec, *decode, a));
+      // Every step of the executor's current model; `after(i)` once step i has finished.
+      auto run_steps = [&](const std::function<void(std::size_t)>& after) {
+        for (std::size_t i = 0; i < exec.steps(); ++i) {
+          exec.start(i);
+          if (exec.has_code(i))
+            wall += run_simulation(wafer.engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
+          exec.finish(i);
+          after(i);
+        }
+      };
+      models::resident::PrefillKv kv;
+      if (prefill) {
+        // The prefill, then its keys and values (read for the fills' checks) and the decode
+        // steps' token ids through the host socket.
+        run_steps([](std::size_t) {});
+        if (check) kv = models::resident::read_prefill_kv(exec, *decode);
+        exec.continue_with(cm, std::move(data));
+        exec.add_stats(wafer.stats().group("model"));
+        sc_core::sc_start(exec.load_inputs());
       }
+      run_steps([&](std::size_t i) {
+        if (decode && check)
+          for (auto& c : models::resident::check_resident_step(exec, *decode, i, prefill ? &kv : nullptr))
+            decode_checks.emplace_back(exec.results().back().name(), std::move(c));
+      });
     } catch (const sim::LimitReached&) {
       write("limit");
       throw;
@@ -462,10 +504,12 @@ struct RunCommand {
           loaded.spec.wafer.width, loaded.spec.wafer.height, units::format(loaded.spec.wafer.clock),
           resident ? "weights resident in SRAM" : "weight streaming",
           cm.options.training ? "one training step (forward and backward)"
+          : decode && prefill ? "inference: the prompt in one parallel prefill (its keys and values copied into the "
+                                "KV caches), then decode steps"
           : decode            ? "inference: the prompt token by token (filling the KV caches), then decode steps"
           : resident          ? "inference: prefill of the prompt"
                               : "inference (forward)");
-      std::cout << fmt::format("  layout        {}\n", cm.layout_reason);
+      std::cout << fmt::format("  layout        {}\n", prefill ? prefill->layout_reason : cm.layout_reason);
       if (cm.model.sparsity.any())
         std::cout << fmt::format(
             "  sparsity      {} sparse layer(s): applies to training runs (--train); these programs are dense\n",
@@ -475,13 +519,18 @@ struct RunCommand {
                                units::pretty(static_cast<double>(end) / loaded.spec.wafer.clock.hz, "s"), wall);
       if (decode) {
         print_decode_run(std::cout, *decode, exec.results(), loaded.spec.wafer.clock.hz);
-        std::uint64_t n = 0;
-        for (const auto& dc : decode_checks) n += dc.second.compared;
+        std::uint64_t n = 0, filled = 0;  // elements checked by attention steps, by the fills
+        for (const auto& dc : decode_checks)
+          (dc.first.find(".kv_fill") != std::string::npos ? filled : n) += dc.second.compared;
         if (check)
           std::cout << fmt::format(
               "  attention     {} steps, {} elements (outputs and the new KV cache entries) checked against "
-              "models/reference attention over the cached keys\n",
-              decode_checks.size(), n);
+              "models/reference attention over the cached keys{}\n",
+              decode->attention.size(), n,
+              decode->fills.empty()
+                  ? ""
+                  : fmt::format("; {} cache fill{}, {} elements, against the prefill's keys and values",
+                                decode->fills.size(), decode->fills.size() == 1 ? "" : "s", filled));
       } else if (resident) {
         print_resident_run(std::cout, cm, exec.results(), plan, loaded.spec.wafer.clock.hz);
       }
@@ -553,10 +602,14 @@ void add_run_command(CLI::App& app) {
                   "model's sequence minus K) filling each attention layer's KV cache in SRAM, then K decode steps")
       ->type_name("K")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  sub->add_flag("--token-by-token", cmd->token_by_token,
+                "with --decode-tokens: feed the prompt one position per step (each appending to the KV caches) "
+                "instead of one parallel prefill whose keys and values are then copied into the caches");
   sub->add_flag("--pipeline", cmd->pipeline,
                 "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
-                "silu or relu after it) on its own column of PEs, all at once, the batch's tokens flowing from "
-                "column to column over the fabric; cycles, tokens/s and the bound (linear chains only)");
+                "silu or relu after it; two of one input with swiglu after them as one stage), rmsnorm layer and "
+                "residual add on its own column of PEs, all at once, the batch's tokens flowing from column to "
+                "column over the fabric; cycles, tokens/s and the bound (chains of these only)");
   sub->add_option("--pipeline-replicas", cmd->pipeline_replicas,
                   "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: the number, up to "
                   "the tokens and rows, whose estimated run is shortest)")
@@ -584,14 +637,16 @@ void add_run_command(CLI::App& app) {
       "With --placement resident --inference, every linear layer's weights are placed in SRAM once (step\n"
       "'weights') and read there by the products; the run is the prefill of the prompt (--prompt-len), with\n"
       "prefill cycles and tokens/s, and the decode bound of the pipelined plan (wafersim compile\n"
-      "--placement resident) beside them. With --decode-tokens K the run goes token by token (one token per\n"
-      "sample and step): the prompt fills each attention layer's KV cache in SRAM, then K decode steps append\n"
-      "to it; prefill cycles, cycles per decode token and tokens/s, every attention step checked against\n"
-      "models/reference over the cached keys. With --pipeline (linear chains, with gelu, silu or relu\n"
-      "after a layer) the pipeline itself runs: every linear layer on its own column of PEs, all at once,\n"
-      "each token's activations flowing over the fabric to the next column (--pipeline-replicas K such\n"
-      "pipelines on bands of rows share the tokens); cycles, tokens/s, the run's lower bound and the\n"
-      "plan's, outputs checked bit for bit; pipeline.json holds them and each stage's bounds.");
+      "--placement resident) beside them. With --decode-tokens K the prompt runs as one parallel prefill\n"
+      "(one sample per column), its keys and values are copied into each attention layer's KV cache in\n"
+      "SRAM, then K decode steps (one token per sample and step) append to it (--token-by-token: the prompt\n"
+      "one position per step instead); prefill, cache fill and decode cycles, tokens/s, every attention\n"
+      "step checked against models/reference over the cached keys. With --pipeline (chains of linear\n"
+      "layers, with gelu, silu or relu after a layer, and rmsnorm layers) the pipeline itself runs: every\n"
+      "layer on its own column of PEs, all at once, each token's activations flowing over the fabric to\n"
+      "the next column (--pipeline-replicas K such pipelines on bands of rows share the tokens); cycles,\n"
+      "tokens/s, the run's lower bound and the plan's, outputs checked bit for bit; pipeline.json holds\n"
+      "them and each stage's bounds.");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -224,8 +224,9 @@ void print_resident_run(std::ostream& out, const models::compiler::CompiledModel
 namespace {
 
 struct DecodePhases {
-  std::uint64_t prefill = 0, decode = 0;  // cycles
-  std::uint64_t prompt = 0, tokens = 0, batch = 0;
+  std::uint64_t prefill = 0, fill = 0, decode = 0;  // cycles
+  std::uint64_t prompt = 0, tokens = 0, batch = 0, placement = 0;
+  bool parallel = false;
 };
 
 DecodePhases decode_phases(const models::resident::ResidentDecode& rd,
@@ -234,7 +235,17 @@ DecodePhases decode_phases(const models::resident::ResidentDecode& rd,
   ph.prompt = rd.prompt;
   ph.tokens = rd.positions - rd.prompt;
   ph.batch = rd.rp.cm.layout.tokens;
-  if (results.size() != rd.rp.cm.programs.size() || rd.position_start.empty()) return ph;
+  ph.parallel = rd.prefill.has_value();
+  const std::size_t before = rd.prefill ? rd.prefill->cm.programs.size() : 0;  // the prefill's results
+  if (results.size() != before + rd.rp.cm.programs.size()) return ph;
+  ph.placement = results.front().cycles();
+  if (rd.prefill) {
+    if (before > 1) ph.prefill = results[before - 1].end - results[1].start;
+    if (!rd.fills.empty()) ph.fill = results[before + rd.fills.back().program].end - results[before].start;
+    if (!rd.position_start.empty()) ph.decode = results.back().end - results[before + rd.position_start.front()].start;
+    return ph;
+  }
+  if (rd.position_start.empty()) return ph;
   const std::uint64_t start = results[rd.position_start.front()].start;
   const std::uint64_t mid = rd.prompt < rd.positions ? results[rd.position_start[rd.prompt]].start : results.back().end;
   ph.prefill = mid - start;
@@ -248,14 +259,17 @@ nlohmann::ordered_json decode_run_json(const models::resident::ResidentDecode& r
                                        const std::deque<models::runtime::StepResult>& results, double clock) {
   const DecodePhases ph = decode_phases(rd, results);
   nlohmann::ordered_json j;
-  j["weight_placement_cycles"] = results.empty() ? 0 : results.front().cycles();
+  j["weight_placement_cycles"] = ph.placement;
   j["batch"] = ph.batch;
   j["prompt_tokens"] = ph.prompt;
+  j["prompt"] = ph.parallel ? "parallel prefill" : "token by token";
   j["prefill_cycles"] = ph.prefill;
+  j["kv_cache_fill_cycles"] = ph.fill;
   j["decode_tokens"] = ph.tokens;
   j["decode_cycles"] = ph.decode;
   j["cycles_per_decode_token"] = ph.tokens ? ph.decode / ph.tokens : 0;
   j["decode_tokens_per_s"] = ph.decode ? static_cast<double>(ph.tokens * ph.batch) * per_s(clock, ph.decode) : 0.0;
+  j["cycles"] = results.empty() ? 0 : results.back().end;
   return j;
 }
 
@@ -263,10 +277,24 @@ void print_decode_run(std::ostream& out, const models::resident::ResidentDecode&
                       const std::deque<models::runtime::StepResult>& results, double clock) {
   const DecodePhases ph = decode_phases(rd, results);
   out << fmt::format("  weights       placed in SRAM once before the first layer (untimed image load)\n");
-  out << fmt::format(
-      "  prefill       {} x {} prompt tokens, one position per step, filling the KV caches: {} cycles "
-      "({} per position)\n",
-      ph.batch, ph.prompt, ph.prefill, ph.prompt ? ph.prefill / ph.prompt : 0);
+  if (ph.parallel) {
+    out << fmt::format(
+        "  prefill       {} x {} prompt tokens in one parallel prefill (one sample per column): {} cycles ({} per "
+        "position)\n",
+        ph.batch, ph.prompt, ph.prefill, ph.prompt ? ph.prefill / ph.prompt : 0);
+    if (rd.fills.empty())
+      out << "  kv cache      none: the model has no attention layer\n";
+    else
+      out << fmt::format(
+          "  kv cache      the prefill's keys and values copied into the decode layout's caches ({} attention "
+          "layer{}, on each PE): {} cycles\n",
+          rd.fills.size(), rd.fills.size() == 1 ? "" : "s", ph.fill);
+  } else {
+    out << fmt::format(
+        "  prefill       {} x {} prompt tokens, one position per step, filling the KV caches: {} cycles "
+        "({} per position)\n",
+        ph.batch, ph.prompt, ph.prefill, ph.prompt ? ph.prefill / ph.prompt : 0);
+  }
   out << fmt::format("  decode        {} x {} tokens: {} cycles, {} cycles per decode step, {} tokens/s at {}\n",
                      ph.batch, ph.tokens, ph.decode, ph.tokens ? ph.decode / ph.tokens : 0,
                      rate(static_cast<double>(ph.tokens * ph.batch) * per_s(clock, ph.decode)),

@@ -249,6 +249,181 @@ TEST(ResidentPipeline, ModelsItDoesNotCoverAreCleanErrors) {
   }
 }
 
+// Linear layers with RMSNorm layers between them (bf16), each norm a stage of its own.
+models::ModelSpec norm_chain() {
+  return models::load_model_text(R"(name: norm-chain
+dtype: bf16
+batch: 8
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: up, kind: linear, inputs: [x], features: 32, bias: true}
+  - {name: act, kind: silu, inputs: [up]}
+  - {name: norm1, kind: rmsnorm, inputs: [act], epsilon: 1.0e-5}
+  - {name: down, kind: linear, inputs: [norm1], features: 16}
+  - {name: norm2, kind: rmsnorm, inputs: [down]}
+  - {name: head, kind: linear, inputs: [norm2], features: 24, bias: true}
+)",
+                                 "norm-chain.yaml")
+      .spec;
+}
+
+// An RMSNorm stage: every row of its column receives the whole input anyway, takes its
+// statistics in the reference's order and normalises its own features; the outputs equal
+// models/reference rmsnorm_forward's between the linear layers, bit for bit.
+TEST(ResidentPipeline, RmsNormStagesMatchTheReference) {
+  const auto m = norm_chain();
+  PipeRig rig({}, m);
+  ASSERT_EQ(rig.program.stages.size(), 5u);
+  EXPECT_TRUE(rig.program.stages[1].norm);
+  EXPECT_TRUE(rig.program.stages[3].norm);
+  EXPECT_FALSE(rig.program.stages[2].norm);
+  EXPECT_EQ(rig.program.stages[1].x, 1u);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 2690);
+  // The expectation depends on the norms: with another epsilon it differs from the run.
+  PipelineProgram other = rig.program;
+  other.stages[1].epsilon = 0.5;
+  const auto want = models::resident::expect_pipeline(other);
+  std::uint64_t differ = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
+  EXPECT_GT(differ, 0u);
+  // Norms need the rows-out cut.
+  const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
+  EXPECT_THROW(models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsIn),
+               sim::InputError);
+}
+
+// Residual adds: the skip (an earlier stage's input) travels with the activations, each stage
+// from there on sending it after its outputs, and the add's rows sum their features of the two.
+// Two pre-norm MLP sublayers (rmsnorm, linear + gelu or silu, linear, add), bf16.
+TEST(ResidentPipeline, ResidualAddsCarryTheSkipAndMatchTheReference) {
+  const auto m = models::load_model_text(R"(name: residual-chain
+dtype: bf16
+batch: 8
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: n1, kind: rmsnorm, inputs: [x]}
+  - {name: up1, kind: linear, inputs: [n1], features: 32, bias: true}
+  - {name: a1, kind: gelu, inputs: [up1]}
+  - {name: down1, kind: linear, inputs: [a1], features: 16}
+  - {name: r1, kind: add, inputs: [down1, x]}
+  - {name: n2, kind: rmsnorm, inputs: [r1]}
+  - {name: up2, kind: linear, inputs: [n2], features: 32}
+  - {name: a2, kind: silu, inputs: [up2]}
+  - {name: down2, kind: linear, inputs: [a2], features: 16, bias: true}
+  - {name: r2, kind: add, inputs: [r1, down2]}
+)",
+                                         "residual-chain.yaml")
+                     .spec;
+  PipeRig rig({}, m);
+  const auto& st = rig.program.stages;
+  ASSERT_EQ(st.size(), 8u);
+  EXPECT_TRUE(st[3].add);
+  EXPECT_EQ(st[3].skip_from, 0u);
+  EXPECT_EQ(st[7].skip_from, 4u);
+  for (std::size_t k : {0, 1, 2, 4, 5, 6}) EXPECT_EQ(st[k].carry_out, 16u) << k;
+  EXPECT_EQ(st[0].carry_in, 0u);
+  EXPECT_EQ(st[1].carry_in, 16u);
+  EXPECT_EQ(st[3].carry_in, 16u);
+  EXPECT_EQ(st[3].carry_out, 0u);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 3560);
+  // The expectation depends on which input is the skip.
+  PipelineProgram other = rig.program;
+  other.stages[7].skip_from = 5;
+  const auto want = models::resident::expect_pipeline(other);
+  std::uint64_t differ = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
+  EXPECT_GT(differ, 0u);
+  // Residual connections that overlap are not covered (a clean input error).
+  const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
+  const auto overlap = models::load_model_text(R"(name: overlap
+dtype: bf16
+batch: 2
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: l1, kind: linear, inputs: [x], features: 16}
+  - {name: l2, kind: linear, inputs: [l1], features: 16}
+  - {name: r1, kind: add, inputs: [l2, l1]}
+  - {name: r2, kind: add, inputs: [r1, x]}
+)",
+                                               "overlap.yaml")
+                           .spec;
+  try {
+    models::resident::compile_pipeline(overlap, target, 1);
+    FAIL() << "overlapping residual connections";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("overlap"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsIn),
+               sim::InputError);
+}
+
+// A Llama-style MLP sublayer twice: rmsnorm, gate and up of one input as one gated stage (each
+// row both projections of its features, then SwiGLU), down, residual add.
+TEST(ResidentPipeline, SwigluSublayersAsGatedStagesMatchTheReference) {
+  const auto m = models::load_model_text(R"(name: swiglu-mlp
+dtype: bf16
+batch: 8
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: n1, kind: rmsnorm, inputs: [x]}
+  - {name: gate1, kind: linear, inputs: [n1], features: 32}
+  - {name: up1, kind: linear, inputs: [n1], features: 32}
+  - {name: act1, kind: swiglu, inputs: [gate1, up1]}
+  - {name: down1, kind: linear, inputs: [act1], features: 16}
+  - {name: r1, kind: add, inputs: [x, down1]}
+  - {name: n2, kind: rmsnorm, inputs: [r1]}
+  - {name: gate2, kind: linear, inputs: [n2], features: 32}
+  - {name: up2, kind: linear, inputs: [n2], features: 32}
+  - {name: act2, kind: swiglu, inputs: [gate2, up2]}
+  - {name: down2, kind: linear, inputs: [act2], features: 16}
+  - {name: r2, kind: add, inputs: [r1, down2]}
+)",
+                                         "swiglu-mlp.yaml")
+                     .spec;
+  PipeRig rig({}, m);
+  const auto& st = rig.program.stages;
+  ASSERT_EQ(st.size(), 8u);
+  EXPECT_TRUE(st[1].gated);
+  EXPECT_EQ(st[1].up, "up1");
+  EXPECT_EQ(st[1].fused, "act1");
+  EXPECT_EQ(st[1].fused_kind, models::LayerKind::Swiglu);
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 4685);
+  // The expectation depends on the up projection.
+  PipelineProgram other = rig.program;
+  other.stages[1].weight2[0] ^= 0x4000;
+  const auto want = models::resident::expect_pipeline(other);
+  std::uint64_t differ = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
+  EXPECT_GT(differ, 0u);
+  // Two projections of one input without swiglu after them are not covered.
+  const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
+  const auto fan = models::load_model_text(R"(name: fan
+dtype: bf16
+batch: 2
+sequence: 1
+inputs:
+  - {name: x, kind: activations, features: 16}
+layers:
+  - {name: a, kind: linear, inputs: [x], features: 16}
+  - {name: b, kind: linear, inputs: [x], features: 16}
+  - {name: s, kind: add, inputs: [a, b]}
+)",
+                                           "fan.yaml")
+                       .spec;
+  EXPECT_THROW(models::resident::compile_pipeline(fan, target, 1), sim::InputError);
+}
+
 TEST(ResidentPipeline, Cli) {
   const test::TempDir dir;
   const std::string out = " --out " + dir.path().string();
