@@ -74,8 +74,9 @@ TEST(RunTimingOnly, TinyTransformerTrainingStepTakesTheFunctionalCycles) {
       "tiny --model tiny-transformer --model-set transformer.heads=16 --model-set transformer.kv_heads=8");
 }
 
-// 72 used rows: the linear programs dispatch their chunks through a table in SRAM, which the
-// timing-only run stores too (it steers branches), so the cycles are the functional run's.
+// 72 used rows: the linear programs (forward, weight gradient) dispatch their chunks through a
+// table in SRAM, which the timing-only run stores too (it steers branches), so the cycles are
+// the functional run's. 40 outputs over 72 rows: chunks of one and of no output interleave.
 TEST(RunTimingOnly, LinearsOverSeventyTwoRowsTakeTheFunctionalCycles) {
   wafersim::test::TempDir dir;
   const auto path = dir.path() / "tall.yaml";
@@ -85,8 +86,7 @@ TEST(RunTimingOnly, LinearsOverSeventyTwoRowsTakeTheFunctionalCycles) {
                          "sequence: 2\n"
                          "inputs: [{name: x, kind: activations, features: 72}]\n"
                          "layers:\n"
-                         "  - {name: fc1, kind: linear, inputs: [x], features: 80, bias: true}\n"
-                         "  - {name: fc2, kind: linear, inputs: [fc1], features: 40}\n";
+                         "  - {name: fc1, kind: linear, inputs: [x], features: 40, bias: true}\n";
   expect_same_timing("tiny --set wafer.width=3 --set wafer.height=72 --set fabric.edge_io_channels=8 --model " +
                      path.string());
 }
