@@ -134,9 +134,8 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
   program_ = std::move(program);
   dsd_.clear();
   for (const auto& d : program_->descriptors) dsd_.push_back(d.init);
-  if (!p_->timing_only)
-    for (const auto& d : program_->data)
-      sram_.write(d.addr, d.bytes.data(), static_cast<std::uint32_t>(d.bytes.size()));
+  for (const auto& d : program_->data)
+    if (!p_->timing_only || d.control) sram_.write(d.addr, d.bytes.data(), static_cast<std::uint32_t>(d.bytes.size()));
   for (auto id : program_->entry_tasks) host_activate(id, now);
   ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
   maybe_in_ = ~std::uint64_t{0};

@@ -68,6 +68,7 @@ struct DataInit {
   std::uint32_t addr = 0;
   std::vector<std::uint8_t> bytes;
   sim::config::Location location;
+  bool control = false;  // steers branches (a compiler's table): stored in timing-only mode too
 };
 
 struct Program {

@@ -145,7 +145,8 @@ std::string disassemble(const std::vector<hw::isa::Placement>& placements) {
       const auto& d = p.data[i];
       const bool words = d.bytes.size() % 4 == 0 && d.addr % 4 == 0;
       const unsigned w = words ? 4 : 2;
-      std::string line = fmt::format(".data init{}, {:#x}, {}", i, d.addr, words ? "u32" : "u16");
+      std::string line = fmt::format("{}.data init{}, {:#x}, {}", d.control ? "; control (steers branches)\n" : "", i,
+                                     d.addr, words ? "u32" : "u16");
       for (std::size_t b = 0; b + w <= d.bytes.size(); b += w) {
         std::uint32_t v = 0;
         for (unsigned k = 0; k < w; ++k) v |= std::uint32_t{d.bytes[b + k]} << (8 * k);

@@ -6,18 +6,213 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/compiler/chunk_loop.h"
 #include "models/compiler/kernels.h"
+#include "models/compiler/matmul_program.h"
 #include "models/compiler/program_builder.h"
 
 namespace wafersim::models::compiler {
 using hw::DType;
-using hw::isa::OnDone;
 using hw::isa::Op;
 using V = VOperand;
 
 namespace {
 std::uint64_t words(std::uint64_t bytes) { return ceil_div(bytes, 8); }
 }  // namespace
+
+std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& ctx, const MatmulArgs& m,
+                                                           const MatmulScratch& buf, const MatmulWeights& w,
+                                                           std::uint32_t s, const std::string& name) {
+  const StreamingLayout& l = ctx.layout;
+  const std::uint32_t G = l.slices(), t = l.tokens_per_pe;
+  const DType dt = ctx.dtype;
+  const DType acc = ctx.accumulate == Accumulate::Fp32 ? DType::F32 : dt;
+  const std::uint32_t esz = hw::size_of(dt), asz = hw::size_of(acc);
+  const bool fp32_acc = acc != dt, bias = m.bias >= 0;
+  const bool resident = w.source == MatmulWeights::Source::Resident, gemv = resident && w.gemv;
+  const FeatureMap& Am = ctx.tensors.at(m.in).map;
+  const FeatureMap& Om = ctx.tensors.at(m.out).map;
+  const Tensor& in = ctx.tensors.at(m.in);
+  const Tensor& out = ctx.tensors.at(m.out);
+  const std::uint32_t cs = static_cast<std::uint32_t>(Om.count(s));
+  const std::uint64_t a_s = Am.count(s);
+  const std::vector<Span> aruns = Am.runs(s);
+
+  ProgramBuilder b(name);
+  const std::uint8_t cw = resident ? 0 : ctx.colors.weight[l.position_of[s]];
+  const unsigned w_in = resident ? 0 : b.fabin("w_in", dt, cw, cs);
+  const unsigned acol = b.mem("acol", dt, in.addr, t);
+  const unsigned pcol = b.mem("pcol", acc, buf.partials[0], t);
+  const unsigned pall = b.mem("pall", acc, buf.partials[0], 0);
+  const unsigned outd = b.mem("out", dt, out.addr, t * cs);
+  const unsigned s_in = b.fabin("s_in", acc, ctx.colors.south[(s + 1) % 2], 0);
+  const unsigned s_out = b.fabout("s_out", acc, ctx.colors.south[s % 2], 0);
+  const unsigned n_in = b.fabin("n_in", acc, ctx.colors.north[(s + 1) % 2], 0);
+  const unsigned n_out = b.fabout("n_out", acc, ctx.colors.north[s % 2], 0);
+  const unsigned biasd = b.mem("bias", dt, buf.bias, cs);
+  const unsigned bias32 = b.mem("bias32", DType::F32, buf.bias32, cs);
+  const unsigned tmpd = b.mem("grad32", DType::F32, buf.grad32, t * cs);
+  const unsigned biasr = resident ? b.mem("bias_resident", dt, w.bias_addr, cs) : 0;
+  const unsigned pvec = gemv ? b.mem("pvec", acc, buf.partials[0], 0, static_cast<std::int32_t>(t)) : 0;
+  const unsigned wvec = gemv ? b.mem("wvec", dt, w.addr, 0) : 0;
+  // Registers: r1 the weight, r2 the input loop, r3 +0, r4 a bias value, r5 the weight pointer
+  // (resident), r6 the input pointer (gemv), r7 -0, r8 the chunk loop, r9 the chunk's weights (gemv).
+
+  // Per chunk j: its owner's role (0 above this row, 1 this row, 2 below), the color class of
+  // the asynchronous send reading its partial sums (0 north, 1 south) and what to wait for.
+  std::vector<std::vector<Span>> oruns(G);
+  std::vector<int> reader(G, -1);
+  std::vector<bool> writes(G);
+  for (std::uint32_t j = 0; j < G; ++j) {
+    oruns[j] = Om.runs(j);
+    std::uint64_t cj = 0;
+    for (const Span& r : oruns[j]) cj += r.size();
+    writes[j] = cj > 0;
+    if (j != s && cj > 0) reader[j] = j > s ? 1 : 0;
+  }
+  const std::vector<int> waits = buffer_waits(reader, writes);
+  auto key = [&](std::uint32_t j) {
+    std::vector<std::int64_t> k{j < s ? 0 : j == s ? 1 : 2, waits[j]};
+    for (const Span& r : oruns[j]) k.push_back(static_cast<std::int64_t>(r.size()));
+    return k;
+  };
+
+  const std::uint8_t main = b.task("main");
+  b.entry(main);
+  b.mov(3, 0);
+  b.movf(7, acc, acc == DType::F32 ? 0x80000000u : 0x8000u);  // -0: x + -0 is x, bit for bit
+  if (resident) b.mov(gemv ? 9 : 5, w.addr);
+  if (bias && cs > 0) {
+    b.vop(Op::FMov, dt, dt, V::d(biasd), V::d(resident ? biasr : w_in));
+    if (fp32_acc) b.vop(Op::FCvt, DType::F32, dt, V::d(bias32), V::d(biasd));
+  }
+
+  auto chunk = [&](std::uint32_t j) {
+    std::uint32_t cj = 0;
+    for (const Span& r : oruns[j]) cj += static_cast<std::uint32_t>(r.size());
+    const std::uint32_t n = t * cj;
+    const std::uint32_t pb = buf.partials[j % 2];
+    if (cj > 0) {
+      if (waits[j] >= 0) {  // a zero-length send issues once the color's earlier sends finished
+        const unsigned o_d = waits[j] == 0 ? n_out : s_out;
+        b.dsd(Op::DsdLen, o_d, 0);
+        b.vop(Op::FMov, acc, acc, V::d(o_d), V::r(7));
+      }
+      b.dsd(Op::DsdBase, pall, pb);
+      b.dsd(Op::DsdLen, pall, n);
+      b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3));
+    }
+    std::uint32_t apos = 0;
+    if (gemv && cj > 0 && a_s > 0) {
+      // y[o][i] += x[f][i] w[f][o] as vectors over o, for each token i and input f in order
+      // (per element the streamed order: the input runs, then f).
+      std::uint64_t off = 0;  // bytes into the chunk's weights
+      for (const Span& ra : aruns) {
+        std::uint32_t opos = 0;
+        for (const Span& ro : oruns[j]) {
+          const auto len = static_cast<std::uint32_t>(ro.size());
+          for (std::uint32_t i = 0; i < t; ++i) {
+            b.dsd(Op::DsdBase, pvec, pb + (opos * t + i) * asz);
+            b.dsd(Op::DsdLen, pvec, len);
+            b.dsd(Op::DsdLen, wvec, len);
+            b.alu(Op::Add, 5, 9, static_cast<std::int64_t>(off));
+            b.mov(6, static_cast<std::int64_t>(in.addr + (apos * t + i) * esz));
+            b.mov(2, static_cast<std::int64_t>(ra.size()));
+            const unsigned loop = b.label();
+            b.bind(loop);
+            b.ld(1, 0, esz, 6);
+            b.dsdr(Op::DsdBase, wvec, 5);
+            b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1));
+            b.alu(Op::Add, 5, 5, len * esz);
+            b.alu(Op::Add, 6, 6, t * esz);
+            b.alu(Op::Sub, 2, 2, 1);
+            b.branch(hw::isa::Cond::Ne, 2, 0, loop);
+          }
+          off += ra.size() * len * esz;
+          opos += len;
+        }
+        apos += static_cast<std::uint32_t>(ra.size());
+      }
+      b.alu(Op::Add, 9, 9, static_cast<std::int64_t>(off));
+    }
+    // For every run of this slice's inputs and of chunk j's outputs: y[o] += x[f] w[f][o].
+    for (const Span& ra : aruns) {
+      if (gemv) break;
+      std::uint32_t opos = 0;
+      for (const Span& ro : oruns[j]) {
+        b.dsd(Op::DsdBase, acol, in.addr + apos * t * esz);
+        b.mov(2, static_cast<std::int64_t>(ra.size()));
+        const unsigned loop = b.label();
+        b.bind(loop);
+        b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
+        for (std::uint64_t o = 0; o < ro.size(); ++o) {
+          if (resident)
+            b.ld(1, static_cast<std::uint32_t>(o * esz), esz, 5);
+          else
+            b.recv(1, cw);
+          // Streamed with native accumulation: asynchronous (docs/compiler.md, "Known limitations").
+          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {!fp32_acc && !resident});
+          b.dsd(Op::DsdAdd, pcol, t);
+        }
+        if (resident) b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
+        b.dsd(Op::DsdAdd, acol, t);
+        b.alu(Op::Sub, 2, 2, 1);
+        b.branch(hw::isa::Cond::Ne, 2, 0, loop);
+        opos += static_cast<std::uint32_t>(ro.size());
+      }
+      apos += static_cast<std::uint32_t>(ra.size());
+    }
+    if (cj == 0) return;
+    if (j == s) {
+      if (s > 0) {
+        b.dsd(Op::DsdLen, s_in, n);
+        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(s_in));
+      }
+      if (s + 1 < G) {
+        b.dsd(Op::DsdLen, n_in, n);
+        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(n_in));
+      }
+      if (bias) {
+        b.dsd(Op::DsdBase, pcol, pb);
+        for (std::uint32_t o = 0; o < cj; ++o) {
+          if (fp32_acc)
+            b.ld(4, buf.bias32 + o * 4, 4);
+          else
+            b.ld(4, buf.bias + o * esz, esz);
+          b.vop(Op::FAdd, acc, acc, V::d(pcol), V::d(pcol), V::r(4));
+          b.dsd(Op::DsdAdd, pcol, t);
+        }
+      }
+      if (fp32_acc) {
+        if (m.accumulate_out) {
+          b.vop(Op::FCvt, DType::F32, dt, V::d(tmpd), V::d(outd));
+          b.vop(Op::FAdd, DType::F32, DType::F32, V::d(pall), V::d(pall), V::d(tmpd));
+        }
+        b.vop(Op::FCvt, dt, DType::F32, V::d(outd), V::d(pall));
+      } else if (m.accumulate_out) {
+        b.vop(Op::FAdd, dt, dt, V::d(outd), V::d(outd), V::d(pall));
+      } else {
+        b.vop(Op::FMov, dt, dt, V::d(outd), V::d(pall));
+      }
+      return;
+    }
+    // The partials of chunk j go to row j, added to those coming from beyond this row.
+    const bool south = j > s;
+    const bool has_in = south ? s > 0 : s + 1 < G;
+    const unsigned o_d = south ? s_out : n_out, i_d = south ? s_in : n_in;
+    const VectorOptions async{true};
+    b.dsd(Op::DsdLen, o_d, n);
+    if (has_in) {
+      b.dsd(Op::DsdLen, i_d, n);
+      b.vop(Op::FAdd, acc, acc, V::d(o_d), V::d(i_d), V::d(pall), {}, async);
+    } else {
+      b.vop(Op::FAdd, acc, acc, V::d(o_d), V::d(pall), V::r(7), {}, async);
+    }
+  };
+  emit_chunks(b, G, key, chunk, buf.table);
+  b.ret();
+  return b.finish();
+}
 
 LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   const StreamingLayout& l = ctx.layout;
@@ -30,8 +225,6 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   const std::uint64_t cmax = Om.max_count();
   const std::uint32_t lanes_dt = ctx.target.lanes(dt), lanes_acc = ctx.target.lanes(acc);
   const bool fp32_acc = acc != dt;
-  const Tensor& in = ctx.tensors.at(m.in);
-  const Tensor& out = ctx.tensors.at(m.out);
 
   LayerProgram p;
   p.layer = m.layer;
@@ -47,8 +240,10 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   const std::uint32_t bbuf = bias ? ctx.scratch("bias", cmax * esz) : 0;
   const std::uint32_t b32 = bias && fp32_acc ? ctx.scratch("bias32", cmax * 4) : 0;
   const std::uint32_t tmp = m.accumulate_out && fp32_acc ? ctx.scratch("grad32", std::uint64_t{t} * cmax * 4) : 0;
+  const std::uint32_t tbytes = chunk_table_bytes(G);
+  const std::uint32_t table = tbytes ? ctx.scratch("chunk_table", tbytes) : 0;
   const std::uint64_t scratch_bytes = 2 * pbytes + (bias ? cmax * esz + (fp32_acc ? cmax * 4 : 0) : 0) +
-                                      (m.accumulate_out && fp32_acc ? std::uint64_t{t} * cmax * 4 : 0);
+                                      (m.accumulate_out && fp32_acc ? std::uint64_t{t} * cmax * 4 : 0) + tbytes;
 
   std::vector<std::uint64_t> oc(G);  // Om.count by slice (count() divides: hoisted out of the loops)
   for (std::uint32_t j = 0; j < G; ++j) oc[j] = Om.count(j);
@@ -122,11 +317,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   finish_layer(ctx, p, sram);
   p.colors = static_cast<std::uint32_t>(ctx.colors.weight.size()) + 4;
 
-  p.analytical = G + 1 > hw::isa::kMaxTasks;  // one task per chunk: beyond that, no code
   if (!ctx.emit) return p;
-  if (p.analytical)
-    throw NoCodeError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}", m.layer,
-                                  hw::isa::kMaxTasks - 1, G));
 
   // Streams: per slice, on its band's west channel and its weight color: the bias of the
   // slice's own outputs, then for every chunk j the block M[A_s][O_j] row by row.
@@ -151,130 +342,13 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
       if (st.wavelets()) p.streams.push_back(std::move(st));
     }
 
+  const MatmulScratch buf{{P[0], P[1]}, bbuf, b32, tmp, table};
   for (std::uint32_t s = 0; s < G; ++s) {
-    const std::uint32_t cs = static_cast<std::uint32_t>(Om.count(s));
-    const std::uint8_t cw = ctx.colors.weight[l.position_of[s]];
-    ProgramBuilder b(fmt::format("{}.{}.r{}", m.layer, to_string(m.phase), s));
-    const unsigned w_in = b.fabin("w_in", dt, cw, cs);
-    const unsigned acol = b.mem("acol", dt, in.addr, t);
-    const unsigned pcol = b.mem("pcol", acc, P[0], t);
-    const unsigned pall = b.mem("pall", acc, P[0], 0);
-    const unsigned outd = b.mem("out", dt, out.addr, t * cs);
-    const unsigned s_in = b.fabin("s_in", acc, ctx.colors.south[(s + 1) % 2], 0);
-    const unsigned s_out = b.fabout("s_out", acc, ctx.colors.south[s % 2], 0);
-    const unsigned n_in = b.fabin("n_in", acc, ctx.colors.north[(s + 1) % 2], 0);
-    const unsigned n_out = b.fabout("n_out", acc, ctx.colors.north[s % 2], 0);
-    const unsigned biasd = b.mem("bias", dt, bbuf, cs);
-    const unsigned bias32 = b.mem("bias32", DType::F32, b32, cs);
-    const unsigned tmpd = b.mem("grad32", DType::F32, tmp, t * cs);
-
-    const std::uint8_t main = b.task("main");
-    std::vector<std::uint8_t> chunk(G);
-    for (std::uint32_t j = 0; j < G; ++j) chunk[j] = b.declare_task(fmt::format("chunk{}", j));
-    b.entry(main);
-    for (std::uint32_t j = 2; j < G; ++j) b.block(chunk[j]);
-    b.mov(3, 0);
-    b.movf(5, acc, acc == DType::F32 ? 0x80000000u : 0x8000u);  // -0: x + -0 is x, bit for bit
-    if (bias && cs > 0) {
-      b.vop(Op::FMov, dt, dt, V::d(biasd), V::d(w_in));
-      if (fp32_acc) b.vop(Op::FCvt, DType::F32, dt, V::d(bias32), V::d(biasd));
-    }
-    b.activate(chunk[0]);
-    b.ret();
-
-    for (std::uint32_t j = 0; j < G; ++j) {
-      b.start(chunk[j]);
-      const std::uint32_t cj = static_cast<std::uint32_t>(Om.count(j));
-      const std::uint32_t n = t * cj;
-      const std::uint32_t pb = P[j % 2];
-      const bool next2 = j + 2 < G;
-      if (cj > 0) {
-        b.dsd(Op::DsdBase, pall, pb);
-        b.dsd(Op::DsdLen, pall, n);
-        b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3));
-      }
-      // For every run of this slice's inputs and of chunk j's outputs: y[o] += x[f] w[f][o].
-      std::uint32_t apos = 0;
-      for (const Span& ra : Am.runs(s)) {
-        std::uint32_t opos = 0;
-        for (const Span& ro : Om.runs(j)) {
-          b.dsd(Op::DsdBase, acol, in.addr + apos * t * esz);
-          b.mov(2, ra.size());
-          const unsigned loop = b.label();
-          b.bind(loop);
-          b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
-          for (std::uint64_t o = 0; o < ro.size(); ++o) {
-            b.recv(1, cw);
-            b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {!fp32_acc});
-            b.dsd(Op::DsdAdd, pcol, t);
-          }
-          b.dsd(Op::DsdAdd, acol, t);
-          b.alu(Op::Sub, 2, 2, 1);
-          b.branch(hw::isa::Cond::Ne, 2, 0, loop);
-          opos += static_cast<std::uint32_t>(ro.size());
-        }
-        apos += static_cast<std::uint32_t>(ra.size());
-      }
-      ProgramBuilder::VectorOptions async{true, next2 ? OnDone::Unblock : OnDone::None,
-                                          next2 ? chunk[j + 2] : std::uint8_t{0}};
-      if (j == s) {
-        if (cj > 0) {
-          if (s > 0) {
-            b.dsd(Op::DsdLen, s_in, n);
-            b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(s_in));
-          }
-          if (s + 1 < G) {
-            b.dsd(Op::DsdLen, n_in, n);
-            b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(n_in));
-          }
-          if (bias) {
-            b.dsd(Op::DsdBase, pcol, pb);
-            for (std::uint32_t o = 0; o < cj; ++o) {
-              if (fp32_acc)
-                b.ld(4, b32 + o * 4, 4);
-              else
-                b.ld(4, bbuf + o * esz, esz);
-              b.vop(Op::FAdd, acc, acc, V::d(pcol), V::d(pcol), V::r(4));
-              b.dsd(Op::DsdAdd, pcol, t);
-            }
-          }
-          if (fp32_acc) {
-            if (m.accumulate_out) {
-              b.vop(Op::FCvt, DType::F32, dt, V::d(tmpd), V::d(outd));
-              b.vop(Op::FAdd, DType::F32, DType::F32, V::d(pall), V::d(pall), V::d(tmpd));
-            }
-            b.vop(Op::FCvt, dt, DType::F32, V::d(outd), V::d(pall));
-          } else if (m.accumulate_out) {
-            b.vop(Op::FAdd, dt, dt, V::d(outd), V::d(outd), V::d(pall));
-          } else {
-            b.vop(Op::FMov, dt, dt, V::d(outd), V::d(pall));
-          }
-        }
-        if (next2) b.unblock(chunk[j + 2]);
-      } else {
-        const bool south = j > s;
-        const bool has_in = south ? s > 0 : s + 1 < G;
-        const unsigned o_d = south ? s_out : n_out, i_d = south ? s_in : n_in;
-        if (cj > 0) {
-          b.dsd(Op::DsdLen, o_d, n);
-          if (has_in) {
-            b.dsd(Op::DsdLen, i_d, n);
-            b.vop(Op::FAdd, acc, acc, V::d(o_d), V::d(i_d), V::d(pall), {}, async);
-          } else {
-            b.vop(Op::FAdd, acc, acc, V::d(o_d), V::d(pall), V::r(5), {}, async);
-          }
-        } else if (next2) {
-          b.unblock(chunk[j + 2]);
-        }
-      }
-      if (j + 1 < G) b.activate(chunk[j + 1]);
-      b.ret();
-    }
     hw::isa::Placement pl;
     pl.x0 = 0;
     pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
     pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-    pl.program = b.finish();
+    pl.program = matmul_row_program(ctx, m, buf, {}, s, fmt::format("{}.{}.r{}", m.layer, to_string(m.phase), s));
     p.code.push_back(std::move(pl));
   }
   return p;

@@ -6,13 +6,13 @@
 #include <algorithm>
 
 #include "hw/numerics/softfloat.h"
+#include "models/compiler/chunk_loop.h"
 #include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
 #include "sim/errors.h"
 
 namespace wafersim::models::compiler {
 using hw::DType;
-using hw::isa::OnDone;
 using hw::isa::Op;
 using V = VOperand;
 
@@ -43,7 +43,10 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
   const std::uint32_t R = ctx.scratch("received", rbytes, 16);
   const std::uint32_t Pw[2] = {ctx.scratch("wgrad0", pbytes), ctx.scratch("wgrad1", pbytes)};
   const std::uint32_t ones = bias ? ctx.scratch("ones", std::uint64_t{t} * esz, 16) : 0;
-  const std::uint64_t scratch_bytes = rbytes + 2 * pbytes + (bias ? std::uint64_t{t} * esz : 0);
+  const std::uint32_t chunks = G + (bias ? 1 : 0);
+  const std::uint32_t tbytes = chunk_table_bytes(chunks);
+  const std::uint32_t table = tbytes ? ctx.scratch("chunk_table", tbytes) : 0;
+  const std::uint64_t scratch_bytes = rbytes + 2 * pbytes + (bias ? std::uint64_t{t} * esz : 0) + tbytes;
 
   // Blocks of a slice: chunk j < G is dM[A_s][O_j], chunk G the bias gradient of O_s.
   std::vector<std::uint64_t> xc(G), dc(G);  // counts by slice (count() divides: hoisted out of the loops)
@@ -55,7 +58,6 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
     if (j == G) return dc[s];
     return xc[s] * dc[j];
   };
-  const std::uint32_t chunks = G + (bias ? 1 : 0);
 
   std::vector<std::uint64_t> sram(G);
   Work& w = p.work;
@@ -100,11 +102,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
   finish_layer(ctx, p, sram);
   p.colors = 9;
 
-  p.analytical = chunks + 1 > hw::isa::kMaxTasks;  // one task per chunk: beyond that, no code
   if (!ctx.emit) return p;
-  if (p.analytical)
-    throw NoCodeError(fmt::format("layer '{}': code generation supports at most {} rows, the layout uses {}", m.layer,
-                                  hw::isa::kMaxTasks - 2, G));
 
   // Streams out: per band, chunk by chunk, the anchor's block, then those of the rows above it
   // (nearest first), then those below (nearest first).
@@ -151,6 +149,22 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
     const std::uint32_t a = static_cast<std::uint32_t>(Xm.count(s)), cs = static_cast<std::uint32_t>(Dm.count(s));
     const Band& band = l.bands[l.band_of[s]];
     const std::uint32_t first = band.slices.front(), last = band.slices.back();
+    // Per chunk: the blocks of the band's rows above and below this one (the last column
+    // forwards them).
+    std::uint64_t x_above = 0, x_below = 0, d_above = 0, d_below = 0;
+    for (std::uint32_t u = first; u < s; ++u) {
+      x_above += xc[u];
+      d_above += dc[u];
+    }
+    for (std::uint32_t u = s + 1; u <= last; ++u) {
+      x_below += xc[u];
+      d_below += dc[u];
+    }
+    std::vector<std::uint64_t> above(chunks), below(chunks);
+    for (std::uint32_t j = 0; j < chunks; ++j) {
+      above[j] = j == G ? d_above : x_above * dc[j];
+      below[j] = j == G ? d_below : x_below * dc[j];
+    }
     // One program per column class: first, middle (by parity), last.
     std::shared_ptr<const hw::isa::Program> programs[4];
     auto program_for = [&](std::uint32_t xcls) {
@@ -183,19 +197,32 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
         b.data(ones, std::move(bytes));
       }
       const std::uint8_t main = b.task("main");
-      std::vector<std::uint8_t> chunk(chunks);
-      for (std::uint32_t j = 0; j < chunks; ++j) chunk[j] = b.declare_task(fmt::format("chunk{}", j));
       b.entry(main);
-      for (std::uint32_t j = 2; j < chunks; ++j) b.block(chunk[j]);
-      b.activate(chunk[0]);
-      b.ret();
+      // Per chunk: what to wait for before writing its partials (its buffer's previous reader,
+      // an asynchronous send east, when no later one issued).
+      std::vector<int> reader(chunks, -1);
+      std::vector<bool> writes(chunks);
       for (std::uint32_t j = 0; j < chunks; ++j) {
-        b.start(chunk[j]);
-        const bool next2 = j + 2 < chunks;
+        writes[j] = block(s, j) > 0;
+        if (!is_last && writes[j]) reader[j] = 0;
+      }
+      const std::vector<int> waits = buffer_waits(reader, writes);
+      auto key = [&](std::uint32_t j) {
+        return std::vector<std::int64_t>{
+            j == G ? 3 : j < s ? 0 : j == s ? 1 : 2, static_cast<std::int64_t>(j < G ? dc[j] : 0),
+            static_cast<std::int64_t>(block(s, j)),  static_cast<std::int64_t>(above[j]),
+            static_cast<std::int64_t>(below[j]),     waits[j]};
+      };
+      auto chunk = [&](std::uint32_t j) {
         const std::uint32_t n_blk = static_cast<std::uint32_t>(block(s, j));
         const std::uint32_t pb = Pw[j % 2];
+        auto wait_for_buffer = [&] {  // a zero-length send issues once the earlier sends east finished
+          if (waits[j] < 0) return;
+          b.dsd(Op::DsdLen, e_out, 0);
+          b.vop(Op::FMov, DType::F32, DType::F32, V::d(e_out), V::r(5));
+        };
         if (j < G) {
-          const std::uint32_t cj = static_cast<std::uint32_t>(Dm.count(j));
+          const std::uint32_t cj = static_cast<std::uint32_t>(dc[j]);
           const std::uint32_t n = t * cj;
           // 1. dy of chunk j from its owner row, down and up the column (route-level broadcast).
           if (G > 1 && n > 0) {
@@ -216,6 +243,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
           // 2. local partials: pw[f][o] = sum over this column's tokens of x[f] dy[o].
           const std::uint32_t rbase = G > 1 ? R : dy.addr;
           if (a > 0 && cj > 0) {
+            wait_for_buffer();
             b.dsd(Op::DsdBase, xrow, x.addr);
             b.mov(6, pb);
             b.mov(2, a);
@@ -234,6 +262,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
             b.branch(hw::isa::Cond::Ne, 2, 0, loop);
           }
         } else if (cs > 0) {  // the bias gradient of this slice's own outputs
+          wait_for_buffer();
           b.dsd(Op::DsdBase, dcol, dy.addr);
           for (std::uint32_t o = 0; o < cs; ++o) {
             b.mov(5, 0);
@@ -245,8 +274,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
         // 3. sum over the columns (west to east), 4. out through the band's east channel.
         b.dsd(Op::DsdBase, pw, pb);
         b.dsd(Op::DsdLen, pw, n_blk);
-        ProgramBuilder::VectorOptions async{true, next2 ? OnDone::Unblock : OnDone::None,
-                                            next2 ? chunk[j + 2] : std::uint8_t{0}};
+        const VectorOptions async{true};
         if (!is_last) {
           if (n_blk > 0) {
             b.dsd(Op::DsdLen, e_out, n_blk);
@@ -256,43 +284,37 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
               b.dsd(Op::DsdLen, e_in, n_blk);
               b.vop(Op::FAdd, DType::F32, DType::F32, V::d(e_out), V::d(e_in), V::d(pw), {}, async);
             }
-          } else if (next2) {
-            b.unblock(chunk[j + 2]);
           }
-        } else {
-          if (!is_first && n_blk > 0) {
-            b.dsd(Op::DsdLen, e_in, n_blk);
-            b.vop(Op::FAdd, DType::F32, DType::F32, V::d(pw), V::d(e_in), V::d(pw));
-          }
-          std::uint64_t above = 0, below = 0;
-          for (std::uint32_t u = first; u < s; ++u) above += block(u, j);
-          for (std::uint32_t u = s + 1; u <= last; ++u) below += block(u, j);
-          auto send = [&](unsigned out_d, unsigned in_d, std::uint64_t len) {
-            if (len == 0) return;
-            b.dsd(Op::DsdLen, out_d, len);
-            if (in_d == pw) {
-              b.vop(Op::FMov, DType::F32, DType::F32, V::d(out_d), V::d(pw));
-            } else {
-              b.dsd(Op::DsdLen, in_d, len);
-              b.vop(Op::FMov, DType::F32, DType::F32, V::d(out_d), V::d(in_d));
-            }
-          };
-          if (s < band.anchor) {
-            send(s_out, pw, n_blk);
-            send(s_out, s_in, above);
-          } else if (s > band.anchor) {
-            send(n_out, pw, n_blk);
-            send(n_out, n_in, below);
-          } else {
-            send(outd, pw, n_blk);
-            send(outd, s_in, above);
-            send(outd, n_in, below);
-          }
-          if (next2) b.unblock(chunk[j + 2]);
+          return;
         }
-        if (j + 1 < chunks) b.activate(chunk[j + 1]);
-        b.ret();
-      }
+        if (!is_first && n_blk > 0) {
+          b.dsd(Op::DsdLen, e_in, n_blk);
+          b.vop(Op::FAdd, DType::F32, DType::F32, V::d(pw), V::d(e_in), V::d(pw));
+        }
+        auto send = [&](unsigned out_d, unsigned in_d, std::uint64_t len) {
+          if (len == 0) return;
+          b.dsd(Op::DsdLen, out_d, len);
+          if (in_d == pw) {
+            b.vop(Op::FMov, DType::F32, DType::F32, V::d(out_d), V::d(pw));
+          } else {
+            b.dsd(Op::DsdLen, in_d, len);
+            b.vop(Op::FMov, DType::F32, DType::F32, V::d(out_d), V::d(in_d));
+          }
+        };
+        if (s < band.anchor) {
+          send(s_out, pw, n_blk);
+          send(s_out, s_in, above[j]);
+        } else if (s > band.anchor) {
+          send(n_out, pw, n_blk);
+          send(n_out, n_in, below[j]);
+        } else {
+          send(outd, pw, n_blk);
+          send(outd, s_in, above[j]);
+          send(outd, n_in, below[j]);
+        }
+      };
+      emit_chunks(b, chunks, key, chunk, table);
+      b.ret();
       return b.finish();
     };
     for (std::uint32_t xx = 0; xx < C; ++xx) {

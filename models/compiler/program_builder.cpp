@@ -122,12 +122,13 @@ void ProgramBuilder::bind(unsigned l) {
   labels_[l] = pc();
 }
 
-void ProgramBuilder::data(std::uint32_t addr, std::vector<std::uint8_t> bytes) {
+void ProgramBuilder::data(std::uint32_t addr, std::vector<std::uint8_t> bytes, bool control) {
   if (addr % 2 || bytes.size() % 2) misuse("data must be whole 16-bit words");
   hw::isa::DataInit d;
   d.addr = addr;
   d.bytes = std::move(bytes);
   d.location = {p_->file, 0, 0};
+  d.control = control;
   p_->data.push_back(std::move(d));
 }
 

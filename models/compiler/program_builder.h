@@ -57,8 +57,8 @@ class ProgramBuilder {
   unsigned label();
   void bind(unsigned label);
 
-  // Initial SRAM contents.
-  void data(std::uint32_t addr, std::vector<std::uint8_t> bytes);
+  // Initial SRAM contents; `control`: they steer branches (stored in timing-only mode too).
+  void data(std::uint32_t addr, std::vector<std::uint8_t> bytes, bool control = false);
 
   // Scalar instructions.
   void mov(unsigned rd, std::int64_t imm);

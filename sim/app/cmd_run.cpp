@@ -622,12 +622,14 @@ void add_run_command(CLI::App& app) {
   sub->add_flag("--no-check", cmd->no_check,
                 "timing only: do not compare results with the host's expectation (faster)");
   sub->add_flag("--timing-only", cmd->timing_only,
-                "with --model: the PEs compute no values (SRAM holds only what the host and scalar stores write); "
+                "with --model: the PEs compute no values (SRAM holds only what the host and scalar stores write, and "
+                "the compiler's chunk tables); "
                 "every cycle, stall and access as in the functional run; no checks");
-  sub->add_flag("--plan-missing-code", cmd->plan_missing_code,
-                "with --model: steps the code generator cannot lower (a kind without PE code, more rows than it "
-                "supports) are planned analytically and not simulated instead of an error (with --timing-only or "
-                "--no-check)");
+  sub->add_flag(
+      "--plan-missing-code", cmd->plan_missing_code,
+      "with --model: steps the code generator cannot lower (a kind without PE code, buffers that do "
+      "not fit the SRAM) are planned analytically and not simulated instead of an error (with --timing-only or "
+      "--no-check)");
   sub->footer(
       "Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
       "model.json: the mapping and every step's figures); 'wafersim run OUT/config.yaml' reproduces the run.\n"

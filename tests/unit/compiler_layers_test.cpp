@@ -323,7 +323,7 @@ TEST(CompilerLayers, ComputeBoundGemmReachesSixtyPercentOfDensePeak) {
   const double fraction = static_cast<double>(r.flops) / (static_cast<double>(r.cycles()) * peak_per_cycle);
   EXPECT_GE(fraction, 0.60) << r.cycles() << " cycles";
   // The simulation is deterministic: the exact figures of this configuration.
-  EXPECT_EQ(r.cycles(), 25900u);
+  EXPECT_EQ(r.cycles(), 25883u);
   EXPECT_EQ(r.bound.cycles, 20992u);
 }
 
@@ -402,9 +402,9 @@ TEST(CompilerLayers, CompileGpt3XlOnWse2PrintsTheWholeMapping) {
       EXPECT_EQ(s["code"], s["phase"] == "forward" ? "pe" : "analytical") << s.dump();
       EXPECT_LE(s["sram_max_bytes"].get<std::uint64_t>(), 49152u) << s.dump();
     }
-    // 780 rows: beyond the streamed matmul's code generation (one task per chunk, 63).
+    // 780 rows: the streamed matmul runs its chunks in loops of one task, whatever the rows.
     if (s["kind"] == "linear") {
-      EXPECT_EQ(s["code"], "analytical") << s.dump();
+      EXPECT_EQ(s["code"], "pe") << s.dump();
     }
     if (s["phase"] == "forward") ++forward;
   }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/compiler/chunk_loop.h"
 #include "tests/support/model_rig.h"
 
 namespace wafersim {
@@ -53,6 +54,53 @@ TEST(CompilerLinear, Bf16MlpWithEightTokensPerPeAndFp32AccumulationIsBitExact) {
   const auto& results = run.run();
   ASSERT_EQ(results.size(), 3u + 4u);  // fc1, act, fc2 forward; fc2 data + weights, act data; fc1 weights
   expect_all_checked(results);
+}
+
+// More used rows than the core has task ids (64): a 3 x 72 grid with one edge channel per 9
+// rows, so 8 bands of 9 used rows; 6 tokens over 3 columns (2 per PE: first, middle and last
+// column programs of the weight gradient). fc1's 80 outputs give rows 0..7 two features and
+// the others one; fc2's 40 leave every other row or so none (chunks with nothing to send, so
+// a buffer's reuse waits for an earlier send). Each row's program is one task whose chunks are
+// dispatched through the chunk table (docs/compiler.md, "Chunk loops").
+const char* kTall = R"(
+name: tall
+dtype: fp16
+batch: 3
+sequence: 2
+inputs: [{name: x, kind: activations, features: 72}]
+layers:
+  - {name: fc1, kind: linear, inputs: [x], features: 80, bias: true}
+  - {name: fc2, kind: linear, inputs: [fc1], features: 40}
+)";
+
+TEST(CompilerLinear, ForwardAndBackwardOverSeventyTwoRowsAreBitExact) {
+  test::ModelRun run("tiny", {"wafer.width=3", "wafer.height=72", "fabric.edge_io_channels=8"}, kTall);
+  ASSERT_EQ(run.compiled.layout.slices(), 72u);
+  ASSERT_EQ(run.compiled.layout.columns, 3u);
+  for (const auto& p : run.compiled.programs) {
+    EXPECT_FALSE(p.analytical) << p.name();
+    for (const auto& pl : p.code) EXPECT_EQ(pl.program->tasks.size(), 1u) << p.name();
+  }
+  const auto& results = run.run();
+  // fc1, fc2 forward; fc2 data and weights, fc1 weights.
+  ASSERT_EQ(results.size(), 2u + 3u);
+  expect_all_checked(results);
+}
+
+// A partial-sum buffer (chunk j uses buffer j % 2) is written again only once the asynchronous
+// send that read it has finished: known when a later send on the same color issued (colors are
+// held), else waited for.
+TEST(CompilerLinear, BufferReuseWaitsOnlyWhenNoLaterSendOnTheColorIssued) {
+  using models::compiler::buffer_waits;
+  // Rows above (north sends, class 0), this row (no send), rows below (south sends, class 1):
+  // the first south chunk reuses the buffer of the last north one, whose send nothing followed.
+  EXPECT_EQ(buffer_waits({0, 0, -1, 1, 1}, {true, true, true, true, true}), (std::vector<int>{-1, -1, -1, 0, -1}));
+  // Row 0: no north chunk, nothing to wait for.
+  EXPECT_EQ(buffer_waits({-1, 1, 1, 1}, {true, true, true, true}), (std::vector<int>{-1, -1, -1, -1}));
+  // An empty chunk (no write, no send) between two sends on the same buffer's parity...
+  EXPECT_EQ(buffer_waits({0, -1, 0, -1, 0}, {true, false, true, false, true}), (std::vector<int>{-1, -1, 0, -1, 0}));
+  // ... and after the wait every earlier send on that color is known finished.
+  EXPECT_EQ(buffer_waits({0, 0, -1, 0, 0}, {true, true, false, true, true}), (std::vector<int>{-1, -1, -1, 0, -1}));
 }
 
 }  // namespace
