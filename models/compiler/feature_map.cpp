@@ -70,6 +70,16 @@ std::uint64_t FeatureMap::max_count() const {
   return most * group_features();
 }
 
+bool FeatureMap::in_order() const {
+  std::uint64_t next = 0;
+  for (std::uint32_t s = 0; s < slices; ++s)
+    for (const Span& r : runs(s)) {
+      if (r.lo != next) return false;
+      next = r.hi;
+    }
+  return next == features;
+}
+
 std::uint32_t FeatureMap::owner(std::uint64_t f) const {
   if (kind == Kind::Heads) return slice_of_group(static_cast<std::uint32_t>(f / group_features()));
   if (kind == Kind::HeadParts) {

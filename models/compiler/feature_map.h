@@ -50,6 +50,9 @@ struct FeatureMap {
   [[nodiscard]] std::vector<Span> runs(std::uint32_t s) const;
   [[nodiscard]] std::uint64_t count(std::uint32_t s) const;
   [[nodiscard]] std::uint64_t max_count() const;
+  // Whether the features run in order down the column (slice by slice, each slice's runs
+  // ascending, with no gap): a chain over them in storage order follows feature order.
+  [[nodiscard]] bool in_order() const;
   // The slice holding feature f, and f's position in that slice's storage.
   [[nodiscard]] std::uint32_t owner(std::uint64_t f) const;
   [[nodiscard]] std::uint64_t position(std::uint64_t f) const;

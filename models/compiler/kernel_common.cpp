@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "models/compiler/bound.h"
 #include "models/compiler/kernels.h"
@@ -90,6 +91,46 @@ void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t
   b.alu(Op::Add, 6, 6, 4);
   b.alu(Op::Sub, 12, 12, 1);
   b.branch(Cond::Ne, 12, 0, tok);
+}
+
+namespace {
+
+const char* describe(const FeatureMap& m) {
+  switch (m.kind) {
+    case FeatureMap::Kind::Even:
+      return "even slices";
+    case FeatureMap::Kind::Heads:
+      return "attention heads whole on rows";
+    case FeatureMap::Kind::HeadParts:
+      return "attention heads split by dimension over rows";
+  }
+  return "?";
+}
+
+}  // namespace
+
+const FeatureMap& shared_map(const KernelContext& ctx, const std::string& layer, const std::vector<std::uint32_t>& ids,
+                             bool in_order) {
+  const Tensor* first = nullptr;
+  for (auto id : ids) {
+    if (id == kScratchTensor) continue;
+    const Tensor& t = ctx.tensors.at(id);
+    if (!first) {
+      first = &t;
+    } else if (t.map != first->map) {
+      throw sim::InputError(fmt::format(
+          "layer '{}': its tensors are laid out differently ({}: {}, {}: {}); code generation has no re-layout "
+          "between them",
+          layer, first->name, describe(first->map), t.name, describe(t.map)));
+    }
+  }
+  if (!first) throw std::logic_error("shared_map: no tensor");
+  if (in_order && !first->map.in_order())
+    throw sim::InputError(
+        fmt::format("layer '{}': its reductions chain down the column in feature order, but {} is "
+                    "laid out with {} (a row holds dimensions of several heads)",
+                    layer, first->name, describe(first->map)));
+  return first->map;
 }
 
 void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice) {

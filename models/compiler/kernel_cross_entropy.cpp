@@ -30,12 +30,10 @@ LayerProgram lower_cross_entropy(KernelContext& ctx, const CrossEntropyArgs& a) 
   const Tensor& x = ctx.tensors.at(a.logits);
   const Tensor& labels = ctx.tensors.at(a.labels);
   const Tensor& loss = ctx.tensors.at(a.loss);
-  const FeatureMap& map = x.map;
-  const std::uint64_t cmax = map.max_count();
   const bool fwd = a.phase == Phase::Forward;
-  for (std::uint32_t s = 0; s < G; ++s)
-    if (map.runs(s).size() > 1)
-      throw sim::InputError(fmt::format("layer '{}': cross-entropy needs each row's logits contiguous", a.layer));
+  const FeatureMap& map = shared_map(
+      ctx, a.layer, fwd ? std::vector<std::uint32_t>{a.logits} : std::vector<std::uint32_t>{a.logits, a.dlogits}, true);
+  const std::uint64_t cmax = map.max_count();
   if (loss.width != 3) throw std::logic_error("cross-entropy: the per-token output holds (max, sum, label logit)");
   if (a.accumulate)
     throw sim::InputError(

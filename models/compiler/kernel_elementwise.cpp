@@ -20,11 +20,7 @@ LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& e) {
   const hw::DType dt = ctx.dtype;
   const std::uint32_t esz = hw::size_of(dt);
   const EwProgram& prog = e.program;
-  const FeatureMap& map = ctx.tensors.at(e.tensors.at(0)).map;
-  for (auto id : e.tensors)
-    if (id != kScratchTensor && ctx.tensors.at(id).map != map)
-      throw sim::InputError(fmt::format("layer '{}': its tensors are laid out differently ({} and {})", e.layer,
-                                        ctx.tensors.at(e.tensors[0]).name, ctx.tensors.at(id).name));
+  const FeatureMap& map = shared_map(ctx, e.layer, e.tensors, false);
   LayerProgram p;
   p.layer = e.layer;
   p.kind = e.kind;

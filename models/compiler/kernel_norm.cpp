@@ -25,7 +25,7 @@ LayerProgram lower_rmsnorm_forward(KernelContext& ctx, const NormArgs& a) {
   const std::uint32_t esz = hw::size_of(dt);
   const Tensor& in = ctx.tensors.at(a.in);
   const Tensor& out = ctx.tensors.at(a.out);
-  const FeatureMap& map = in.map;
+  const FeatureMap& map = shared_map(ctx, a.layer, {a.in, a.out}, true);
   const std::uint64_t cmax = map.max_count();
 
   LayerProgram p;

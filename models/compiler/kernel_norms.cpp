@@ -138,7 +138,9 @@ LayerProgram lower_norm(KernelContext& ctx, const NormStepArgs& a) {
   const bool wgrad = a.phase == Phase::BackwardWeights;
   if (fwd && !ln) throw std::logic_error("lower_norm: RMSNorm forward is lower_rmsnorm_forward");
   const Tensor& x = ctx.tensors.at(a.x);
-  const FeatureMap& map = x.map;
+  std::vector<std::uint32_t> operands{a.x, fwd ? a.out : a.dy};
+  if (data) operands.push_back(a.dx);
+  const FeatureMap& map = shared_map(ctx, a.layer, operands, true);
   const std::uint64_t cmax = map.max_count();
   const std::uint32_t np = ln ? 2 : 1;         // parameters: gamma (and beta)
   const std::uint32_t nchain = data ? np : 1;  // tokens' sums chained in the data gradient
@@ -147,8 +149,7 @@ LayerProgram lower_norm(KernelContext& ctx, const NormStepArgs& a) {
   p.layer = a.layer;
   p.kind = ln ? LayerKind::LayerNorm : LayerKind::RmsNorm;
   p.phase = a.phase;
-  p.operands = {a.x, fwd ? a.out : a.dy};
-  if (data) p.operands.push_back(a.dx);
+  p.operands = operands;
   const std::uint32_t acc = ctx.scratch("acc", std::uint64_t{t} * 4 * nchain);
   const std::uint32_t mean = ctx.scratch("mean", std::uint64_t{t} * 4);
   const std::uint32_t rstd = ctx.scratch("rstd", std::uint64_t{t} * 4);

@@ -63,7 +63,8 @@ LayerProgram lower_softmax(KernelContext& ctx, const SoftmaxArgs& a) {
   const DType dt = ctx.dtype;
   const bool fwd = a.phase == Phase::Forward;
   const Tensor& y = ctx.tensors.at(fwd ? a.x : a.y);
-  const FeatureMap& map = y.map;
+  const FeatureMap& map = shared_map(
+      ctx, a.layer, fwd ? std::vector<std::uint32_t>{a.x, a.out} : std::vector<std::uint32_t>{a.y, a.dy, a.dx}, true);
   const std::uint64_t cmax = map.max_count();
   const auto& lat = ctx.target.wafer.pe.latency;
   const std::uint64_t exp_c = lat.exp.count(), recip_c = lat.recip.count();

@@ -180,6 +180,13 @@ void narrow(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a);
 void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t tokens, std::uint32_t inv_d,
                         std::uint32_t eps);
 
+// The feature map that a layer's feature tensors (`ids`, kScratchTensor skipped) share, for
+// a kernel that works on one slice of all of them per row. An InputError names the layer and
+// the tensors when their maps differ, or when `in_order` (the kernel chains a reduction down
+// the column in feature order) and the features do not run in order down the column.
+const FeatureMap& shared_map(const KernelContext& ctx, const std::string& layer, const std::vector<std::uint32_t>& ids,
+                             bool in_order);
+
 // The work, SRAM and region of a layer from per-slice figures (the same on every column).
 void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice);
 

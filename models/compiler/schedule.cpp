@@ -45,6 +45,23 @@ Saved saved_for_backward(LayerKind k) {
   return {};
 }
 
+bool keeps_map(LayerKind k) {
+  switch (k) {
+    case LayerKind::Add:
+    case LayerKind::Mul:
+    case LayerKind::Swiglu:
+    case LayerKind::Gelu:
+    case LayerKind::Silu:
+    case LayerKind::Relu:
+    case LayerKind::LayerNorm:
+    case LayerKind::RmsNorm:
+    case LayerKind::Softmax:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Schedule make_schedule(const CompiledModel& cm, bool split_heads) {
@@ -71,6 +88,39 @@ Schedule make_schedule(const CompiledModel& cm, bool split_heads) {
     maps[layer.inputs[1]] = map(k.features);
     maps[layer.inputs[2]] = map(k.features);
     maps[layer.name] = map(q.features);
+  }
+  // A layer that works on each row's slice of its tensors (elementwise, norms, softmax) needs
+  // its inputs and output (and so their gradients) in one map. Its output takes its inputs'
+  // map when they share one other than even slices (a softmax of attention's output keeps the
+  // heads' map), and inputs without a map take its output's (a norm whose output attention
+  // reads as q); repeated until nothing changes. A kernel refuses tensors still laid out
+  // differently, and the norms and softmax a map whose features do not run in order down the
+  // column.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& layer : m.layers) {
+      if (!keeps_map(layer.kind) || maps.count(layer.name)) continue;
+      const auto it = maps.find(layer.inputs.at(0));
+      if (it == maps.end()) continue;
+      bool shared = true;
+      for (const auto& in : layer.inputs) {
+        const auto j = maps.find(in);
+        shared = shared && j != maps.end() && j->second == it->second;
+      }
+      if (shared) {
+        maps.emplace(layer.name, it->second);
+        changed = true;
+      }
+    }
+    for (auto r = m.layers.rbegin(); r != m.layers.rend(); ++r) {
+      const auto it = maps.find(r->name);
+      if (!keeps_map(r->kind) || it == maps.end()) continue;
+      for (const auto& in : r->inputs)
+        if (!maps.count(in)) {
+          maps.emplace(in, it->second);
+          changed = true;
+        }
+    }
   }
   auto map_of = [&](const std::string& name, std::uint64_t features) {
     auto it = maps.find(name);

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <map>
 #include <set>
+#include <stdexcept>
 
 #include "models/compiler/compiler.h"
 #include "sim/errors.h"
@@ -123,6 +125,167 @@ void run_softmax(const char* dtype, std::array<std::uint64_t, 2> cycles = {}) {
 // The simulation is deterministic: the exact cycles of this configuration.
 TEST(CompilerLayers, SoftmaxForwardAndBackwardFp16MatchTheReferenceBitForBit) { run_softmax("fp16", {691, 469}); }
 TEST(CompilerLayers, SoftmaxForwardAndBackwardBf16MatchTheReferenceBitForBit) { run_softmax("bf16"); }
+
+// A softmax of attention's output: 2 heads of 2 dimensions over the 8 rows of one group (the
+// HeadParts map: rows 0, 1 and 4, 5 hold a dimension each, the others nothing), where even
+// slices would put the 4 features on other rows. The softmax keeps attention's map (it read
+// them with its output's map before: 63 of 64 elements wrong forward, all 64 backward).
+const char* kSoftmaxOfAttention = R"(
+name: att4
+dtype: bf16
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 4}]
+layers:
+  - {name: q, kind: linear, inputs: [x], features: 4}
+  - {name: k, kind: linear, inputs: [x], features: 4}
+  - {name: v, kind: linear, inputs: [x], features: 4}
+  - {name: att, kind: attention, inputs: [q, k, v], heads: 2}
+  - {name: p, kind: softmax, inputs: [att]}
+  - {name: out, kind: linear, inputs: [p], features: 4}
+)";
+
+models::compiler::CompileOptions one_group() {
+  models::compiler::CompileOptions o;
+  o.layout = models::compiler::LayoutChoice::Columns;
+  return o;
+}
+
+const models::compiler::Tensor& tensor_named(const models::compiler::CompiledModel& cm, const std::string& name) {
+  for (const auto& t : cm.tensors)
+    if (t.name == name) return t;
+  throw std::logic_error("no tensor " + name);
+}
+
+TEST(CompilerLayers, SoftmaxOfAttentionOutputKeepsTheHeadsMapAndMatchesTheReferenceBitForBit) {
+  test::ModelRun run("tiny", {}, kSoftmaxOfAttention, one_group());
+  ASSERT_EQ(run.compiled.layout.groups, 1u);
+  ASSERT_EQ(run.compiled.layout.slices(), 8u);
+  const auto heads = tensor_named(run.compiled, "att").map;
+  EXPECT_EQ(heads.kind, models::compiler::FeatureMap::Kind::HeadParts);
+  EXPECT_EQ(tensor_named(run.compiled, "p").map, heads);
+  EXPECT_EQ(tensor_named(run.compiled, "d:p").map, heads);
+  const auto& results = run.run();
+  int seen = 0;
+  for (const auto& r : results) {
+    if (r.kind != LayerKind::Softmax) continue;
+    ++seen;
+    const bool fwd = r.phase == Phase::Forward;
+    // The simulation is deterministic: the exact cycles of this configuration.
+    EXPECT_EQ(r.cycles(), fwd ? 330u : 179u) << r.name();
+    ASSERT_EQ(r.checks.size(), 1u);
+    EXPECT_EQ(r.checks[0].compared, 2u * 8 * 4);
+    EXPECT_EQ(r.checks[0].reference, fwd ? "models/reference softmax_forward" : "models/reference softmax_backward");
+  }
+  EXPECT_EQ(seen, 2);
+  expect_all_checked(results);
+}
+
+// Every other kind that works on each row's slice of its tensors, on attention's output
+// (LayerNorm, RMSNorm, GELU, add, then softmax and a cross-entropy) and on attention's query
+// (an RMSNorm of a linear output: the linear writes the heads' map), forward and backward.
+const char* kNormsAroundAttention = R"(
+name: att4n
+dtype: bf16
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 4}, {name: labels, kind: labels}]
+layers:
+  - {name: q0, kind: linear, inputs: [x], features: 4}
+  - {name: q, kind: rmsnorm, inputs: [q0]}
+  - {name: k, kind: linear, inputs: [x], features: 4}
+  - {name: v, kind: linear, inputs: [x], features: 4}
+  - {name: att, kind: attention, inputs: [q, k, v], heads: 2}
+  - {name: ln, kind: layernorm, inputs: [att]}
+  - {name: rms, kind: rmsnorm, inputs: [att]}
+  - {name: g, kind: gelu, inputs: [ln]}
+  - {name: sum, kind: add, inputs: [g, rms]}
+  - {name: sm, kind: softmax, inputs: [sum]}
+  - {name: out, kind: linear, inputs: [sm], features: 4}
+  - {name: loss, kind: cross_entropy, inputs: [out, labels]}
+)";
+
+TEST(CompilerLayers, NormsAndElementwiseAroundAttentionKeepItsMapAndMatchTheReference) {
+  test::ModelRun run("tiny", {}, kNormsAroundAttention, one_group());
+  const auto heads = tensor_named(run.compiled, "att").map;
+  EXPECT_EQ(heads.kind, models::compiler::FeatureMap::Kind::HeadParts);
+  for (const char* name : {"q0", "q", "ln", "rms", "g", "sum", "sm", "d:sm", "d:q0"})
+    EXPECT_EQ(tensor_named(run.compiled, name).map, heads) << name;
+  EXPECT_EQ(tensor_named(run.compiled, "out").map.kind, models::compiler::FeatureMap::Kind::Even);
+  const auto& results = run.run();
+  std::map<std::string, std::uint64_t> cycles;
+  for (const auto& r : results) cycles[r.name()] = r.cycles();
+  // The simulation is deterministic: the exact cycles of this configuration.
+  const std::map<std::string, std::uint64_t> want{
+      {"q forward", 297},   {"q backward-data", 612},   {"ln forward", 539}, {"ln backward-data", 937},
+      {"rms forward", 297}, {"rms backward-data", 612}, {"g forward", 74},   {"sum forward", 9},
+      {"sm forward", 330},  {"sm backward-data", 179}};
+  for (const auto& [name, c] : want) EXPECT_EQ(cycles[name], c) << name;
+  expect_all_checked(results);
+}
+
+// Where no map serves every tensor of a layer, code generation refuses it at compile time
+// (exit 2) naming the layer: a softmax of attention's output whose rows hold dimensions of
+// two heads each (its sums would not run in feature order), and an add of attention's output
+// and an even tensor (a model input; q0, its RMSNorm q and its GELU g take the heads' map).
+TEST(CompilerLayers, SoftmaxOrNormThatCannotKeepAttentionsMapIsRefusedNamingTheLayer) {
+  const char* unordered = R"(
+name: att16
+dtype: bf16
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 16}]
+layers:
+  - {name: q, kind: linear, inputs: [x], features: 16}
+  - {name: k, kind: linear, inputs: [x], features: 8}
+  - {name: v, kind: linear, inputs: [x], features: 8}
+  - {name: att, kind: attention, inputs: [q, k, v], heads: 4, kv_heads: 2}
+  - {name: p, kind: softmax, inputs: [att]}
+  - {name: out, kind: linear, inputs: [p], features: 4}
+)";
+  const char* shared = R"(
+name: qn
+dtype: bf16
+batch: 2
+sequence: 8
+inputs: [{name: x, kind: activations, features: 4}]
+layers:
+  - {name: q0, kind: linear, inputs: [x], features: 4}
+  - {name: q, kind: rmsnorm, inputs: [q0]}
+  - {name: g, kind: gelu, inputs: [q0]}
+  - {name: k, kind: linear, inputs: [x], features: 4}
+  - {name: v, kind: linear, inputs: [x], features: 4}
+  - {name: att, kind: attention, inputs: [q, k, v], heads: 2}
+  - {name: sum, kind: add, inputs: [att, x]}
+)";
+  const auto platform = platforms::load_platform("tiny", {});
+  const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+  auto refusal = [&](const char* yaml) -> std::string {
+    const models::LoadedModel m = models::load_model_text(yaml, "model.yaml");
+    try {
+      (void)models::compiler::compile(m.spec, target, one_group());
+    } catch (const sim::InputError& e) {
+      return e.what();
+    }
+    return "compiled";
+  };
+  const std::string a = refusal(unordered);
+  EXPECT_NE(a.find("layer 'p': its reductions chain down the column in feature order, but att is laid out with "
+                   "attention heads split by dimension over rows"),
+            std::string::npos)
+      << a;
+  const std::string b = refusal(shared);
+  EXPECT_NE(b.find("layer 'sum': its tensors are laid out differently (att: attention heads split by dimension over "
+                   "rows, x: even slices)"),
+            std::string::npos)
+      << b;
+  // Without code (a mapping only) attention falls back to even slices and is planned.
+  const models::LoadedModel m = models::load_model_text(unordered, "model.yaml");
+  models::compiler::CompileOptions o = one_group();
+  o.emit = false;
+  const auto cm = models::compiler::compile(m.spec, target, o);
+  EXPECT_EQ(tensor_named(cm, "att").map.kind, models::compiler::FeatureMap::Kind::Even);
+}
 
 // The model with `causal: false` on every attention layer unless `causal`.
 std::string with_mask(std::string model, bool causal) {
