@@ -25,14 +25,22 @@ float float_of(std::uint32_t b) {
   std::memcpy(&f, &b, 4);
   return f;
 }
+// The host's binary16: _Float16 (g++, clang 15 on), or clang 14's storage-only __fp16 (its
+// conversions round once to nearest-even, as _Float16's do).
+#if defined(__clang__) && __clang_major__ < 15
+using HostHalf = __fp16;
+#else
+using HostHalf = _Float16;
+#endif
+
 std::uint16_t host_f16(float f) {
-  _Float16 h = static_cast<_Float16>(f);
+  HostHalf h = static_cast<HostHalf>(f);
   std::uint16_t b;
   std::memcpy(&b, &h, 2);
   return b;
 }
 float host_from_f16(std::uint16_t b) {
-  _Float16 h;
+  HostHalf h;
   std::memcpy(&h, &b, 2);
   return static_cast<float>(h);
 }
