@@ -133,6 +133,16 @@ const FeatureMap& shared_map(const KernelContext& ctx, const std::string& layer,
   return first->map;
 }
 
+void place_on_row(LayerProgram& p, const StreamingLayout& l, std::uint32_t s,
+                  std::shared_ptr<const hw::isa::Program> program) {
+  hw::isa::Placement pl;
+  pl.x0 = 0;
+  pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
+  pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
+  pl.program = std::move(program);
+  p.code.push_back(std::move(pl));
+}
+
 void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice) {
   const StreamingLayout& l = ctx.layout;
   std::uint64_t max = 0, sum = 0;

@@ -93,12 +93,7 @@ LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& e) {
       }
     }
     b.ret();
-    hw::isa::Placement pl;
-    pl.x0 = 0;
-    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
-    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-    pl.program = b.finish();
-    p.code.push_back(std::move(pl));
+    place_on_row(p, l, s, b.finish());
   }
   return p;
 }

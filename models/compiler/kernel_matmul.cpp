@@ -344,12 +344,8 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
 
   const MatmulScratch buf{{P[0], P[1]}, bbuf, b32, tmp, table};
   for (std::uint32_t s = 0; s < G; ++s) {
-    hw::isa::Placement pl;
-    pl.x0 = 0;
-    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
-    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-    pl.program = matmul_row_program(ctx, m, buf, {}, s, fmt::format("{}.{}.r{}", m.layer, to_string(m.phase), s));
-    p.code.push_back(std::move(pl));
+    place_on_row(p, l, s,
+                 matmul_row_program(ctx, m, buf, {}, s, fmt::format("{}.{}.r{}", m.layer, to_string(m.phase), s)));
   }
   return p;
 }

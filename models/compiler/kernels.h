@@ -3,6 +3,7 @@
 // (docs/compiler.md describes every kernel's program, streams and operation order).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,10 @@ void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t
 // the column in feature order) and the features do not run in order down the column.
 const FeatureMap& shared_map(const KernelContext& ctx, const std::string& layer, const std::vector<std::uint32_t>& ids,
                              bool in_order);
+
+// Adds `program` to `p`'s code on every used column of slice s's row.
+void place_on_row(LayerProgram& p, const StreamingLayout& l, std::uint32_t s,
+                  std::shared_ptr<const hw::isa::Program> program);
 
 // The work, SRAM and region of a layer from per-slice figures (the same on every column).
 void finish_layer(const KernelContext& ctx, LayerProgram& p, const std::vector<std::uint64_t>& sram_per_slice);

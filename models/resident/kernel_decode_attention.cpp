@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "hw/numerics/softfloat.h"
+#include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
 #include "sim/errors.h"
 
@@ -134,12 +135,7 @@ LayerProgram lower_decode_attention(compiler::KernelContext& ctx, const DecodeAt
         }
       }
     b.ret();
-    hw::isa::Placement pl;
-    pl.x0 = 0;
-    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
-    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-    pl.program = b.finish();
-    p.code.push_back(std::move(pl));
+    compiler::place_on_row(p, l, s, b.finish());
   }
   return p;
 }
@@ -205,12 +201,7 @@ LayerProgram lower_kv_cache_fill(compiler::KernelContext& ctx, const KvCacheFill
       b.branch(Cond::Ne, 1, 0, loop);
     }
     b.ret();
-    hw::isa::Placement pl;
-    pl.x0 = 0;
-    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
-    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-    pl.program = b.finish();
-    p.code.push_back(std::move(pl));
+    compiler::place_on_row(p, l, s, b.finish());
   }
   return p;
 }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "models/compiler/chunk_loop.h"
+#include "models/compiler/kernels.h"
 #include "models/compiler/matmul_program.h"
 
 namespace wafersim::models::resident {
@@ -156,12 +157,8 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
   src.gemv = gemv;
   const compiler::MatmulScratch buf{{P[0], P[1]}, bbuf, b32, 0, table};
   for (std::uint32_t s = 0; s < G; ++s) {
-    hw::isa::Placement pl;
-    pl.x0 = 0;
-    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
-    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-    pl.program = compiler::matmul_row_program(ctx, m, buf, src, s, fmt::format("{}.resident.r{}", m.layer, s));
-    p.code.push_back(std::move(pl));
+    compiler::place_on_row(
+        p, l, s, compiler::matmul_row_program(ctx, m, buf, src, s, fmt::format("{}.resident.r{}", m.layer, s)));
   }
   return p;
 }

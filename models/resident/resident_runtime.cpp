@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
 
 namespace wafersim::models::resident {
@@ -40,12 +41,7 @@ void place_weights(ResidentProgram& rp, const runtime::HostData& data) {
         b.data(m.weights.bias_addr, std::move(bb));
       }
     }
-    hw::isa::Placement pl;
-    pl.x0 = 0;
-    pl.x1 = static_cast<std::uint16_t>(l.columns - 1);
-    pl.y0 = pl.y1 = static_cast<std::uint16_t>(l.rows[s]);
-    pl.program = b.finish();
-    p.code.push_back(std::move(pl));
+    compiler::place_on_row(p, l, s, b.finish());
   }
 }
 

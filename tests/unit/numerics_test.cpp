@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "hw/numerics/elementary.h"
@@ -25,25 +27,47 @@ float float_of(std::uint32_t b) {
   std::memcpy(&f, &b, 4);
   return f;
 }
-// The host's binary16: _Float16 (g++, clang 15 on), or clang 14's storage-only __fp16 (its
-// conversions round once to nearest-even, as _Float16's do).
 #if defined(__clang__) && __clang_major__ < 15
-using HostHalf = __fp16;
-#else
-using HostHalf = _Float16;
-#endif
-
+// clang 14 has no _Float16 on x86 (and its __fp16 needs compiler-rt): binary16 from the host's
+// double arithmetic instead, rounding with nearbyint (to nearest-even). Not for NaN.
 std::uint16_t host_f16(float f) {
-  HostHalf h = static_cast<HostHalf>(f);
+  const std::uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  const double x = std::fabs(static_cast<double>(f));
+  if (x >= 65520.0) return sign | 0x7c00;  // 65520 and above round to infinity
+  int e = 0;
+  std::frexp(x, &e);                            // x = fr * 2^e, fr in [0.5, 1)
+  const int q = std::max(e - 1, -14) - 10;      // the binade's quantum (subnormals: 2^-24)
+  const double r = std::nearbyint(std::ldexp(x, -q));  // significand in quanta, rounded once
+  if (r == 0) return sign;
+  if (q == -24 && r < 1024) return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(r));
+  int re = 0;
+  std::frexp(std::ldexp(r, q), &re);
+  const int exp = re - 1;  // the rounded value's binade (one up when r rounded to 2048)
+  const auto man = static_cast<std::uint16_t>(std::ldexp(std::ldexp(r, q), 10 - exp) - 1024);
+  return static_cast<std::uint16_t>(sign | ((exp + 15) << 10) | man);
+}
+float host_from_f16(std::uint16_t b) {
+  const int e = (b >> 10) & 31, m = b & 0x3ff;
+  float v = 0;
+  if (e == 31)
+    v = m ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else
+    v = e == 0 ? std::ldexp(static_cast<float>(m), -24) : std::ldexp(static_cast<float>(m | 0x400), e - 25);
+  return (b & 0x8000) ? -v : v;
+}
+#else
+std::uint16_t host_f16(float f) {
+  _Float16 h = static_cast<_Float16>(f);
   std::uint16_t b;
   std::memcpy(&b, &h, 2);
   return b;
 }
 float host_from_f16(std::uint16_t b) {
-  HostHalf h;
+  _Float16 h;
   std::memcpy(&h, &b, 2);
   return static_cast<float>(h);
 }
+#endif
 // Round-to-nearest-even float -> bfloat16, written independently of the emulation.
 std::uint16_t host_bf16(float f) {
   std::uint32_t b = bits_of(f);
