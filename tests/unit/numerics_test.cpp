@@ -35,8 +35,8 @@ std::uint16_t host_f16(float f) {
   const double x = std::fabs(static_cast<double>(f));
   if (x >= 65520.0) return sign | 0x7c00;  // 65520 and above round to infinity
   int e = 0;
-  std::frexp(x, &e);                            // x = fr * 2^e, fr in [0.5, 1)
-  const int q = std::max(e - 1, -14) - 10;      // the binade's quantum (subnormals: 2^-24)
+  std::frexp(x, &e);                                   // x = fr * 2^e, fr in [0.5, 1)
+  const int q = std::max(e - 1, -14) - 10;             // the binade's quantum (subnormals: 2^-24)
   const double r = std::nearbyint(std::ldexp(x, -q));  // significand in quanta, rounded once
   if (r == 0) return sign;
   if (q == -24 && r < 1024) return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(r));
