@@ -133,6 +133,32 @@ const FeatureMap& shared_map(const KernelContext& ctx, const std::string& layer,
   return first->map;
 }
 
+void emit_ew_ops(ProgramBuilder& b, hw::DType dt, const EwProgram& prog, const std::vector<unsigned>& buffers) {
+  using hw::isa::Op;
+  using V = VOperand;
+  for (std::size_t i = 0; i < prog.consts.size(); ++i)
+    b.movf(static_cast<unsigned>(1 + i), dt, constant_bits(dt, prog.consts[i]));
+  auto opnd = [&](int x) {
+    return x >= 0 ? V::d(buffers[static_cast<std::size_t>(x)]) : V::r(static_cast<unsigned>(-x));
+  };
+  for (const auto& o : prog.ops) {
+    switch (o.op) {
+      case Op::FMac:
+        b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a), opnd(o.b), opnd(o.c));
+        break;
+      case Op::FAdd:
+      case Op::FSub:
+      case Op::FMul:
+      case Op::FMax:
+      case Op::FMin:
+        b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a), opnd(o.b));
+        break;
+      default:
+        b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a));
+    }
+  }
+}
+
 void place_on_row(LayerProgram& p, const StreamingLayout& l, std::uint32_t s,
                   std::shared_ptr<const hw::isa::Program> program) {
   hw::isa::Placement pl;

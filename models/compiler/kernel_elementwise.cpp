@@ -73,25 +73,7 @@ LayerProgram lower_elementwise(KernelContext& ctx, const ElementwiseArgs& e) {
     }
     const std::uint8_t main = b.task("main");
     b.entry(main);
-    for (std::size_t i = 0; i < prog.consts.size(); ++i)
-      b.movf(static_cast<unsigned>(1 + i), dt, constant_bits(dt, prog.consts[i]));
-    auto opnd = [&](int x) { return x >= 0 ? V::d(d[static_cast<std::size_t>(x)]) : V::r(static_cast<unsigned>(-x)); };
-    for (const auto& o : prog.ops) {
-      switch (o.op) {
-        case Op::FMac:
-          b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a), opnd(o.b), opnd(o.c));
-          break;
-        case Op::FAdd:
-        case Op::FSub:
-        case Op::FMul:
-        case Op::FMax:
-        case Op::FMin:
-          b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a), opnd(o.b));
-          break;
-        default:
-          b.vop(o.op, dt, dt, opnd(o.d), opnd(o.a));
-      }
-    }
+    emit_ew_ops(b, dt, prog, d);
     b.ret();
     place_on_row(p, l, s, b.finish());
   }

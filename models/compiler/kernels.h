@@ -188,6 +188,10 @@ void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t
 const FeatureMap& shared_map(const KernelContext& ctx, const std::string& layer, const std::vector<std::uint32_t>& ids,
                              bool in_order);
 
+// Emits an elementwise program's constants (into registers 1..) and vector operations, its
+// buffers given as descriptors in the program's buffer order.
+void emit_ew_ops(ProgramBuilder& b, hw::DType dt, const EwProgram& prog, const std::vector<unsigned>& buffers);
+
 // Adds `program` to `p`'s code on every used column of slice s's row.
 void place_on_row(LayerProgram& p, const StreamingLayout& l, std::uint32_t s,
                   std::shared_ptr<const hw::isa::Program> program);

@@ -561,29 +561,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         }
         if (s.norm && dt == DType::F32) b.vop(Op::FMov, DType::F32, DType::F32, V::d(yd), V::d(acc));
         if (s.norm && dt != DType::F32) b.vop(Op::FCvt, dt, DType::F32, V::d(yd), V::d(acc));
-        if (round && !s.fused.empty()) {
-          for (std::size_t k = 0; k < ew.consts.size(); ++k)
-            b.movf(static_cast<unsigned>(1 + k), dt, compiler::constant_bits(dt, ew.consts[k]));
-          auto opnd = [&](int v) {
-            return v >= 0 ? V::d(ewd[static_cast<std::size_t>(v)]) : V::r(static_cast<unsigned>(-v));
-          };
-          for (const auto& e : ew.ops) {
-            switch (e.op) {
-              case Op::FMac:
-                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b), opnd(e.c));
-                break;
-              case Op::FAdd:
-              case Op::FSub:
-              case Op::FMul:
-              case Op::FMax:
-              case Op::FMin:
-                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a), opnd(e.b));
-                break;
-              default:
-                b.vop(e.op, dt, dt, opnd(e.d), opnd(e.a));
-            }
-          }
-        }
+        if (round && !s.fused.empty()) compiler::emit_ew_ops(b, dt, ew, ewd);
         if (round && last) {
           b.dsdr(Op::DsdBase, outm, 13);
           b.vop(Op::FMov, dt, dt, V::d(outm), V::d(result));
