@@ -110,6 +110,15 @@ struct LayerByLayer {
 
 const std::vector<std::string> k16 = {"wafer.width=16", "wafer.height=16"};
 
+// How many outputs of the run differ from the host's expectation for `other` (a program
+// changed in one parameter: the test shows the expectation depends on it).
+std::uint64_t differences(const PipelineProgram& other, const PipelineResult& r) {
+  const auto want = models::resident::expect_pipeline(other);
+  std::uint64_t differ = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
+  return differ;
+}
+
 // Checks, exact cycles, and every bound below them.
 void expect_run(PipeRig& rig, const PipelineResult& r, std::uint64_t cycles) {
   EXPECT_EQ(r.compared, rig.program.tokens * rig.program.stages.back().f_out);
@@ -285,10 +294,7 @@ TEST(ResidentPipeline, RmsNormStagesMatchTheReference) {
   // The expectation depends on the norms: with another epsilon it differs from the run.
   PipelineProgram other = rig.program;
   other.stages[1].epsilon = 0.5;
-  const auto want = models::resident::expect_pipeline(other);
-  std::uint64_t differ = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
-  EXPECT_GT(differ, 0u);
+  EXPECT_GT(differences(other, r), 0u);
   // Norms need the rows-out cut.
   const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
   EXPECT_THROW(models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsIn),
@@ -335,10 +341,7 @@ layers:
   // The expectation depends on which input is the skip.
   PipelineProgram other = rig.program;
   other.stages[7].skip_from = 5;
-  const auto want = models::resident::expect_pipeline(other);
-  std::uint64_t differ = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
-  EXPECT_GT(differ, 0u);
+  EXPECT_GT(differences(other, r), 0u);
   // Residual connections that overlap are not covered (a clean input error).
   const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
   const auto overlap = models::load_model_text(R"(name: overlap
@@ -402,10 +405,7 @@ layers:
   // The expectation depends on the up projection.
   PipelineProgram other = rig.program;
   other.stages[1].weight2[0] ^= 0x4000;
-  const auto want = models::resident::expect_pipeline(other);
-  std::uint64_t differ = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
-  EXPECT_GT(differ, 0u);
+  EXPECT_GT(differences(other, r), 0u);
   // Two projections of one input without swiglu after them are not covered.
   const models::compiler::Target target{rig.platform.spec.wafer, rig.platform.spec.fabric};
   const auto fan = models::load_model_text(R"(name: fan

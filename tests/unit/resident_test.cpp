@@ -198,6 +198,15 @@ struct SideBySide {
       e.finish(i);
     }
   }
+
+  // The streamed and the resident run hold the same values of tensor `name`, bit for bit.
+  void expect_same(const std::string& name) {
+    const int t = streaming.tensor(name);
+    ASSERT_GE(t, 0) << name;
+    EXPECT_EQ(exec_s->read(static_cast<std::uint32_t>(t)),
+              exec_r->read(static_cast<std::uint32_t>(resident.cm.tensor(name))))
+        << name;
+  }
 };
 
 void expect_checked(const std::deque<models::runtime::StepResult>& results) {
@@ -226,11 +235,7 @@ TEST(ResidentRun, TinyMlpForwardIsBitIdenticalToStreaming) {
   expect_checked_streaming(rs);
   expect_checked(rr);
   for (const char* name : {"fc1", "act", "fc2"}) {
-    const int t = sb.streaming.tensor(name);
-    ASSERT_GE(t, 0);
-    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
-              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
-        << name;
+    sb.expect_same(name);
   }
   // No weight enters through the edge in the resident products; the streamed ones take them all.
   for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -264,10 +269,7 @@ layers:
   expect_checked_streaming(rs);
   expect_checked(rr);
   for (std::size_t i = 0; i < rs.size(); ++i) {
-    const int t = sb.streaming.tensor(rs[i].layer);
-    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
-              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(rs[i].layer))))
-        << rs[i].layer;
+    sb.expect_same(rs[i].layer);
     EXPECT_EQ(rr[i + 1].wavelets_in, 0u);
     // Fewer cycles (fc1 2076 against 5882, fc2 1450 against 4155): each FMAC on the partial
     // sums is synchronous, as asynchronous ones on one accumulator overlap on the microthreads.
@@ -301,10 +303,7 @@ layers:
   expect_checked_streaming(rs);
   expect_checked(rr);
   for (std::size_t i = 0; i < rs.size(); ++i) {
-    const int t = sb.streaming.tensor(rs[i].layer);
-    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
-              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(rs[i].layer))))
-        << rs[i].layer;
+    sb.expect_same(rs[i].layer);
     EXPECT_EQ(rr[i + 1].wavelets_in, 0u);
   }
 }
@@ -320,11 +319,7 @@ TEST(ResidentRun, TinyTransformerPrefillMatchesTheHostLayerByLayer) {
   // streamed run's, bit for bit.
   sb.run(*sb.exec_s, 0);
   for (const char* name : {"h0.k", "h0.v", "head"}) {
-    const int t = sb.streaming.tensor(name);
-    ASSERT_GE(t, 0) << name;
-    EXPECT_EQ(sb.exec_s->read(static_cast<std::uint32_t>(t)),
-              sb.exec_r->read(static_cast<std::uint32_t>(sb.resident.cm.tensor(name))))
-        << name;
+    sb.expect_same(name);
   }
 }
 
