@@ -212,6 +212,13 @@ Check compare(const std::string& what, hw::DType t, const Bits& got, const Bits&
   return c;
 }
 
+// A reference tensor's values as the PE's bit patterns.
+Bits bits_of(const models::reference::Tensor& t) {
+  Bits b(t.size());
+  for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::uint32_t>(t.bits(k));
+  return b;
+}
+
 // Tokens [lo, hi) of a token-major tensor with `width` values per token.
 Bits token_range(const Bits& b, std::uint64_t lo, std::uint64_t hi, std::uint64_t width) {
   return Bits(b.begin() + static_cast<std::ptrdiff_t>(lo * width), b.begin() + static_cast<std::ptrdiff_t>(hi * width));
@@ -343,8 +350,7 @@ std::vector<Check> Executor::check_step(std::size_t i) {
           for (std::size_t k = 0; k < pb.size(); ++k) positions.set_bits(k, pb[k]);
         }
         const ref::Tensor y = ref::embedding_forward(ids, table, layer->learned_positions ? &positions : nullptr);
-        Bits want(y.size());
-        for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+        Bits want = bits_of(y);
         Check c = compare(layer->name, dt, gather(p.operands[1]), want, true, 0);
         c.reference = "models/reference embedding_forward";
         out.push_back(std::move(c));
@@ -354,11 +360,6 @@ std::vector<Check> Executor::check_step(std::size_t i) {
         const Bits& db = before_.at(p.operands[1]);
         const std::uint32_t G = cm_->layout.groups;
         const std::uint64_t Rg = cm_->layout.group_tokens();
-        auto bits_of = [](const ref::Tensor& t) {
-          Bits b(t.size());
-          for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::uint32_t>(t.bits(k));
-          return b;
-        };
         Bits table, positions;
         for (std::uint32_t grp = 0; grp < G; ++grp) {
           ref::TokenIds gi;
@@ -402,8 +403,7 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       const Bits& gb = data_.host[cm_->host_tensor(layer->name + ".weight")];
       for (std::size_t k = 0; k < gb.size(); ++k) g.set_bits(k, gb[k]);
       const ref::Tensor y = ref::rmsnorm_forward(x, g, layer->epsilon);
-      Bits want(y.size());
-      for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+      Bits want = bits_of(y);
       Check c = compare(layer->name, dt, gather(p.operands[1]), want, true, 0);
       c.reference = "models/reference rmsnorm_forward";
       out.push_back(std::move(c));
@@ -420,8 +420,7 @@ std::vector<Check> Executor::check_step(std::size_t i) {
         return x;
       };
       auto check = [&](std::uint32_t result, const ref::Tensor& y, const char* reference) {
-        Bits want(y.size());
-        for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+        Bits want = bits_of(y);
         if (p.phase != Phase::Forward && before_.count(result))  // added to a gradient already there
           for (std::size_t k = 0; k < want.size(); ++k) want[k] = nm::add(dt, before_.at(result)[k], want[k]);
         Check c = compare(cm_->tensors[result].name, dt, gather(result), want, true, 0);
@@ -460,8 +459,7 @@ std::vector<Check> Executor::check_step(std::size_t i) {
       const ref::Tensor y =
           fwd ? ref::softmax_forward(tensor(before_.at(p.operands[0])))
               : ref::softmax_backward(tensor(before_.at(p.operands[0])), tensor(before_.at(p.operands[1])));
-      Bits want(y.size());
-      for (std::size_t k = 0; k < want.size(); ++k) want[k] = static_cast<std::uint32_t>(y.bits(k));
+      Bits want = bits_of(y);
       const std::uint32_t result = p.operands.back();
       // A gradient another consumer already wrote: the step adds its own in the storage format.
       if (!fwd && before_.count(result))
@@ -531,8 +529,7 @@ std::vector<Check> Executor::check_cross_entropy(std::size_t i, const LayerSpec&
     out.push_back(std::move(l));
   } else {
     const ref::Tensor want = ref::cross_entropy_backward(logits, labels);
-    Bits wb(want.size());
-    for (std::size_t k = 0; k < wb.size(); ++k) wb[k] = static_cast<std::uint32_t>(want.bits(k));
+    Bits wb = bits_of(want);
     Check c = compare(cm_->tensors[p.operands[3]].name, dt, gather(p.operands[3]), wb, true, 0);
     c.reference = "models/reference cross_entropy_backward";
     out.push_back(std::move(c));
@@ -555,11 +552,6 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
     for (std::size_t k = 0; k < b.size(); ++k) x.set_bits(k, b[k]);
     return x;
   };
-  auto bits = [](const ref::Tensor& t) {
-    Bits b(t.size());
-    for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::uint32_t>(t.bits(k));
-    return b;
-  };
   const Shape act{cm_->model.batch, cm_->model.sequence, d};
   const ref::Tensor x = tensor(before_.at(p.operands[0]), act);
   const ref::Tensor g = tensor(data_.host[cm_->host_tensor(layer.name + ".weight")], ref::vector_shape(d));
@@ -572,7 +564,7 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
   };
   if (p.phase == Phase::Forward) {
     const ref::Tensor beta = tensor(data_.host[cm_->host_tensor(layer.name + ".bias")], ref::vector_shape(d));
-    add(layer.name, dt, gather(p.operands[1]), bits(ref::layernorm_forward(x, g, beta, layer.epsilon)), "forward");
+    add(layer.name, dt, gather(p.operands[1]), bits_of(ref::layernorm_forward(x, g, beta, layer.epsilon)), "forward");
     return out;
   }
   const ref::Tensor dy = tensor(before_.at(p.operands[1]), act);
@@ -581,7 +573,7 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
   if (p.phase == Phase::BackwardData) {
     const std::uint32_t dx = p.operands[2];
     const bool acc = std::find(p.reads.begin(), p.reads.end(), dx) != p.reads.end();
-    Bits w = bits(want.dx);
+    Bits w = bits_of(want.dx);
     if (acc)  // R(W(earlier) + W(this layer's contribution))
       for (std::size_t k = 0; k < w.size(); ++k)
         w[k] = nm::convert(dt, hw::DType::F32,
@@ -605,8 +597,8 @@ std::vector<Check> Executor::check_norm(std::size_t i, const LayerSpec& layer) {
         part =
             ln ? ref::layernorm_backward(xg, g, dyg, layer.epsilon) : ref::rmsnorm_backward(xg, g, dyg, layer.epsilon);
       }
-      add_group_partial(dgamma, bits(part.dgamma), grp);
-      if (ln) add_group_partial(dbeta, bits(part.dbeta), grp);
+      add_group_partial(dgamma, bits_of(part.dgamma), grp);
+      if (ln) add_group_partial(dbeta, bits_of(part.dbeta), grp);
     }
     const std::string gname = layer.name + ".weight.grad";
     add(gname, hw::DType::F32, step_streams_.at(cm_->host_tensor(gname)), dgamma, "backward");
