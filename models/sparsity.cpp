@@ -11,24 +11,12 @@
 
 #include "models/model_spec.h"
 #include "sim/config/diagnostics.h"
+#include "sim/splitmix64.h"
 
 __extension__ typedef unsigned __int128 u128;
 
 namespace wafersim::models {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t x = (state += 0x9E3779B97F4A7C15ULL);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 0xCBF29CE484222325ULL;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001B3ULL;
-  return h;
-}
 
 bool has_own_weights(const LayerSpec& l) {
   return (l.kind == LayerKind::Linear || l.kind == LayerKind::Gemv) && l.tied_to.empty();
@@ -45,10 +33,10 @@ WeightMask random_mask(std::uint64_t seed, const std::string& layer, std::uint64
   WeightMask keep(n, 0);
   std::vector<std::uint64_t> order(n);
   std::iota(order.begin(), order.end(), std::uint64_t{0});
-  std::uint64_t state = seed ^ fnv1a(layer);
+  sim::SplitMix64 rng(seed ^ sim::fnv1a64(layer));
   for (std::uint64_t i = 0; i < kept && i < n; ++i) {
     const auto span = static_cast<u128>(n - i);
-    const auto j = i + static_cast<std::uint64_t>((static_cast<u128>(splitmix64(state)) * span) >> 64);
+    const auto j = i + static_cast<std::uint64_t>((static_cast<u128>(rng.next()) * span) >> 64);
     std::swap(order[i], order[j]);
     keep[order[i]] = 1;
   }

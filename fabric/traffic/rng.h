@@ -4,30 +4,23 @@
 
 #include <cstdint>
 
+#include "sim/splitmix64.h"
+
 namespace wafersim::fabric::traffic {
 
-class SplitMix64 {
+class SplitMix64 : public sim::SplitMix64 {
  public:
-  explicit SplitMix64(std::uint64_t seed = 0) : state_(seed) {}
+  using sim::SplitMix64::SplitMix64;
   // An independent stream for `stream` (e.g. a source index) under `seed`.
   static SplitMix64 stream(std::uint64_t seed, std::uint64_t stream) {
     SplitMix64 s(seed);
     return SplitMix64(s.next() ^ (stream * 0xd1342543de82ef95ULL + 0x2545f4914f6cdd1dULL));
   }
 
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
   // Uniform in (0, 1].
   double unit() { return static_cast<double>((next() >> 11) + 1) * 0x1.0p-53; }
   // Uniform in 0 .. n-1.
   std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>(((next() >> 32) * std::uint64_t{n}) >> 32); }
-
- private:
-  std::uint64_t state_;
 };
 
 }  // namespace wafersim::fabric::traffic

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/compiler/compiled_model.h"
+#include "sim/splitmix64.h"
 
 namespace wafersim::models::runtime {
 
@@ -31,21 +32,11 @@ void from_pe_bytes(const compiler::CompiledModel& cm, const compiler::Tensor& t,
 // Bytes of tensor t on PE (x, s) (its slice).
 std::uint32_t pe_size(const compiler::CompiledModel& cm, const compiler::Tensor& t, std::uint32_t s);
 
-// A small deterministic generator (splitmix64).
-class Random {
+// The host's data generator: sim::SplitMix64 with integers below n by remainder.
+class Random : public sim::SplitMix64 {
  public:
-  explicit Random(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
+  using sim::SplitMix64::SplitMix64;
   std::uint64_t below(std::uint64_t n) { return n ? next() % n : 0; }
-
- private:
-  std::uint64_t s_;
 };
 
 }  // namespace wafersim::models::runtime
