@@ -138,7 +138,10 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
     if (!p_->timing_only || d.control) sram_.write(d.addr, d.bytes.data(), static_cast<std::uint32_t>(d.bytes.size()));
   for (auto id : program_->entry_tasks) host_activate(id, now);
   ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
+  live_.clear();
+  earliest_done_ = Cycle::never();
   maybe_in_ = ~std::uint64_t{0};
+  data_front_ = 0;
   sram_in_use_ = footprint(*program_, sram_.capacity());
 }
 
@@ -165,12 +168,7 @@ void Core::host_activate(std::uint8_t task, Cycle at) {
   host_activations_.emplace_back(at, task);
 }
 
-bool Core::busy() const {
-  if (running_ >= 0) return true;
-  for (const auto& op : ops_)
-    if (op.live) return true;
-  return false;
-}
+bool Core::busy() const { return running_ >= 0 || !live_.empty(); }
 
 void Core::count_stall(Stall s, std::uint8_t* sleep_counts) {
   ++c_.stall[static_cast<int>(s)];
@@ -203,8 +201,12 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   auto want = [&](Cycle c) { wake = std::min(wake, c); };
   const Cycle next_cycle = now + Cycle(1);
 
-  for (auto& op : ops_)
-    if (op.live && op.done_at <= now) retire(op, now);
+  if (earliest_done_ <= now) {
+    for (auto& op : ops_)  // in slot order
+      if (op.live && op.done_at <= now) retire(op, now);
+    earliest_done_ = Cycle::never();
+    for (std::uint8_t i : live_) earliest_done_ = std::min(earliest_done_, ops_[i].done_at);
+  }
   const bool busy_at_start = busy();
 
   for (std::size_t i = 0; i < host_activations_.size();) {
@@ -252,19 +254,23 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   }
 
   // Vector operations, oldest first.
-  VectorOp* order[1 + 64];  // the sync slot and up to 64 microthreads (the config range)
-  int n = 0;
-  for (auto& op : ops_)
-    if (op.live) order[n++] = &op;
-  std::sort(order, order + n, [](const VectorOp* a, const VectorOp* b) { return a->seq < b->seq; });
-  for (int i = 0; i < n; ++i) {
-    VectorOp& op = *order[i];
+  for (std::uint8_t i : live_) {
+    VectorOp& op = ops_[i];
     if (!op.done_at.is_never()) {
       want(op.done_at);
       continue;
     }
     Stall why = Stall::SramPort;
-    const Step s = step(op, now, r, &why);
+    // The first checks of step(), inline: most operations of a busy core wait for the datapath.
+    Step s = Step::Wait;
+    if (now < op.next_step) {
+      s = Step::Wait;
+    } else if (op.info->fpu && r.fpu) {
+      why = Stall::Fpu;
+      s = Step::Stalled;
+    } else {
+      s = step(op, now, r, &why);
+    }
     op.last_stall = s == Step::Stalled ? static_cast<int>(why) : -1;
     if (s == Step::Stalled) {
       count_stall(why, stalls);
@@ -298,16 +304,21 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
 }
 
 void Core::take_control_wavelet(Cycle now, CycleResources& r) {
-  if (!ramp_ || !maybe_in_) return;
-  for (std::uint32_t c = 0; c < p_->colors; ++c) {
+  if (!ramp_) return;
+  // Colors in increasing order; a front already seen to be data stays so until this core pops it.
+  const std::uint64_t colors = p_->colors >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << p_->colors) - 1;
+  for (std::uint64_t scan = maybe_in_ & ~data_front_ & colors; scan; scan &= scan - 1) {
+    const auto c = static_cast<std::uint32_t>(__builtin_ctzll(scan));
     const std::uint64_t bit = std::uint64_t{1} << c;
-    if (!(maybe_in_ & bit)) continue;
     if (!ramp_->has(Color(static_cast<std::uint8_t>(c)))) {
       maybe_in_ &= ~bit;
       continue;
     }
     const Wavelet w = ramp_->front(Color(static_cast<std::uint8_t>(c)));
-    if (!w.control) continue;
+    if (!w.control) {
+      data_front_ |= bit;
+      continue;
+    }
     ramp_->pop(Color(static_cast<std::uint8_t>(c)), now);
     r.ramp_in = true;
     ++c_.wavelets_in;
@@ -342,6 +353,7 @@ bool Core::select_task(Cycle now, CycleResources& r) {
       const Wavelet w = ramp_->front(color);
       if (w.control) continue;
       ramp_->pop(color, now);
+      data_front_ &= ~cbit;
       r.ramp_in = true;
       ++c_.wavelets_in;
       regs_[0] = w.payload;
@@ -526,6 +538,7 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
       if (r.ramp_in) return stall(Stall::Ramp);
       rd() = ramp_->front(c).payload;
       ramp_->pop(c, now);
+      data_front_ &= ~(std::uint64_t{1} << c.id());
       r.ramp_in = true;
       ++c_.wavelets_in;
       break;

@@ -57,6 +57,7 @@ struct VectorOp {
   std::uint32_t pc = 0;
   std::uint32_t seq = 0;
   const isa::Instruction* ins = nullptr;
+  const isa::OpInfo* info = nullptr;
   isa::Descriptor d[4];
   bool is_dsd[4] = {};
   std::uint32_t scalar[4] = {};
@@ -67,9 +68,22 @@ struct VectorOp {
   bool sparse = false;
   sim::Cycle next_step{0};
   sim::Cycle done_at = sim::Cycle::never();
+  // Per operand: a plain strided memory descriptor (not circular, not indexed by a sparse
+  // stream), and the bytes between its consecutive elements.
+  bool linear[4] = {};
+  std::int64_t step_bytes[4] = {};
+  // For plan(): the memory operands in planning order (sources 1..3, then the destination);
+  // per operand its element size, whether its consecutive elements are at most one port word
+  // apart, and whether all its n elements lie in the SRAM, aligned (no per-step checks).
+  std::uint8_t mem_slots[4] = {};
+  std::uint8_t n_mem = 0;
+  std::uint8_t esize[4] = {};
+  bool dense[4] = {};
+  bool in_range[4] = {};
   std::uint32_t last_word[4] = {};
   bool has_last[4] = {};
-  std::vector<Access> pending;
+  std::vector<Access> pending;  // [0, planned): the port accesses of the open step
+  std::uint32_t planned = 0;
   sim::Cycle issued_at{0};  // the cycle it was issued (for traces)
   std::uint32_t issued = 0;
   bool open = false;
@@ -135,6 +149,9 @@ class Core {
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
   void plan(VectorOp& op, std::uint32_t index_override);
   void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
+  // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
+  // case), in one loop over the step's elements.
+  void fmac_linear(const VectorOp& op, std::uint32_t count);
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.
   void count_traffic(const VectorOp& op, std::uint32_t count, sim::Cycle now);
   void retire(VectorOp& op, sim::Cycle now);
@@ -163,13 +180,16 @@ class Core {
   std::uint64_t active_ = 0;                  // local tasks activated
   std::uint64_t blocked_ = 0;                 // tasks blocked
   std::uint64_t maybe_in_ = 0;                // colors that may hold wavelets
+  std::uint64_t data_front_ = 0;              // colors whose front wavelet is known to be data
   std::uint64_t held_in_ = 0, held_out_ = 0;  // colors held by vector operations
   int running_ = -1;
   std::uint32_t pc_ = 0;
   sim::Cycle ready_at_{0};
-  sim::Cycle task_start_{0};   // the running task's start (for traces)
-  int main_stall_ = -1;        // cause of the main thread's last stall (for reports)
-  std::vector<VectorOp> ops_;  // [0] the synchronous slot, [1..] the microthreads
+  sim::Cycle task_start_{0};                        // the running task's start (for traces)
+  int main_stall_ = -1;                             // cause of the main thread's last stall (for reports)
+  std::vector<VectorOp> ops_;                       // [0] the synchronous slot, [1..] the microthreads
+  std::vector<std::uint8_t> live_;                  // slots of the live operations, oldest first
+  sim::Cycle earliest_done_ = sim::Cycle::never();  // the earliest done_at of a live operation
   std::uint32_t seq_ = 0;
   sim::Cycle iter_busy_until_{0};
   std::vector<std::pair<sim::Cycle, std::uint8_t>> host_activations_;

@@ -121,7 +121,7 @@ void CoreArray::evaluate(Cycle now) {
   }
   ticking_.swap(awake_);
   awake_.clear();
-  std::sort(ticking_.begin(), ticking_.end());
+  if (!std::is_sorted(ticking_.begin(), ticking_.end())) std::sort(ticking_.begin(), ticking_.end());
   for (std::uint32_t idx : ticking_) queued_[idx] = 0;
   const Cycle next_cycle = now + Cycle(1);
   own_next_ = Cycle::never();
@@ -199,11 +199,7 @@ void CoreArray::check_finished() const {
   throw sim::SimulationError(msg);
 }
 
-std::uint64_t CoreArray::finish_cycle() const {
-  std::uint64_t f = 0;
-  for (std::uint32_t idx : loaded_) f = std::max(f, cores_[idx]->counters().finish_cycle);
-  return f;
-}
+std::uint64_t CoreArray::finish_cycle() const { return totals().finish_cycle; }
 
 std::uint64_t CoreArray::sram_allocated_bytes() const {
   std::uint64_t s = 0;
@@ -212,16 +208,32 @@ std::uint64_t CoreArray::sram_allocated_bytes() const {
   return s;
 }
 
-std::uint64_t CoreArray::total(std::uint64_t CoreCounters::*field) const {
-  std::uint64_t s = 0;
-  for (std::uint32_t idx : loaded_) s += cores_[idx]->counters().*field;
-  return s;
-}
-
-std::uint64_t CoreArray::total_stall(Stall st) const {
-  std::uint64_t s = 0;
-  for (std::uint32_t idx : loaded_) s += cores_[idx]->counters().stall[static_cast<int>(st)];
-  return s;
+const CoreCounters& CoreArray::totals() const {
+  const std::pair<std::uint64_t, std::size_t> at{core_ticks_, loaded_.size()};
+  if (at == totals_at_) return totals_;
+  static_assert(sizeof(CoreCounters) == (13 + kStallCauses) * sizeof(std::uint64_t),
+                "CoreArray::totals() sums every counter: add the new one there");
+  CoreCounters t;
+  for (std::uint32_t idx : loaded_) {
+    const CoreCounters& c = cores_[idx]->counters();
+    t.busy_cycles += c.busy_cycles;
+    t.instructions += c.instructions;
+    t.vector_ops += c.vector_ops;
+    t.vector_elements += c.vector_elements;
+    t.flops += c.flops;
+    t.task_activations += c.task_activations;
+    t.wavelets_in += c.wavelets_in;
+    t.wavelets_out += c.wavelets_out;
+    t.sram_reads += c.sram_reads;
+    t.sram_writes += c.sram_writes;
+    t.sram_bytes_read += c.sram_bytes_read;
+    t.sram_bytes_written += c.sram_bytes_written;
+    t.finish_cycle = std::max(t.finish_cycle, c.finish_cycle);
+    for (int s = 0; s < kStallCauses; ++s) t.stall[s] += c.stall[s];
+  }
+  totals_ = t;
+  totals_at_ = at;
+  return totals_;
 }
 
 void CoreArray::add_stats(sim::stats::Group& g) {

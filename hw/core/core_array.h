@@ -8,6 +8,7 @@
 #include <optional>
 #include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/core/core.h"
@@ -98,8 +99,11 @@ class CoreArray final : public sim::Clocked, public RampListener {
   // SRAM pages allocated over all cores, in bytes (memory use, not a model statistic).
   [[nodiscard]] std::uint64_t sram_allocated_bytes() const;
   // Sum of a counter over all cores.
-  [[nodiscard]] std::uint64_t total(std::uint64_t CoreCounters::*field) const;
-  [[nodiscard]] std::uint64_t total_stall(Stall s) const;
+  [[nodiscard]] std::uint64_t total(std::uint64_t CoreCounters::*field) const { return totals().*field; }
+  [[nodiscard]] std::uint64_t total_stall(Stall s) const { return totals().stall[static_cast<int>(s)]; }
+  // Every counter summed over the loaded cores (finish_cycle: their maximum). Computed in one
+  // pass and kept until a core is ticked or loaded (counters change only in ticks).
+  [[nodiscard]] const CoreCounters& totals() const;
 
   // Adds the array's statistics (totals; per-PE vectors up to kPerPeStatsLimit PEs).
   void add_stats(sim::stats::Group& g);
@@ -134,6 +138,8 @@ class CoreArray final : public sim::Clocked, public RampListener {
   CycleResources scratch_;
   std::optional<std::string> error_;
   sim::Cycle last_tick_{0};
+  mutable CoreCounters totals_;
+  mutable std::pair<std::uint64_t, std::size_t> totals_at_{~std::uint64_t{0}, 0};  // (core_ticks_, loaded cores)
 };
 
 }  // namespace wafersim::hw

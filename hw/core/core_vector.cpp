@@ -50,6 +50,8 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
     }
   }
   prepare(*slot, ins, now);
+  live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first
+  earliest_done_ = std::min(earliest_done_, slot->done_at);
   held_in_ |= in;
   held_out_ |= out;
   ++c_.instructions;
@@ -62,7 +64,6 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   std::vector<VectorOp::Access> keep = std::move(op.pending);
   op = VectorOp{};
   op.pending = std::move(keep);
-  op.pending.clear();
   op.live = true;
   op.sync = !ins.async;
   op.pc = pc_;
@@ -99,6 +100,26 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
             pc_);
   }
   const isa::OpInfo& info = isa::info(ins.op);
+  op.info = &info;
+  for (int k = 0; k < 4; ++k) {
+    op.linear[k] = op.is_dsd[k] && op.d[k].kind == Descriptor::Kind::Mem && !op.sparse;
+    op.step_bytes[k] = std::int64_t{op.d[k].stride} * size_of(op.d[k].dtype);
+  }
+  for (int k : {1, 2, 3, 0}) {
+    if (!op.is_dsd[k] || !op.d[k].is_memory()) continue;
+    op.mem_slots[op.n_mem++] = static_cast<std::uint8_t>(k);
+    const unsigned esize = size_of(op.d[k].dtype);
+    op.esize[k] = static_cast<std::uint8_t>(esize);
+    op.dense[k] = static_cast<std::uint64_t>(op.step_bytes[k] < 0 ? -op.step_bytes[k] : op.step_bytes[k]) <=
+                  p_->banks.word_bytes();
+    if (op.linear[k] && op.n > 0) {
+      auto fits = [&](std::int64_t a) {
+        return a >= 0 && static_cast<std::uint64_t>(a) + esize <= sram_.capacity() && !(a & (esize - 1));
+      };
+      const std::int64_t lo = op.d[k].base, hi = lo + op.step_bytes[k] * (op.n - 1);
+      op.in_range[k] = fits(lo) && fits(hi);
+    }
+  }
   const DType narrow = size_of(ins.type2) < size_of(ins.type) ? ins.type2 : ins.type;
   if (ins.op == Op::FMov)
     op.per_step = std::max(1u, p_->banks.word_bytes() / size_of(ins.type));
@@ -116,6 +137,8 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   const Cycle start = now + p_->pe.latency.vector_start;
   op.next_step = start + Cycle(op.fab_out ? op.latency : 0);
   if (op.n == 0) op.done_at = start + Cycle(op.latency);
+  // plan() writes at most one port word per element and memory operand.
+  if (op.pending.size() < std::size_t{4} * op.per_step) op.pending.resize(std::size_t{4} * op.per_step);
 }
 
 std::uint32_t Core::element_address(const VectorOp& op, int slot, std::uint32_t i) const {
@@ -128,50 +151,60 @@ std::uint32_t Core::element_address(const VectorOp& op, int slot, std::uint32_t 
 }
 
 void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
-  op.pending.clear();
   op.issued = 0;
+  std::uint32_t n = 0;  // accesses planned
+  VectorOp::Access* out = op.pending.data();
   const std::uint32_t count = std::min(op.per_step, op.n - op.next);
   const BankModel& banks = p_->banks;
-  // The port words of one operand's elements in this step, in element order; every address
-  // is checked (for a linear memory descriptor, its two ends suffice).
-  auto words = [&](int slot, auto&& each) {
-    const Descriptor& d = op.d[slot];
-    if (d.kind == Descriptor::Kind::Mem && !op.sparse) {
-      const unsigned esize = size_of(d.dtype);
-      const std::int64_t first = d.address(op.next);
-      const std::int64_t step = std::int64_t{d.stride} * esize;
-      (void)checked_address(first, esize, op.pc);
-      (void)checked_address(first + step * (count - 1), esize, op.pc);
-      for (std::uint32_t i = 0; i < count; ++i) each(banks.word_of(static_cast<std::uint32_t>(first + step * i)));
+  // Each memory operand's port words of this step, in element order, without repeating a
+  // word (a source's also not its last word of the previous step); every address is checked
+  // (for a linear descriptor, its two ends suffice, or its whole range once at issue).
+  // Consecutive elements of a linear descriptor at most one port word apart cover every word
+  // between the first element's and the last's.
+  for (std::uint32_t m = 0; m < op.n_mem; ++m) {
+    const int slot = op.mem_slots[m];
+    const bool write = slot == 0;
+    bool any = !write && op.has_last[slot];
+    std::uint32_t last = op.last_word[slot];
+    auto each = [&](std::uint32_t word) {
+      if (any && word == last) return;
+      out[n++] = {word, write};
+      last = word;
+      any = true;
+    };
+    if (op.linear[slot]) {
+      const std::int64_t step = op.step_bytes[slot];
+      const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * step;
+      const std::int64_t end = first + step * (count - 1);
+      if (!op.in_range[slot]) {
+        (void)checked_address(first, op.esize[slot], op.pc);
+        (void)checked_address(end, op.esize[slot], op.pc);
+      }
+      if (op.dense[slot]) {
+        const std::uint32_t w0 = banks.word_of(static_cast<std::uint32_t>(first));
+        const std::uint32_t w1 = banks.word_of(static_cast<std::uint32_t>(end));
+        for (std::uint32_t w = w0;; w = w1 > w0 ? w + 1 : w - 1) {
+          each(w);
+          if (w == w1) break;
+        }
+      } else {
+        for (std::uint32_t i = 0; i < count; ++i) each(banks.word_of(static_cast<std::uint32_t>(first + step * i)));
+      }
     } else {
       for (std::uint32_t i = 0; i < count; ++i)
         each(banks.word_of(element_address(op, slot, op.sparse ? sparse_index : op.next + i)));
     }
-  };
-  for (int slot = 1; slot < 4; ++slot) {
-    if (!op.is_dsd[slot] || !op.d[slot].is_memory()) continue;
-    words(slot, [&](std::uint32_t word) {
-      if (op.has_last[slot] && op.last_word[slot] == word) return;
-      op.pending.push_back({word, false});
-      op.last_word[slot] = word;
+    if (!write && any) {
+      op.last_word[slot] = last;
       op.has_last[slot] = true;
-    });
+    }
   }
-  if (op.is_dsd[0] && op.d[0].is_memory()) {
-    bool any = false;
-    std::uint32_t last = 0;
-    words(0, [&](std::uint32_t word) {
-      if (any && word == last) return;
-      op.pending.push_back({word, true});
-      last = word;
-      any = true;
-    });
-  }
+  op.planned = n;
 }
 
 Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (now < op.next_step) return Step::Wait;
-  const isa::OpInfo& info = isa::info(op.ins->op);
+  const isa::OpInfo& info = *op.info;
   auto stall = [&](Stall s) {
     *why = s;
     return Step::Stalled;
@@ -182,7 +215,10 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (op.in_slot >= 0) {
     const Color c(op.d[op.in_slot].color);
     if (!ramp_) fault("fabric input on a PE with no fabric attached", op.pc);
-    if (!ramp_->has(c) || ramp_->front(c).control) return stall(Stall::FabricIn);
+    if (!(data_front_ & bit(c.id()))) {
+      if (!ramp_->has(c) || ramp_->front(c).control) return stall(Stall::FabricIn);
+      data_front_ |= bit(c.id());
+    }
     if (r.ramp_in) return stall(Stall::Ramp);
     const Wavelet w = ramp_->front(c);
     payload = w.payload;
@@ -197,7 +233,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     plan(op, sparse_index);
     op.open = true;
   }
-  while (op.issued < op.pending.size()) {
+  while (op.issued < op.planned) {
     const VectorOp::Access& a = op.pending[op.issued];
     const PortCycle::Result res = a.write ? r.port.write(a.word) : r.port.read(a.word);
     if (res == PortCycle::Result::NoPort) return stall(Stall::SramPort);
@@ -209,6 +245,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   compute(op, count, sparse_index, payload, now);
   if (op.in_slot >= 0) {
     ramp_->pop(Color(op.d[op.in_slot].color), now);
+    data_front_ &= ~bit(op.d[op.in_slot].color);
     r.ramp_in = true;
     ++c_.wavelets_in;
   }
@@ -219,10 +256,12 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   op.open = false;
   c_.vector_elements += count;
   c_.flops += std::uint64_t{count} * info.flops;
-  if (op.next >= op.n)
+  if (op.next >= op.n) {
     op.done_at = now + Cycle(op.interval) + Cycle(op.fab_out ? 0 : op.latency);
-  else
+    earliest_done_ = std::min(earliest_done_, op.done_at);
+  } else {
     op.next_step = now + Cycle(op.interval);
+  }
   return Step::Progress;
 }
 
@@ -234,15 +273,27 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
     return;
   }
   using namespace numerics;
+  if (ins.op == Op::FMac && t2 == t && op.linear[0] && op.linear[1] && (op.linear[2] || !op.is_dsd[2]) &&
+      (op.linear[3] || !op.is_dsd[3])) {
+    fmac_linear(op, count);
+    return;
+  }
+  // Addresses were checked when the step was planned. Element 0 of this step's addresses of
+  // the linear operands; each further element adds the operand's step.
+  std::int64_t first[4];
+  for (int slot = 0; slot < 4; ++slot)
+    first[slot] = op.linear[slot] ? op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot] : 0;
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t idx = op.sparse ? sparse_index : op.next + k;
-    // Addresses were checked when the step was planned.
+    auto address = [&](int slot) {
+      return static_cast<std::uint32_t>(op.linear[slot] ? first[slot] + std::int64_t{k} * op.step_bytes[slot]
+                                                        : op.d[slot].address(idx));
+    };
     auto src = [&](int slot, DType dt) -> std::uint32_t {
       if (!op.is_dsd[slot]) return op.scalar[slot] & mask_of(dt);
-      const Descriptor& d = op.d[slot];
-      if (d.kind == Descriptor::Kind::FabIn) return payload & mask_of(dt);
+      if (op.d[slot].kind == Descriptor::Kind::FabIn) return payload & mask_of(dt);
       c_.sram_bytes_read += size_of(dt);
-      return sram_.load(static_cast<std::uint32_t>(d.address(idx)), size_of(dt));
+      return sram_.load(address(slot), size_of(dt));
     };
     auto widen = [&](std::uint32_t v) { return t2 == t ? v : convert(t, t2, v); };
     std::uint32_t result = 0;
@@ -305,10 +356,33 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
       ramp_->send(Wavelet{result, Color(d.color), false}, now);
       ++c_.wavelets_out;
     } else {
-      sram_.store(static_cast<std::uint32_t>(d.address(idx)), size_of(t), result);
+      sram_.store(address(0), size_of(t), result);
       c_.sram_bytes_written += size_of(t);
     }
   }
+}
+
+void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
+  const DType t = op.ins->type;
+  const unsigned esize = size_of(t);
+  const std::uint32_t mask = mask_of(t);
+  std::int64_t at[4], step[4];
+  for (int slot = 0; slot < 4; ++slot) {
+    at[slot] = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
+    step[slot] = op.step_bytes[slot];
+  }
+  auto src = [&](int slot) {
+    return op.linear[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : op.scalar[slot] & mask;
+  };
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t a = sram_.load(static_cast<std::uint32_t>(at[1]), esize);
+    const std::uint32_t b = src(2), c = src(3);
+    sram_.store(static_cast<std::uint32_t>(at[0]), esize, numerics::fma(t, b, c, a));
+    for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
+  }
+  const unsigned reads = 1u + op.linear[2] + op.linear[3];
+  c_.sram_bytes_read += std::uint64_t{count} * esize * reads;
+  c_.sram_bytes_written += std::uint64_t{count} * esize;
 }
 
 void Core::count_traffic(const VectorOp& op, std::uint32_t count, Cycle now) {
@@ -376,6 +450,7 @@ void Core::retire(VectorOp& op, Cycle now) {
     blocked_ &= ~bit(ins.done_task);
   }
   op.live = false;
+  live_.erase(std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data())));
 }
 
 std::string Core::describe_state() const {

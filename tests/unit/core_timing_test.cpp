@@ -529,5 +529,41 @@ next:
   EXPECT_GT(a[0].stall[static_cast<int>(Stall::Queue)], 0u);
 }
 
+TEST(VectorValues, FmacOverReversedAndBroadcastOperands) {
+  // y[i] += a[7 - i] * b for 8 fp16 elements: a read backwards (stride -1), b one element
+  // broadcast (stride 0). Port words (8 bytes): y 0x200 and 0x208 (read and written), a 0x008
+  // then 0x000, b 0x100 once (the second step reads no word the first step has read).
+  CoreRig rig;
+  rig.load(
+      timed(".data a0, 0x000, f16, 1, 2, 3, 4, 5, 6, 7, 8\n.data b0, 0x100, f16, 0.5\n"
+            ".data y0, 0x200, f16, 10, 20, 30, 40, 50, 60, 70, 80\n"
+            ".dsd a, mem, f16, base=0x00E, len=8, stride=-1\n.dsd b, mem, f16, base=0x100, len=8, stride=0\n"
+            ".dsd y, mem, f16, base=0x200, len=8\n",
+            "fmac.f16 y, y, a, b"));
+  rig.run();
+  for (unsigned i = 0; i < 8; ++i)
+    EXPECT_EQ(rig.word(0x200 + 2 * i, 2), hw::numerics::from_double(hw::DType::F16, 10.0 * (i + 1) + (8 - i) * 0.5))
+        << i;
+  EXPECT_EQ(rig.counters().sram_reads, 5u);
+  EXPECT_EQ(rig.counters().sram_writes, 2u);
+  EXPECT_EQ(rig.counters().sram_bytes_read, 8u * 3 * 2);
+  EXPECT_EQ(rig.counters().sram_bytes_written, 8u * 2);
+}
+
+TEST(CoreArrayTotals, FollowTheCoresAsTheyTick) {
+  // tsc r1 at cycle 2, nop at 3, tsc r2 at 4, ret at 5.
+  CoreRig rig;
+  rig.load(timed("", "nop"));
+  rig.run_to(3);
+  EXPECT_EQ(rig.cores.total(&hw::CoreCounters::instructions), 1u);
+  EXPECT_EQ(rig.cores.totals().instructions, rig.counters().instructions);
+  rig.run_to(5);
+  EXPECT_EQ(rig.cores.total(&hw::CoreCounters::instructions), 3u);
+  rig.run();
+  EXPECT_EQ(rig.cores.total(&hw::CoreCounters::instructions), 4u);
+  EXPECT_EQ(rig.cores.finish_cycle(), 6u);
+  EXPECT_EQ(rig.cores.totals().busy_cycles, rig.counters().busy_cycles);
+}
+
 }  // namespace
 }  // namespace wafersim::test
