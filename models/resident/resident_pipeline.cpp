@@ -11,6 +11,7 @@
 #include <systemc>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -20,6 +21,7 @@
 #include "models/compiler/elementwise.h"
 #include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
+#include "models/reference/attention.h"
 #include "models/reference/format.h"
 #include "models/reference/norms.h"
 #include "sim/errors.h"
@@ -86,8 +88,20 @@ PipeBits draw(std::mt19937_64& rng, std::uint64_t n, double scale, DType dt) {
 struct Frame {
   std::uint32_t w = 0, bias = 0, acc = 0, y = 0, fused = 0, temps = 0, x = 0, out = 0, stat = 0, save = 0;
   std::uint32_t w2 = 0, bias2 = 0, y2 = 0;  // a gated stage's up projection
+  std::uint32_t wide = 0, beta = 0;          // a LayerNorm stage's widened input and beta
+  std::uint32_t kc = 0, vc = 0, sc = 0, table = 0;  // an attention stage's KV cache, scores, token table
+  std::uint64_t groups = 0;                         // kv heads per sequence in the cache (the most any row needs)
   std::uint32_t end = 0;
 };
+
+// The kv heads [lo, hi) whose keys row y of an attention stage needs: those of the heads of
+// its output features.
+compiler::Span kv_groups(const PipelineStage& s, std::uint32_t y) {
+  const compiler::Span o = compiler::split(s.f_out, s.rows, y);
+  if (o.size() == 0) return {0, 0};
+  const std::uint64_t group = s.heads / s.kv_heads;
+  return {o.lo / s.head_dim / group, (o.hi - 1) / s.head_dim / group + 1};
+}
 
 Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps,
             DType dt) {
@@ -101,7 +115,7 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
     a += align8(std::max<std::uint64_t>(bytes, 8));
     return at;
   };
-  f.w = take(s.norm || s.add ? 0 : k * c * esz);
+  f.w = take(s.norm || s.add || s.attention ? 0 : k * c * esz);
   f.bias = take(c * 4);
   f.acc = take(c * 4);
   f.y = take(c * esz);
@@ -111,6 +125,18 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
   f.out = last ? take(tokens * c * esz) : 0;
   f.stat = s.norm ? take(4) : 0;
   f.save = s.norm ? take(16) : 0;
+  if (s.layer_norm) {
+    f.wide = take(s.f_in * 4);
+    f.beta = take(c * 4);
+  }
+  if (s.attention) {
+    for (std::uint32_t y = 0; y < s.rows; ++y) f.groups = std::max(f.groups, kv_groups(s, y).size());
+    const std::uint64_t per = f.groups * s.head_dim * s.capacity;  // cache elements per sequence and tensor
+    f.kc = take(s.cache_sequences * per * esz);
+    f.vc = take(s.cache_sequences * per * 4);
+    f.sc = take(s.capacity * 4);
+    f.table = take(tokens * 16);
+  }
   if (s.gated) {
     f.w2 = take(k * c * esz);
     f.bias2 = take(c * 4);
@@ -170,11 +196,66 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       throw sim::InputError(fmt::format("model '{}': layer '{}' ({}) needs the rows-out cut in the pipeline",
                                         model.name, l.name, to_string(l.kind)));
   };
+  // Attention layers whose q, k and v are linear layers of one input, listed together.
+  auto layer_named = [&](const std::string& n) -> const LayerSpec* {
+    for (const auto& l : model.layers)
+      if (l.name == n) return &l;
+    return nullptr;
+  };
+  auto qkv_of = [&](const LayerSpec& q) -> const LayerSpec* {
+    for (const auto& a : model.layers) {
+      if (a.kind != LayerKind::Attention || a.inputs.size() != 3 || a.inputs[0] != q.name) continue;
+      const LayerSpec *k = layer_named(a.inputs[1]), *v = layer_named(a.inputs[2]);
+      const bool linear_of_q = k && v && k->kind == LayerKind::Linear && v->kind == LayerKind::Linear &&
+                               k->inputs == q.inputs && v->inputs == q.inputs && k->tied_to.empty() &&
+                               v->tied_to.empty() && k->bias == q.bias && v->bias == q.bias;
+      const auto at = static_cast<std::size_t>(&q - model.layers.data());
+      if (linear_of_q && at + 2 < model.layers.size() && &model.layers[at + 1] == k && &model.layers[at + 2] == v)
+        return &a;
+    }
+    return nullptr;
+  };
+  std::vector<std::string> folded;  // k and v layers of a qkv stage
   for (const auto& l : model.layers) {
     if (l.kind == LayerKind::CrossEntropy) continue;
+    if (std::find(folded.begin(), folded.end(), l.name) != folded.end()) continue;
     const bool chained = l.inputs.size() == 1 && l.inputs[0] == prev;
     const std::size_t before = p.stages.size();
-    if (l.kind == LayerKind::Add && l.inputs.size() == 2 && (l.inputs[0] == prev || l.inputs[1] == prev) &&
+    const LayerSpec* attn = l.kind == LayerKind::Linear && chained && l.tied_to.empty() ? qkv_of(l) : nullptr;
+    if (attn) {
+      // q, k and v of one input: one stage, their outputs side by side.
+      no_rows_in(l);
+      PipelineStage s;
+      s.name = l.name;
+      s.qkv = true;
+      s.up = attn->inputs[1];
+      s.v = attn->inputs[2];
+      s.f_in = l.in_features;
+      s.f_out = l.features + 2 * layer_named(s.up)->features;
+      s.bias = l.bias;
+      folded = {s.up, s.v};
+      p.stages.push_back(std::move(s));
+    } else if (l.kind == LayerKind::Attention && !p.stages.empty() && p.stages.back().qkv &&
+               l.inputs.size() == 3 && l.inputs[0] == p.stages.back().name && l.inputs[1] == p.stages.back().up &&
+               l.inputs[2] == p.stages.back().v) {
+      no_rows_in(l);
+      if (!l.causal)
+        throw sim::InputError(fmt::format(
+            "model '{}': layer '{}' (attention): the pipelined run covers causal attention only (a token cannot "
+            "see keys that have not reached the stage yet)",
+            model.name, l.name));
+      PipelineStage s;
+      s.name = l.name;
+      s.attention = true;
+      s.heads = l.heads;
+      s.kv_heads = l.kv_heads;
+      s.f_in = p.stages.back().f_out;
+      s.f_out = l.output.features;
+      s.head_dim = s.f_out / l.heads;
+      s.capacity = model.sequence;
+      s.cache_sequences = model.batch;
+      p.stages.push_back(std::move(s));
+    } else if (l.kind == LayerKind::Add && l.inputs.size() == 2 && (l.inputs[0] == prev || l.inputs[1] == prev) &&
         !p.stages.empty()) {
       // The skip: the input of an earlier stage, carried by it and every stage after it.
       no_rows_in(l);
@@ -220,11 +301,12 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                l.inputs[1] == p.stages.back().up) {
       p.stages.back().fused = l.name;
       p.stages.back().fused_kind = l.kind;
-    } else if (l.kind == LayerKind::RmsNorm && chained) {
+    } else if ((l.kind == LayerKind::RmsNorm || l.kind == LayerKind::LayerNorm) && chained) {
       no_rows_in(l);
       PipelineStage s;
       s.name = l.name;
       s.norm = true;
+      s.layer_norm = l.kind == LayerKind::LayerNorm;
       s.epsilon = l.epsilon;
       s.f_in = s.f_out = model.shape_of(prev).features;
       p.stages.push_back(std::move(s));
@@ -242,8 +324,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     } else {
       throw sim::InputError(fmt::format(
           "model '{}': the pipelined run covers chains of linear layers, each optionally followed by one gelu, silu "
-          "or relu layer (or two of one input with swiglu after them), rmsnorm layers and residual adds; layer '{}' "
-          "({}{}) is not covered yet",
+          "or relu layer (or two of one input with swiglu after them), rmsnorm and layernorm layers and residual "
+          "adds; layer '{}' ({}{}) is not covered yet",
           model.name, l.name, to_string(l.kind), chained ? "" : ", not fed by the previous layer"));
     }
     if (p.stages.size() > before) stage_input.push_back(prev);
@@ -271,6 +353,15 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   };
   // Without a given number, the replicas whose estimated run is shortest (fewest on a tie).
   std::uint64_t K = replicas;
+  for (const auto& s : p.stages)
+    if (s.attention && K != 1) {
+      if (K > 1)
+        throw sim::InputError(fmt::format(
+            "model '{}': layer '{}' (attention) keeps each sequence's KV cache in one pipeline: the pipelined run "
+            "covers it with one replica, not {}",
+            model.name, s.name, K));
+      K = 1;
+    }
   if (K == 0) {
     std::uint64_t best = 0;
     for (std::uint64_t k = 1; k <= std::min<std::uint64_t>(target.height(), p.tokens); ++k) {
@@ -305,10 +396,11 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   for (auto& s : p.stages) {
     s.rows = static_cast<std::uint32_t>(rows);
     if (s.norm) {
-      s.weight = draw(rng, s.f_in, 1.0, dt);  // gamma
+      s.weight = draw(rng, s.f_in, 1.0, dt);                      // gamma
+      if (s.layer_norm) s.weight2 = draw(rng, s.f_in, 1.0, dt);  // beta
       continue;
     }
-    if (s.add) continue;
+    if (s.add || s.attention) continue;
     const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
     s.weight = draw(rng, s.f_in * s.f_out, scale, dt);
     if (s.bias) s.bias_values = draw(rng, s.f_out, scale, dt);
@@ -335,7 +427,17 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       // Cycles per token of each form for the busiest row: a synchronous vector instruction
       // costs its start and pipeline depth besides its elements, and each has scalar steps.
       const std::uint64_t c = cdiv(s.f_out, s.rows);
-      s.dot = !s.norm && !s.add && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
+      s.dot = !s.norm && !s.add && !s.attention && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
+    }
+    if (s.attention) {
+      s.cache_bytes = fr.sc - fr.kc;
+      if (fr.end > target.sram_bytes())
+        throw sim::InputError(fmt::format(
+            "layer '{}' does not fit the SRAM: PE ({}, 0) of the pipelined run needs {} B ({} B of them the KV "
+            "cache: {} sequences x {} positions x {} kv heads x {} dimensions, keys {} B and values 4 B an element), "
+            "but has {} B: short by {} B. Use a shorter sequence, a smaller batch or a platform with more SRAM per PE",
+            s.name, s.x, fr.end, s.cache_bytes, s.cache_sequences, s.capacity, fr.groups, s.head_dim, esz,
+            target.sram_bytes(), fr.end - target.sram_bytes()));
     }
     if (fr.end > target.sram_bytes())
       throw sim::InputError(fmt::format(
@@ -369,10 +471,22 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
         // Bounds of this row per token: the FMACs (and their issue) after the input arrived;
         // with the input and the relay through its ramp.
-        // (A norm row: the sum of squares, rstd's scalar steps, four vector instructions.)
-        const std::uint64_t issue = s.add ? 6 : s.norm ? 12 : s.dot ? 5 * std::uint64_t{c} : 3 * a.size();
-        const std::uint64_t steps = s.add    ? cdiv(c, lanes)
-                                    : s.norm ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
+        // (A norm row: the sum of squares, rstd's scalar steps, four vector instructions; a
+        // LayerNorm row also widens its input, sums it and subtracts the mean.)
+        // (An attention row, at least: the token's entry, the appends, per head the first
+        // key's score, the softmax and its features' sums.)
+        const compiler::Span groups = s.attention ? kv_groups(s, y) : compiler::Span{0, 0};
+        const std::uint64_t row_heads = s.attention && c ? (o.hi - 1) / s.head_dim - o.lo / s.head_dim + 1 : 0;
+        const std::uint64_t issue = s.attention    ? 7 + 12 * groups.size() + 23 * row_heads + 4 * c
+                                    : s.add        ? 6
+                                    : s.layer_norm ? 18
+                                    : s.norm       ? 12
+                                    : s.dot        ? 5 * std::uint64_t{c}
+                                                   : 3 * a.size();
+        const std::uint64_t steps = s.attention    ? 0
+                                    : s.add        ? cdiv(c, lanes)
+                                    : s.layer_norm ? 4 * cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
+                                    : s.norm       ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
                                     : s.dot  ? c * cdiv(a.size(), lanes)
                                              : (a.size() + 1) * cdiv(c, lanes);
         const std::uint64_t lat = std::max(issue, steps) * (s.gated ? 2 : 1);
@@ -390,6 +504,24 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
             append(gb, dt == DType::F32 ? s.weight[k] : nm::convert(DType::F32, dt, s.weight[k]), 4);
           b.data(fr.bias, std::move(gb));
+          if (s.layer_norm) {
+            std::vector<std::uint8_t> bb;  // beta, the same way
+            for (std::uint64_t k = o.lo; k < o.hi; ++k)
+              append(bb, dt == DType::F32 ? s.weight2[k] : nm::convert(DType::F32, dt, s.weight2[k]), 4);
+            b.data(fr.beta, std::move(bb));
+          }
+        } else if (s.attention) {
+          // The token table: per token its sequence's key and value blocks, position and keys visible.
+          std::vector<std::uint8_t> tb;
+          const std::uint64_t per = fr.groups * s.head_dim * s.capacity;
+          for (std::uint64_t m = band; m < p.tokens; m += K) {
+            const std::uint64_t seq = m / p.model.sequence, pos = m % p.model.sequence;
+            append(tb, static_cast<std::uint32_t>(fr.kc + seq * per * esz), 4);
+            append(tb, static_cast<std::uint32_t>(fr.vc + seq * per * 4), 4);
+            append(tb, static_cast<std::uint32_t>(pos), 4);
+            append(tb, static_cast<std::uint32_t>(pos + 1), 4);
+          }
+          b.data(fr.table, std::move(tb));
         } else if (s.add) {
           // No parameters.
         } else if (s.dot) {
@@ -535,6 +667,116 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           b.alu(Op::Add, 8, 6, static_cast<std::int64_t>((s.f_in + o.lo) * esz));
           b.dsdr(Op::DsdBase, xb, 8);
           b.vop(Op::FAdd, dt, dt, V::d(yd), V::d(xa), V::d(xb));
+        } else if (s.attention) {
+          // r11: the token's table entry; r12, r14: its sequence's key and value blocks; r2: its
+          // position; r4: the keys it sees.
+          const std::uint64_t hd = s.head_dim, C = s.capacity, group = s.heads / s.kv_heads;
+          const auto hdn = static_cast<std::uint32_t>(hd);
+          b.mov(11, static_cast<std::int64_t>(band_tokens));
+          b.alur(Op::Sub, 11, 11, 15);
+          b.alu(Op::Mul, 11, 11, 16);
+          b.alu(Op::Add, 11, 11, fr.table);
+          b.ld(12, 0, 4, 11);
+          b.ld(14, 4, 4, 11);
+          b.ld(2, 8, 4, 11);
+          b.ld(4, 12, 4, 11);
+          // Append the token's keys (as they are) and values (widened) at its position.
+          const unsigned kdst = b.mem("kdst", dt, fr.kc, hdn, static_cast<std::int32_t>(C));
+          const unsigned vdst = b.mem("vdst", DType::F32, fr.vc, hdn, static_cast<std::int32_t>(C));
+          const unsigned ksrc = b.mem("ksrc", dt, fr.x, hdn), vsrc = b.mem("vsrc", dt, fr.x, hdn);
+          for (std::uint64_t g = groups.lo; g < groups.hi; ++g) {
+            const std::uint64_t lg = g - groups.lo;
+            b.alu(Op::Mul, 7, 2, esz);
+            b.alur(Op::Add, 7, 7, 12);
+            b.alu(Op::Add, 7, 7, static_cast<std::int64_t>(lg * hd * C * esz));
+            b.dsdr(Op::DsdBase, kdst, 7);
+            b.alu(Op::Add, 8, 6, static_cast<std::int64_t>((s.heads * hd + g * hd) * esz));
+            b.dsdr(Op::DsdBase, ksrc, 8);
+            b.vop(Op::FMov, dt, dt, V::d(kdst), V::d(ksrc));
+            b.alu(Op::Mul, 7, 2, 4);
+            b.alur(Op::Add, 7, 7, 14);
+            b.alu(Op::Add, 7, 7, static_cast<std::int64_t>(lg * hd * C * 4));
+            b.dsdr(Op::DsdBase, vdst, 7);
+            b.alu(Op::Add, 8, 6, static_cast<std::int64_t>((s.heads * hd + s.kv_heads * hd + g * hd) * esz));
+            b.dsdr(Op::DsdBase, vsrc, 8);
+            if (dt == DType::F32)
+              b.vop(Op::FMov, DType::F32, DType::F32, V::d(vdst), V::d(vsrc));
+            else
+              b.vop(Op::FCvt, DType::F32, dt, V::d(vdst), V::d(vsrc));
+          }
+          const unsigned qv = b.mem("q", dt, fr.x, hdn);
+          const unsigned kv = b.mem("k", dt, fr.kc, hdn, static_cast<std::int32_t>(C));
+          const unsigned scd = b.mem("scores", DType::F32, fr.sc, 1);
+          const unsigned vv = b.mem("v", DType::F32, fr.vc, 1);
+          b.dsdr(Op::DsdLen, scd, 4);
+          b.dsdr(Op::DsdLen, vv, 4);
+          b.movf(3, DType::F32, nm::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(hd))));
+          for (std::uint64_t h = c ? o.lo / hd : 1, hl = c ? (o.hi - 1) / hd : 0; h <= hl; ++h) {
+            const std::uint64_t lg = h / group - groups.lo;
+            // s_j = (q . k_j) x scale over the sequence's cached keys, in key order.
+            b.alu(Op::Add, 8, 6, static_cast<std::int64_t>(h * hd * esz));
+            b.dsdr(Op::DsdBase, qv, 8);
+            b.alu(Op::Add, 7, 12, static_cast<std::int64_t>(lg * hd * C * esz));
+            b.dsdr(Op::DsdBase, kv, 7);
+            b.mov(7, fr.sc);
+            b.movr(1, 4);
+            const unsigned keys = b.label();
+            b.bind(keys);
+            b.mov(5, 0);
+            b.reduce(Op::FDot, DType::F32, dt, 5, V::d(qv), V::d(kv));
+            b.fscalar(Op::FMul, DType::F32, 5, 5, 3);
+            b.st(0, 5, 4, 7);
+            b.alu(Op::Add, 7, 7, 4);
+            b.dsd(Op::DsdAdd, kv, 1);
+            b.alu(Op::Sub, 1, 1, 1);
+            b.branch(hw::isa::Cond::Ne, 1, 0, keys);
+            // p = exp(s - max) x 1/(the sum in key order).
+            b.movf(8, DType::F32, 0xFF800000u);
+            b.reduce(Op::FRMax, DType::F32, DType::F32, 8, V::d(scd));
+            b.vop(Op::FSub, DType::F32, DType::F32, V::d(scd), V::d(scd), V::r(8));
+            b.vop(Op::FExp, DType::F32, DType::F32, V::d(scd), V::d(scd));
+            b.mov(9, 0);
+            b.reduce(Op::FSum, DType::F32, DType::F32, 9, V::d(scd));
+            b.fscalar(Op::FRecip, DType::F32, 9, 9);
+            b.vop(Op::FMul, DType::F32, DType::F32, V::d(scd), V::d(scd), V::r(9));
+            // The row's features of this head: R(chain over keys of p_j v_j[d]).
+            for (std::uint64_t f = std::max(o.lo, h * hd); f < std::min(o.hi, (h + 1) * hd); ++f) {
+              b.alu(Op::Add, 7, 14, static_cast<std::int64_t>((lg * hd * C + (f - h * hd) * C) * 4));
+              b.dsdr(Op::DsdBase, vv, 7);
+              b.mov(9, 0);
+              b.reduce(Op::FDot, DType::F32, DType::F32, 9, V::d(scd), V::d(vv));
+              if (dt != DType::F32) b.fcvt_scalar(dt, DType::F32, 9, 9);
+              b.st(static_cast<std::uint32_t>(fr.y + (f - o.lo) * esz), 9, esz);
+            }
+          }
+        } else if (s.layer_norm) {
+          // In models/reference's order: sum = chain of widen(x[f]) from +0, mean = sum x 1/d;
+          // c[f] = widen(x[f]) - mean; sq = fma chain of c[f]^2 from +0; rstd as for RMSNorm
+          // (r6, r10, r13, r15 saved); then the row's features R(fma(c[k] x rstd, gamma[k], beta[k])).
+          const unsigned wide = b.mem("wide", DType::F32, fr.wide, static_cast<std::uint32_t>(s.f_in));
+          b.dsdr(Op::DsdBase, xvec, 6);
+          if (dt == DType::F32)
+            b.vop(Op::FMov, DType::F32, DType::F32, V::d(wide), V::d(xvec));
+          else
+            b.vop(Op::FCvt, DType::F32, dt, V::d(wide), V::d(xvec));
+          b.mov(2, 0);
+          b.reduce(Op::FSum, DType::F32, DType::F32, 2, V::d(wide));
+          b.movf(3, DType::F32, nm::from_double(DType::F32, 1.0 / static_cast<double>(s.f_in)));
+          b.fscalar(Op::FMul, DType::F32, 2, 2, 3);
+          b.vop(Op::FSub, DType::F32, DType::F32, V::d(wide), V::d(wide), V::r(2));
+          b.mov(2, 0);
+          b.reduce(Op::FDot, DType::F32, DType::F32, 2, V::d(wide), V::d(wide));
+          b.st(fr.stat, 2, 4);
+          const unsigned saved[] = {6, 10, 13, 15};
+          for (unsigned k = 0; k < 4; ++k) b.st(fr.save + 4 * k, saved[k], 4);
+          compiler::emit_rstd_in_place(b, fr.stat, 1, nm::from_double(DType::F32, 1.0 / static_cast<double>(s.f_in)),
+                                       nm::from_double(DType::F32, s.epsilon));
+          for (unsigned k = 0; k < 4; ++k) b.ld(saved[k], fr.save + 4 * k, 4);
+          const unsigned cs = b.mem("cslice", DType::F32, static_cast<std::uint32_t>(fr.wide + o.lo * 4), c);
+          const unsigned betad = b.mem("beta", DType::F32, fr.beta, c);
+          b.ld(5, fr.stat, 4);
+          b.vop(Op::FMul, DType::F32, DType::F32, V::d(acc), V::d(cs), V::r(5));
+          b.vop(Op::FMac, DType::F32, DType::F32, V::d(acc), V::d(betad), V::d(acc), V::d(biasd));
         } else if (s.norm) {
           // sum of x[f]^2 over every input in order from +0 (fdot), rstd = rsqrt(sum x 1/d +
           // eps) in the reference's steps (which use r4 to r15: r6, r10, r13 and r15 saved),
@@ -603,13 +845,36 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
       x = std::move(y);
       continue;
     }
+    if (s.attention) {
+      // models/reference attention over each sequence's tokens (token m: sequence m / S,
+      // position m % S), q, k and v cut from the qkv stage's outputs.
+      namespace ref = models::reference;
+      const ref::Format f = ref::format_of(p.model.dtype);
+      const std::uint64_t B = p.model.batch, S = p.model.sequence, hd = s.head_dim;
+      const std::uint64_t nq = s.heads * hd, nk = s.kv_heads * hd;
+      ref::Tensor q(f, {B, S, nq}), k(f, {B, S, nk}), v(f, {B, S, nk});
+      for (std::uint64_t m = 0; m < p.tokens; ++m) {
+        for (std::uint64_t j = 0; j < nq; ++j) q.set_bits(m * nq + j, x[m * s.f_in + j]);
+        for (std::uint64_t j = 0; j < nk; ++j) {
+          k.set_bits(m * nk + j, x[m * s.f_in + nq + j]);
+          v.set_bits(m * nk + j, x[m * s.f_in + nq + nk + j]);
+        }
+      }
+      const ref::Tensor r = ref::attention_forward(q, k, v, {s.heads, s.kv_heads, true});
+      for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
+      x = std::move(y);
+      continue;
+    }
     if (s.norm) {
       namespace ref = models::reference;
       const ref::Format f = ref::format_of(p.model.dtype);
-      ref::Tensor xt(f, {p.tokens, 1, s.f_in}), g(f, ref::vector_shape(s.f_in));
+      ref::Tensor xt(f, {p.tokens, 1, s.f_in}), g(f, ref::vector_shape(s.f_in)), be(f, ref::vector_shape(s.f_in));
       for (std::uint64_t i = 0; i < x.size(); ++i) xt.set_bits(i, x[i]);
       for (std::uint64_t i = 0; i < s.f_in; ++i) g.set_bits(i, s.weight[i]);
-      const ref::Tensor r = ref::rmsnorm_forward(xt, g, s.epsilon);
+      if (s.layer_norm)
+        for (std::uint64_t i = 0; i < s.f_in; ++i) be.set_bits(i, s.weight2[i]);
+      const ref::Tensor r =
+          s.layer_norm ? ref::layernorm_forward(xt, g, be, s.epsilon) : ref::rmsnorm_forward(xt, g, s.epsilon);
       for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
       x = std::move(y);
       continue;

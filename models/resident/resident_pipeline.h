@@ -46,6 +46,9 @@ struct PipelineStage {
   // `weight` holds gamma.
   bool norm = false;
   double epsilon = 0;
+  // A LayerNorm layer (with `norm`): the mean, then the sum of squares of x - mean, in the
+  // reference's order; `weight2` holds beta.
+  bool layer_norm = false;
   // A residual add instead: its input is the previous stage's output followed by the skip
   // (the input of stage `skip_from`, which the stages from there on carry after their outputs);
   // each row adds its features of the two.
@@ -57,6 +60,21 @@ struct PipelineStage {
   std::string up;
   bool bias2 = false;
   PipeBits weight2, bias_values2;  // up's W and b
+  // The q, k and v projections of one input as one linear stage (`name` q, then `up` k and
+  // `v`): W holds their columns side by side, its outputs are q | k | v.
+  bool qkv = false;
+  std::string v;
+  // An attention layer (causal, multi-head or grouped-query) on a qkv stage's outputs: each
+  // row keeps, per sequence, the keys and values of the kv heads its output features need
+  // (a KV cache of `capacity` positions, keys in the model's format, values widened to
+  // fp32), appends each token's, and computes its heads' scores against every cached key of
+  // the token's sequence, the softmax and the weighted sum of values in models/reference's
+  // order.
+  bool attention = false;
+  std::uint32_t heads = 0, kv_heads = 0;
+  std::uint64_t head_dim = 0, capacity = 0;
+  std::uint64_t cache_sequences = 0;  // sequences the cache holds (the batch)
+  std::uint64_t cache_bytes = 0;      // the KV cache on the row that keeps most
   std::size_t skip_from = 0;
   std::uint64_t carry_in = 0;        // elements after the f_in inputs that the stage receives (the skip)
   std::uint64_t carry_out = 0;       // elements its bottom row sends after the outputs (the skip)
@@ -87,8 +105,10 @@ struct PipelineProgram {
 };
 
 // Contract: covers models whose layers (the loss left out) are a chain of linear layers,
+// q, k and v projections of one input followed by a causal attention layer (a KV cache per
+// sequence in SRAM; one pipeline, tokens of a sequence in order),
 // each optionally followed by one unary elementwise layer (gelu, silu, relu) or, for two
-// linear layers of one input, SwiGLU of their outputs (a gated stage), RMSNorm layers
+// linear layers of one input, SwiGLU of their outputs (a gated stage), RMSNorm and LayerNorm layers
 // and residual adds (of the previous layer and an earlier input in the chain, not overlapping;
 // with the rows-out cut), fed by one activation input; throws sim::InputError naming the first layer it does
 // not cover, or when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas` pipelines
@@ -99,7 +119,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
 // The expected output (tokens x f_out of the last stage, token-major) in models/reference's
 // order: per output, acc = bias (or +0), fma over the inputs in order, rounded once; then
-// the fused elementwise program; RMSNorm stages by models/reference rmsnorm_forward; adds by
+// the fused elementwise program; RMSNorm and LayerNorm stages by models/reference
+// rmsnorm_forward and layernorm_forward; adds by
 // the elementwise program.
 PipeBits expect_pipeline(const PipelineProgram& p);
 

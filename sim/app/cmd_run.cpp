@@ -312,9 +312,11 @@ struct RunCommand {
                         {"fused", s.fused},
                         {"column", s.x},
                         {"rows", s.rows},
-                        {"form", s.norm  ? "rmsnorm"
-                                 : s.dot ? "dot"
-                                         : "fmac"},
+                        {"form", s.layer_norm ? "layernorm"
+                                 : s.norm     ? "rmsnorm"
+                                 : s.add      ? "add"
+                                 : s.dot      ? "dot"
+                                              : "fmac"},
                         {"latency_bound", s.latency_bound},
                         {"interval_bound", s.interval_bound}});
     j["stages"] = stages;
@@ -336,7 +338,8 @@ struct RunCommand {
             s.gated ? s.name + " & " + s.up : s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in,
             s.f_out,
             s.add ? fmt::format("residual add: the previous stage's outputs and stage {}'s input, carried", s.skip_from)
-            : s.norm ? "rmsnorm: every row the statistics of the whole input, then its features"
+            : s.layer_norm ? "layernorm: every row the mean and variance of the whole input, then its features"
+            : s.norm       ? "rmsnorm: every row the statistics of the whole input, then its features"
             : s.dot  ? "a dot product per output"
                      : "an FMAC per input",
             s.carry_out ? fmt::format("; then passes on {} skip values", s.carry_out) : std::string(), s.latency_bound,
@@ -356,8 +359,8 @@ struct RunCommand {
           : r.mismatches
               ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
               : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                            "the elementwise programs' order; swiglu, add: their programs'; rmsnorm: models/reference "
-                            "rmsnorm_forward)",
+                            "the elementwise programs' order; swiglu, add: their programs'; rmsnorm, layernorm: "
+                            "models/reference rmsnorm_forward, layernorm_forward)",
                             r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
