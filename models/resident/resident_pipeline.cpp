@@ -157,19 +157,33 @@ std::uint64_t PipelineProgram::interval_cycles() const {
 }
 
 std::uint64_t PipelineProgram::bound_cycles() const {
-  std::uint64_t sum = 0;
+  std::uint64_t sum = 0, bound = 0;
   for (const auto& s : stages) sum += s.latency_bound;
-  const std::uint64_t t = tokens_per_replica();
-  return sum + (t ? t - 1 : 0) * interval_cycles();
+  for (const auto& ph : phases) {
+    const std::uint64_t t = (ph.tokens.size() + replicas - 1) / replicas;
+    bound += sum + (t ? t - 1 : 0) * interval_cycles();
+  }
+  return bound;
 }
 
 PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
-                                 PipelineCut cut, std::uint32_t replicas) {
+                                 PipelineCut cut, std::uint32_t replicas, std::uint64_t decode) {
   PipelineProgram p;
   p.cut = cut;
   p.model = model;
   p.target = target;
   p.tokens = model.batch * model.sequence;
+  p.positions = model.sequence;
+  if (decode >= model.sequence)
+    throw sim::InputError(fmt::format(
+        "{} decode steps leave no prompt in the model's sequence of {} (the KV cache's length)", decode,
+        model.sequence));
+  p.prompt = model.sequence - decode;
+  p.phases.resize(1 + decode);
+  for (std::uint64_t m = 0; m < p.tokens; ++m) {
+    const std::uint64_t pos = m % p.positions;
+    p.phases[pos < p.prompt ? 0 : 1 + pos - p.prompt].tokens.push_back(m);
+  }
   const DType dt = compiler::hw_dtype(model.dtype);
   const std::uint32_t esz = hw::size_of(dt);
 
@@ -351,6 +365,9 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     for (const auto& s : p.stages) r = std::min(r, cut == PipelineCut::RowsIn ? s.f_in : s.f_out);
     return r;
   };
+  // Every band needs a token in every phase.
+  std::uint64_t fewest = p.tokens;
+  for (const auto& ph : p.phases) fewest = std::min<std::uint64_t>(fewest, ph.tokens.size());
   // Without a given number, the replicas whose estimated run is shortest (fewest on a tie).
   std::uint64_t K = replicas;
   for (const auto& s : p.stages)
@@ -364,7 +381,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     }
   if (K == 0) {
     std::uint64_t best = 0;
-    for (std::uint64_t k = 1; k <= std::min<std::uint64_t>(target.height(), p.tokens); ++k) {
+    for (std::uint64_t k = 1; k <= std::min<std::uint64_t>(target.height(), fewest); ++k) {
       const std::uint64_t r = rows_for(k);
       std::uint64_t sum = 0, most = 0;
       for (std::size_t i = 0; i < p.stages.size(); ++i) {
@@ -383,12 +400,13 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       }
     }
   }
-  if (K == 0 || K > target.height() || K > p.tokens)
+  if (K == 0 || K > target.height() || K > fewest)
     throw sim::InputError(
-        fmt::format("{} pipeline replicas: the wafer has {} rows and the run {} tokens", K, target.height(), p.tokens));
+        fmt::format("{} pipeline replicas: the wafer has {} rows and the run {} tokens{}", K, target.height(), fewest,
+                    p.phases.size() > 1 ? " per phase" : ""));
   p.replicas = static_cast<std::uint32_t>(K);
   const std::uint64_t rows = rows_for(K);
-  const std::uint64_t T = p.tokens_per_replica();
+  const std::uint64_t T = (p.phases[0].tokens.size() + K - 1) / K;  // the most tokens of a band in a phase
 
   // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
   std::mt19937_64 rng(seed);
@@ -447,10 +465,15 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     p.sram_max = std::max<std::uint64_t>(p.sram_max, fr.end);
     if (last) p.out_addr = fr.out;
 
+    for (std::size_t ph = 0; ph < p.phases.size(); ++ph)
     for (std::uint32_t band = 0; band < p.replicas; ++band)
       for (std::uint32_t y = 0; y < s.rows; ++y) {
         const std::uint32_t gy = band * s.rows + y;  // the row on the wafer
-        const std::uint64_t band_tokens = (p.tokens - band + K - 1) / K;
+        // The band's tokens of this phase; the parameters are placed with the first phase's code.
+        std::vector<std::uint64_t> band_list;
+        for (std::size_t j = band; j < p.phases[ph].tokens.size(); j += K) band_list.push_back(p.phases[ph].tokens[j]);
+        const std::uint64_t band_tokens = band_list.size();
+        const bool place = ph == 0;
         const compiler::Span o = outs(cut, s, y), a = ins(cut, s, y);
         const auto c = static_cast<std::uint32_t>(o.size());
         const bool rows_in = cut == PipelineCut::RowsIn;
@@ -460,10 +483,11 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         const bool sums_in = rows_in && y > 0, sums_out = rows_in && y + 1 < s.rows;
         // Routes: this row's relay (ramp -> south, the bottom row east to the next column);
         // the relay from the row above (north -> ramp); the previous column's broadcast.
-        if (!last || y + 1 < s.rows)
+        if (place && (!last || y + 1 < s.rows))
           routes.set(s.x, gy, relay_color(i, y), bit(Port::Ramp), bit(y + 1 < s.rows ? Port::South : Port::East));
-        if ((!last || rows_in) && y > 0) routes.set(s.x, gy, relay_color(i, y - 1), bit(Port::North), bit(Port::Ramp));
-        if (!first) {
+        if (place && (!last || rows_in) && y > 0)
+          routes.set(s.x, gy, relay_color(i, y - 1), bit(Port::North), bit(Port::Ramp));
+        if (place && !first) {
           const std::uint8_t cb = relay_color(i - 1, p.stages[i - 1].rows - 1);
           const std::uint8_t fwd = static_cast<std::uint8_t>(bit(Port::Ramp) | (y > 0 ? bit(Port::North) : 0));
           routes.set(s.x, gy, cb, y + 1 == s.rows ? bit(Port::West) : bit(Port::South), fwd);
@@ -503,19 +527,19 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           std::vector<std::uint8_t> gb;  // gamma of the row's features, widened to fp32
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
             append(gb, dt == DType::F32 ? s.weight[k] : nm::convert(DType::F32, dt, s.weight[k]), 4);
-          b.data(fr.bias, std::move(gb));
+          if (place) b.data(fr.bias, std::move(gb));
           if (s.layer_norm) {
             std::vector<std::uint8_t> bb;  // beta, the same way
             for (std::uint64_t k = o.lo; k < o.hi; ++k)
               append(bb, dt == DType::F32 ? s.weight2[k] : nm::convert(DType::F32, dt, s.weight2[k]), 4);
-            b.data(fr.beta, std::move(bb));
+            if (place) b.data(fr.beta, std::move(bb));
           }
         } else if (s.attention) {
           // The token table: per token its sequence's key and value blocks, position and keys visible.
           std::vector<std::uint8_t> tb;
           const std::uint64_t per = fr.groups * s.head_dim * s.capacity;
-          for (std::uint64_t m = band; m < p.tokens; m += K) {
-            const std::uint64_t seq = m / p.model.sequence, pos = m % p.model.sequence;
+          for (const std::uint64_t m : band_list) {
+            const std::uint64_t seq = m / p.positions, pos = m % p.positions;
             append(tb, static_cast<std::uint32_t>(fr.kc + seq * per * esz), 4);
             append(tb, static_cast<std::uint32_t>(fr.vc + seq * per * 4), 4);
             append(tb, static_cast<std::uint32_t>(pos), 4);
@@ -531,12 +555,12 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           for (std::uint64_t f = a.lo; f < a.hi; ++f)
             for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
         }
-        if (!wb.empty()) b.data(fr.w, std::move(wb));
+        if (place && !wb.empty()) b.data(fr.w, std::move(wb));
         if (s.bias && !sums_in) {
           std::vector<std::uint8_t> bb;
           for (std::uint64_t k = o.lo; k < o.hi; ++k)
             append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
-          b.data(fr.bias, std::move(bb));
+          if (place) b.data(fr.bias, std::move(bb));
         }
         if (s.gated) {  // up's block and bias, in the gate's order
           std::vector<std::uint8_t> w2;
@@ -547,17 +571,17 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
             for (std::uint64_t f = a.lo; f < a.hi; ++f)
               for (std::uint64_t k = o.lo; k < o.hi; ++k) append(w2, s.weight2[f * s.f_out + k], esz);
           }
-          b.data(fr.w2, std::move(w2));
+          if (place) b.data(fr.w2, std::move(w2));
           if (s.bias2) {
             std::vector<std::uint8_t> bb;
             for (std::uint64_t k = o.lo; k < o.hi; ++k)
               append(bb, dt == DType::F32 ? s.bias_values2[k] : nm::convert(DType::F32, dt, s.bias_values2[k]), 4);
-            b.data(fr.bias2, std::move(bb));
+            if (place) b.data(fr.bias2, std::move(bb));
           }
         }
         if (first) {
           std::vector<std::uint8_t> xb;
-          for (std::uint64_t m = band; m < p.tokens; m += K)
+          for (const std::uint64_t m : band_list)
             for (std::uint64_t f = 0; f < s.f_in; ++f) append(xb, p.input[m * s.f_in + f], esz);
           b.data(fr.x, std::move(xb));
         }
@@ -823,7 +847,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         pl.x0 = pl.x1 = static_cast<std::uint16_t>(s.x);
         pl.y0 = pl.y1 = static_cast<std::uint16_t>(gy);
         pl.program = b.finish();
-        p.code.push_back(std::move(pl));
+        p.phases[ph].code.push_back(std::move(pl));
       }
   }
   return p;
@@ -913,32 +937,41 @@ PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, b
   if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
   r.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
   const std::uint64_t flops0 = cores.total(&hw::CoreCounters::flops);
-  for (const auto& pl : p.code) cores.replace(hw::PeCoord{pl.x0, pl.y0}, pl.program);
-  sc_core::sc_start();
-  if (engine.failed()) engine.rethrow_failure();
-  cores.check();
-  if (cores.busy_count() > 0) cores.check_finished();
-  r.end = std::max(r.start, cores.finish_cycle());
-  r.flops = cores.total(&hw::CoreCounters::flops) - flops0;
-
   const PipelineStage& s = p.stages.back();
   const DType dt = compiler::hw_dtype(p.model.dtype);
   const std::uint32_t esz = hw::size_of(dt);
   r.output.assign(p.tokens * s.f_out, 0);
-  for (std::uint32_t band = 0; band < p.replicas; ++band)
-    for (std::uint32_t y = 0; y < s.rows; ++y) {
-      if (!rounds(p.cut, s, y)) continue;
-      const compiler::Span o = outs(p.cut, s, y);
-      const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(band * s.rows + y)};
-      std::vector<std::uint8_t> bytes(p.tokens_per_replica() * o.size() * esz);
-      cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
-      for (std::uint64_t m = band, j = 0; m < p.tokens; m += p.replicas, ++j)
-        for (std::uint64_t k = 0; k < o.size(); ++k) {
-          std::uint32_t v = 0;
-          std::memcpy(&v, bytes.data() + (j * o.size() + k) * esz, esz);
-          r.output[m * s.f_out + o.lo + k] = v;
-        }
+  r.end = r.start;
+  for (const auto& ph : p.phases) {
+    // Each phase's programs once the one before has finished (the host feeds the next tokens).
+    const std::uint64_t at = r.end;
+    for (const auto& pl : ph.code) cores.replace(hw::PeCoord{pl.x0, pl.y0}, pl.program);
+    sc_core::sc_start();
+    if (engine.failed()) engine.rethrow_failure();
+    cores.check();
+    if (cores.busy_count() > 0) cores.check_finished();
+    r.end = std::max(at, cores.finish_cycle());
+    r.phase_cycles.push_back(r.end - at);
+    // The last stage's outputs of the phase's tokens.
+    for (std::uint32_t band = 0; band < p.replicas; ++band) {
+      std::vector<std::uint64_t> list;
+      for (std::size_t j = band; j < ph.tokens.size(); j += p.replicas) list.push_back(ph.tokens[j]);
+      for (std::uint32_t y = 0; y < s.rows; ++y) {
+        if (!rounds(p.cut, s, y)) continue;
+        const compiler::Span o = outs(p.cut, s, y);
+        const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(band * s.rows + y)};
+        std::vector<std::uint8_t> bytes(list.size() * o.size() * esz);
+        cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
+        for (std::size_t j = 0; j < list.size(); ++j)
+          for (std::uint64_t k = 0; k < o.size(); ++k) {
+            std::uint32_t v = 0;
+            std::memcpy(&v, bytes.data() + (j * o.size() + k) * esz, esz);
+            r.output[list[j] * s.f_out + o.lo + k] = v;
+          }
+      }
     }
+  }
+  r.flops = cores.total(&hw::CoreCounters::flops) - flops0;
   if (check) {
     const PipeBits want = expect_pipeline(p);
     for (std::size_t i = 0; i < want.size(); ++i) {

@@ -91,15 +91,24 @@ struct PipelineProgram {
   std::uint64_t tokens = 0;    // batch x sequence, one token per pipeline slot
   std::uint32_t replicas = 1;  // pipelines side by side on bands of rows; token m runs on band m % replicas
   std::vector<PipelineStage> stages;
-  std::vector<hw::isa::Placement> code;
+  // Token m is position m % positions of sequence m / positions. The prefill phase runs the
+  // positions [0, prompt) of every sequence; each decode phase after it one more position of
+  // every sequence (its own programs, loaded when the one before has finished; the weights
+  // and the KV caches stay in SRAM).
+  std::uint64_t positions = 0, prompt = 0;
+  struct Phase {
+    std::vector<std::uint64_t> tokens;  // in the order they enter
+    std::vector<hw::isa::Placement> code;
+  };
+  std::vector<Phase> phases;
   std::shared_ptr<fabric::RouteTable> routes;
   std::uint32_t colors = 0;  // colors the routes use
   PipeBits input;            // tokens x f_in of the first stage, token-major
   std::uint32_t out_addr = 0;
   std::uint64_t sram_max = 0;  // bytes on the PE that needs most
   [[nodiscard]] std::uint64_t tokens_per_replica() const { return (tokens + replicas - 1) / replicas; }
-  // Lower bound on the whole run: every stage's latency plus (tokens per replica - 1) slowest
-  // intervals.
+  // Lower bound on the whole run: per phase, every stage's latency plus (its tokens per
+  // replica - 1) slowest intervals.
   [[nodiscard]] std::uint64_t bound_cycles() const;
   [[nodiscard]] std::uint64_t interval_cycles() const;
 };
@@ -114,8 +123,11 @@ struct PipelineProgram {
 // not cover, or when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas` pipelines
 // (each with every layer's weights) share the tokens, each on its own band of height / replicas rows; 0: the number (up
 // to the tokens and rows) whose estimated run is shortest.
+// `decode` > 0: the last `decode` positions of every sequence run as decode steps after the
+// prefill of the others.
 PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target& target, std::uint64_t seed,
-                                 PipelineCut cut = PipelineCut::RowsOut, std::uint32_t replicas = 1);
+                                 PipelineCut cut = PipelineCut::RowsOut, std::uint32_t replicas = 1,
+                                 std::uint64_t decode = 0);
 
 // The expected output (tokens x f_out of the last stage, token-major) in models/reference's
 // order: per output, acc = bias (or +0), fma over the inputs in order, rounded once; then
@@ -125,7 +137,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 PipeBits expect_pipeline(const PipelineProgram& p);
 
 struct PipelineResult {
-  std::uint64_t start = 0, end = 0;  // cycles
+  std::uint64_t start = 0, end = 0;        // cycles
+  std::vector<std::uint64_t> phase_cycles;  // per phase: from its programs' load until every PE is idle
   PipeBits output;
   std::uint64_t compared = 0, mismatches = 0;
   std::string first_mismatch;
