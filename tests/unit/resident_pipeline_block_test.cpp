@@ -26,10 +26,10 @@ struct PipeRig {
   std::unique_ptr<sim::stats::Group> stats;
   std::unique_ptr<platforms::Cluster> cluster;
 
-  PipeRig(const std::vector<std::string>& set, const models::ModelSpec& m) {
+  PipeRig(const std::vector<std::string>& set, const models::ModelSpec& m, std::uint64_t decode = 0) {
     platform = platforms::load_platform("tiny", set);
     const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
-    program = models::resident::compile_pipeline(m, target, 1);
+    program = models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsOut, 1, decode);
     platforms::BuildOptions build;
     build.routes = program.routes;
     stats = std::make_unique<sim::stats::Group>("");
@@ -155,6 +155,116 @@ TEST(ResidentPipelineBlock, DecoderBlockOn16x16MatchesTheReference) {
   EXPECT_EQ(st[2].carry_in, 16u);
   const PipelineResult r = rig.run();
   expect_run(rig, r, 7234);
+}
+
+// The prefill of 6 prompt tokens per sequence through the pipeline, then 2 decode steps of one
+// token per sequence, each with its own programs once the one before has finished, reading the
+// caches the prefill left: the outputs equal the whole-sequence reference's.
+TEST(ResidentPipelineBlock, DecoderBlockPrefillThenDecodeSteps) {
+  const auto m = models::load_model(kExamples + "decoder-block.yaml").spec;
+  PipeRig rig({"wafer.width=16", "wafer.height=16"}, m, 2);
+  const auto& p = rig.program;
+  ASSERT_EQ(p.phases.size(), 3u);
+  EXPECT_EQ(p.prompt, 6u);
+  EXPECT_EQ(p.phases[0].tokens.size(), 12u);
+  EXPECT_EQ(p.phases[1].tokens, (std::vector<std::uint64_t>{6, 14}));
+  EXPECT_EQ(p.phases[2].tokens, (std::vector<std::uint64_t>{7, 15}));
+  const PipelineResult r = rig.run();
+  expect_run(rig, r, 11554);
+  ASSERT_EQ(r.phase_cycles.size(), 3u);
+  EXPECT_EQ(r.phase_cycles[0], 5584u);
+  EXPECT_EQ(r.phase_cycles[1], 2953u);
+  EXPECT_EQ(r.phase_cycles[2], 3017u);
+  EXPECT_EQ(r.phase_cycles[0] + r.phase_cycles[1] + r.phase_cycles[2], r.cycles());
+}
+
+// What the pipelined run does not cover is refused by name: token inputs (the embedding),
+// attention without the causal mask, attention on more than one replica; a KV cache that
+// does not fit gives the SRAM error (layer, PE, bytes, shortfall).
+TEST(ResidentPipelineBlock, WhatIsNotCoveredIsRefusedByName) {
+  const auto platform = platforms::load_platform("tiny");
+  const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+  auto message = [&](const models::ModelSpec& m, std::uint32_t replicas = 1) {
+    try {
+      models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsOut, replicas);
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message(models::load_model("tiny-transformer").spec).find("token inputs and embeddings are not covered"),
+            std::string::npos);
+  auto m = attention_model("bf16", 4, 2, 2, 4);
+  EXPECT_EQ(message(m), "accepted");
+  EXPECT_NE(message(m, 2).find("layer 'attn' (attention) keeps each sequence's KV cache in one pipeline"),
+            std::string::npos)
+      << message(m, 2);
+  m.layers[3].causal = false;
+  EXPECT_NE(message(m).find("layer 'attn' (attention): the pipelined run covers causal attention only"),
+            std::string::npos)
+      << message(m);
+  // One head of 64 dimensions over 128 positions: 128 x 64 keys (2 B) and values (4 B) per row.
+  const auto big = models::load_model_text(R"(name: big-cache
+dtype: bf16
+batch: 1
+sequence: 128
+inputs:
+  - {name: x, kind: activations, features: 8}
+layers:
+  - {name: q, kind: linear, inputs: [x], features: 64}
+  - {name: k, kind: linear, inputs: [x], features: 64}
+  - {name: v, kind: linear, inputs: [x], features: 64}
+  - {name: attn, kind: attention, inputs: [q, k, v], heads: 1, kv_heads: 1}
+  - {name: o, kind: linear, inputs: [attn], features: 8}
+)",
+                                           "big-cache.yaml")
+                       .spec;
+  const std::string e = message(big);
+  EXPECT_NE(e.find("layer 'attn' does not fit the SRAM: PE (1, 0)"), std::string::npos) << e;
+  EXPECT_NE(e.find("(49152 B of them the KV cache: 1 sequences x 128 positions x 1 kv heads x 64 dimensions"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("but has 49152 B: short by "), std::string::npos) << e;
+}
+
+// The command line: the decoder block pipelined (prefill, then two decode steps) beside the
+// layer-by-layer resident run of the same model on the same 16 x 16 grid.
+TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
+  const test::TempDir dir;
+  const std::string run = "run tiny --set wafer.width=16 --set wafer.height=16 --model " + kExamples +
+                          "decoder-block.yaml --placement resident --inference --json --out " + dir.path().string();
+  const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
+  ASSERT_EQ(pipe.code, 0) << pipe.out;
+  const auto j = nlohmann::json::parse(pipe.out);
+  EXPECT_EQ(j["cycles"], 11554);
+  EXPECT_EQ(j["prompt"], 6);
+  EXPECT_EQ(j["prefill_cycles"], 5584);
+  EXPECT_EQ(j["decode_step_cycles"], (std::vector<std::uint64_t>{2953, 3017}));
+  EXPECT_EQ(j["checked"], 512);
+  EXPECT_EQ(j["mismatches"], 0);
+  EXPECT_EQ(j["stages"][2]["form"], "attention");
+  EXPECT_EQ(j["stages"][2]["kv_cache_bytes"], 384);
+  const auto lbl = test::wafersim(run + " --decode-tokens 2");
+  ASSERT_EQ(lbl.code, 0) << lbl.out;
+  const auto k = nlohmann::json::parse(lbl.out)["inference"];
+  EXPECT_EQ(k["prefill_cycles"], 15921);
+  EXPECT_EQ(k["decode_cycles"], 14502);
+  EXPECT_EQ(k["cycles"], 30632);
+  // The whole sequence as one prefill: 7234 pipelined, 8723 layer by layer.
+  const auto whole = test::wafersim(run + " --pipeline");
+  ASSERT_EQ(whole.code, 0) << whole.out;
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["cycles"], 7234);
+  const auto whole_lbl = test::wafersim(run);
+  ASSERT_EQ(whole_lbl.code, 0) << whole_lbl.out;
+  EXPECT_EQ(nlohmann::json::parse(whole_lbl.out)["inference"]["prefill_cycles"], 8723);
+  // Refusals exit with 2 and name the layer.
+  const auto tf = test::wafersim("run tiny --model tiny-transformer --placement resident --inference --pipeline --out " +
+                                     dir.path().string(),
+                                 true);
+  EXPECT_EQ(tf.code, 2) << tf.out;
+  EXPECT_NE(tf.out.find("token inputs and embeddings are not covered yet"), std::string::npos) << tf.out;
+  const auto many = test::wafersim(run + " --pipeline --decode-tokens 8", true);
+  EXPECT_EQ(many.code, 2) << many.out;
 }
 
 }  // namespace
