@@ -198,11 +198,18 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                         model.name, input->name, in.name));
       input = &in;
     }
-  if (!input)
+  if (!input) {
+    std::string embedding;
+    for (const auto& l : model.layers)
+      if (l.kind == LayerKind::Embedding && embedding.empty())
+        embedding = fmt::format(": layer '{}' (embedding) is not covered yet; give the model its embedded tokens as an "
+                                "activation input",
+                                l.name);
     throw sim::InputError(
         fmt::format("model '{}': the pipelined run needs an activation input (token inputs and embeddings are not "
-                    "covered yet)",
-                    model.name));
+                    "covered yet){}",
+                    model.name, embedding));
+  }
   std::string prev = input->name;
   std::vector<std::string> stage_input;  // the tensor each stage reads
   auto no_rows_in = [&](const LayerSpec& l) {

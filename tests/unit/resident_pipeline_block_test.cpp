@@ -81,7 +81,7 @@ TEST(ResidentPipelineBlock, LayerNormStagesMatchTheReference) {
 // q, k, v of one input, attention and the output projection; `heads` / `kv` heads of 4
 // dimensions, `batch` sequences of `sequence` tokens.
 models::ModelSpec attention_model(const std::string& dtype, std::uint32_t heads, std::uint32_t kv, std::uint64_t batch,
-                                  std::uint64_t sequence) {
+                                  std::uint64_t sequence, bool bias = false) {
   const std::string yaml = fmt::format(R"(name: attention
 dtype: {}
 batch: {}
@@ -89,13 +89,13 @@ sequence: {}
 inputs:
   - {{name: x, kind: activations, features: 16}}
 layers:
-  - {{name: q, kind: linear, inputs: [x], features: {}}}
-  - {{name: k, kind: linear, inputs: [x], features: {}}}
-  - {{name: v, kind: linear, inputs: [x], features: {}}}
+  - {{name: q, kind: linear, inputs: [x], features: {}, bias: {}}}
+  - {{name: k, kind: linear, inputs: [x], features: {}, bias: {}}}
+  - {{name: v, kind: linear, inputs: [x], features: {}, bias: {}}}
   - {{name: attn, kind: attention, inputs: [q, k, v], heads: {}, kv_heads: {}}}
   - {{name: o, kind: linear, inputs: [attn], features: 16}}
 )",
-                                       dtype, batch, sequence, 4 * heads, 4 * kv, 4 * kv, heads, kv);
+                                       dtype, batch, sequence, 4 * heads, bias, 4 * kv, bias, 4 * kv, bias, heads, kv);
   return models::load_model_text(yaml, "attention.yaml").spec;
 }
 
@@ -128,12 +128,14 @@ TEST(ResidentPipelineBlock, GroupedQueryAttentionWithAKvCacheMatchesTheReference
   EXPECT_GT(differences(other, r), 0u);
 }
 
-// Multi-head attention (kv heads = heads), fp32, one sequence of 8 tokens.
+// Multi-head attention (kv heads = heads), fp32, one sequence of 8 tokens, q, k and v with biases.
 TEST(ResidentPipelineBlock, MultiHeadAttentionFp32MatchesTheReference) {
-  const auto m = attention_model("fp32", 4, 4, 1, 8);
+  const auto m = attention_model("fp32", 4, 4, 1, 8, true);
   PipeRig rig({}, m);
   ASSERT_EQ(rig.program.stages.size(), 3u);
   EXPECT_EQ(rig.program.stages[0].f_out, 48u);
+  EXPECT_TRUE(rig.program.stages[0].bias);
+  EXPECT_EQ(rig.program.stages[0].bias_values.size(), 48u);
   const PipelineResult r = rig.run();
   expect_run(rig, r, 2850);
 }
@@ -192,8 +194,9 @@ TEST(ResidentPipelineBlock, WhatIsNotCoveredIsRefusedByName) {
     }
     return std::string("accepted");
   };
-  EXPECT_NE(message(models::load_model("tiny-transformer").spec).find("token inputs and embeddings are not covered"),
-            std::string::npos);
+  EXPECT_NE(message(models::load_model("tiny-transformer").spec).find("layer 'embed' (embedding) is not covered yet"),
+            std::string::npos)
+      << message(models::load_model("tiny-transformer").spec);
   auto m = attention_model("bf16", 4, 2, 2, 4);
   EXPECT_EQ(message(m), "accepted");
   EXPECT_NE(message(m, 2).find("layer 'attn' (attention) keeps each sequence's KV cache in one pipeline"),
