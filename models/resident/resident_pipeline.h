@@ -137,7 +137,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 PipeBits expect_pipeline(const PipelineProgram& p);
 
 struct PipelineResult {
-  std::uint64_t start = 0, end = 0;        // cycles
+  std::uint64_t start = 0, end = 0;         // cycles
   std::vector<std::uint64_t> phase_cycles;  // per phase: from its programs' load until every PE is idle
   PipeBits output;
   std::uint64_t compared = 0, mismatches = 0;

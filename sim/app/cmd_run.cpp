@@ -319,10 +319,10 @@ struct RunCommand {
                         {"v", s.v},
                         {"form", s.attention    ? "attention"
                                  : s.layer_norm ? "layernorm"
-                                 : s.norm     ? "rmsnorm"
-                                 : s.add      ? "add"
-                                 : s.dot      ? "dot"
-                                              : "fmac"},
+                                 : s.norm       ? "rmsnorm"
+                                 : s.add        ? "add"
+                                 : s.dot        ? "dot"
+                                                : "fmac"},
                         {"kv_cache_bytes", s.cache_bytes},
                         {"latency_bound", s.latency_bound},
                         {"interval_bound", s.interval_bound}});
@@ -344,8 +344,8 @@ struct RunCommand {
             "(interval)\n",
             s.gated ? s.name + " & " + s.up
             : s.qkv ? s.name + " & " + s.up + " & " + s.v
-                    : s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in,
-            s.f_out,
+                    : s.name,
+            s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
             s.add ? fmt::format("residual add: the previous stage's outputs and stage {}'s input, carried", s.skip_from)
             : s.attention
                 ? fmt::format("causal attention, {} heads / {} kv heads: every row its heads over the cached keys; KV "
@@ -353,13 +353,14 @@ struct RunCommand {
                               s.heads, s.kv_heads, s.cache_bytes, s.cache_sequences, s.capacity)
             : s.layer_norm ? "layernorm: every row the mean and variance of the whole input, then its features"
             : s.norm       ? "rmsnorm: every row the statistics of the whole input, then its features"
-            : s.dot  ? "a dot product per output"
-                     : "an FMAC per input",
+            : s.dot        ? "a dot product per output"
+                           : "an FMAC per input",
             s.carry_out ? fmt::format("; then passes on {} skip values", s.carry_out) : std::string(), s.latency_bound,
             s.interval_bound);
       std::cout << fmt::format(
-          "  tokens        {} (batch x sequence), in flight together on {} pipeline{} (bands of {} rows; {})\n",
-          p.tokens, p.replicas, p.replicas == 1 ? "" : "s", p.stages.front().rows, models::resident::to_string(p.cut));
+          "  tokens        {} (batch x sequence), in flight together{} on {} pipeline{} (bands of {} rows; {})\n",
+          p.tokens, p.phases.size() > 1 ? " within each phase" : "", p.replicas, p.replicas == 1 ? "" : "s",
+          p.stages.front().rows, models::resident::to_string(p.cut));
       if (p.phases.size() > 1) {
         std::vector<std::uint64_t> decode_steps(r.phase_cycles.begin() + 1, r.phase_cycles.end());
         std::cout << fmt::format(
@@ -380,10 +381,11 @@ struct RunCommand {
           no_check ? std::string("off (--no-check)")
           : r.mismatches
               ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
-              : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                            "the elementwise programs' order; swiglu, add: their programs'; rmsnorm, layernorm, attention: "
-                            "models/reference rmsnorm_forward, layernorm_forward, attention_forward)",
-                            r.compared));
+              : fmt::format(
+                    "all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
+                    "the elementwise programs' order; swiglu, add: their programs'; rmsnorm, layernorm, attention: "
+                    "models/reference rmsnorm_forward, layernorm_forward, attention_forward)",
+                    r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
     }

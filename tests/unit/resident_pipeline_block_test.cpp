@@ -261,8 +261,8 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   ASSERT_EQ(whole_lbl.code, 0) << whole_lbl.out;
   EXPECT_EQ(nlohmann::json::parse(whole_lbl.out)["inference"]["prefill_cycles"], 8723);
   // LayerNorm sublayers on tiny: 3195 pipelined, a prefill of 4871 layer by layer.
-  const std::string ln = "run tiny --model " + kExamples + "layernorm-mlp.yaml --placement resident --inference --json --out " +
-                         dir.path().string();
+  const std::string ln = "run tiny --model " + kExamples +
+                         "layernorm-mlp.yaml --placement resident --inference --json --out " + dir.path().string();
   const auto ln_pipe = test::wafersim(ln + " --pipeline");
   ASSERT_EQ(ln_pipe.code, 0) << ln_pipe.out;
   EXPECT_EQ(nlohmann::json::parse(ln_pipe.out)["cycles"], 3195);
@@ -271,9 +271,9 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   ASSERT_EQ(ln_lbl.code, 0) << ln_lbl.out;
   EXPECT_EQ(nlohmann::json::parse(ln_lbl.out)["inference"]["prefill_cycles"], 4871);
   // Refusals exit with 2 and name the layer.
-  const auto tf = test::wafersim("run tiny --model tiny-transformer --placement resident --inference --pipeline --out " +
-                                     dir.path().string(),
-                                 true);
+  const auto tf = test::wafersim(
+      "run tiny --model tiny-transformer --placement resident --inference --pipeline --out " + dir.path().string(),
+      true);
   EXPECT_EQ(tf.code, 2) << tf.out;
   EXPECT_NE(tf.out.find("token inputs and embeddings are not covered yet"), std::string::npos) << tf.out;
   const auto many = test::wafersim(run + " --pipeline --decode-tokens 8", true);
