@@ -22,6 +22,7 @@
 #include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
 #include "models/reference/attention.h"
+#include "models/reference/embedding.h"
 #include "models/reference/format.h"
 #include "models/reference/norms.h"
 #include "sim/errors.h"
@@ -115,13 +116,14 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
     a += align8(std::max<std::uint64_t>(bytes, 8));
     return at;
   };
-  f.w = take(s.norm || s.add || s.attention ? 0 : k * c * esz);
+  f.w = take(s.norm || s.add || s.attention ? 0 : (s.embedding ? s.vocabulary : k) * c * esz);
   f.bias = take(c * 4);
   f.acc = take(c * 4);
   f.y = take(c * esz);
   f.fused = take(c * esz);
   f.temps = take(std::uint64_t{temps} * align8(c * esz));
-  f.x = first ? take(tokens * s.f_in * esz) : take(2 * std::uint64_t{align8((s.f_in + s.carry_in) * esz)});
+  f.x = first ? take(tokens * s.f_in * (s.embedding ? 4 : esz))
+              : take(2 * std::uint64_t{align8((s.f_in + s.carry_in) * esz)});
   f.out = last ? take(tokens * c * esz) : 0;
   f.stat = s.norm ? take(4) : 0;
   f.save = s.norm ? take(16) : 0;
@@ -198,21 +200,42 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                         model.name, input->name, in.name));
       input = &in;
     }
+  // Without one: token ids, if the first layer is an embedding of them (without learned positions).
+  const LayerSpec* embed = nullptr;
   if (!input) {
-    std::string embedding;
-    for (const auto& l : model.layers)
-      if (l.kind == LayerKind::Embedding && embedding.empty())
-        embedding = fmt::format(
-            ": layer '{}' (embedding) is not covered yet; give the model its embedded tokens as an "
-            "activation input",
-            l.name);
-    throw sim::InputError(
-        fmt::format("model '{}': the pipelined run needs an activation input (token inputs and embeddings are not "
-                    "covered yet){}",
-                    model.name, embedding));
+    for (const auto& in : model.inputs)
+      if (in.kind == InputSpec::Kind::Tokens && !model.layers.empty() &&
+          model.layers.front().kind == LayerKind::Embedding && model.layers.front().inputs.size() == 1 &&
+          model.layers.front().inputs[0] == in.name)
+        input = &in;
+    if (input) embed = &model.layers.front();
   }
+  if (!input)
+    throw sim::InputError(
+        fmt::format("model '{}': the pipelined run needs an activation input, or token ids that its first layer "
+                    "embeds (other inputs are not covered yet)",
+                    model.name));
+  if (embed && embed->learned_positions)
+    throw sim::InputError(
+        fmt::format("model '{}': layer '{}' (embedding) with learned positions is not covered yet by the pipelined "
+                    "run",
+                    model.name, embed->name));
   std::string prev = input->name;
   std::vector<std::string> stage_input;  // the tensor each stage reads
+  if (embed) {
+    if (cut != PipelineCut::RowsOut)
+      throw sim::InputError(fmt::format("model '{}': layer '{}' (embedding) needs the rows-out cut in the pipeline",
+                                        model.name, embed->name));
+    PipelineStage s;
+    s.name = embed->name;
+    s.embedding = true;
+    s.vocabulary = embed->vocabulary;
+    s.f_in = 1;
+    s.f_out = embed->features;
+    p.stages.push_back(std::move(s));
+    stage_input.push_back(prev);
+    prev = embed->name;
+  }
   auto no_rows_in = [&](const LayerSpec& l) {
     if (cut != PipelineCut::RowsOut)
       throw sim::InputError(fmt::format("model '{}': layer '{}' ({}) needs the rows-out cut in the pipeline",
@@ -239,7 +262,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   };
   std::vector<std::string> folded;  // k and v layers of a qkv stage
   for (const auto& l : model.layers) {
-    if (l.kind == LayerKind::CrossEntropy) continue;
+    if (l.kind == LayerKind::CrossEntropy || &l == embed) continue;
     if (std::find(folded.begin(), folded.end(), l.name) != folded.end()) continue;
     const bool chained = l.inputs.size() == 1 && l.inputs[0] == prev;
     const std::size_t before = p.stages.size();
@@ -362,8 +385,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   if (p.stages.empty()) throw sim::InputError(fmt::format("model '{}' has no linear layer to pipeline", model.name));
   if (p.stages.size() > target.width())
     throw sim::InputError(
-        fmt::format("model '{}': the pipelined run puts each of its {} linear layers on a column "
-                    "of PEs; the wafer has {} columns",
+        fmt::format("model '{}': the pipelined run puts each of its {} stages on a column "
+                    "of PEs; the wafer has {} columns (more stages than columns are not covered yet)",
                     model.name, p.stages.size(), target.width()));
   if (target.fabric.colors < 4)
     throw sim::InputError(fmt::format("the pipelined run needs 4 colors, the platform has {}", target.fabric.colors));
@@ -417,7 +440,13 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 
   // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
   std::mt19937_64 rng(seed);
-  p.input = draw(rng, p.tokens * p.stages.front().f_in, 1.0, dt);
+  if (p.stages.front().embedding) {
+    std::uniform_int_distribution<std::uint64_t> id(0, p.stages.front().vocabulary - 1);
+    p.input.resize(p.tokens);
+    for (auto& t : p.input) t = static_cast<std::uint32_t>(id(rng));
+  } else {
+    p.input = draw(rng, p.tokens * p.stages.front().f_in, 1.0, dt);
+  }
   for (auto& s : p.stages) {
     s.rows = static_cast<std::uint32_t>(rows);
     if (s.norm) {
@@ -426,6 +455,10 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       continue;
     }
     if (s.add || s.attention) continue;
+    if (s.embedding) {
+      s.weight = draw(rng, s.vocabulary * s.f_out, 1.0, dt);  // the table
+      continue;
+    }
     const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
     s.weight = draw(rng, s.f_in * s.f_out, scale, dt);
     if (s.bias) s.bias_values = draw(rng, s.f_out, scale, dt);
@@ -452,7 +485,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       // Cycles per token of each form for the busiest row: a synchronous vector instruction
       // costs its start and pipeline depth besides its elements, and each has scalar steps.
       const std::uint64_t c = cdiv(s.f_out, s.rows);
-      s.dot = !s.norm && !s.add && !s.attention && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
+      s.dot =
+          !s.norm && !s.add && !s.attention && !s.embedding && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
     }
     if (s.attention) {
       s.cache_bytes = fr.sc - fr.kc;
@@ -510,12 +544,14 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           const compiler::Span groups = s.attention ? kv_groups(s, y) : compiler::Span{0, 0};
           const std::uint64_t row_heads = s.attention && c ? (o.hi - 1) / s.head_dim - o.lo / s.head_dim + 1 : 0;
           const std::uint64_t issue = s.attention    ? 7 + 12 * groups.size() + 23 * row_heads + 4 * c
+                                      : s.embedding  ? 5
                                       : s.add        ? 6
                                       : s.layer_norm ? 18
                                       : s.norm       ? 12
                                       : s.dot        ? 5 * std::uint64_t{c}
                                                      : 3 * a.size();
           const std::uint64_t steps = s.attention    ? 0
+                                      : s.embedding  ? cdiv(c, lanes)
                                       : s.add        ? cdiv(c, lanes)
                                       : s.layer_norm ? 4 * cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
                                       : s.norm       ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
@@ -542,6 +578,9 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                 append(bb, dt == DType::F32 ? s.weight2[k] : nm::convert(DType::F32, dt, s.weight2[k]), 4);
               if (place) b.data(fr.beta, std::move(bb));
             }
+          } else if (s.embedding) {  // the row's features of every row of the table
+            for (std::uint64_t v = 0; v < s.vocabulary; ++v)
+              for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[v * s.f_out + k], esz);
           } else if (s.attention) {
             // The token table: per token its sequence's key and value blocks, position and keys visible.
             std::vector<std::uint8_t> tb;
@@ -590,7 +629,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           if (first) {
             std::vector<std::uint8_t> xb;
             for (const std::uint64_t m : band_list)
-              for (std::uint64_t f = 0; f < s.f_in; ++f) append(xb, p.input[m * s.f_in + f], esz);
+              for (std::uint64_t f = 0; f < s.f_in; ++f) append(xb, p.input[m * s.f_in + f], s.embedding ? 4 : esz);
             b.data(fr.x, std::move(xb));
           }
           const unsigned acc = b.mem("acc", DType::F32, fr.acc, c);
@@ -682,7 +721,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           const unsigned no_more = b.label();
           b.branch(hw::isa::Cond::Eq, 15, 1, no_more);
           if (first) {
-            b.alu(Op::Add, 10, 10, static_cast<std::int64_t>(s.f_in * esz));
+            b.alu(Op::Add, 10, 10, static_cast<std::int64_t>(s.f_in * (s.embedding ? 4 : esz)));
             b.activate(token);
           } else {
             b.mov(9, std::int64_t{x0} + x1);
@@ -699,6 +738,14 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
             b.alu(Op::Add, 8, 6, static_cast<std::int64_t>((s.f_in + o.lo) * esz));
             b.dsdr(Op::DsdBase, xb, 8);
             b.vop(Op::FAdd, dt, dt, V::d(yd), V::d(xa), V::d(xb));
+          } else if (s.embedding) {
+            // The token's row of the table (its id at r6): a copy of the row's features.
+            const unsigned row = b.mem("row", dt, fr.w, c);
+            b.ld(2, 0, 4, 6);
+            b.alu(Op::Mul, 2, 2, std::int64_t{c} * esz);
+            b.alu(Op::Add, 2, 2, fr.w);
+            b.dsdr(Op::DsdBase, row, 2);
+            b.vop(Op::FMov, dt, dt, V::d(yd), V::d(row));
           } else if (s.attention) {
             // r11: the token's table entry; r12, r14: its sequence's key and value blocks; r2: its
             // position; r4: the keys it sees.
@@ -874,6 +921,19 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
       PipeBits skip = inputs.at(s.skip_from);
       std::vector<std::vector<std::uint32_t>*> ptrs{&x, &skip, &y};
       compiler::run_elementwise(ew, dt, ptrs);
+      x = std::move(y);
+      continue;
+    }
+    if (s.embedding) {
+      // models/reference embedding_forward of the ids (a copy of the table's rows).
+      namespace ref = models::reference;
+      ref::TokenIds ids;
+      ids.shape = {p.model.batch, p.model.sequence, 0};
+      ids.ids = x;
+      ref::Tensor table(ref::format_of(p.model.dtype), {1, s.vocabulary, s.f_out});
+      for (std::uint64_t i = 0; i < s.weight.size(); ++i) table.set_bits(i, s.weight[i]);
+      const ref::Tensor r = ref::embedding_forward(ids, table, nullptr);
+      for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
       x = std::move(y);
       continue;
     }

@@ -71,6 +71,11 @@ struct PipelineStage {
   // the token's sequence, the softmax and the weighted sum of values in models/reference's
   // order.
   bool attention = false;
+  // An embedding lookup as the first stage (no learned positions): its input is the token's id
+  // (4 bytes, loaded with the ids by the host); row y keeps its features of every row of the
+  // table (`weight`, vocabulary x f_out) and copies the token's.
+  bool embedding = false;
+  std::uint64_t vocabulary = 0;
   std::uint32_t heads = 0, kv_heads = 0;
   std::uint64_t head_dim = 0, capacity = 0;
   std::uint64_t cache_sequences = 0;  // sequences the cache holds (the batch)
@@ -103,7 +108,7 @@ struct PipelineProgram {
   std::vector<Phase> phases;
   std::shared_ptr<fabric::RouteTable> routes;
   std::uint32_t colors = 0;  // colors the routes use
-  PipeBits input;            // tokens x f_in of the first stage, token-major
+  PipeBits input;            // tokens x f_in of the first stage, token-major (an embedding's: the token ids)
   std::uint32_t out_addr = 0;
   std::uint64_t sram_max = 0;  // bytes on the PE that needs most
   [[nodiscard]] std::uint64_t tokens_per_replica() const { return (tokens + replicas - 1) / replicas; }
@@ -114,12 +119,13 @@ struct PipelineProgram {
 };
 
 // Contract: covers models whose layers (the loss left out) are a chain of linear layers,
-// q, k and v projections of one input followed by a causal attention layer (a KV cache per
-// sequence in SRAM; one pipeline, tokens of a sequence in order),
 // each optionally followed by one unary elementwise layer (gelu, silu, relu) or, for two
-// linear layers of one input, SwiGLU of their outputs (a gated stage), RMSNorm and LayerNorm layers
-// and residual adds (of the previous layer and an earlier input in the chain, not overlapping;
-// with the rows-out cut), fed by one activation input; throws sim::InputError naming the first layer it does
+// linear layers of one input, SwiGLU of their outputs (a gated stage); q, k and v projections
+// of one input followed by a causal attention layer (a KV cache per sequence in SRAM; one
+// pipeline, tokens of a sequence in order); RMSNorm and LayerNorm layers and residual adds (of
+// the previous layer and an earlier input in the chain, not overlapping; these with the
+// rows-out cut), fed by one activation input or by token ids that a first embedding layer
+// (without learned positions) looks up; throws sim::InputError naming the first layer it does
 // not cover, or when the stages do not fit the grid or a PE's SRAM. Values drawn from `seed`. `replicas` pipelines
 // (each with every layer's weights) share the tokens, each on its own band of height / replicas rows; 0: the number (up
 // to the tokens and rows) whose estimated run is shortest.

@@ -317,7 +317,8 @@ struct RunCommand {
                         {"column", s.x},
                         {"rows", s.rows},
                         {"v", s.v},
-                        {"form", s.attention    ? "attention"
+                        {"form", s.embedding    ? "embedding"
+                                 : s.attention  ? "attention"
                                  : s.layer_norm ? "layernorm"
                                  : s.norm       ? "rmsnorm"
                                  : s.add        ? "add"
@@ -351,6 +352,9 @@ struct RunCommand {
                 ? fmt::format("causal attention, {} heads / {} kv heads: every row its heads over the cached keys; KV "
                               "cache {} B per row ({} sequences x {} positions)",
                               s.heads, s.kv_heads, s.cache_bytes, s.cache_sequences, s.capacity)
+            : s.embedding
+                ? fmt::format("embedding of {} ids: every row its features of the table, copies the token's row",
+                              s.vocabulary)
             : s.layer_norm ? "layernorm: every row the mean and variance of the whole input, then its features"
             : s.norm       ? "rmsnorm: every row the statistics of the whole input, then its features"
             : s.dot        ? "a dot product per output"
@@ -383,8 +387,9 @@ struct RunCommand {
               ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
               : fmt::format(
                     "all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                    "the elementwise programs' order; swiglu, add: their programs'; rmsnorm, layernorm, attention: "
-                    "models/reference rmsnorm_forward, layernorm_forward, attention_forward)",
+                    "the elementwise programs' order; swiglu, add: their programs'; rmsnorm, layernorm, attention, "
+                    "embedding: models/reference rmsnorm_forward, layernorm_forward, attention_forward, "
+                    "embedding_forward)",
                     r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
@@ -632,13 +637,15 @@ void add_run_command(CLI::App& app) {
   sub->add_flag("--token-by-token", cmd->token_by_token,
                 "with --decode-tokens: feed the prompt one position per step (each appending to the KV caches) "
                 "instead of one parallel prefill whose keys and values are then copied into the caches");
-  sub->add_flag("--pipeline", cmd->pipeline,
-                "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
-                "silu or relu after it; two of one input with swiglu after them as one stage; q, k and v of one "
-                "input as one stage), causal attention (its KV cache in SRAM), rmsnorm, layernorm and residual add "
-                "on its own column of PEs, all at once, the batch's tokens flowing from column to column over the "
-                "fabric; with --decode-tokens K the last K positions as decode steps after the prefill; cycles, "
-                "tokens/s and the bound (chains of these only)");
+  sub->add_flag(
+      "--pipeline", cmd->pipeline,
+      "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
+      "silu or relu after it; two of one input with swiglu after them as one stage; q, k and v of one "
+      "input as one stage), causal attention (its KV cache in SRAM), rmsnorm, layernorm, residual add and a first "
+      "embedding "
+      "on its own column of PEs, all at once, the batch's tokens flowing from column to column over the "
+      "fabric; with --decode-tokens K the last K positions as decode steps after the prefill; cycles, "
+      "tokens/s and the bound (chains of these only)");
   sub->add_option("--pipeline-replicas", cmd->pipeline_replicas,
                   "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: the number, up to "
                   "the tokens and rows, whose estimated run is shortest)")
@@ -674,7 +681,7 @@ void add_run_command(CLI::App& app) {
       "one position per step instead); prefill, cache fill and decode cycles, tokens/s, every attention\n"
       "step checked against models/reference over the cached keys. With --pipeline (chains of linear\n"
       "layers, with gelu, silu or relu after a layer, swiglu gated pairs, q/k/v projections with causal\n"
-      "attention, rmsnorm, layernorm and residual adds: a decoder block fed its embedded input) the\n"
+      "attention, rmsnorm, layernorm, residual adds and a first embedding: a decoder-only transformer) the\n"
       "pipeline itself runs: every layer on its own column of PEs, all at once, each token's activations\n"
       "flowing over the fabric to the next column (--pipeline-replicas K such pipelines on bands of rows\n"
       "share the tokens); attention rows keep each sequence's KV cache in SRAM; with --decode-tokens K the\n"
