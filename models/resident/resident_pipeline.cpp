@@ -122,11 +122,12 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
   f.y = take(c * esz);
   f.fused = take(c * esz);
   f.temps = take(std::uint64_t{temps} * align8(c * esz));
-  f.x = first ? take(tokens * s.f_in * (s.embedding ? 4 : esz))
+  f.x = first ? take(tokens * s.f_in * (s.embedding ? (s.positions ? 8 : 4) : esz))
               : take(2 * std::uint64_t{align8((s.f_in + s.carry_in) * esz)});
   f.out = last ? take(tokens * c * esz) : 0;
   f.stat = s.norm ? take(4) : 0;
   f.save = s.norm ? take(16) : 0;
+  if (s.embedding && s.positions) f.w2 = take(s.capacity * c * esz);
   if (s.layer_norm) {
     f.wide = take(s.f_in * 4);
     f.beta = take(c * 4);
@@ -215,11 +216,6 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         fmt::format("model '{}': the pipelined run needs an activation input, or token ids that its first layer "
                     "embeds (other inputs are not covered yet)",
                     model.name));
-  if (embed && embed->learned_positions)
-    throw sim::InputError(
-        fmt::format("model '{}': layer '{}' (embedding) with learned positions is not covered yet by the pipelined "
-                    "run",
-                    model.name, embed->name));
   std::string prev = input->name;
   std::vector<std::string> stage_input;  // the tensor each stage reads
   if (embed) {
@@ -230,6 +226,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     s.name = embed->name;
     s.embedding = true;
     s.vocabulary = embed->vocabulary;
+    s.positions = embed->learned_positions;
+    s.capacity = model.sequence;
     s.f_in = 1;
     s.f_out = embed->features;
     p.stages.push_back(std::move(s));
@@ -456,7 +454,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     }
     if (s.add || s.attention) continue;
     if (s.embedding) {
-      s.weight = draw(rng, s.vocabulary * s.f_out, 1.0, dt);  // the table
+      s.weight = draw(rng, s.vocabulary * s.f_out, 1.0, dt);                  // the table
+      if (s.positions) s.weight2 = draw(rng, s.capacity * s.f_out, 1.0, dt);  // the positions
       continue;
     }
     const double scale = 1.0 / std::sqrt(static_cast<double>(s.f_in));
@@ -581,6 +580,12 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           } else if (s.embedding) {  // the row's features of every row of the table
             for (std::uint64_t v = 0; v < s.vocabulary; ++v)
               for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[v * s.f_out + k], esz);
+            if (s.positions) {
+              std::vector<std::uint8_t> pb;
+              for (std::uint64_t i2 = 0; i2 < s.capacity; ++i2)
+                for (std::uint64_t k = o.lo; k < o.hi; ++k) append(pb, s.weight2[i2 * s.f_out + k], esz);
+              if (place) b.data(fr.w2, std::move(pb));
+            }
           } else if (s.attention) {
             // The token table: per token its sequence's key and value blocks, position and keys visible.
             std::vector<std::uint8_t> tb;
@@ -629,7 +634,10 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           if (first) {
             std::vector<std::uint8_t> xb;
             for (const std::uint64_t m : band_list)
-              for (std::uint64_t f = 0; f < s.f_in; ++f) append(xb, p.input[m * s.f_in + f], s.embedding ? 4 : esz);
+              for (std::uint64_t f = 0; f < s.f_in; ++f) {
+                append(xb, p.input[m * s.f_in + f], s.embedding ? 4 : esz);
+                if (s.positions) append(xb, static_cast<std::uint32_t>(m % p.positions), 4);
+              }
             b.data(fr.x, std::move(xb));
           }
           const unsigned acc = b.mem("acc", DType::F32, fr.acc, c);
@@ -721,7 +729,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           const unsigned no_more = b.label();
           b.branch(hw::isa::Cond::Eq, 15, 1, no_more);
           if (first) {
-            b.alu(Op::Add, 10, 10, static_cast<std::int64_t>(s.f_in * (s.embedding ? 4 : esz)));
+            b.alu(Op::Add, 10, 10, static_cast<std::int64_t>(s.f_in * (s.embedding ? (s.positions ? 8 : 4) : esz)));
             b.activate(token);
           } else {
             b.mov(9, std::int64_t{x0} + x1);
@@ -745,7 +753,16 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
             b.alu(Op::Mul, 2, 2, std::int64_t{c} * esz);
             b.alu(Op::Add, 2, 2, fr.w);
             b.dsdr(Op::DsdBase, row, 2);
-            b.vop(Op::FMov, dt, dt, V::d(yd), V::d(row));
+            if (s.positions) {  // + the row of its position, one add in the model's format
+              const unsigned prow = b.mem("prow", dt, fr.w2, c);
+              b.ld(3, 4, 4, 6);
+              b.alu(Op::Mul, 3, 3, std::int64_t{c} * esz);
+              b.alu(Op::Add, 3, 3, fr.w2);
+              b.dsdr(Op::DsdBase, prow, 3);
+              b.vop(Op::FAdd, dt, dt, V::d(yd), V::d(row), V::d(prow));
+            } else {
+              b.vop(Op::FMov, dt, dt, V::d(yd), V::d(row));
+            }
           } else if (s.attention) {
             // r11: the token's table entry; r12, r14: its sequence's key and value blocks; r2: its
             // position; r4: the keys it sees.
@@ -932,7 +949,9 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
       ids.ids = x;
       ref::Tensor table(ref::format_of(p.model.dtype), {1, s.vocabulary, s.f_out});
       for (std::uint64_t i = 0; i < s.weight.size(); ++i) table.set_bits(i, s.weight[i]);
-      const ref::Tensor r = ref::embedding_forward(ids, table, nullptr);
+      ref::Tensor positions(ref::format_of(p.model.dtype), {1, s.capacity, s.f_out});
+      for (std::uint64_t i = 0; i < s.weight2.size(); ++i) positions.set_bits(i, s.weight2[i]);
+      const ref::Tensor r = ref::embedding_forward(ids, table, s.positions ? &positions : nullptr);
       for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
       x = std::move(y);
       continue;

@@ -76,6 +76,10 @@ struct PipelineStage {
   // table (`weight`, vocabulary x f_out) and copies the token's.
   bool embedding = false;
   std::uint64_t vocabulary = 0;
+  // With learned positions: `weight2` is the position table (sequence x f_out); each token's
+  // input is its id and its position, and the row adds its features of the two rows (in the
+  // model's format, as the reference does).
+  bool positions = false;
   std::uint32_t heads = 0, kv_heads = 0;
   std::uint64_t head_dim = 0, capacity = 0;
   std::uint64_t cache_sequences = 0;  // sequences the cache holds (the batch)

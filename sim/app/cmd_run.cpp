@@ -353,8 +353,8 @@ struct RunCommand {
                               "cache {} B per row ({} sequences x {} positions)",
                               s.heads, s.kv_heads, s.cache_bytes, s.cache_sequences, s.capacity)
             : s.embedding
-                ? fmt::format("embedding of {} ids: every row its features of the table, copies the token's row",
-                              s.vocabulary)
+                ? fmt::format("embedding of {} ids: every row its features of the table, copies the token's row{}",
+                              s.vocabulary, s.positions ? " plus its position's" : "")
             : s.layer_norm ? "layernorm: every row the mean and variance of the whole input, then its features"
             : s.norm       ? "rmsnorm: every row the statistics of the whole input, then its features"
             : s.dot        ? "a dot product per output"

@@ -322,6 +322,45 @@ TEST(ResidentPipelineBlock, TinyTransformerFromTokenIdsAgainstLayerByLayer) {
   EXPECT_EQ(nlohmann::json::parse(whole_lbl.out)["inference"]["prefill_cycles"], 8822);
 }
 
+// A GPT-style variant of the preset (learned positions, LayerNorm, gelu, biases): the embedding
+// stage adds the position's row (one add in the model's format, as the reference), LayerNorm
+// stages with beta; prefill and 2 decode steps, all bit for bit; against the layer-by-layer
+// prefill of the same model.
+TEST(ResidentPipelineBlock, GptStyleTinyTransformerWithLearnedPositions) {
+  const test::TempDir dir;
+  const std::string run =
+      "run tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --model-set "
+      "transformer.positions=learned --model-set transformer.norm=layernorm --model-set transformer.activation=gelu "
+      "--model-set transformer.bias=true --placement resident --inference --json --out " +
+      dir.path().string();
+  const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
+  ASSERT_EQ(pipe.code, 0) << pipe.out;
+  const auto j = nlohmann::json::parse(pipe.out);
+  EXPECT_EQ(j["stages"][1]["form"], "layernorm");
+  EXPECT_EQ(j["cycles"], 12284);
+  EXPECT_EQ(j["prefill_cycles"], 5809);
+  EXPECT_EQ(j["decode_step_cycles"], (std::vector<std::uint64_t>{3210, 3265}));
+  EXPECT_EQ(j["checked"], 512);
+  EXPECT_EQ(j["mismatches"], 0);
+  const auto whole = test::wafersim(run + " --pipeline");
+  ASSERT_EQ(whole.code, 0) << whole.out;
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["cycles"], 7469);
+  const auto lbl = test::wafersim(run);
+  ASSERT_EQ(lbl.code, 0) << lbl.out;
+  EXPECT_EQ(nlohmann::json::parse(lbl.out)["inference"]["prefill_cycles"], 10761);
+  // The expectation depends on the position table.
+  const auto m =
+      models::load_model("tiny-transformer", {"transformer.positions=learned", "transformer.norm=layernorm"}).spec;
+  PipeRig rig({"wafer.width=16", "wafer.height=16"}, m);
+  ASSERT_TRUE(rig.program.stages[0].positions);
+  EXPECT_EQ(rig.program.stages[0].weight2.size(), 8u * 16);
+  const PipelineResult r = rig.run();
+  EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
+  PipelineProgram other = rig.program;
+  other.stages[0].weight2[5] ^= 0x0100;
+  EXPECT_GT(differences(other, r), 0u);
+}
+
 // The embedding stage: the ids drawn below the vocabulary, the outputs (after the whole
 // preset) the reference's; another table changes the expectation.
 TEST(ResidentPipelineBlock, EmbeddingStageMatchesTheReference) {
