@@ -367,8 +367,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     } else {
       throw sim::InputError(fmt::format(
           "model '{}': the pipelined run covers chains of linear layers, each optionally followed by one gelu, silu "
-          "or relu layer (or two of one input with swiglu after them), rmsnorm and layernorm layers and residual "
-          "adds; layer '{}' ({}{}) is not covered yet",
+          "or relu layer (or two of one input with swiglu after them, or q, k, v with causal attention after them), "
+          "rmsnorm and layernorm layers and residual adds; layer '{}' ({}{}) is not covered yet",
           model.name, l.name, to_string(l.kind), chained ? "" : ", not fed by the previous layer"));
     }
     if (p.stages.size() > before) stage_input.push_back(prev);
