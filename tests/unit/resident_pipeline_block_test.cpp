@@ -362,6 +362,31 @@ TEST(ResidentPipelineBlock, GptStyleTinyTransformerWithLearnedPositions) {
   EXPECT_GT(differences(other, r), 0u);
 }
 
+// Two blocks (21 stages, each block's skips carried in turn) on a 24 x 16 grid: prefill of 5
+// positions, 3 decode steps, against the layer-by-layer run.
+TEST(ResidentPipelineBlock, TwoBlocksOn24x16AgainstLayerByLayer) {
+  const test::TempDir dir;
+  const std::string run =
+      "run tiny --set wafer.width=24 --set wafer.height=16 --model tiny-transformer --model-set transformer.layers=2 "
+      "--placement resident --inference --decode-tokens 3 --json --out " +
+      dir.path().string();
+  const auto pipe = test::wafersim(run + " --pipeline");
+  ASSERT_EQ(pipe.code, 0) << pipe.out;
+  const auto j = nlohmann::json::parse(pipe.out);
+  EXPECT_EQ(j["stages"].size(), 21u);
+  EXPECT_EQ(j["cycles"], 23429);
+  EXPECT_EQ(j["prefill_cycles"], 7239);
+  EXPECT_EQ(j["decode_step_cycles"], (std::vector<std::uint64_t>{5304, 5395, 5491}));
+  EXPECT_EQ(j["checked"], 512);
+  EXPECT_EQ(j["mismatches"], 0);
+  const auto lbl = test::wafersim(run);
+  ASSERT_EQ(lbl.code, 0) << lbl.out;
+  const auto k = nlohmann::json::parse(lbl.out)["inference"];
+  EXPECT_EQ(k["prefill_cycles"], 27706);
+  EXPECT_EQ(k["decode_cycles"], 40426);
+  EXPECT_EQ(k["cycles"], 68450);
+}
+
 // The embedding stage: the ids drawn below the vocabulary, the outputs (after the whole
 // preset) the reference's; another table changes the expectation.
 TEST(ResidentPipelineBlock, EmbeddingStageMatchesTheReference) {
