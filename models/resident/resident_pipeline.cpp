@@ -159,11 +159,20 @@ std::uint64_t PipelineProgram::interval_cycles() const {
   return most;
 }
 
+std::vector<std::uint64_t> PipelineProgram::band_tokens(std::size_t phase, std::uint32_t band) const {
+  std::vector<std::uint64_t> list;
+  const auto& t = phases.at(phase).tokens;
+  for (std::size_t j = 0; j < t.size(); ++j)
+    if ((by_sequence ? t[j] / positions : j) % replicas == band) list.push_back(t[j]);
+  return list;
+}
+
 std::uint64_t PipelineProgram::bound_cycles() const {
   std::uint64_t sum = 0, bound = 0;
   for (const auto& s : stages) sum += s.latency_bound;
-  for (const auto& ph : phases) {
-    const std::uint64_t t = (ph.tokens.size() + replicas - 1) / replicas;
+  for (std::size_t ph = 0; ph < phases.size(); ++ph) {
+    std::uint64_t t = 0;
+    for (std::uint32_t band = 0; band < replicas; ++band) t = std::max<std::uint64_t>(t, band_tokens(ph, band).size());
     bound += sum + (t ? t - 1 : 0) * interval_cycles();
   }
   return bound;
@@ -397,17 +406,11 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
   // Every band needs a token in every phase.
   std::uint64_t fewest = p.tokens;
   for (const auto& ph : p.phases) fewest = std::min<std::uint64_t>(fewest, ph.tokens.size());
+  // With attention, every band needs a sequence.
+  for (const auto& s : p.stages) p.by_sequence = p.by_sequence || s.attention;
+  if (p.by_sequence) fewest = std::min<std::uint64_t>(fewest, model.batch);
   // Without a given number, the replicas whose estimated run is shortest (fewest on a tie).
   std::uint64_t K = replicas;
-  for (const auto& s : p.stages)
-    if (s.attention && K != 1) {
-      if (K > 1)
-        throw sim::InputError(fmt::format(
-            "model '{}': layer '{}' (attention) keeps each sequence's KV cache in one pipeline: the pipelined run "
-            "covers it with one replica, not {}",
-            model.name, s.name, K));
-      K = 1;
-    }
   if (K == 0) {
     std::uint64_t best = 0;
     for (std::uint64_t k = 1; k <= std::min<std::uint64_t>(target.height(), fewest); ++k) {
@@ -430,11 +433,17 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     }
   }
   if (K == 0 || K > target.height() || K > fewest)
-    throw sim::InputError(fmt::format("{} pipeline replicas: the wafer has {} rows and the run {} tokens{}", K,
-                                      target.height(), fewest, p.phases.size() > 1 ? " per phase" : ""));
+    throw sim::InputError(fmt::format("{} pipeline replicas: the wafer has {} rows and the run {} {}{}", K,
+                                      target.height(), fewest, p.by_sequence ? "sequences" : "tokens",
+                                      p.phases.size() > 1 && !p.by_sequence ? " per phase" : ""));
   p.replicas = static_cast<std::uint32_t>(K);
   const std::uint64_t rows = rows_for(K);
-  const std::uint64_t T = (p.phases[0].tokens.size() + K - 1) / K;  // the most tokens of a band in a phase
+  std::uint64_t T = 0;  // the most tokens of a band in a phase
+  for (std::size_t ph = 0; ph < p.phases.size(); ++ph)
+    for (std::uint32_t band = 0; band < p.replicas; ++band)
+      T = std::max<std::uint64_t>(T, p.band_tokens(ph, band).size());
+  for (auto& s : p.stages)
+    if (s.attention) s.cache_sequences = cdiv(model.batch, K);
 
   // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
   std::mt19937_64 rng(seed);
@@ -510,9 +519,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
         for (std::uint32_t y = 0; y < s.rows; ++y) {
           const std::uint32_t gy = band * s.rows + y;  // the row on the wafer
           // The band's tokens of this phase; the parameters are placed with the first phase's code.
-          std::vector<std::uint64_t> band_list;
-          for (std::size_t j = band; j < p.phases[ph].tokens.size(); j += K)
-            band_list.push_back(p.phases[ph].tokens[j]);
+          const std::vector<std::uint64_t> band_list = p.band_tokens(ph, band);
           const std::uint64_t band_tokens = band_list.size();
           const bool place = ph == 0;
           const compiler::Span o = outs(cut, s, y), a = ins(cut, s, y);
@@ -591,7 +598,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
             std::vector<std::uint8_t> tb;
             const std::uint64_t per = fr.groups * s.head_dim * s.capacity;
             for (const std::uint64_t m : band_list) {
-              const std::uint64_t seq = m / p.positions, pos = m % p.positions;
+              const std::uint64_t seq = m / p.positions / K, pos = m % p.positions;  // seq: the band's
               append(tb, static_cast<std::uint32_t>(fr.kc + seq * per * esz), 4);
               append(tb, static_cast<std::uint32_t>(fr.vc + seq * per * 4), 4);
               append(tb, static_cast<std::uint32_t>(pos), 4);
@@ -1029,7 +1036,8 @@ PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, b
   const std::uint32_t esz = hw::size_of(dt);
   r.output.assign(p.tokens * s.f_out, 0);
   r.end = r.start;
-  for (const auto& ph : p.phases) {
+  for (std::size_t phase = 0; phase < p.phases.size(); ++phase) {
+    const auto& ph = p.phases[phase];
     // Each phase's programs once the one before has finished (the host feeds the next tokens).
     const std::uint64_t at = r.end;
     for (const auto& pl : ph.code) cores.replace(hw::PeCoord{pl.x0, pl.y0}, pl.program);
@@ -1041,8 +1049,7 @@ PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, b
     r.phase_cycles.push_back(r.end - at);
     // The last stage's outputs of the phase's tokens.
     for (std::uint32_t band = 0; band < p.replicas; ++band) {
-      std::vector<std::uint64_t> list;
-      for (std::size_t j = band; j < ph.tokens.size(); j += p.replicas) list.push_back(ph.tokens[j]);
+      const std::vector<std::uint64_t> list = p.band_tokens(phase, band);
       for (std::uint32_t y = 0; y < s.rows; ++y) {
         if (!rounds(p.cut, s, y)) continue;
         const compiler::Span o = outs(p.cut, s, y);

@@ -82,7 +82,7 @@ struct PipelineStage {
   bool positions = false;
   std::uint32_t heads = 0, kv_heads = 0;
   std::uint64_t head_dim = 0, capacity = 0;
-  std::uint64_t cache_sequences = 0;  // sequences the cache holds (the batch)
+  std::uint64_t cache_sequences = 0;  // sequences the cache holds (those of its band)
   std::uint64_t cache_bytes = 0;      // the KV cache on the row that keeps most
   std::size_t skip_from = 0;
   std::uint64_t carry_in = 0;        // elements after the f_in inputs that the stage receives (the skip)
@@ -110,6 +110,11 @@ struct PipelineProgram {
     std::vector<hw::isa::Placement> code;
   };
   std::vector<Phase> phases;
+  // With attention, replicas take whole sequences (band: sequence % replicas, each band
+  // keeping the caches of its sequences); otherwise the phase's tokens in turn.
+  bool by_sequence = false;
+  // The tokens of a phase that band `band` runs, in order.
+  [[nodiscard]] std::vector<std::uint64_t> band_tokens(std::size_t phase, std::uint32_t band) const;
   std::shared_ptr<fabric::RouteTable> routes;
   std::uint32_t colors = 0;  // colors the routes use
   PipeBits input;            // tokens x f_in of the first stage, token-major (an embedding's: the token ids)
@@ -125,8 +130,8 @@ struct PipelineProgram {
 // Contract: covers models whose layers (the loss left out) are a chain of linear layers,
 // each optionally followed by one unary elementwise layer (gelu, silu, relu) or, for two
 // linear layers of one input, SwiGLU of their outputs (a gated stage); q, k and v projections
-// of one input followed by a causal attention layer (a KV cache per sequence in SRAM; one
-// pipeline, tokens of a sequence in order); RMSNorm and LayerNorm layers and residual adds (of
+// of one input followed by a causal attention layer (a KV cache per sequence in SRAM; a
+// sequence's tokens in order on one band); RMSNorm and LayerNorm layers and residual adds (of
 // the previous layer and an earlier input in the chain, not overlapping; these with the
 // rows-out cut), fed by one activation input or by token ids that a first embedding layer
 // (without learned positions) looks up; throws sim::InputError naming the first layer it does

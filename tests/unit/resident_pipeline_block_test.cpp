@@ -207,9 +207,10 @@ TEST(ResidentPipelineBlock, WhatIsNotCoveredIsRefusedByName) {
       << message(parallel);
   auto m = attention_model("bf16", 4, 2, 2, 4);
   EXPECT_EQ(message(m), "accepted");
-  EXPECT_NE(message(m, 2).find("layer 'attn' (attention) keeps each sequence's KV cache in one pipeline"),
-            std::string::npos)
-      << message(m, 2);
+  // Replicas take whole sequences: no more than the batch.
+  EXPECT_EQ(message(m, 2), "accepted");
+  EXPECT_NE(message(m, 3).find("3 pipeline replicas: the wafer has 8 rows and the run 2 sequences"), std::string::npos)
+      << message(m, 3);
   m.layers[3].causal = false;
   EXPECT_NE(message(m).find("layer 'attn' (attention): the pipelined run covers causal attention only"),
             std::string::npos)
@@ -268,6 +269,20 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   const auto whole_lbl = test::wafersim(run);
   ASSERT_EQ(whole_lbl.code, 0) << whole_lbl.out;
   EXPECT_EQ(nlohmann::json::parse(whole_lbl.out)["inference"]["prefill_cycles"], 8723);
+  // Two replicas, one sequence each on a band of 8 rows, each band keeping its sequence's cache.
+  const auto two = test::wafersim(run + " --pipeline --decode-tokens 2 --pipeline-replicas 2");
+  ASSERT_EQ(two.code, 0) << two.out;
+  const auto t = nlohmann::json::parse(two.out);
+  EXPECT_EQ(t["replicas"], 2);
+  EXPECT_EQ(t["cycles"], 8971);
+  EXPECT_EQ(t["prefill_cycles"], 4196);
+  EXPECT_EQ(t["decode_step_cycles"], (std::vector<std::uint64_t>{2371, 2404}));
+  EXPECT_EQ(t["mismatches"], 0);
+  EXPECT_EQ(t["checked"], 512);
+  EXPECT_EQ(t["stages"][2]["kv_cache_bytes"], 192);
+  const auto two_whole = test::wafersim(run + " --pipeline --pipeline-replicas 2");
+  ASSERT_EQ(two_whole.code, 0) << two_whole.out;
+  EXPECT_EQ(nlohmann::json::parse(two_whole.out)["cycles"], 4990);
   // LayerNorm sublayers on tiny: 3195 pipelined, a prefill of 4871 layer by layer.
   const std::string ln = "run tiny --model " + kExamples +
                          "layernorm-mlp.yaml --placement resident --inference --json --out " + dir.path().string();
