@@ -252,16 +252,16 @@ struct RunCommand {
   // batch's tokens flowing from column to column over the fabric.
   void run_pipeline(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
                     const models::compiler::Target& target) const {
-    if (decode_tokens || prompt_len)
+    if (prompt_len)
       throw sim::InputError(
-          "--pipeline runs the model's batch x sequence tokens through the pipeline: drop "
-          "--decode-tokens and --prompt-len");
+          "--pipeline runs the model's batch x sequence tokens through the pipeline (with --decode-tokens D, the "
+          "last D positions as decode steps after the prefill of the others): drop --prompt-len");
     if (pipeline_cut != "rows-out" && pipeline_cut != "rows-in")
       throw sim::InputError(fmt::format("--pipeline-cut: expected 'rows-out' or 'rows-in', got '{}'", pipeline_cut));
     const auto p = models::resident::compile_pipeline(
         m.spec, target, sim.seed,
         pipeline_cut == "rows-in" ? models::resident::PipelineCut::RowsIn : models::resident::PipelineCut::RowsOut,
-        pipeline_replicas);
+        pipeline_replicas, decode_tokens);
     platforms::BuildOptions build = sim.build_options();
     build.routes = p.routes;
     RunDir dir = RunDir::create(sim.out, "run");
@@ -299,6 +299,10 @@ struct RunCommand {
     j["replicas"] = p.replicas;
     j["cut"] = models::resident::to_string(p.cut);
     j["cycles"] = r.cycles();
+    j["prompt"] = p.prompt;
+    j["decode_tokens"] = p.phases.size() - 1;
+    j["prefill_cycles"] = r.phase_cycles.front();
+    j["decode_step_cycles"] = std::vector<std::uint64_t>(r.phase_cycles.begin() + 1, r.phase_cycles.end());
     j["bound_cycles"] = p.bound_cycles();
     j["interval_bound_cycles"] = p.interval_cycles();
     if (plan) j["plan_bound_cycles"] = plan->prefill_cycles(m.spec.batch);
@@ -312,9 +316,15 @@ struct RunCommand {
                         {"fused", s.fused},
                         {"column", s.x},
                         {"rows", s.rows},
-                        {"form", s.norm  ? "rmsnorm"
-                                 : s.dot ? "dot"
-                                         : "fmac"},
+                        {"v", s.v},
+                        {"form", s.embedding    ? "embedding"
+                                 : s.attention  ? "attention"
+                                 : s.layer_norm ? "layernorm"
+                                 : s.norm       ? "rmsnorm"
+                                 : s.add        ? "add"
+                                 : s.dot        ? "dot"
+                                                : "fmac"},
+                        {"kv_cache_bytes", s.cache_bytes},
                         {"latency_bound", s.latency_bound},
                         {"interval_bound", s.interval_bound}});
     j["stages"] = stages;
@@ -333,32 +343,54 @@ struct RunCommand {
         std::cout << fmt::format(
             "  stage         {}{}: column {}, {} rows, {} -> {} ({}{}); bound per token {} (latency), {} "
             "(interval)\n",
-            s.gated ? s.name + " & " + s.up : s.name, s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in,
-            s.f_out,
+            s.gated ? s.name + " & " + s.up
+            : s.qkv ? s.name + " & " + s.up + " & " + s.v
+                    : s.name,
+            s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
             s.add ? fmt::format("residual add: the previous stage's outputs and stage {}'s input, carried", s.skip_from)
-            : s.norm ? "rmsnorm: every row the statistics of the whole input, then its features"
-            : s.dot  ? "a dot product per output"
-                     : "an FMAC per input",
+            : s.attention
+                ? fmt::format("causal attention, {} heads / {} kv heads: every row its heads over the cached keys; KV "
+                              "cache {} B per row ({} sequences x {} positions)",
+                              s.heads, s.kv_heads, s.cache_bytes, s.cache_sequences, s.capacity)
+            : s.embedding
+                ? fmt::format("embedding of {} ids: every row its features of the table, copies the token's row{}",
+                              s.vocabulary, s.positions ? " plus its position's" : "")
+            : s.layer_norm ? "layernorm: every row the mean and variance of the whole input, then its features"
+            : s.norm       ? "rmsnorm: every row the statistics of the whole input, then its features"
+            : s.dot        ? "a dot product per output"
+                           : "an FMAC per input",
             s.carry_out ? fmt::format("; then passes on {} skip values", s.carry_out) : std::string(), s.latency_bound,
             s.interval_bound);
       std::cout << fmt::format(
-          "  tokens        {} (batch x sequence), in flight together on {} pipeline{} (bands of {} rows; {})\n",
-          p.tokens, p.replicas, p.replicas == 1 ? "" : "s", p.stages.front().rows, models::resident::to_string(p.cut));
+          "  tokens        {} (batch x sequence), in flight together{} on {} pipeline{} (bands of {} rows; {})\n",
+          p.tokens, p.phases.size() > 1 ? " within each phase" : "", p.replicas, p.replicas == 1 ? "" : "s",
+          p.stages.front().rows, models::resident::to_string(p.cut));
+      if (p.phases.size() > 1) {
+        std::vector<std::uint64_t> decode_steps(r.phase_cycles.begin() + 1, r.phase_cycles.end());
+        std::cout << fmt::format(
+            "  phases        prefill of positions [0, {}) of each sequence ({} tokens): {} cycles; then {} decode "
+            "step{} of one token per sequence, each loaded when the one before has finished, reading the KV caches: "
+            "{} cycles\n",
+            p.prompt, p.phases.front().tokens.size(), r.phase_cycles.front(), decode_steps.size(),
+            decode_steps.size() == 1 ? "" : "s", fmt::join(decode_steps, ", "));
+      }
       std::cout << fmt::format(
           "  cycles        {} simulated ({}), {:.0f} tokens/s; bound {} ({:.0f}% of the "
           "simulated cycles){}\n",
           r.cycles(), units::pretty(static_cast<double>(r.cycles()) / hz, "s"), tps, p.bound_cycles(),
           r.cycles() ? 100.0 * static_cast<double>(p.bound_cycles()) / static_cast<double>(r.cycles()) : 0.0,
-          plan ? fmt::format(", the plan's {}", plan->prefill_cycles(m.spec.batch)) : "");
+          plan && p.phases.size() == 1 ? fmt::format(", the plan's {}", plan->prefill_cycles(m.spec.batch)) : "");
       std::cout << fmt::format(
           "  checks        {}\n",
           no_check ? std::string("off (--no-check)")
           : r.mismatches
               ? fmt::format("{} of {} outputs differ", r.mismatches, r.compared)
-              : fmt::format("all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
-                            "the elementwise programs' order; swiglu, add: their programs'; rmsnorm: models/reference "
-                            "rmsnorm_forward)",
-                            r.compared));
+              : fmt::format(
+                    "all {} outputs as expected (linear: models/reference's order; gelu, silu, relu: "
+                    "the elementwise programs' order; swiglu, add: their programs'; rmsnorm, layernorm, attention, "
+                    "embedding: models/reference rmsnorm_forward, layernorm_forward, attention_forward, "
+                    "embedding_forward)",
+                    r.compared));
       std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, pipeline.json)\n",
                                dir.path().string());
     }
@@ -605,11 +637,15 @@ void add_run_command(CLI::App& app) {
   sub->add_flag("--token-by-token", cmd->token_by_token,
                 "with --decode-tokens: feed the prompt one position per step (each appending to the KV caches) "
                 "instead of one parallel prefill whose keys and values are then copied into the caches");
-  sub->add_flag("--pipeline", cmd->pipeline,
-                "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
-                "silu or relu after it; two of one input with swiglu after them as one stage), rmsnorm layer and "
-                "residual add on its own column of PEs, all at once, the batch's tokens flowing from column to "
-                "column over the fabric; cycles, tokens/s and the bound (chains of these only)");
+  sub->add_flag(
+      "--pipeline", cmd->pipeline,
+      "with --placement resident --inference: simulate the pipeline: every linear layer (with a gelu, "
+      "silu or relu after it; two of one input with swiglu after them as one stage; q, k and v of one "
+      "input as one stage), causal attention (its KV cache in SRAM), rmsnorm, layernorm, residual add and a first "
+      "embedding "
+      "on its own column of PEs, all at once, the batch's tokens flowing from column to column over the "
+      "fabric; with --decode-tokens K the last K positions as decode steps after the prefill; cycles, "
+      "tokens/s and the bound (chains of these only)");
   sub->add_option("--pipeline-replicas", cmd->pipeline_replicas,
                   "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: the number, up to "
                   "the tokens and rows, whose estimated run is shortest)")
@@ -644,11 +680,14 @@ void add_run_command(CLI::App& app) {
       "SRAM, then K decode steps (one token per sample and step) append to it (--token-by-token: the prompt\n"
       "one position per step instead); prefill, cache fill and decode cycles, tokens/s, every attention\n"
       "step checked against models/reference over the cached keys. With --pipeline (chains of linear\n"
-      "layers, with gelu, silu or relu after a layer, and rmsnorm layers) the pipeline itself runs: every\n"
-      "layer on its own column of PEs, all at once, each token's activations flowing over the fabric to\n"
-      "the next column (--pipeline-replicas K such pipelines on bands of rows share the tokens); cycles,\n"
-      "tokens/s, the run's lower bound and the plan's, outputs checked bit for bit; pipeline.json holds\n"
-      "them and each stage's bounds.");
+      "layers, with gelu, silu or relu after a layer, swiglu gated pairs, q/k/v projections with causal\n"
+      "attention, rmsnorm, layernorm, residual adds and a first embedding: a decoder-only transformer) the\n"
+      "pipeline itself runs: every layer on its own column of PEs, all at once, each token's activations\n"
+      "flowing over the fabric to the next column (--pipeline-replicas K such pipelines on bands of rows\n"
+      "share the tokens); attention rows keep each sequence's KV cache in SRAM; with --decode-tokens K the\n"
+      "prefill of the other positions, then K decode steps of one token per sequence; cycles, tokens/s,\n"
+      "the run's lower bound and the plan's, outputs checked bit for bit; pipeline.json holds them and\n"
+      "each stage's bounds.");
   sub->callback([cmd] { cmd->execute(); });
 }
 
