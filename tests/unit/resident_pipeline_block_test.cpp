@@ -12,6 +12,7 @@
 #include "models/resident/resident_pipeline.h"
 #include "platforms/cluster.h"
 #include "sim/errors.h"
+#include "tests/support/pipe_rig.h"
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
@@ -19,38 +20,11 @@ namespace wafersim {
 namespace {
 using models::resident::PipelineProgram;
 using models::resident::PipelineResult;
-
-struct PipeRig {
-  platforms::LoadedPlatform platform;
-  PipelineProgram program;
-  std::unique_ptr<sim::stats::Group> stats;
-  std::unique_ptr<platforms::Cluster> cluster;
-
-  PipeRig(const std::vector<std::string>& set, const models::ModelSpec& m, std::uint64_t decode = 0) {
-    platform = platforms::load_platform("tiny", set);
-    const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
-    program = models::resident::compile_pipeline(m, target, 1, models::resident::PipelineCut::RowsOut, 1, decode);
-    platforms::BuildOptions build;
-    build.routes = program.routes;
-    stats = std::make_unique<sim::stats::Group>("");
-    cluster = std::make_unique<platforms::Cluster>("cluster", platform.spec, build, *stats);
-  }
-  PipelineResult run() { return models::resident::run_pipeline(program, cluster->wafer(0)); }
-};
-
-std::uint64_t differences(const PipelineProgram& other, const PipelineResult& r) {
-  const auto want = models::resident::expect_pipeline(other);
-  std::uint64_t differ = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
-  return differ;
-}
+using test::differences;
+using test::PipeRig;
 
 void expect_run(const PipeRig& rig, const PipelineResult& r, std::uint64_t cycles) {
-  EXPECT_EQ(r.compared, rig.program.tokens * rig.program.stages.back().f_out);
-  EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
-  EXPECT_EQ(r.cycles(), cycles);
-  EXPECT_GE(r.cycles(), rig.program.bound_cycles());
-  EXPECT_GT(rig.program.bound_cycles(), 0u);
+  test::expect_checked_run(rig, r, cycles);
 }
 
 const std::string kExamples = WAFERSIM_SOURCE_DIR "/examples/models/";
@@ -164,7 +138,7 @@ TEST(ResidentPipelineBlock, DecoderBlockOn16x16MatchesTheReference) {
 // caches the prefill left: the outputs equal the whole-sequence reference's.
 TEST(ResidentPipelineBlock, DecoderBlockPrefillThenDecodeSteps) {
   const auto m = models::load_model(kExamples + "decoder-block.yaml").spec;
-  PipeRig rig({"wafer.width=16", "wafer.height=16"}, m, 2);
+  PipeRig rig({"wafer.width=16", "wafer.height=16"}, m, {models::resident::PipelineCut::RowsOut, "cluster", 1, 2});
   const auto& p = rig.program;
   ASSERT_EQ(p.phases.size(), 3u);
   EXPECT_EQ(p.prompt, 6u);

@@ -17,6 +17,7 @@
 #include "models/runtime/executor.h"
 #include "platforms/cluster.h"
 #include "sim/errors.h"
+#include "tests/support/pipe_rig.h"
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
@@ -24,26 +25,8 @@ namespace wafersim {
 namespace {
 using models::resident::PipelineProgram;
 using models::resident::PipelineResult;
-
-struct PipeRig {
-  platforms::LoadedPlatform platform;
-  PipelineProgram program;
-  std::unique_ptr<sim::stats::Group> stats;
-  std::unique_ptr<platforms::Cluster> cluster;
-
-  PipeRig(const std::vector<std::string>& set, const models::ModelSpec& m,
-          models::resident::PipelineCut cut = models::resident::PipelineCut::RowsOut,
-          const std::string& name = "cluster", std::uint32_t replicas = 1) {
-    platform = platforms::load_platform("tiny", set);
-    const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
-    program = models::resident::compile_pipeline(m, target, 1, cut, replicas);
-    platforms::BuildOptions build;
-    build.routes = program.routes;
-    stats = std::make_unique<sim::stats::Group>("");
-    cluster = std::make_unique<platforms::Cluster>(name.c_str(), platform.spec, build, *stats);
-  }
-  PipelineResult run() { return models::resident::run_pipeline(program, cluster->wafer(0)); }
-};
+using test::differences;
+using test::PipeRig;
 
 models::ModelSpec with_batch(const std::string& preset, std::uint64_t batch) {
   return models::load_model(preset, {fmt::format("batch={}", batch)}).spec;
@@ -110,22 +93,9 @@ struct LayerByLayer {
 
 const std::vector<std::string> k16 = {"wafer.width=16", "wafer.height=16"};
 
-// How many outputs of the run differ from the host's expectation for `other` (a program
-// changed in one parameter: the test shows the expectation depends on it).
-std::uint64_t differences(const PipelineProgram& other, const PipelineResult& r) {
-  const auto want = models::resident::expect_pipeline(other);
-  std::uint64_t differ = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];
-  return differ;
-}
-
 // Checks, exact cycles, and every bound below them.
 void expect_run(PipeRig& rig, const PipelineResult& r, std::uint64_t cycles) {
-  EXPECT_EQ(r.compared, rig.program.tokens * rig.program.stages.back().f_out);
-  EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
-  EXPECT_EQ(r.cycles(), cycles);
-  EXPECT_GE(r.cycles(), rig.program.bound_cycles());
-  EXPECT_GT(rig.program.bound_cycles(), 0u);
+  test::expect_checked_run(rig, r, cycles);
   // The plan's pipeline bound (for its own regions) is below the simulated run too.
   const models::resident::ClusterTarget ct{
       {rig.platform.spec.wafer, rig.platform.spec.fabric}, 1, rig.platform.spec.system.io_bandwidth_bits_per_s()};
@@ -136,7 +106,7 @@ void expect_run(PipeRig& rig, const PipelineResult& r, std::uint64_t cycles) {
 
 TEST(ResidentPipeline, TinyMlpMatchesTheReferenceAndBeatsLayerByLayer) {
   const auto m = models::load_model("tiny-mlp").spec;
-  PipeRig rig({}, m, models::resident::PipelineCut::RowsOut, "cluster", 0);
+  PipeRig rig({}, m, {models::resident::PipelineCut::RowsOut, "cluster", 0});
   LayerByLayer lbl({}, m);
   ASSERT_EQ(rig.program.stages.size(), 2u);
   EXPECT_EQ(rig.program.stages[0].fused, "act");
@@ -159,8 +129,8 @@ TEST(ResidentPipeline, TinyMlpMatchesTheReferenceAndBeatsLayerByLayer) {
 
 // Eight more tokens cost the slowest stage's interval each at least.
 TEST(ResidentPipeline, TinyMlpSteadyState) {
-  PipeRig a({}, with_batch("tiny-mlp", 8), models::resident::PipelineCut::RowsOut, "a");
-  PipeRig b({}, with_batch("tiny-mlp", 16), models::resident::PipelineCut::RowsOut, "b");
+  PipeRig a({}, with_batch("tiny-mlp", 8), {models::resident::PipelineCut::RowsOut, "a"});
+  PipeRig b({}, with_batch("tiny-mlp", 16), {models::resident::PipelineCut::RowsOut, "b"});
   const PipelineResult ra = a.run();
   expect_run(a, ra, 2220);
   const PipelineResult rb = b.run();
@@ -200,8 +170,8 @@ TEST(ResidentPipeline, DeepChainSixteenTokensOn16x16) {
 // inputs in order after the bias: the same bits as rows-out.
 TEST(ResidentPipeline, RowsInGivesTheSameBits) {
   const auto m = models::load_model("tiny-mlp").spec;
-  PipeRig in({}, m, models::resident::PipelineCut::RowsIn, "in");
-  PipeRig out({}, m, models::resident::PipelineCut::RowsOut, "out");
+  PipeRig in({}, m, {models::resident::PipelineCut::RowsIn, "in"});
+  PipeRig out({}, m, {models::resident::PipelineCut::RowsOut, "out"});
   EXPECT_EQ(in.program.bound_cycles(), 424u);
   const PipelineResult ri = in.run();
   expect_run(in, ri, 5633);
@@ -211,7 +181,7 @@ TEST(ResidentPipeline, RowsInGivesTheSameBits) {
 }
 
 TEST(ResidentPipeline, RowsInDeepChainOn16x16) {
-  PipeRig rig(k16, deep_chain(4), models::resident::PipelineCut::RowsIn);
+  PipeRig rig(k16, deep_chain(4), {models::resident::PipelineCut::RowsIn});
   expect_run(rig, rig.run(), 15393);
 }
 
@@ -476,8 +446,8 @@ TEST(ResidentPipeline, LayerByLayerEightTokensPerPeIsChecked) {
 // Replicas: pipelines on bands of rows share the tokens (m on band m % K); the same bits.
 TEST(ResidentPipeline, ReplicasShareTheTokens) {
   const auto m = with_batch("tiny-mlp", 16);
-  PipeRig one({}, m, models::resident::PipelineCut::RowsOut, "one", 1);
-  PipeRig eight({}, m, models::resident::PipelineCut::RowsOut, "eight", 0);
+  PipeRig one({}, m, {models::resident::PipelineCut::RowsOut, "one", 1});
+  PipeRig eight({}, m, {models::resident::PipelineCut::RowsOut, "eight", 0});
   EXPECT_EQ(eight.program.replicas, 8u);
   EXPECT_EQ(eight.program.stages[0].rows, 1u);
   // Both forms of a stage, and so the same bits from each: fc1 with 32 outputs on its one row
@@ -495,8 +465,8 @@ TEST(ResidentPipeline, ReplicasShareTheTokens) {
 // The six-stage chain on 16 x 16 (2 replicas chosen): 16 more tokens cost at least one
 // interval each per replica; 32 tokens end before the layer-by-layer run.
 TEST(ResidentPipeline, ReplicasOn16x16SteadyState) {
-  PipeRig a(k16, deep_chain(16), models::resident::PipelineCut::RowsOut, "a", 0);
-  PipeRig b(k16, deep_chain(32), models::resident::PipelineCut::RowsOut, "b", 0);
+  PipeRig a(k16, deep_chain(16), {models::resident::PipelineCut::RowsOut, "a", 0});
+  PipeRig b(k16, deep_chain(32), {models::resident::PipelineCut::RowsOut, "b", 0});
   LayerByLayer lbl(k16, deep_chain(32));
   EXPECT_EQ(b.program.replicas, 2u);
   const PipelineResult ra = a.run();
