@@ -446,12 +446,15 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
       Slot& q = slots[c * kPorts + p];
-      ensure_buffer(q);
-      std::uint32_t pos = q.head + q.count;
-      if (pos >= D) pos -= D;
-      flits_[q.buf + pos] = f;
       ++k.queued[p];
-      if (q.count++ == 0) {
+      if (q.count) {
+        std::uint32_t pos = q.head + q.count++;
+        if (pos >= D) pos -= D;
+        flits_[q.buf + pos] = f;
+      } else {
+        ensure_buffer(q);
+        flits_[q.buf + q.head] = f;
+        q.count = 1;
         k.nonempty[p] |= std::uint64_t{1} << c;
         k.busy |= 1u << p;
         if constexpr (kXY)
@@ -519,7 +522,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   const std::uint32_t links = k.links;
   const bool hop1 = hop_ == 1;
   std::uint32_t granted = 0;
-  std::uint32_t behind[kPorts];  // XY: queues (c * kPorts + p) granted with a wavelet behind the head
+  std::uint32_t behind[kPorts];  // XY: queues (p | c << 8) granted with a wavelet behind the head
   std::uint32_t n_behind = 0;
   for (; outs; outs &= outs - 1) {
     const std::uint32_t o = lowest(outs);
@@ -596,10 +599,10 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
         }
         ++dir_queued_[pp];
         Arrivals& a = kn.in[now & 1u];
+        if (!a.ports) active_.insert(nb);  // (else a sender already did in this cycle)
         a.ports |= 1u << pp;
         a.color[pp] = c;
         a.flit[pp] = f;
-        active_.insert(nb);
       } else {
         kn.used = 1;
         wheel_[(now + hop_) % wheel_.size()].push_back(Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
@@ -638,10 +641,18 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     --dir_queued_[p];
     if (!kXY || !link) --in_network_;
     if (!kXY || !link || !hop1) --color_queued_[c];
-    if constexpr (kXY) remove_request(*rq, o, p, c);
+    if constexpr (kXY) {
+      if (single) {
+        rq->heads[o] = 0;
+        rq->colors[o][p] = 0;
+        rq->outs &= ~(1u << o);
+      } else {
+        remove_request(*rq, o, p, c);
+      }
+    }
     if (--q.count != 0) {
       if constexpr (kXY)
-        behind[n_behind++] = c * kPorts + p;
+        behind[n_behind++] = p | c << 8;
       else
         q.want = head_wants<kXY>(k, r, p, c, q, flits[q.buf + q.head].payload);
     } else if (!(k.nonempty[p] &= ~cb)) {
@@ -656,10 +667,11 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   }
   if constexpr (kXY)
     for (std::uint32_t i = 0; i < n_behind; ++i) {
-      const Slot& q = slots[behind[i]];
-      add_request(*rq, xy_request(k, q, flits[q.buf + q.head].payload), behind[i] % kPorts, behind[i] / kPorts);
+      const std::uint32_t p = behind[i] & 0xffu, c = behind[i] >> 8;
+      const Slot& q = slots[c * kPorts + p];
+      add_request(*rq, xy_request(k, q, flits[q.buf + q.head].payload), p, c);
     }
-  if (k.busy) active_.insert(b);
+  if (k.busy && !k.in[now & 1u].ports) active_.insert(b);  // (else its sender did)
   return granted;
 }
 
