@@ -553,12 +553,21 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       if (want & blocked) stall(k, b, o, want & blocked);
       if (!(want & ~blocked & ~closed(p))) continue;
     } else {
-      std::uint64_t any = 0, open[kPorts] = {};
+      std::uint64_t any = 0, open[kPorts];
       std::uint32_t with = 0;  // inputs with an open candidate
-      for (std::uint32_t q = 0; q < kPorts; ++q) {
-        any |= req[o][q];
-        open[q] = req[o][q] & ~blocked & ~closed(q);
-        with |= static_cast<std::uint32_t>(open[q] != 0) << q;
+      const std::uint64_t* const ro = req[o];
+      if (held_by) {
+        for (std::uint32_t q = 0; q < kPorts; ++q) {
+          any |= ro[q];
+          open[q] = ro[q] & ~blocked & ~closed(q);
+          with |= static_cast<std::uint32_t>(open[q] != 0) << q;
+        }
+      } else {
+        for (std::uint32_t q = 0; q < kPorts; ++q) {
+          any |= ro[q];
+          open[q] = ro[q] & ~blocked;
+          with |= static_cast<std::uint32_t>(open[q] != 0) << q;
+        }
       }
       if (any & blocked) stall(k, b, o, any & blocked);
       if (!with) continue;
@@ -615,7 +624,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     ++color_forwarded_[c];
     if (link_stats_) ++link_forwarded_[slot_index(b, o, c)];
     if constexpr (kXY) {
-      if (f.head() != f.tail()) {
+      if ((f.info >> 1 ^ f.info >> 2) & 1u) {  // head xor tail: a packet of several wavelets
         std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
         if (f.head()) {
           own[p] |= cb;
