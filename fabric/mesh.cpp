@@ -336,15 +336,12 @@ inline std::uint16_t Mesh::head_wants(const Block& k, std::uint32_t r, std::uint
 void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) {
   const std::uint32_t b = block_[r];  // allocated when the wavelet was sent
   Slot& q = slots_[slot_index(b, p, c)];
-  ensure_buffer(q);
-  std::uint32_t pos = q.head + q.count;
-  if (pos >= depth_) pos -= depth_;
-  flits_[q.buf + pos] = f;
+  enqueue(q, f);
   Block& k = blocks_[b];
   ++k.queued[p];
   ++color_queued_[c];
   ++dir_queued_[p];
-  if (q.count++ == 0) {
+  if (q.count == 1) {
     k.nonempty[p] |= std::uint64_t{1} << c;
     k.busy |= 1u << p;
     if (xy_)
@@ -448,12 +445,9 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       Slot& q = slots[c * kPorts + p];
       ++k.queued[p];
       if (q.count) {
-        std::uint32_t pos = q.head + q.count++;
-        if (pos >= D) pos -= D;
-        flits_[q.buf + pos] = f;
+        enqueue(q, f);
       } else {
-        ensure_buffer(q);
-        flits_[q.buf + q.head] = f;
+        q.front = f;
         q.count = 1;
         k.nonempty[p] |= std::uint64_t{1} << c;
         k.busy |= 1u << p;
@@ -592,7 +586,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     // Send it.
     const std::uint64_t cb = std::uint64_t{1} << c;
     Slot& q = slots[c * kPorts + p];
-    const Flit f = flits[q.buf + q.head];
+    const Flit f = q.front;
     const bool link = links >> o & 1u;
     if (link) {
       const std::uint32_t n = r + step_[o];
@@ -645,7 +639,6 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
 
     // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
     // and in its color's queue count.)
-    q.head = static_cast<std::uint16_t>(q.head + 1u == D ? 0u : q.head + 1u);
     --k.queued[p];
     --dir_queued_[p];
     if (!kXY || !link) --in_network_;
@@ -660,10 +653,12 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       }
     }
     if (--q.count != 0) {
+      q.front = flits[q.buf + q.head];
+      q.head = static_cast<std::uint16_t>(q.head + 1u == D ? 0u : q.head + 1u);
       if constexpr (kXY)
         behind[n_behind++] = p | c << 8;
       else
-        q.want = head_wants<kXY>(k, r, p, c, q, flits[q.buf + q.head].payload);
+        q.want = head_wants<kXY>(k, r, p, c, q, q.front.payload);
     } else if (!(k.nonempty[p] &= ~cb)) {
       k.busy &= ~(1u << p);
     }
@@ -678,7 +673,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     for (std::uint32_t i = 0; i < n_behind; ++i) {
       const std::uint32_t p = behind[i] & 0xffu, c = behind[i] >> 8;
       const Slot& q = slots[c * kPorts + p];
-      add_request(*rq, xy_request(k, q, flits[q.buf + q.head].payload), p, c);
+      add_request(*rq, xy_request(k, q, q.front.payload), p, c);
     }
   if (k.busy && !k.in[now & 1u].ports) active_.insert(b);  // (else its sender did)
   return granted;
