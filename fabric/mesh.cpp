@@ -343,11 +343,12 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
   ++dir_queued_[p];
   if (q.count == 1) {
     k.nonempty[p] |= std::uint64_t{1} << c;
-    k.busy |= 1u << p;
-    if (xy_)
+    if (xy_) {
       add_request(requests_[b], xy_request(k, q, f.payload), p, c);
-    else
+    } else {
+      k.busy |= 1u << p;
       q.want = head_wants<false>(k, r, p, c, q, f.payload);
+    }
   }
   active_.insert(b);
 }
@@ -450,11 +451,12 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
         q.front = f;
         q.count = 1;
         k.nonempty[p] |= std::uint64_t{1} << c;
-        k.busy |= 1u << p;
-        if constexpr (kXY)
+        if constexpr (kXY) {
           add_request(*rq, xy_request(k, q, f.payload), p, c);
-        else
+        } else {
+          k.busy |= 1u << p;
           q.want = head_wants<kXY>(k, r, p, c, q, f.payload);
+        }
       }
     }
   }
@@ -659,7 +661,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
         behind[n_behind++] = p | c << 8;
       else
         q.want = head_wants<kXY>(k, r, p, c, q, q.front.payload);
-    } else if (!(k.nonempty[p] &= ~cb)) {
+    } else if (!(k.nonempty[p] &= ~cb) && !kXY) {
       k.busy &= ~(1u << p);
     }
     if (links >> p & 1u) {
@@ -675,7 +677,8 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       const Slot& q = slots[c * kPorts + p];
       add_request(*rq, xy_request(k, q, q.front.payload), p, c);
     }
-  if (k.busy && !k.in[now & 1u].ports) active_.insert(b);  // (else its sender did)
+  // (Under XY a router holds a visible wavelet exactly when one of its heads requests an output.)
+  if ((kXY ? rq->outs : k.busy) && !k.in[now & 1u].ports) active_.insert(b);  // (else its sender did)
   return granted;
 }
 

@@ -177,7 +177,7 @@ class Mesh final : public sim::Clocked {
     std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
     std::uint32_t xy = 0;                  // x | y << 16
     std::uint32_t links = 0;               // bit o: a neighbouring router beyond port o
-    std::uint32_t busy = 0;                // bit p: nonempty[p] is not 0
+    std::uint32_t busy = 0;                // static routes: bit p: nonempty[p] is not 0 (XY: see Requests::outs)
     std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
     std::uint32_t used = 0;                // 1 once a wavelet was sent to it (the arriving ones count too)
     std::uint32_t ready = 0;               // 1 once its neighbours' tiles are allocated
