@@ -36,7 +36,7 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
   auto wait_of = [&](std::uint32_t r, std::uint32_t p, std::uint32_t c) {
     Wait w;
     const Slot& q = slots_[slot_index(block_[r], p, c)];
-    const Flit head = flits_[q.buf + q.head];
+    const Flit head = q.front;
     const std::uint32_t x = r % geometry_.width(), y = r / geometry_.width();
     std::uint32_t outs = 0;
     if (options_.routing == Routing::XY) {
@@ -125,11 +125,8 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
         const auto c = static_cast<std::uint32_t>(__builtin_ctzll(m));
         const Slot& q = slots_[slot_index(block_[r], p, c)];
         std::string payloads;
-        for (std::uint32_t i = 0; i < q.count && i < kMaxPayloads; ++i) {
-          std::uint32_t pos = q.head + i;
-          if (pos >= depth_) pos -= depth_;
-          payloads += fmt::format("{}{:#x}", i ? ", " : "", flits_[q.buf + pos].payload);
-        }
+        for (std::uint32_t i = 0; i < q.count && i < kMaxPayloads; ++i)
+          payloads += fmt::format("{}{:#x}", i ? ", " : "", queued_flit(q, i).payload);
         if (q.count > kMaxPayloads) payloads += ", ...";
         std::string reasons;
         for (const auto& s : wait_of(r, p, c).reasons) reasons += (reasons.empty() ? "" : "; ") + s;

@@ -336,21 +336,19 @@ inline std::uint16_t Mesh::head_wants(const Block& k, std::uint32_t r, std::uint
 void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) {
   const std::uint32_t b = block_[r];  // allocated when the wavelet was sent
   Slot& q = slots_[slot_index(b, p, c)];
-  ensure_buffer(q);
-  std::uint32_t pos = q.head + q.count;
-  if (pos >= depth_) pos -= depth_;
-  flits_[q.buf + pos] = f;
+  enqueue(q, f);
   Block& k = blocks_[b];
   ++k.queued[p];
   ++color_queued_[c];
   ++dir_queued_[p];
-  if (q.count++ == 0) {
+  if (q.count == 1) {
     k.nonempty[p] |= std::uint64_t{1} << c;
-    k.busy |= 1u << p;
-    if (xy_)
+    if (xy_) {
       add_request(requests_[b], xy_request(k, q, f.payload), p, c);
-    else
+    } else {
+      k.busy |= 1u << p;
       q.want = head_wants<false>(k, r, p, c, q, f.payload);
+    }
   }
   active_.insert(b);
 }
@@ -446,18 +444,19 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
       Slot& q = slots[c * kPorts + p];
-      ensure_buffer(q);
-      std::uint32_t pos = q.head + q.count;
-      if (pos >= D) pos -= D;
-      flits_[q.buf + pos] = f;
       ++k.queued[p];
-      if (q.count++ == 0) {
+      if (q.count) {
+        enqueue(q, f);
+      } else {
+        q.front = f;
+        q.count = 1;
         k.nonempty[p] |= std::uint64_t{1} << c;
-        k.busy |= 1u << p;
-        if constexpr (kXY)
+        if constexpr (kXY) {
           add_request(*rq, xy_request(k, q, f.payload), p, c);
-        else
+        } else {
+          k.busy |= 1u << p;
           q.want = head_wants<kXY>(k, r, p, c, q, f.payload);
+        }
       }
     }
   }
@@ -519,7 +518,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   const std::uint32_t links = k.links;
   const bool hop1 = hop_ == 1;
   std::uint32_t granted = 0;
-  std::uint32_t behind[kPorts];  // XY: queues (c * kPorts + p) granted with a wavelet behind the head
+  std::uint32_t behind[kPorts];  // XY: queues (p | c << 8) granted with a wavelet behind the head
   std::uint32_t n_behind = 0;
   for (; outs; outs &= outs - 1) {
     const std::uint32_t o = lowest(outs);
@@ -550,12 +549,21 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       if (want & blocked) stall(k, b, o, want & blocked);
       if (!(want & ~blocked & ~closed(p))) continue;
     } else {
-      std::uint64_t any = 0, open[kPorts] = {};
+      std::uint64_t any = 0, open[kPorts];
       std::uint32_t with = 0;  // inputs with an open candidate
-      for (std::uint32_t q = 0; q < kPorts; ++q) {
-        any |= req[o][q];
-        open[q] = req[o][q] & ~blocked & ~closed(q);
-        with |= static_cast<std::uint32_t>(open[q] != 0) << q;
+      const std::uint64_t* const ro = req[o];
+      if (held_by) {
+        for (std::uint32_t q = 0; q < kPorts; ++q) {
+          any |= ro[q];
+          open[q] = ro[q] & ~blocked & ~closed(q);
+          with |= static_cast<std::uint32_t>(open[q] != 0) << q;
+        }
+      } else {
+        for (std::uint32_t q = 0; q < kPorts; ++q) {
+          any |= ro[q];
+          open[q] = ro[q] & ~blocked;
+          with |= static_cast<std::uint32_t>(open[q] != 0) << q;
+        }
       }
       if (any & blocked) stall(k, b, o, any & blocked);
       if (!with) continue;
@@ -580,7 +588,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     // Send it.
     const std::uint64_t cb = std::uint64_t{1} << c;
     Slot& q = slots[c * kPorts + p];
-    const Flit f = flits[q.buf + q.head];
+    const Flit f = q.front;
     const bool link = links >> o & 1u;
     if (link) {
       const std::uint32_t n = r + step_[o];
@@ -596,10 +604,10 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
         }
         ++dir_queued_[pp];
         Arrivals& a = kn.in[now & 1u];
+        if (!a.ports) active_.insert(nb);  // (else a sender already did in this cycle)
         a.ports |= 1u << pp;
         a.color[pp] = c;
         a.flit[pp] = f;
-        active_.insert(nb);
       } else {
         kn.used = 1;
         wheel_[(now + hop_) % wheel_.size()].push_back(Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
@@ -612,7 +620,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     ++color_forwarded_[c];
     if (link_stats_) ++link_forwarded_[slot_index(b, o, c)];
     if constexpr (kXY) {
-      if (f.head() != f.tail()) {
+      if ((f.info >> 1 ^ f.info >> 2) & 1u) {  // head xor tail: a packet of several wavelets
         std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
         if (f.head()) {
           own[p] |= cb;
@@ -633,18 +641,27 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
 
     // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
     // and in its color's queue count.)
-    q.head = static_cast<std::uint16_t>(q.head + 1u == D ? 0u : q.head + 1u);
     --k.queued[p];
     --dir_queued_[p];
     if (!kXY || !link) --in_network_;
     if (!kXY || !link || !hop1) --color_queued_[c];
-    if constexpr (kXY) remove_request(*rq, o, p, c);
+    if constexpr (kXY) {
+      if (single) {
+        rq->heads[o] = 0;
+        rq->colors[o][p] = 0;
+        rq->outs &= ~(1u << o);
+      } else {
+        remove_request(*rq, o, p, c);
+      }
+    }
     if (--q.count != 0) {
+      q.front = flits[q.buf + q.head];
+      q.head = static_cast<std::uint16_t>(q.head + 1u == D ? 0u : q.head + 1u);
       if constexpr (kXY)
-        behind[n_behind++] = c * kPorts + p;
+        behind[n_behind++] = p | c << 8;
       else
-        q.want = head_wants<kXY>(k, r, p, c, q, flits[q.buf + q.head].payload);
-    } else if (!(k.nonempty[p] &= ~cb)) {
+        q.want = head_wants<kXY>(k, r, p, c, q, q.front.payload);
+    } else if (!(k.nonempty[p] &= ~cb) && !kXY) {
       k.busy &= ~(1u << p);
     }
     if (links >> p & 1u) {
@@ -656,10 +673,12 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   }
   if constexpr (kXY)
     for (std::uint32_t i = 0; i < n_behind; ++i) {
-      const Slot& q = slots[behind[i]];
-      add_request(*rq, xy_request(k, q, flits[q.buf + q.head].payload), behind[i] % kPorts, behind[i] / kPorts);
+      const std::uint32_t p = behind[i] & 0xffu, c = behind[i] >> 8;
+      const Slot& q = slots[c * kPorts + p];
+      add_request(*rq, xy_request(k, q, q.front.payload), p, c);
     }
-  if (k.busy) active_.insert(b);
+  // (Under XY a router holds a visible wavelet exactly when one of its heads requests an output.)
+  if ((kXY ? rq->outs : k.busy) && !k.in[now & 1u].ports) active_.insert(b);  // (else its sender did)
   return granted;
 }
 

@@ -144,15 +144,16 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::string deadlock_report(sim::Cycle now) const;
 
  private:
-  // One (port, color) input queue of a router.
+  // One (port, color) input queue of a router. Its head wavelet is held in the slot (most
+  // queues never hold more than one), those behind it in a ring of `depth` flits in flits_.
   struct Slot {
-    std::uint32_t buf = kNone;  // offset of `depth` flits in flits_, allocated on first use
-    std::uint16_t head = 0;
-    std::uint16_t count = 0;  // wavelets visible
-    std::uint16_t occ = 0;    // visible + arriving + on the way + not yet returned as credit
-    std::uint16_t route = 0;  // Static: outputs the head was already sent to; XY: locked output + 1
-    std::uint16_t want = 0;   // outputs the head still requests (set when the head changes)
-    std::uint16_t unused = 0;
+    Flit front;                 // the head wavelet (when count > 0)
+    std::uint32_t buf = kNone;  // offset of the ring in flits_, allocated when a second wavelet queues
+    std::uint16_t head = 0;     // ring position of the wavelet behind the head
+    std::uint16_t count = 0;    // wavelets visible
+    std::uint16_t occ = 0;      // visible + arriving + on the way + not yet returned as credit
+    std::uint16_t route = 0;    // Static: outputs the head was already sent to; XY: locked output + 1
+    std::uint16_t want = 0;     // outputs the head still requests (set when the head changes)
   };
   // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, taken
   // in by the router the next cycle (so a router reads the other parity than is written).
@@ -176,7 +177,7 @@ class Mesh final : public sim::Clocked {
     std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
     std::uint32_t xy = 0;                  // x | y << 16
     std::uint32_t links = 0;               // bit o: a neighbouring router beyond port o
-    std::uint32_t busy = 0;                // bit p: nonempty[p] is not 0
+    std::uint32_t busy = 0;                // static routes: bit p: nonempty[p] is not 0 (XY: see Requests::outs)
     std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
     std::uint32_t used = 0;                // 1 once a wavelet was sent to it (the arriving ones count too)
     std::uint32_t ready = 0;               // 1 once its neighbours' tiles are allocated
@@ -236,6 +237,25 @@ class Mesh final : public sim::Clocked {
   void prepare_neighbours(std::uint32_t r);
   // Router r's block, allocated if need be.
   std::uint32_t ensure_block(std::uint32_t r) { return block_[r] != kNone ? block_[r] : new_tile(r); }
+  // Queues `f` at the tail of q (visible from now on).
+  void enqueue(Slot& q, Flit f) {
+    if (q.count == 0) {
+      q.front = f;
+    } else {
+      ensure_buffer(q);
+      std::uint32_t pos = q.head + q.count - 1u;
+      if (pos >= depth_) pos -= depth_;
+      flits_[q.buf + pos] = f;
+    }
+    ++q.count;
+  }
+  // The i-th wavelet of q (0: the head; i < q.count).
+  [[nodiscard]] Flit queued_flit(const Slot& q, std::uint32_t i) const {
+    if (i == 0) return q.front;
+    std::uint32_t pos = q.head + i - 1u;
+    if (pos >= depth_) pos -= depth_;
+    return flits_[q.buf + pos];
+  }
   void ensure_buffer(Slot& q);
   std::uint32_t ensure_ep_block(std::uint32_t ep);
   // The router beyond output o (0 .. 3) of r, or kNone at the mesh boundary.
