@@ -233,7 +233,11 @@ struct Narrow {
                               (std::uint64_t{e} + (1023 - kBias)) << 52 | std::uint64_t{m} << (52 - M);
       std::memcpy(&v, &d, 8);
     } else {
-      v = std::ldexp(static_cast<double>(m), kEmin - M);
+      // m x 2^(kEmin - M), exact: a power of two that is a normal double.
+      constexpr std::uint64_t kScale = std::uint64_t{1023 + kEmin - M} << 52;
+      double scale = 0;
+      std::memcpy(&scale, &kScale, 8);
+      v = static_cast<double>(m) * scale;
       if (bits & kSign) v = -v;
     }
     return true;
