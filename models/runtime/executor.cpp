@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 #include <stdexcept>
+#include <string>
 
 #include "hw/numerics/elementary.h"
 #include "hw/numerics/softfloat.h"
@@ -23,12 +24,25 @@ namespace wafersim::models::runtime {
 using compiler::Phase;
 namespace nm = hw::numerics;
 
+namespace {
+
+// The host link is a top-level module; named after its wafer ("cluster.wafer1" ->
+// "cluster_wafer1_host_link"), so executors on different wafers of one cluster do not clash.
+std::string host_link_name(const platforms::Wafer& wafer) {
+  std::string name = wafer.name();
+  for (char& c : name)
+    if (c == '.') c = '_';
+  return name + "_host_link";
+}
+
+}  // namespace
+
 Executor::Executor(const compiler::CompiledModel& cm, platforms::Wafer& wafer, HostData data, ExecOptions options)
     : cm_(&cm),
       wafer_(wafer),
       data_(std::move(data)),
       options_(options),
-      link_("host_link", wafer.address_map()),
+      link_(host_link_name(wafer).c_str(), wafer.address_map()),
       driver_(wafer.mesh(), wafer.engine()) {
   link_.socket.bind(wafer.host_socket());
 }
