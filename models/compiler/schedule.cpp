@@ -285,6 +285,22 @@ Schedule make_schedule(const CompiledModel& cm, bool split_heads) {
   return s;
 }
 
+AttentionArgs attention_args(const Step& step, const LayerSpec& layer, std::uint64_t head_dim, std::uint64_t sequence) {
+  AttentionArgs a;
+  a.layer = step.layer;
+  a.phase = step.phase;
+  a.q = static_cast<std::uint32_t>(step.in[0]);
+  a.k = static_cast<std::uint32_t>(step.in[1]);
+  a.v = static_cast<std::uint32_t>(step.in[2]);
+  a.out = static_cast<std::uint32_t>(step.out);
+  a.heads = layer.heads;
+  a.kv_heads = layer.kv_heads ? layer.kv_heads : layer.heads;
+  a.head_dim = head_dim;
+  a.sequence = sequence;
+  a.causal = layer.causal;
+  return a;
+}
+
 LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step& st) {
   const LayerSpec& layer = cm.model.layers[st.index];
   auto host = [&](const std::string& name) { return cm.host_tensor(name); };
@@ -459,18 +475,8 @@ LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step&
         maps_fit = maps_fit && x.map == expected(x.features);
       }
       if (!maps_fit) break;
-      AttentionArgs a;
-      a.layer = st.layer;
-      a.phase = st.phase;
-      a.q = static_cast<std::uint32_t>(st.in[0]);
-      a.k = static_cast<std::uint32_t>(st.in[1]);
-      a.v = static_cast<std::uint32_t>(st.in[2]);
-      a.out = static_cast<std::uint32_t>(st.out);
-      a.heads = layer.heads;
-      a.kv_heads = layer.kv_heads ? layer.kv_heads : layer.heads;
-      a.head_dim = ctx.tensors.at(a.q).features / a.heads;
-      a.sequence = cm.model.sequence;
-      a.causal = layer.causal;
+      AttentionArgs a = attention_args(
+          st, layer, ctx.tensors.at(static_cast<std::size_t>(st.in[0])).features / layer.heads, cm.model.sequence);
       if (st.phase != Phase::Forward) {
         a.dout = static_cast<std::uint32_t>(st.grad_out);
         auto grad = [&](std::size_t i) {

@@ -42,6 +42,9 @@ Lifetimes tensor_lifetimes(const Schedule& sched);
 // `split_heads`: attention with fewer key/value heads than rows gets HeadParts maps (PE
 // code); else even maps (planned analytically).
 Schedule make_schedule(const CompiledModel& cm, bool split_heads = true);
+// The attention kernel's arguments for an attention step: its tensors, heads, the given head
+// dimension and sequence (gradients, for backward steps, are the caller's to add).
+AttentionArgs attention_args(const Step& step, const LayerSpec& layer, std::uint64_t head_dim, std::uint64_t sequence);
 LayerProgram lower_step(KernelContext& ctx, const CompiledModel& cm, const Step& step);
 // The mapping (SRAM, streams, work, bound) of a step whose kind has no PE code yet; throws
 // sim::InputError naming the layer when ctx.emit asks for code.

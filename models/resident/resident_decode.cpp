@@ -222,18 +222,7 @@ ResidentDecode compile_resident_decode(const ModelSpec& model, const Target& tar
       } else if (st.kind == LayerKind::Attention) {
         // The streaming kernel on the caches' Heads maps (whole groups on rows, however many).
         const LayerSpec& layer = pc->model.layers[st.index];
-        AttentionArgs a;
-        a.layer = st.layer;
-        a.q = static_cast<std::uint32_t>(st.in[0]);
-        a.k = static_cast<std::uint32_t>(st.in[1]);
-        a.v = static_cast<std::uint32_t>(st.in[2]);
-        a.out = static_cast<std::uint32_t>(st.out);
-        a.heads = layer.heads;
-        a.kv_heads = layer.kv_heads ? layer.kv_heads : layer.heads;
-        a.head_dim = layer.in_features;
-        a.sequence = prompt;
-        a.causal = layer.causal;
-        prog = lower_attention(c, a);
+        prog = lower_attention(c, attention_args(st, layer, layer.in_features, prompt));
       } else {
         prog = lower_step(c, *pc, st);
       }
