@@ -940,6 +940,11 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
   for (const auto& s : p.stages) {
     inputs.push_back(x);
     PipeBits y(p.tokens * s.f_out);
+    // The stage's output from a models/reference result.
+    auto take = [&](const models::reference::Tensor& r) {
+      for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
+      x = std::move(y);
+    };
     if (s.add) {
       const compiler::EwProgram ew = compiler::elementwise_forward(LayerKind::Add);
       PipeBits skip = inputs.at(s.skip_from);
@@ -959,8 +964,7 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
       ref::Tensor positions(ref::format_of(p.model.dtype), {1, s.capacity, s.f_out});
       for (std::uint64_t i = 0; i < s.weight2.size(); ++i) positions.set_bits(i, s.weight2[i]);
       const ref::Tensor r = ref::embedding_forward(ids, table, s.positions ? &positions : nullptr);
-      for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
-      x = std::move(y);
+      take(r);
       continue;
     }
     if (s.attention) {
@@ -979,8 +983,7 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
         }
       }
       const ref::Tensor r = ref::attention_forward(q, k, v, {s.heads, s.kv_heads, true});
-      for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
-      x = std::move(y);
+      take(r);
       continue;
     }
     if (s.norm) {
@@ -993,8 +996,7 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
         for (std::uint64_t i = 0; i < s.f_in; ++i) be.set_bits(i, s.weight2[i]);
       const ref::Tensor r =
           s.layer_norm ? ref::layernorm_forward(xt, g, be, s.epsilon) : ref::rmsnorm_forward(xt, g, s.epsilon);
-      for (std::uint64_t i = 0; i < y.size(); ++i) y[i] = static_cast<std::uint32_t>(r.bits(i));
-      x = std::move(y);
+      take(r);
       continue;
     }
     auto linear = [&](const PipeBits& w, bool has_bias, const PipeBits& bias) {
