@@ -261,7 +261,8 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
       continue;
     }
     Stall why = Stall::SramPort;
-    // The first checks of step(), inline: most operations of a busy core wait for the datapath.
+    // Not due, or waiting for the datapath (most operations of a busy core), decided here
+    // without a call; step() takes the rest.
     Step s = Step::Wait;
     if (now < op.next_step) {
       s = Step::Wait;

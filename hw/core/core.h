@@ -146,6 +146,8 @@ class Core {
   std::uint32_t operand(const isa::Operand& o) const;
   // vector operations
   void prepare(VectorOp& op, const isa::Instruction& ins, sim::Cycle now);
+  // A step of `op`, due (now >= next_step) and not held back by a busy datapath: tick()
+  // decides those two cases itself.
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
   void plan(VectorOp& op, std::uint32_t index_override);
   void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);

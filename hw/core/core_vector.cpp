@@ -203,13 +203,11 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
 }
 
 Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
-  if (now < op.next_step) return Step::Wait;
   const isa::OpInfo& info = *op.info;
   auto stall = [&](Stall s) {
     *why = s;
     return Step::Stalled;
   };
-  if (info.fpu && r.fpu) return stall(Stall::Fpu);
   if (info.iterative && iter_busy_until_ > now) return stall(Stall::Fpu);
   std::uint32_t payload = 0, sparse_index = 0;
   if (op.in_slot >= 0) {
