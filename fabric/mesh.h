@@ -213,9 +213,12 @@ class Mesh final : public sim::Clocked {
 
   // One cycle of the router of block b: takes in the wavelets that arrived, counts
   // occupancy, grants each output round robin and moves the granted wavelets. Returns the
-  // grants.
-  template <bool kXY>
+  // grants. (Specialised on the routing, 1-cycle hops and per-link color counters.)
+  template <bool kXY, bool kHop1, bool kLinkStats>
   std::uint32_t process(std::uint32_t b, std::uint64_t now);
+  // Processes the routers with work this cycle (all of them without idle skipping); returns the grants.
+  template <bool kXY, bool kHop1, bool kLinkStats>
+  std::uint64_t run_routers(std::uint64_t t);
   // Sends `f` on color c from router r's output o to the endpoint beyond it.
   void to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
   // Router r freed a slot of input p (fed by an endpoint), color c.
