@@ -427,7 +427,7 @@ void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t color
 }
 
 template <bool kXY, bool kHop1, bool kLinkStats>
-std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
+inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   const std::uint32_t r = block_router_[b];
   if (!blocks_[b].ready) prepare_neighbours(r);  // before taking pointers into the arrays
   Block& k = blocks_[b];
