@@ -102,10 +102,6 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
                                             : static_cast<std::uint32_t>(full_.size() - 1);
     }
   ports_.resize(ep_router_.size());
-  color_forwarded_.assign(colors_, 0);
-  color_stalled_.assign(colors_, 0);
-  color_occupancy_.assign(colors_, 0);
-  color_queued_.assign(colors_, 0);
   wheel_.resize(std::max(hop_, ramp_) + 1);
   if (engine_) engine_->add(this);
 }
@@ -545,8 +541,11 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
     };
     if (single) {
       const std::uint64_t want = std::uint64_t{1} << c;
-      if (want & blocked) stall(k, b, o, want & blocked);
-      if (!(want & ~blocked & ~closed(p))) continue;
+      if (want & blocked) {
+        stall(k, b, o, want);
+        continue;
+      }
+      if (held_by && (want & closed(p))) continue;
     } else {
       std::uint64_t any = 0, open[kPorts];
       std::uint32_t with = 0;  // inputs with an open candidate
@@ -619,7 +618,8 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
     ++color_forwarded_[c];
     if (kLinkStats) ++link_forwarded_[slot_index(b, o, c)];
     if constexpr (kXY) {
-      if ((f.info >> 1 ^ f.info >> 2) & 1u) {  // head xor tail: a packet of several wavelets
+      // Head xor tail (a packet of several wavelets): the two bits are 01 or 10.
+      if ((f.info & (Flit::kHead | Flit::kTail)) - Flit::kHead <= Flit::kTail - Flit::kHead) {
         std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
         if (f.head()) {
           own[p] |= cb;

@@ -341,8 +341,9 @@ class Mesh final : public sim::Clocked {
   std::vector<RxQueue> rx_;                                // [ep block][color]
   std::vector<std::uint64_t> ep_last_send_, ep_last_pop_;  // [ep block]: cycle + 1 (0 never)
   std::vector<Flit> rx_flits_;
-  // Per color totals.
-  std::vector<std::uint64_t> color_forwarded_, color_stalled_, color_occupancy_, color_queued_;
+  // Per color totals (colors 0 .. colors_ - 1; arrays in the mesh, not vectors, so the
+  // router loop reaches them without loading a base pointer).
+  std::uint64_t color_forwarded_[64] = {}, color_stalled_[64] = {}, color_occupancy_[64] = {}, color_queued_[64] = {};
   std::uint64_t dir_occupancy_[kPorts] = {};
   std::uint64_t dir_queued_[kPorts] = {};  // [input direction]: wavelets queued or arriving over 1-cycle links
 
