@@ -102,10 +102,6 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
                                             : static_cast<std::uint32_t>(full_.size() - 1);
     }
   ports_.resize(ep_router_.size());
-  color_forwarded_.assign(colors_, 0);
-  color_stalled_.assign(colors_, 0);
-  color_occupancy_.assign(colors_, 0);
-  color_queued_.assign(colors_, 0);
   wheel_.resize(std::max(hop_, ramp_) + 1);
   if (engine_) engine_->add(this);
 }
@@ -426,8 +422,8 @@ void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t color
   stalled_ += n;
 }
 
-template <bool kXY>
-std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
+template <bool kXY, bool kHop1, bool kLinkStats>
+inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   const std::uint32_t r = block_router_[b];
   if (!blocks_[b].ready) prepare_neighbours(r);  // before taking pointers into the arrays
   Block& k = blocks_[b];
@@ -465,7 +461,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   // per direction and color in write()).
   if (per_router_) {
     for (std::uint32_t p = 0; p < kPorts; ++p) k.occupancy[p] += k.queued[p];
-    if (link_stats_)
+    if (kLinkStats)
       for (std::uint32_t p = 0; p < kPorts; ++p)
         for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
           const std::uint32_t si = slot_index(b, p, lowest(m));
@@ -516,7 +512,6 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   Flit* const flits = flits_.data();
   std::uint64_t* const full = full_.data();
   const std::uint32_t links = k.links;
-  const bool hop1 = hop_ == 1;
   std::uint32_t granted = 0;
   std::uint32_t behind[kPorts];  // XY: queues (p | c << 8) granted with a wavelet behind the head
   std::uint32_t n_behind = 0;
@@ -546,8 +541,11 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     };
     if (single) {
       const std::uint64_t want = std::uint64_t{1} << c;
-      if (want & blocked) stall(k, b, o, want & blocked);
-      if (!(want & ~blocked & ~closed(p))) continue;
+      if (want & blocked) {
+        stall(k, b, o, want);
+        continue;
+      }
+      if (held_by && (want & closed(p))) continue;
     } else {
       std::uint64_t any = 0, open[kPorts];
       std::uint32_t with = 0;  // inputs with an open candidate
@@ -597,7 +595,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
       if (++slots_[slot_index(nb, pp, c)].occ >= D) full[n * kPorts + pp] |= cb;
       if (!kXY) ++in_network_;
       Block& kn = blocks_[nb];
-      if (hop1) {
+      if (kHop1) {
         if constexpr (!kXY) {  // the wavelet is the head of its queue there if the route is wrong
           if (!((options_.routes ? options_.routes->at(n, c).accept : 0u) & (1u << pp))) route_error(n, pp, c, f);
           ++color_queued_[c];
@@ -618,9 +616,10 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     }
     ++k.out.forwarded[o];
     ++color_forwarded_[c];
-    if (link_stats_) ++link_forwarded_[slot_index(b, o, c)];
+    if (kLinkStats) ++link_forwarded_[slot_index(b, o, c)];
     if constexpr (kXY) {
-      if ((f.info >> 1 ^ f.info >> 2) & 1u) {  // head xor tail: a packet of several wavelets
+      // Head xor tail (a packet of several wavelets): the two bits are 01 or 10.
+      if ((f.info & (Flit::kHead | Flit::kTail)) - Flit::kHead <= Flit::kTail - Flit::kHead) {
         std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
         if (f.head()) {
           own[p] |= cb;
@@ -644,7 +643,7 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
     --k.queued[p];
     --dir_queued_[p];
     if (!kXY || !link) --in_network_;
-    if (!kXY || !link || !hop1) --color_queued_[c];
+    if (!kXY || !link || !kHop1) --color_queued_[c];
     if constexpr (kXY) {
       if (single) {
         rq->heads[o] = 0;
@@ -682,6 +681,23 @@ std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   return granted;
 }
 
+template <bool kXY, bool kHop1, bool kLinkStats>
+std::uint64_t Mesh::run_routers(std::uint64_t t) {
+  std::uint64_t granted = 0;
+  auto one = [&](std::uint32_t b) __attribute__((always_inline)) { granted += process<kXY, kHop1, kLinkStats>(b, t); };
+  // In block order, so that neighbours' state is still in cache.
+  if (idle_skip_) {
+    router_evaluations_ += work_.size();
+    work_.drain(one);
+  } else {
+    router_evaluations_ += geometry_.routers();
+    work_.drain([](std::uint32_t) {});
+    for (std::uint32_t b = 0; b < blocks_.size(); ++b)
+      if (block_router_[b] != kNone) one(b);
+  }
+  return granted;
+}
+
 sim::Cycle Mesh::write(sim::Cycle now) {
   const std::uint64_t t = now.count();
   processed_ = t + 1;
@@ -690,18 +706,32 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   if (!work_.empty()) {
     for (std::uint32_t c = 0; c < colors_; ++c) color_occupancy_[c] += color_queued_[c];
     for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir_queued_[p];
-    auto one = [&](std::uint32_t b) __attribute__((always_inline)) {
-      granted += xy_ ? process<true>(b, t) : process<false>(b, t);
-    };
-    // In block order, so that neighbours' state is still in cache.
-    if (idle_skip_) {
-      router_evaluations_ += work_.size();
-      work_.drain(one);
-    } else {
-      router_evaluations_ += geometry_.routers();
-      work_.drain([](std::uint32_t) {});
-      for (std::uint32_t b = 0; b < blocks_.size(); ++b)
-        if (block_router_[b] != kNone) one(b);
+    const unsigned variant = (xy_ ? 4u : 0u) | (hop_ == 1 ? 2u : 0u) | (link_stats_ ? 1u : 0u);
+    switch (variant) {
+      case 0:
+        granted = run_routers<false, false, false>(t);
+        break;
+      case 1:
+        granted = run_routers<false, false, true>(t);
+        break;
+      case 2:
+        granted = run_routers<false, true, false>(t);
+        break;
+      case 3:
+        granted = run_routers<false, true, true>(t);
+        break;
+      case 4:
+        granted = run_routers<true, false, false>(t);
+        break;
+      case 5:
+        granted = run_routers<true, false, true>(t);
+        break;
+      case 6:
+        granted = run_routers<true, true, false>(t);
+        break;
+      default:
+        granted = run_routers<true, true, true>(t);
+        break;
     }
   }
   for (const Return& u : unfull_) full_[u.target] &= ~(std::uint64_t{1} << u.color);

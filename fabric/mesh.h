@@ -213,9 +213,12 @@ class Mesh final : public sim::Clocked {
 
   // One cycle of the router of block b: takes in the wavelets that arrived, counts
   // occupancy, grants each output round robin and moves the granted wavelets. Returns the
-  // grants.
-  template <bool kXY>
+  // grants. (Specialised on the routing, 1-cycle hops and per-link color counters.)
+  template <bool kXY, bool kHop1, bool kLinkStats>
   std::uint32_t process(std::uint32_t b, std::uint64_t now);
+  // Processes the routers with work this cycle (all of them without idle skipping); returns the grants.
+  template <bool kXY, bool kHop1, bool kLinkStats>
+  std::uint64_t run_routers(std::uint64_t t);
   // Sends `f` on color c from router r's output o to the endpoint beyond it.
   void to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
   // Router r freed a slot of input p (fed by an endpoint), color c.
@@ -338,8 +341,9 @@ class Mesh final : public sim::Clocked {
   std::vector<RxQueue> rx_;                                // [ep block][color]
   std::vector<std::uint64_t> ep_last_send_, ep_last_pop_;  // [ep block]: cycle + 1 (0 never)
   std::vector<Flit> rx_flits_;
-  // Per color totals.
-  std::vector<std::uint64_t> color_forwarded_, color_stalled_, color_occupancy_, color_queued_;
+  // Per color totals (colors 0 .. colors_ - 1; arrays in the mesh, not vectors, so the
+  // router loop reaches them without loading a base pointer).
+  std::uint64_t color_forwarded_[64] = {}, color_stalled_[64] = {}, color_occupancy_[64] = {}, color_queued_[64] = {};
   std::uint64_t dir_occupancy_[kPorts] = {};
   std::uint64_t dir_queued_[kPorts] = {};  // [input direction]: wavelets queued or arriving over 1-cycle links
 
