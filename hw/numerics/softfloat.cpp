@@ -246,6 +246,17 @@ struct Narrow {
   // Rounds a double (its bits: an exact value, or one rounded to odd) once to the format.
   static std::uint32_t round(std::uint64_t b) {
     const std::uint32_t sign = (b >> 63) ? kSign : 0;
+    // A result in the format's normal range: rebias the exponent and round the significand
+    // by integer addition (ties to even); a carry out of the significand steps the exponent,
+    // up to infinity past the largest finite value.
+    constexpr int kShift = 52 - M;
+    constexpr std::uint64_t kLowest = std::uint64_t{1023 + kEmin} << 52, kOver = std::uint64_t{1023 + kBias + 1} << 52;
+    const std::uint64_t mag = b & ~(std::uint64_t{1} << 63);
+    if (mag >= kLowest && mag < kOver) {
+      const std::uint64_t o = mag - (std::uint64_t{1023 - kBias} << 52);
+      return sign |
+             static_cast<std::uint32_t>((o + ((std::uint64_t{1} << (kShift - 1)) - 1) + ((o >> kShift) & 1)) >> kShift);
+    }
     const auto be = static_cast<std::int32_t>((b >> 52) & 0x7FF);
     if (be == 0) return sign;          // zero; double subnormals do not occur for 16-bit operands
     const std::int32_t e = be - 1023;  // the value lies in [2^e, 2^(e+1))
