@@ -7,6 +7,7 @@
 
 #include "hw/core/core.h"
 #include "hw/numerics/elementary.h"
+#include "hw/numerics/narrow.h"
 #include "hw/numerics/softfloat.h"
 #include "sim/errors.h"
 
@@ -51,6 +52,7 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
   }
   prepare(*slot, ins, now);
   live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first
+  fpu_tail_ = kNoTail;                                             // the new operation has not been visited
   earliest_done_ = std::min(earliest_done_, slot->done_at);
   held_in_ |= in;
   held_out_ |= out;
@@ -360,6 +362,25 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
   }
 }
 
+namespace {
+// y = a x b + c over `count` elements of 16-bit values at running addresses (bytes; `step` per
+// element), an operand of step 0 read once: the fp16/bf16 FMAC loop without calls.
+template <class N>
+void fmac16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* linear, const std::uint32_t* scalar,
+            std::uint32_t count) {
+  const std::uint32_t b0 = linear[2] ? 0 : scalar[2] & 0xffffu, c0 = linear[3] ? 0 : scalar[3] & 0xffffu;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t a = sram.load(static_cast<std::uint32_t>(at[1]), 2);
+    const std::uint32_t b = linear[2] ? sram.load(static_cast<std::uint32_t>(at[2]), 2) : b0;
+    const std::uint32_t c = linear[3] ? sram.load(static_cast<std::uint32_t>(at[3]), 2) : c0;
+    std::uint32_t y = 0;
+    if (!N::fma(b, c, a, y)) y = numerics::fma(N::kType, b, c, a);
+    sram.store(static_cast<std::uint32_t>(at[0]), 2, y);
+    for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
+  }
+}
+}  // namespace
+
 void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
   const DType t = op.ins->type;
   const unsigned esize = size_of(t);
@@ -369,14 +390,20 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
     at[slot] = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
     step[slot] = op.step_bytes[slot];
   }
-  auto src = [&](int slot) {
-    return op.linear[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : op.scalar[slot] & mask;
-  };
-  for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t a = sram_.load(static_cast<std::uint32_t>(at[1]), esize);
-    const std::uint32_t b = src(2), c = src(3);
-    sram_.store(static_cast<std::uint32_t>(at[0]), esize, numerics::fma(t, b, c, a));
-    for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
+  if (t == DType::F16) {
+    fmac16<numerics::narrow::F16>(sram_, at, step, op.linear, op.scalar, count);
+  } else if (t == DType::BF16) {
+    fmac16<numerics::narrow::BF16>(sram_, at, step, op.linear, op.scalar, count);
+  } else {
+    auto src = [&](int slot) {
+      return op.linear[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : op.scalar[slot] & mask;
+    };
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const std::uint32_t a = sram_.load(static_cast<std::uint32_t>(at[1]), esize);
+      const std::uint32_t b = src(2), c = src(3);
+      sram_.store(static_cast<std::uint32_t>(at[0]), esize, numerics::fma(t, b, c, a));
+      for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
+    }
   }
   const unsigned reads = 1u + op.linear[2] + op.linear[3];
   c_.sram_bytes_read += std::uint64_t{count} * esize * reads;
@@ -448,7 +475,11 @@ void Core::retire(VectorOp& op, Cycle now) {
     blocked_ &= ~bit(ins.done_task);
   }
   op.live = false;
-  live_.erase(std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data())));
+  const auto at = std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data()));
+  // A retiring operation is done, so it lies before the tail of datapath stalls.
+  const auto pos = static_cast<std::size_t>(at - live_.begin());
+  if (fpu_tail_ != kNoTail) fpu_tail_ = pos < fpu_tail_ ? fpu_tail_ - 1 : kNoTail;
+  live_.erase(at);
 }
 
 std::string Core::describe_state() const {
