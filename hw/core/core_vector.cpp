@@ -369,6 +369,23 @@ template <class N>
 void fmac16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* linear, const std::uint32_t* scalar,
             std::uint32_t count) {
   const std::uint32_t b0 = linear[2] ? 0 : scalar[2] & 0xffffu, c0 = linear[3] ? 0 : scalar[3] & 0xffffu;
+  if (linear[1] && linear[2] && !linear[3]) {  // y = b x c + a, c a scalar: c decoded once
+    double c_value = 0;
+    if (N::value(c0, c_value)) {
+      std::int64_t a_at = at[1], b_at = at[2], y_at = at[0];
+      for (std::uint32_t k = 0; k < count; ++k) {
+        const std::uint32_t a = sram.load(static_cast<std::uint32_t>(a_at), 2);
+        const std::uint32_t b = sram.load(static_cast<std::uint32_t>(b_at), 2);
+        std::uint32_t y = 0;
+        if (!N::mul_add(c_value, b, a, y)) y = numerics::fma(N::kType, b, c0, a);
+        sram.store(static_cast<std::uint32_t>(y_at), 2, y);
+        a_at += step[1];
+        b_at += step[2];
+        y_at += step[0];
+      }
+      return;
+    }
+  }
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t a = sram.load(static_cast<std::uint32_t>(at[1]), 2);
     const std::uint32_t b = linear[2] ? sram.load(static_cast<std::uint32_t>(at[2]), 2) : b0;

@@ -26,20 +26,19 @@ struct Narrow {
   // False for an infinity or a NaN.
   static bool value(std::uint32_t bits, double& v) {
     const std::uint32_t e = (bits >> M) & kExpMax;
-    if (e == kExpMax) return false;
-    const std::uint32_t m = bits & kManMask;
-    if (e != 0) {
+    if (e - 1 < kExpMax - 1) {  // normal: the exponent rebiased, the fraction moved up
       const std::uint64_t d = (std::uint64_t{bits & kSign} << (63 - E - M)) |
-                              (std::uint64_t{e} + (1023 - kBias)) << 52 | std::uint64_t{m} << (52 - M);
+                              ((std::uint64_t{bits & ~kSign} << (52 - M)) + (std::uint64_t{1023 - kBias} << 52));
       std::memcpy(&v, &d, 8);
-    } else {
-      // m x 2^(kEmin - M), exact: a power of two that is a normal double.
-      constexpr std::uint64_t kScale = std::uint64_t{1023 + kEmin - M} << 52;
-      double scale = 0;
-      std::memcpy(&scale, &kScale, 8);
-      v = static_cast<double>(m) * scale;
-      if (bits & kSign) v = -v;
+      return true;
     }
+    if (e == kExpMax) return false;
+    // Zero or subnormal: m x 2^(kEmin - M), exact: a power of two that is a normal double.
+    constexpr std::uint64_t kScale = std::uint64_t{1023 + kEmin - M} << 52;
+    double scale = 0;
+    std::memcpy(&scale, &kScale, 8);
+    v = static_cast<double>(bits & kManMask) * scale;
+    if (bits & kSign) v = -v;
     return true;
   }
 
@@ -89,6 +88,14 @@ struct Narrow {
       b |= 1;                                  // round to odd
     }
     return round(b);
+  }
+  // x x b + c rounded once, x a finite value of the format as value() gives it (a factor used
+  // for many elements); false (out untouched) when b or c is infinite or NaN.
+  static bool mul_add(double x, std::uint32_t b, std::uint32_t c, std::uint32_t& out) {
+    double y = 0, z = 0;
+    if (!value(b, y) || !value(c, z)) return false;
+    out = sum(x * y, z);
+    return true;
   }
   // a x b + c rounded once; false (out untouched) when an operand is infinite or NaN.
   static bool fma(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t& out) {

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "hw/numerics/elementary.h"
+#include "hw/numerics/narrow.h"
 #include "hw/numerics/softfloat.h"
 
 namespace wafersim::hw::numerics {
@@ -305,6 +306,33 @@ TEST(Fp16Bf16, FastPathMatchesReferenceAtTheNormalRangeEdges) {
           ASSERT_EQ(sub(t, x, y | s), reference::sub(t, x, y | s)) << std::hex << x << " - " << (y | s);
         }
   }
+}
+
+// The inline element-loop form (hw/numerics/narrow.h): a factor decoded once, then x b + c for
+// many b and c, gives the reference's bits, and declines infinite and NaN operands.
+TEST(Fp16Bf16, InlineMulAddMatchesReference) {
+  std::mt19937 rng(5150);
+  std::uniform_int_distribution<std::uint32_t> any16(0, 0xffff);
+  auto check = [&](auto fmt, DType t) {
+    using N = decltype(fmt);
+    for (int i = 0; i < 2000; ++i) {
+      const std::uint32_t x = any16(rng);
+      double xv = 0;
+      if (!N::value(x, xv)) continue;
+      for (int j = 0; j < 100; ++j) {
+        const std::uint32_t b = any16(rng), c = j % 2 ? any16(rng) : neg(t, mul(t, x, b)) ^ (j & 3);
+        std::uint32_t out = 0xdead;
+        const bool finite = !is_nan(t, b) && !is_nan(t, c) && (b & 0x7fff) != (t == F16 ? 0x7c00u : 0x7f80u) &&
+                            (c & 0x7fff) != (t == F16 ? 0x7c00u : 0x7f80u);
+        ASSERT_EQ(N::mul_add(xv, b, c, out), finite) << std::hex << x << " " << b << " " << c;
+        if (finite) {
+          ASSERT_EQ(out, reference::fma(t, x, b, c)) << std::hex << x << " * " << b << " + " << c;
+        }
+      }
+    }
+  };
+  check(narrow::F16{}, F16);
+  check(narrow::BF16{}, BF16);
 }
 
 // FP16 and BF16 against host float arithmetic rounded to the 16-bit format: float has at
