@@ -80,6 +80,7 @@ struct VectorOp {
   std::uint8_t esize[4] = {};
   bool dense[4] = {};
   bool in_range[4] = {};
+  bool plain = false;  // every memory operand linear, dense and in range
   std::uint32_t last_word[4] = {};
   bool has_last[4] = {};
   std::vector<Access> pending;  // [0, planned): the port accesses of the open step

@@ -38,6 +38,9 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
   VectorOp* slot = nullptr;
   if (!ins.async) {
     slot = &ops_[0];
+  } else if (live_.size() - (ops_[0].live ? 1 : 0) >= p_->pe.microthreads) {  // every microthread busy
+    *why = Stall::Microthread;
+    return Step::Stalled;
   } else {
     for (std::size_t i = 1; i < ops_.size() && !slot; ++i)
       if (!ops_[i].live) slot = &ops_[i];
@@ -107,6 +110,7 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
     op.linear[k] = op.is_dsd[k] && op.d[k].kind == Descriptor::Kind::Mem && !op.sparse;
     op.step_bytes[k] = std::int64_t{op.d[k].stride} * size_of(op.d[k].dtype);
   }
+  op.plain = true;
   for (int k : {1, 2, 3, 0}) {
     if (!op.is_dsd[k] || !op.d[k].is_memory()) continue;
     op.mem_slots[op.n_mem++] = static_cast<std::uint8_t>(k);
@@ -121,6 +125,7 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
       const std::int64_t lo = op.d[k].base, hi = lo + op.step_bytes[k] * (op.n - 1);
       op.in_range[k] = fits(lo) && fits(hi);
     }
+    if (!(op.linear[k] && op.dense[k] && op.in_range[k])) op.plain = false;
   }
   const DType narrow = size_of(ins.type2) < size_of(ins.type) ? ins.type2 : ins.type;
   if (ins.op == Op::FMov)
@@ -158,6 +163,33 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
   VectorOp::Access* out = op.pending.data();
   const std::uint32_t count = std::min(op.per_step, op.n - op.next);
   const BankModel& banks = p_->banks;
+  if (op.plain) {
+    // Every memory operand linear, dense and in range: its words this step are the range from
+    // its first element's word to its last's, a source's first dropped when it was the last
+    // word of its previous step (only the first can be: the range moves one way).
+    for (std::uint32_t m = 0; m < op.n_mem; ++m) {
+      const int slot = op.mem_slots[m];
+      const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
+      std::uint32_t w0 = banks.word_of(static_cast<std::uint32_t>(first));
+      const std::uint32_t w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
+      const bool up = w1 >= w0, write = slot == 0;
+      if (!write) {
+        const bool repeat = op.has_last[slot] && w0 == op.last_word[slot];
+        op.last_word[slot] = w1;
+        op.has_last[slot] = true;
+        if (repeat) {
+          if (w0 == w1) continue;
+          w0 = up ? w0 + 1 : w0 - 1;
+        }
+      }
+      for (std::uint32_t w = w0;; w = up ? w + 1 : w - 1) {
+        out[n++] = {w, write};
+        if (w == w1) break;
+      }
+    }
+    op.planned = n;
+    return;
+  }
   // Each memory operand's port words of this step, in element order, without repeating a
   // word (a source's also not its last word of the previous step); every address is checked
   // (for a linear descriptor, its two ends suffice, or its whole range once at issue).
