@@ -239,6 +239,10 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   if (running_ >= 0 && !ops_[0].live) {
     if (now < ready_at_) {
       want(ready_at_);
+    } else if (main_stall_ == static_cast<int>(Stall::Microthread) && live_.size() >= p_->pe.microthreads) {
+      // The vector instruction that found every microthread busy last tick still does: none
+      // has retired since (only this thread issues), so it stalls again as it would in execute().
+      count_stall(Stall::Microthread, stalls);
     } else {
       Stall why = Stall::SramPort;
       const Step s = execute(now, r, &why);
