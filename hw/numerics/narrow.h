@@ -28,7 +28,7 @@ struct Narrow {
     const std::uint32_t e = (bits >> M) & kExpMax;
     if (e - 1 < kExpMax - 1) {  // normal: the exponent rebiased, the fraction moved up
       const std::uint64_t d = (std::uint64_t{bits & kSign} << (63 - E - M)) |
-                              ((std::uint64_t{bits & ~kSign} << (52 - M)) + (std::uint64_t{1023 - kBias} << 52));
+                              ((std::uint64_t{bits & (kSign - 1)} << (52 - M)) + (std::uint64_t{1023 - kBias} << 52));
       std::memcpy(&v, &d, 8);
       return true;
     }
