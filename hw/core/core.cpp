@@ -139,6 +139,7 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
   for (auto id : program_->entry_tasks) host_activate(id, now);
   ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
   live_.clear();
+  fpu_tail_ = kNoTail;
   earliest_done_ = Cycle::never();
   maybe_in_ = ~std::uint64_t{0};
   data_front_ = 0;
@@ -238,6 +239,10 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   if (running_ >= 0 && !ops_[0].live) {
     if (now < ready_at_) {
       want(ready_at_);
+    } else if (main_stall_ == static_cast<int>(Stall::Microthread) && live_.size() >= p_->pe.microthreads) {
+      // The vector instruction that found every microthread busy last tick still does: none
+      // has retired since (only this thread issues), so it stalls again as it would in execute().
+      count_stall(Stall::Microthread, stalls);
     } else {
       Stall why = Stall::SramPort;
       const Step s = execute(now, r, &why);
@@ -253,25 +258,44 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     }
   }
 
-  // Vector operations, oldest first.
-  for (std::uint8_t i : live_) {
-    VectorOp& op = ops_[i];
+  // Vector operations, oldest first. Operations from position fpu_tail_ on stalled on the
+  // busy datapath in the last tick and have not changed since (no step, still due, not done):
+  // with the datapath taken again they stall again, and are counted without a visit.
+  const std::size_t n_live = live_.size();
+  std::size_t tail = kNoTail;  // this tick's run of datapath stalls that reaches the end
+  for (std::size_t pos = 0; pos < n_live; ++pos) {
+    if (pos == fpu_tail_ && r.fpu) {
+      const auto k = static_cast<std::uint8_t>(n_live - pos);
+      c_.stall[static_cast<int>(Stall::Fpu)] += k;
+      stalls[static_cast<int>(Stall::Fpu)] += k;
+      want(next_cycle);
+      if (tail == kNoTail) tail = pos;
+      break;
+    }
+    VectorOp& op = ops_[live_[pos]];
     if (!op.done_at.is_never()) {
       want(op.done_at);
+      tail = kNoTail;
       continue;
     }
     Stall why = Stall::SramPort;
     // Not due, or waiting for the datapath (most operations of a busy core), decided here
     // without a call; step() takes the rest.
     Step s = Step::Wait;
+    bool datapath_busy = false;
     if (now < op.next_step) {
       s = Step::Wait;
     } else if (op.info->fpu && r.fpu) {
       why = Stall::Fpu;
       s = Step::Stalled;
+      datapath_busy = true;
     } else {
       s = step(op, now, r, &why);
     }
+    if (!datapath_busy)
+      tail = kNoTail;
+    else if (tail == kNoTail)
+      tail = pos;
     op.last_stall = s == Step::Stalled ? static_cast<int>(why) : -1;
     if (s == Step::Stalled) {
       count_stall(why, stalls);
@@ -282,6 +306,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
       want(std::max(op.next_step, next_cycle));
     }
   }
+  fpu_tail_ = tail;
 
   if (running_ < 0 && program_) {
     if (active_ & ~blocked_) want(next_cycle);

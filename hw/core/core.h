@@ -80,6 +80,7 @@ struct VectorOp {
   std::uint8_t esize[4] = {};
   bool dense[4] = {};
   bool in_range[4] = {};
+  bool plain = false;  // every memory operand linear, dense and in range
   std::uint32_t last_word[4] = {};
   bool has_last[4] = {};
   std::vector<Access> pending;  // [0, planned): the port accesses of the open step
@@ -187,10 +188,14 @@ class Core {
   int running_ = -1;
   std::uint32_t pc_ = 0;
   sim::Cycle ready_at_{0};
-  sim::Cycle task_start_{0};                        // the running task's start (for traces)
-  int main_stall_ = -1;                             // cause of the main thread's last stall (for reports)
-  std::vector<VectorOp> ops_;                       // [0] the synchronous slot, [1..] the microthreads
-  std::vector<std::uint8_t> live_;                  // slots of the live operations, oldest first
+  sim::Cycle task_start_{0};        // the running task's start (for traces)
+  int main_stall_ = -1;             // cause of the main thread's last stall (for reports)
+  std::vector<VectorOp> ops_;       // [0] the synchronous slot, [1..] the microthreads
+  std::vector<std::uint8_t> live_;  // slots of the live operations, oldest first
+  // The position in live_ from which every operation stalled on the busy datapath in the last
+  // tick (kNoTail: none); kept as operations retire before it, cleared when one is issued.
+  static constexpr std::size_t kNoTail = ~std::size_t{0};
+  std::size_t fpu_tail_ = kNoTail;
   sim::Cycle earliest_done_ = sim::Cycle::never();  // the earliest done_at of a live operation
   std::uint32_t seq_ = 0;
   sim::Cycle iter_busy_until_{0};

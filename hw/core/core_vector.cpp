@@ -7,6 +7,7 @@
 
 #include "hw/core/core.h"
 #include "hw/numerics/elementary.h"
+#include "hw/numerics/narrow.h"
 #include "hw/numerics/softfloat.h"
 #include "sim/errors.h"
 
@@ -37,6 +38,9 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
   VectorOp* slot = nullptr;
   if (!ins.async) {
     slot = &ops_[0];
+  } else if (live_.size() - (ops_[0].live ? 1 : 0) >= p_->pe.microthreads) {  // every microthread busy
+    *why = Stall::Microthread;
+    return Step::Stalled;
   } else {
     for (std::size_t i = 1; i < ops_.size() && !slot; ++i)
       if (!ops_[i].live) slot = &ops_[i];
@@ -51,6 +55,7 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
   }
   prepare(*slot, ins, now);
   live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first
+  fpu_tail_ = kNoTail;                                             // the new operation has not been visited
   earliest_done_ = std::min(earliest_done_, slot->done_at);
   held_in_ |= in;
   held_out_ |= out;
@@ -105,6 +110,7 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
     op.linear[k] = op.is_dsd[k] && op.d[k].kind == Descriptor::Kind::Mem && !op.sparse;
     op.step_bytes[k] = std::int64_t{op.d[k].stride} * size_of(op.d[k].dtype);
   }
+  op.plain = true;
   for (int k : {1, 2, 3, 0}) {
     if (!op.is_dsd[k] || !op.d[k].is_memory()) continue;
     op.mem_slots[op.n_mem++] = static_cast<std::uint8_t>(k);
@@ -119,6 +125,7 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
       const std::int64_t lo = op.d[k].base, hi = lo + op.step_bytes[k] * (op.n - 1);
       op.in_range[k] = fits(lo) && fits(hi);
     }
+    if (!(op.linear[k] && op.dense[k] && op.in_range[k])) op.plain = false;
   }
   const DType narrow = size_of(ins.type2) < size_of(ins.type) ? ins.type2 : ins.type;
   if (ins.op == Op::FMov)
@@ -156,6 +163,33 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
   VectorOp::Access* out = op.pending.data();
   const std::uint32_t count = std::min(op.per_step, op.n - op.next);
   const BankModel& banks = p_->banks;
+  if (op.plain) {
+    // Every memory operand linear, dense and in range: its words this step are the range from
+    // its first element's word to its last's, a source's first dropped when it was the last
+    // word of its previous step (only the first can be: the range moves one way).
+    for (std::uint32_t m = 0; m < op.n_mem; ++m) {
+      const int slot = op.mem_slots[m];
+      const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
+      std::uint32_t w0 = banks.word_of(static_cast<std::uint32_t>(first));
+      const std::uint32_t w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
+      const bool up = w1 >= w0, write = slot == 0;
+      if (!write) {
+        const bool repeat = op.has_last[slot] && w0 == op.last_word[slot];
+        op.last_word[slot] = w1;
+        op.has_last[slot] = true;
+        if (repeat) {
+          if (w0 == w1) continue;
+          w0 = up ? w0 + 1 : w0 - 1;
+        }
+      }
+      for (std::uint32_t w = w0;; w = up ? w + 1 : w - 1) {
+        out[n++] = {w, write};
+        if (w == w1) break;
+      }
+    }
+    op.planned = n;
+    return;
+  }
   // Each memory operand's port words of this step, in element order, without repeating a
   // word (a source's also not its last word of the previous step); every address is checked
   // (for a linear descriptor, its two ends suffice, or its whole range once at issue).
@@ -360,6 +394,42 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
   }
 }
 
+namespace {
+// y = a x b + c over `count` elements of 16-bit values at running addresses (bytes; `step` per
+// element), an operand of step 0 read once: the fp16/bf16 FMAC loop without calls.
+template <class N>
+void fmac16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* linear, const std::uint32_t* scalar,
+            std::uint32_t count) {
+  const std::uint32_t b0 = linear[2] ? 0 : scalar[2] & 0xffffu, c0 = linear[3] ? 0 : scalar[3] & 0xffffu;
+  if (linear[1] && linear[2] && !linear[3]) {  // y = b x c + a, c a scalar: c decoded once
+    double c_value = 0;
+    if (N::value(c0, c_value)) {
+      std::int64_t a_at = at[1], b_at = at[2], y_at = at[0];
+      for (std::uint32_t k = 0; k < count; ++k) {
+        const std::uint32_t a = sram.load(static_cast<std::uint32_t>(a_at), 2);
+        const std::uint32_t b = sram.load(static_cast<std::uint32_t>(b_at), 2);
+        std::uint32_t y = 0;
+        if (!N::mul_add(c_value, b, a, y)) y = numerics::fma(N::kType, b, c0, a);
+        sram.store(static_cast<std::uint32_t>(y_at), 2, y);
+        a_at += step[1];
+        b_at += step[2];
+        y_at += step[0];
+      }
+      return;
+    }
+  }
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t a = sram.load(static_cast<std::uint32_t>(at[1]), 2);
+    const std::uint32_t b = linear[2] ? sram.load(static_cast<std::uint32_t>(at[2]), 2) : b0;
+    const std::uint32_t c = linear[3] ? sram.load(static_cast<std::uint32_t>(at[3]), 2) : c0;
+    std::uint32_t y = 0;
+    if (!N::fma(b, c, a, y)) y = numerics::fma(N::kType, b, c, a);
+    sram.store(static_cast<std::uint32_t>(at[0]), 2, y);
+    for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
+  }
+}
+}  // namespace
+
 void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
   const DType t = op.ins->type;
   const unsigned esize = size_of(t);
@@ -369,14 +439,20 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
     at[slot] = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
     step[slot] = op.step_bytes[slot];
   }
-  auto src = [&](int slot) {
-    return op.linear[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : op.scalar[slot] & mask;
-  };
-  for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t a = sram_.load(static_cast<std::uint32_t>(at[1]), esize);
-    const std::uint32_t b = src(2), c = src(3);
-    sram_.store(static_cast<std::uint32_t>(at[0]), esize, numerics::fma(t, b, c, a));
-    for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
+  if (t == DType::F16) {
+    fmac16<numerics::narrow::F16>(sram_, at, step, op.linear, op.scalar, count);
+  } else if (t == DType::BF16) {
+    fmac16<numerics::narrow::BF16>(sram_, at, step, op.linear, op.scalar, count);
+  } else {
+    auto src = [&](int slot) {
+      return op.linear[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : op.scalar[slot] & mask;
+    };
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const std::uint32_t a = sram_.load(static_cast<std::uint32_t>(at[1]), esize);
+      const std::uint32_t b = src(2), c = src(3);
+      sram_.store(static_cast<std::uint32_t>(at[0]), esize, numerics::fma(t, b, c, a));
+      for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
+    }
   }
   const unsigned reads = 1u + op.linear[2] + op.linear[3];
   c_.sram_bytes_read += std::uint64_t{count} * esize * reads;
@@ -448,7 +524,11 @@ void Core::retire(VectorOp& op, Cycle now) {
     blocked_ &= ~bit(ins.done_task);
   }
   op.live = false;
-  live_.erase(std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data())));
+  const auto at = std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data()));
+  // A retiring operation is done, so it lies before the tail of datapath stalls.
+  const auto pos = static_cast<std::size_t>(at - live_.begin());
+  if (fpu_tail_ != kNoTail) fpu_tail_ = pos < fpu_tail_ ? fpu_tail_ - 1 : kNoTail;
+  live_.erase(at);
 }
 
 std::string Core::describe_state() const {

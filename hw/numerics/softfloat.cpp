@@ -1,5 +1,7 @@
 #include "hw/numerics/softfloat.h"
 
+#include "hw/numerics/narrow.h"
+
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -211,82 +213,8 @@ std::uint32_t bits_of(float f) {
 constexpr std::uint32_t kF32DefaultNan = 0x7FC00000;
 std::uint32_t host_result(float r) { return r == r ? bits_of(r) : kF32DefaultNan; }
 
-// FP16 and BF16 through the host's double arithmetic. A finite 16-bit value is a double
-// (exactly); products of two are exact in double. A sum p + z is rounded to odd in double
-// (TwoSum gives its exact error; an inexact sum is truncated and its last bit set), and a
-// value rounded to odd with at least p + 2 bits rounds to p bits as the exact value would,
-// so the final rounding to the format is the only one (Boldo and Melquiond, "Emulation of
-// FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
-// E exponent bits, M fraction bits.
-template <int E, int M>
-struct Narrow {
-  static constexpr int kBias = (1 << (E - 1)) - 1, kEmin = 1 - kBias;
-  static constexpr std::uint32_t kExpMax = (1u << E) - 1, kSign = 1u << (E + M), kManMask = (1u << M) - 1;
-
-  // False for an infinity or a NaN.
-  static bool value(std::uint32_t bits, double& v) {
-    const std::uint32_t e = (bits >> M) & kExpMax;
-    if (e == kExpMax) return false;
-    const std::uint32_t m = bits & kManMask;
-    if (e != 0) {
-      const std::uint64_t d = (std::uint64_t{bits & kSign} << (63 - E - M)) |
-                              (std::uint64_t{e} + (1023 - kBias)) << 52 | std::uint64_t{m} << (52 - M);
-      std::memcpy(&v, &d, 8);
-    } else {
-      // m x 2^(kEmin - M), exact: a power of two that is a normal double.
-      constexpr std::uint64_t kScale = std::uint64_t{1023 + kEmin - M} << 52;
-      double scale = 0;
-      std::memcpy(&scale, &kScale, 8);
-      v = static_cast<double>(m) * scale;
-      if (bits & kSign) v = -v;
-    }
-    return true;
-  }
-
-  // Rounds a double (its bits: an exact value, or one rounded to odd) once to the format.
-  static std::uint32_t round(std::uint64_t b) {
-    const std::uint32_t sign = (b >> 63) ? kSign : 0;
-    const auto be = static_cast<std::int32_t>((b >> 52) & 0x7FF);
-    if (be == 0) return sign;          // zero; double subnormals do not occur for 16-bit operands
-    const std::int32_t e = be - 1023;  // the value lies in [2^e, 2^(e+1))
-    if (e > kBias) return sign | (kExpMax << M);
-    const std::uint64_t man = (b & ((std::uint64_t{1} << 52) - 1)) | std::uint64_t{1} << 52;
-    const std::int32_t shift = 52 - M + (e < kEmin ? kEmin - e : 0);
-    if (shift >= 54) return sign;  // below half the smallest subnormal
-    std::uint64_t r = man >> shift;
-    const std::uint64_t rem = man & ((std::uint64_t{1} << shift) - 1), half = std::uint64_t{1} << (shift - 1);
-    if (rem > half || (rem == half && (r & 1))) ++r;
-    if (e < kEmin) return sign | static_cast<std::uint32_t>(r);  // subnormal, or rounded up to the smallest normal
-    std::uint32_t biased = static_cast<std::uint32_t>(e + kBias);
-    if (r >> (M + 1)) {
-      r >>= 1;
-      ++biased;
-    }
-    if (biased >= kExpMax) return sign | (kExpMax << M);
-    return sign | biased << M | (static_cast<std::uint32_t>(r) & kManMask);
-  }
-
-  // p + z (each an exact double, no overflow) rounded once: rounded to odd in double first.
-  static std::uint32_t sum(double p, double z) {
-    const double s = p + z;
-    const double zs = s - p, ps = s - zs;
-    const double err = (p - ps) + (z - zs);  // p + z = s + err exactly (TwoSum)
-    std::uint64_t b = 0;
-    std::memcpy(&b, &s, 8);
-    if (err != 0) {
-      if ((err < 0) != ((b >> 63) != 0)) --b;  // |s| above the exact sum: truncate toward zero
-      b |= 1;                                  // round to odd
-    }
-    return round(b);
-  }
-  static std::uint32_t exact(double v) {
-    std::uint64_t b = 0;
-    std::memcpy(&b, &v, 8);
-    return round(b);
-  }
-};
-using F16Fmt = Narrow<5, 10>;
-using BF16Fmt = Narrow<8, 7>;
+using F16Fmt = narrow::F16;
+using BF16Fmt = narrow::BF16;
 
 // Operation `op` on the format's fast path; false (result untouched) when an operand is
 // infinite or NaN.
@@ -349,13 +277,8 @@ std::uint32_t fma(DType t, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
     const float x = host(a), y = host(b), z = host(c);
     if (x == x && y == y && z == z) return host_result(std::fmaf(x, y, z));
   }
-  if (t == DType::F16) {
-    double x = 0, y = 0, z = 0;
-    if (F16Fmt::value(a, x) && F16Fmt::value(b, y) && F16Fmt::value(c, z)) return F16Fmt::sum(x * y, z);
-  } else if (t == DType::BF16) {
-    double x = 0, y = 0, z = 0;
-    if (BF16Fmt::value(a, x) && BF16Fmt::value(b, y) && BF16Fmt::value(c, z)) return BF16Fmt::sum(x * y, z);
-  }
+  std::uint32_t r = 0;
+  if (t == DType::F16 ? F16Fmt::fma(a, b, c, r) : t == DType::BF16 && BF16Fmt::fma(a, b, c, r)) return r;
   return reference::fma(t, a, b, c);
 }
 

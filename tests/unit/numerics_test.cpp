@@ -10,6 +10,7 @@
 #include <random>
 
 #include "hw/numerics/elementary.h"
+#include "hw/numerics/narrow.h"
 #include "hw/numerics/softfloat.h"
 
 namespace wafersim::hw::numerics {
@@ -262,6 +263,76 @@ TEST(Fp16Bf16, FastPathMatchesReferenceBitForBit) {
               << (t == F16 ? "f16" : "bf16") << std::hex << " " << x << " " << y << " " << z;
       }
   }
+}
+
+// Results at the edges of the normal range, where the fast path's rounding hands over to the
+// general one: products and sums near the smallest normal (and the largest subnormal) and near
+// the largest finite value (rounding up to infinity), each side of the boundary.
+TEST(Fp16Bf16, FastPathMatchesReferenceAtTheNormalRangeEdges) {
+  std::mt19937 rng(9090);
+  for (DType t : {F16, BF16}) {
+    const int m = t == F16 ? 10 : 7, bias = t == F16 ? 15 : 127;
+    const std::uint32_t max_exp = t == F16 ? 0x1f : 0xff;
+    std::uniform_int_distribution<std::uint32_t> frac(0, (1u << m) - 1), sign(0, 1), ebits(1, max_exp - 1);
+    std::uniform_int_distribution<int> jitter(-3, 3);
+    auto encode = [&](std::uint32_t e, std::uint32_t f) { return sign(rng) << 15 | e << m | f; };
+    // Addends at the edges: largest subnormals, smallest normals, largest finite values.
+    const std::uint32_t edges[] = {(1u << m) - 1,
+                                   1u << m,
+                                   (1u << m) + 1,
+                                   ((max_exp - 1) << m) | ((1u << m) - 1),
+                                   ((max_exp - 1) << m) | ((1u << m) - 2),
+                                   (max_exp - 1) << m};
+    for (int i = 0; i < 200000; ++i) {
+      // Exponents with a product near 2^emin (e_a + e_b - 2 bias = 1 - bias) or near 2^(bias + 1).
+      const std::uint32_t ea = ebits(rng);
+      const int target = i % 2 ? 1 + jitter(rng) : 2 * bias + 1 + jitter(rng);
+      const int eb = target - static_cast<int>(ea) + bias;
+      if (eb < 1 || eb > static_cast<int>(max_exp) - 1) continue;
+      const std::uint32_t a = encode(ea, frac(rng)), b = encode(static_cast<std::uint32_t>(eb), frac(rng));
+      const std::uint32_t c = (i % 3 ? edges[static_cast<std::size_t>(i) % 6] : frac(rng)) | sign(rng) << 15;
+      ASSERT_EQ(mul(t, a, b), reference::mul(t, a, b))
+          << (t == F16 ? "f16" : "bf16") << std::hex << " " << a << " * " << b;
+      ASSERT_EQ(fma(t, a, b, c), reference::fma(t, a, b, c))
+          << (t == F16 ? "f16" : "bf16") << std::hex << " " << a << " * " << b << " + " << c;
+      ASSERT_EQ(add(t, c, a), reference::add(t, c, a))
+          << (t == F16 ? "f16" : "bf16") << std::hex << " " << c << " + " << a;
+    }
+    // Every sum of two edge values.
+    for (std::uint32_t x : edges)
+      for (std::uint32_t y : edges)
+        for (std::uint32_t s : {0u, 0x8000u}) {
+          ASSERT_EQ(add(t, x, y | s), reference::add(t, x, y | s)) << std::hex << x << " + " << (y | s);
+          ASSERT_EQ(sub(t, x, y | s), reference::sub(t, x, y | s)) << std::hex << x << " - " << (y | s);
+        }
+  }
+}
+
+// The inline element-loop form (hw/numerics/narrow.h): a factor decoded once, then x b + c for
+// many b and c, gives the reference's bits, and declines infinite and NaN operands.
+TEST(Fp16Bf16, InlineMulAddMatchesReference) {
+  std::mt19937 rng(5150);
+  std::uniform_int_distribution<std::uint32_t> any16(0, 0xffff);
+  auto check = [&](auto fmt, DType t) {
+    using N = decltype(fmt);
+    for (int i = 0; i < 2000; ++i) {
+      const std::uint32_t x = any16(rng);
+      double xv = 0;
+      if (!N::value(x, xv)) continue;
+      for (int j = 0; j < 100; ++j) {
+        const std::uint32_t b = any16(rng), c = j % 2 ? any16(rng) : neg(t, mul(t, x, b)) ^ (j & 3);
+        std::uint32_t out = 0xdead;
+        const bool finite = !is_nan(t, b) && !is_nan(t, c) && (b & 0x7fff) != (t == F16 ? 0x7c00u : 0x7f80u) &&
+                            (c & 0x7fff) != (t == F16 ? 0x7c00u : 0x7f80u);
+        ASSERT_EQ(N::mul_add(xv, b, c, out), finite) << std::hex << x << " " << b << " " << c;
+        if (finite) {
+          ASSERT_EQ(out, reference::fma(t, x, b, c)) << std::hex << x << " * " << b << " + " << c;
+        }
+      }
+    }
+  };
+  check(narrow::F16{}, F16);
+  check(narrow::BF16{}, BF16);
 }
 
 // FP16 and BF16 against host float arithmetic rounded to the 16-bit format: float has at

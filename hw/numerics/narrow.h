@@ -1,0 +1,116 @@
+#pragma once
+// The fp16 and bf16 fast path of softfloat.h's add, sub, mul and fma, inline so that element
+// loops (a vector FMAC) can use it without a call; infinite and NaN operands are left to
+// softfloat.h. Internal to hw: the results are softfloat.h's (tested against `reference`).
+
+#include <cstdint>
+#include <cstring>
+
+#include "hw/numerics/dtype.h"
+
+namespace wafersim::hw::numerics::narrow {
+
+// FP16 and BF16 through the host's double arithmetic. A finite 16-bit value is a double
+// (exactly); products of two are exact in double. A sum p + z is rounded to odd in double
+// (TwoSum gives its exact error; an inexact sum is truncated and its last bit set), and a
+// value rounded to odd with at least p + 2 bits rounds to p bits as the exact value would,
+// so the final rounding to the format is the only one (Boldo and Melquiond, "Emulation of
+// FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
+// The format T: E exponent bits, M fraction bits.
+template <DType T, int E, int M>
+struct Narrow {
+  static constexpr DType kType = T;
+  static constexpr int kBias = (1 << (E - 1)) - 1, kEmin = 1 - kBias;
+  static constexpr std::uint32_t kExpMax = (1u << E) - 1, kSign = 1u << (E + M), kManMask = (1u << M) - 1;
+
+  // False for an infinity or a NaN.
+  static bool value(std::uint32_t bits, double& v) {
+    const std::uint32_t e = (bits >> M) & kExpMax;
+    if (e - 1 < kExpMax - 1) {  // normal: the exponent rebiased, the fraction moved up
+      const std::uint64_t d = (std::uint64_t{bits & kSign} << (63 - E - M)) |
+                              ((std::uint64_t{bits & (kSign - 1)} << (52 - M)) + (std::uint64_t{1023 - kBias} << 52));
+      std::memcpy(&v, &d, 8);
+      return true;
+    }
+    if (e == kExpMax) return false;
+    // Zero or subnormal: m x 2^(kEmin - M), exact: a power of two that is a normal double.
+    constexpr std::uint64_t kScale = std::uint64_t{1023 + kEmin - M} << 52;
+    double scale = 0;
+    std::memcpy(&scale, &kScale, 8);
+    v = static_cast<double>(bits & kManMask) * scale;
+    if (bits & kSign) v = -v;
+    return true;
+  }
+
+  // Rounds a double (its bits: an exact value, or one rounded to odd) once to the format.
+  static std::uint32_t round(std::uint64_t b) {
+    const std::uint32_t sign = (b >> 63) ? kSign : 0;
+    // A result in the format's normal range: rebias the exponent and round the significand
+    // by integer addition (ties to even); a carry out of the significand steps the exponent,
+    // up to infinity past the largest finite value.
+    constexpr int kShift = 52 - M;
+    constexpr std::uint64_t kLowest = std::uint64_t{1023 + kEmin} << 52, kOver = std::uint64_t{1023 + kBias + 1} << 52;
+    const std::uint64_t mag = b & ~(std::uint64_t{1} << 63);
+    if (mag >= kLowest && mag < kOver) {
+      const std::uint64_t o = mag - (std::uint64_t{1023 - kBias} << 52);
+      return sign |
+             static_cast<std::uint32_t>((o + ((std::uint64_t{1} << (kShift - 1)) - 1) + ((o >> kShift) & 1)) >> kShift);
+    }
+    const auto be = static_cast<std::int32_t>((b >> 52) & 0x7FF);
+    if (be == 0) return sign;          // zero; double subnormals do not occur for 16-bit operands
+    const std::int32_t e = be - 1023;  // the value lies in [2^e, 2^(e+1))
+    if (e > kBias) return sign | (kExpMax << M);
+    const std::uint64_t man = (b & ((std::uint64_t{1} << 52) - 1)) | std::uint64_t{1} << 52;
+    const std::int32_t shift = 52 - M + (e < kEmin ? kEmin - e : 0);
+    if (shift >= 54) return sign;  // below half the smallest subnormal
+    std::uint64_t r = man >> shift;
+    const std::uint64_t rem = man & ((std::uint64_t{1} << shift) - 1), half = std::uint64_t{1} << (shift - 1);
+    if (rem > half || (rem == half && (r & 1))) ++r;
+    if (e < kEmin) return sign | static_cast<std::uint32_t>(r);  // subnormal, or rounded up to the smallest normal
+    std::uint32_t biased = static_cast<std::uint32_t>(e + kBias);
+    if (r >> (M + 1)) {
+      r >>= 1;
+      ++biased;
+    }
+    if (biased >= kExpMax) return sign | (kExpMax << M);
+    return sign | biased << M | (static_cast<std::uint32_t>(r) & kManMask);
+  }
+
+  // p + z (each an exact double, no overflow) rounded once: rounded to odd in double first.
+  static std::uint32_t sum(double p, double z) {
+    const double s = p + z;
+    const double zs = s - p, ps = s - zs;
+    const double err = (p - ps) + (z - zs);  // p + z = s + err exactly (TwoSum)
+    std::uint64_t b = 0;
+    std::memcpy(&b, &s, 8);
+    if (err != 0) {
+      if ((err < 0) != ((b >> 63) != 0)) --b;  // |s| above the exact sum: truncate toward zero
+      b |= 1;                                  // round to odd
+    }
+    return round(b);
+  }
+  // x x b + c rounded once, x a finite value of the format as value() gives it (a factor used
+  // for many elements); false (out untouched) when b or c is infinite or NaN.
+  static bool mul_add(double x, std::uint32_t b, std::uint32_t c, std::uint32_t& out) {
+    double y = 0, z = 0;
+    if (!value(b, y) || !value(c, z)) return false;
+    out = sum(x * y, z);
+    return true;
+  }
+  // a x b + c rounded once; false (out untouched) when an operand is infinite or NaN.
+  static bool fma(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t& out) {
+    double x = 0, y = 0, z = 0;
+    if (!value(a, x) || !value(b, y) || !value(c, z)) return false;
+    out = sum(x * y, z);
+    return true;
+  }
+  static std::uint32_t exact(double v) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &v, 8);
+    return round(b);
+  }
+};
+using F16 = Narrow<DType::F16, 5, 10>;
+using BF16 = Narrow<DType::BF16, 8, 7>;
+
+}  // namespace wafersim::hw::numerics::narrow
