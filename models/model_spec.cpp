@@ -330,6 +330,13 @@ std::uint64_t ModelSpec::parameters() const {
   return p;
 }
 
+std::uint64_t ModelSpec::max_features() const {
+  std::uint64_t f = 1;
+  for (const auto& in : inputs) f = std::max(f, in.features);
+  for (const auto& l : layers) f = std::max(f, l.output.features);
+  return f;
+}
+
 std::uint64_t ModelSpec::forward_flops() const {
   std::uint64_t f = 0;
   for (const auto& l : layers) f += l.forward_flops();

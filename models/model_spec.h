@@ -101,6 +101,8 @@ struct ModelSpec {
   static ModelSpec read(sim::config::Section root);
   [[nodiscard]] std::uint64_t parameters() const;
   [[nodiscard]] std::uint64_t forward_flops() const;
+  // The most features of any input or layer output (at least 1): what the layout spreads.
+  [[nodiscard]] std::uint64_t max_features() const;
   [[nodiscard]] const LayerSpec* find(const std::string& layer) const;
   [[nodiscard]] Shape shape_of(const std::string& tensor) const;
 };

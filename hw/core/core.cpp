@@ -400,8 +400,6 @@ std::uint32_t Core::operand(const Operand& o) const {
 
 namespace {
 
-std::uint32_t mask_of(DType t) { return size_of(t) == 4 ? 0xffffffffu : 0xffffu; }
-
 bool compare(isa::Cond c, std::uint32_t a, std::uint32_t b) {
   const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
   switch (c) {

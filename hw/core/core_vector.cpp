@@ -19,7 +19,6 @@ using isa::Operand;
 using sim::Cycle;
 
 namespace {
-std::uint32_t mask_of(DType t) { return size_of(t) == 4 ? 0xffffffffu : 0xffffu; }
 std::uint64_t bit(unsigned c) { return std::uint64_t{1} << c; }
 }  // namespace
 

@@ -16,13 +16,6 @@ namespace wafersim::models::compiler {
 
 namespace {
 
-std::uint64_t max_features(const ModelSpec& m) {
-  std::uint64_t f = 1;
-  for (const auto& in : m.inputs) f = std::max(f, in.features);
-  for (const auto& l : m.layers) f = std::max(f, l.output.features);
-  return f;
-}
-
 // Whether a layer's programs depend on a token's position in its sample (so that a group
 // must hold whole samples for every group to run group 0's programs).
 bool needs_whole_samples(const ModelSpec& m) {
@@ -114,7 +107,7 @@ CompiledModel compile_with(const ModelSpec& model, const Target& target, const C
                                       fixed + 1, target.fabric.colors));
   // One group or row groups (docs/compiler.md, "Weight streaming: layout").
   const std::uint32_t rows_per_band = target.fabric.colors - fixed;
-  const std::uint64_t H = max_features(model);
+  const std::uint64_t H = model.max_features();
   const bool whole = needs_whole_samples(model);
   std::uint32_t groups = 1;
   switch (options.layout) {

@@ -16,9 +16,7 @@ using hw::DType;
 using hw::isa::Op;
 using V = VOperand;
 
-namespace {
-std::uint64_t words(std::uint64_t bytes) { return ceil_div(bytes, 8); }
-}  // namespace
+namespace {}  // namespace
 
 std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& ctx, const MatmulArgs& m,
                                                            const MatmulScratch& buf, const MatmulWeights& w,

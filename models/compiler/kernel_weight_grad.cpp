@@ -16,9 +16,7 @@ using hw::DType;
 using hw::isa::Op;
 using V = VOperand;
 
-namespace {
-std::uint64_t words(std::uint64_t bytes) { return (bytes + 7) / 8; }
-}  // namespace
+namespace {}  // namespace
 
 LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) {
   const StreamingLayout& l = ctx.layout;

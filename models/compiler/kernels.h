@@ -9,6 +9,7 @@
 
 #include "models/compiler/compiled_model.h"
 #include "models/compiler/elementwise.h"
+#include "models/compiler/sizes.h"
 #include "models/compiler/sram_arena.h"
 #include "sim/errors.h"
 
@@ -168,9 +169,6 @@ LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 
 // The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
 [[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);
-
-// ceil(a / b); a when b is 0.
-inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b ? (a + b - 1) / b : a; }
 
 // Emits D = A widened to fp32 (fcvt from dt, or a copy when dt is fp32), and the reverse.
 void widen(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a);

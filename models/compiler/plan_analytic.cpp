@@ -14,8 +14,6 @@ namespace wafersim::models::compiler {
 
 namespace {
 
-std::uint64_t words(std::uint64_t bytes) { return ceil_div(bytes, 8); }
-
 // Work of one PE, built from the kernels' building blocks.
 struct PeWork {
   const Target& target;

@@ -16,18 +16,15 @@
 #include "models/compiler/matmul_program.h"
 
 namespace wafersim::models::resident {
+using compiler::align8;
+using compiler::ceil_div;
 using compiler::KernelContext;
 using compiler::LayerProgram;
 using compiler::MatmulArgs;
 using compiler::Span;
+using compiler::words;
 using compiler::Work;
 using hw::DType;
-
-namespace {
-std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return b ? (a + b - 1) / b : a; }
-std::uint64_t words(std::uint64_t bytes) { return cdiv(bytes, 8); }
-std::uint64_t align8(std::uint64_t b) { return (b + 7) / 8 * 8; }
-}  // namespace
 
 std::uint32_t resident_weight_bytes(const compiler::StreamingLayout& l, const compiler::FeatureMap& in,
                                     const compiler::FeatureMap& out, std::uint64_t f_out, bool bias, hw::DType dt) {
@@ -99,13 +96,13 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
       for (std::uint32_t j = 0; j < G; ++j)
         for (const Span& ro : Om.runs(j)) {
           const std::uint64_t n = ro.size();
-          k.datapath_steps += std::uint64_t{t} * a * cdiv(n, lanes_dt);
+          k.datapath_steps += std::uint64_t{t} * a * ceil_div(n, lanes_dt);
           k.sram_reads += std::uint64_t{t} * a * (words(n * esz) + words(n * asz) + 1);
           k.sram_writes += std::uint64_t{t} * a * words(n * asz);
           k.issue += std::uint64_t{t} * a * 7 + 4;
         }
     } else {
-      k.datapath_steps = a * m.f_out * cdiv(t, lanes_dt);
+      k.datapath_steps = a * m.f_out * ceil_div(t, lanes_dt);
       // Every weight is one scalar load (a port access) besides the vector reads and writes.
       k.sram_reads = a * m.f_out * (words(std::uint64_t{t} * asz) + words(std::uint64_t{t} * esz) + 1);
       k.sram_writes = a * m.f_out * words(std::uint64_t{t} * asz);
@@ -128,8 +125,8 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
       const std::uint64_t inputs = (from_north ? 1 : 0) + (from_south ? 1 : 0);
       k.ramp_in += inputs * n;
       k.datapath_steps += inputs * n;
-      if (bias) k.datapath_steps += cj * cdiv(t, lanes_acc);
-      if (fp32_acc) k.datapath_steps += cdiv(n, lanes_dt);
+      if (bias) k.datapath_steps += cj * ceil_div(t, lanes_acc);
+      if (fp32_acc) k.datapath_steps += ceil_div(n, lanes_dt);
       k.sram_writes += words(n * esz);
     }
     k.issue += 2 * G;

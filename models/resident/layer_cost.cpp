@@ -4,8 +4,11 @@
 
 #include "models/compiler/bound.h"
 #include "models/compiler/compiled_model.h"
+#include "models/compiler/sizes.h"
 
 namespace wafersim::models::resident {
+using compiler::ceil_div;
+using compiler::words;
 using compiler::Work;
 
 const char* to_string(Cut c) {
@@ -22,16 +25,13 @@ const char* to_string(Cut c) {
 
 namespace {
 
-std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return b ? (a + b - 1) / b : a; }
-std::uint64_t words(std::uint64_t bytes) { return cdiv(bytes, 8); }
-
 struct Ctx {
   const compiler::Target& target;
   std::uint64_t esz;
   std::uint64_t lanes;
   std::uint32_t rows, cols;
   [[nodiscard]] std::uint64_t pes() const { return std::uint64_t{rows} * cols; }
-  [[nodiscard]] std::uint64_t vec(std::uint64_t n) const { return cdiv(n, lanes); }
+  [[nodiscard]] std::uint64_t vec(std::uint64_t n) const { return ceil_div(n, lanes); }
 };
 
 // A matrix product y[N] = x[K] W (+ b) per token with W cut over the region.
@@ -39,9 +39,9 @@ LayerCost matrix(const Ctx& c, std::uint64_t K, std::uint64_t N, bool bias, Cut 
   LayerCost r;
   r.cut = cut;
   const bool rows_in = cut == Cut::RowsIn;
-  const std::uint64_t a = cdiv(K, rows_in ? c.rows : c.cols);  // input features a PE multiplies
-  const std::uint64_t b = cdiv(N, rows_in ? c.cols : c.rows);  // output features it accumulates
-  const std::uint64_t chain = rows_in ? c.rows : c.cols;       // PEs a partial sum passes
+  const std::uint64_t a = ceil_div(K, rows_in ? c.rows : c.cols);  // input features a PE multiplies
+  const std::uint64_t b = ceil_div(N, rows_in ? c.cols : c.rows);  // output features it accumulates
+  const std::uint64_t chain = rows_in ? c.rows : c.cols;           // PEs a partial sum passes
   Work& w = r.work;
   w.datapath_steps = a * c.vec(b) + (chain > 1 ? c.vec(b) : 0) + (bias ? c.vec(b) : 0) + c.vec(b);
   w.issue = a + 4;
@@ -63,7 +63,7 @@ LayerCost matrix(const Ctx& c, std::uint64_t K, std::uint64_t N, bool bias, Cut 
 LayerCost spread(const Ctx& c, std::uint64_t features, std::uint64_t inputs, std::uint64_t passes,
                  std::uint64_t iterative_cycles, std::uint64_t params, bool reduce, std::uint64_t flops) {
   LayerCost r;
-  const std::uint64_t f = cdiv(features, c.pes());
+  const std::uint64_t f = ceil_div(features, c.pes());
   Work& w = r.work;
   w.datapath_steps = passes * c.vec(f) + f * iterative_cycles + (reduce ? 4 : 0);
   w.issue = passes + (iterative_cycles ? f : 0) + (reduce ? 4 : 0);
@@ -86,9 +86,9 @@ LayerCost attention(const Ctx& c, const LayerSpec& l, const ModelSpec& m, std::u
   const std::uint64_t H = l.heads, KV = l.kv_heads ? l.kv_heads : l.heads, hd = l.in_features;
   const std::uint64_t n = std::min<std::uint64_t>(std::max<std::uint64_t>(context, 1), m.sequence);
   // Key positions over the columns, key/value features over the rows; every sample's cache.
-  const std::uint64_t pos = cdiv(m.sequence, c.cols), kv_feat = cdiv(KV * hd, c.rows);
-  const std::uint64_t q_feat = cdiv(H * hd, c.rows), heads_row = std::max<std::uint64_t>(1, cdiv(H, c.rows));
-  const std::uint64_t keys = std::min(pos, cdiv(n, c.cols));
+  const std::uint64_t pos = ceil_div(m.sequence, c.cols), kv_feat = ceil_div(KV * hd, c.rows);
+  const std::uint64_t q_feat = ceil_div(H * hd, c.rows), heads_row = std::max<std::uint64_t>(1, ceil_div(H, c.rows));
+  const std::uint64_t keys = std::min(pos, ceil_div(n, c.cols));
   const auto& lat = c.target.wafer.pe.latency;
   Work& w = r.work;
   w.datapath_steps = 2 * keys * c.vec(q_feat) + keys * heads_row * lat.exp.count() + heads_row * lat.recip.count() +
@@ -151,8 +151,8 @@ LayerCost layer_cost(const LayerSpec& l, const ModelSpec& m, const compiler::Tar
     case LayerKind::Embedding: {
       // Vocabulary over the rows, features over the columns: the row holding the token's entry
       // sends its features; learned positions the same way.
-      const std::uint64_t vr = cdiv(l.vocabulary, c.rows), fc = cdiv(F, c.cols);
-      const std::uint64_t pr = l.learned_positions ? cdiv(m.sequence, c.rows) : 0;
+      const std::uint64_t vr = ceil_div(l.vocabulary, c.rows), fc = ceil_div(F, c.cols);
+      const std::uint64_t pr = l.learned_positions ? ceil_div(m.sequence, c.rows) : 0;
       Work& w = r.work;
       w.datapath_steps = c.vec(fc) * (l.learned_positions ? 2 : 1);
       w.issue = 4;

@@ -16,13 +16,6 @@ using namespace compiler;
 
 namespace {
 
-std::uint64_t max_features(const ModelSpec& m) {
-  std::uint64_t f = 1;
-  for (const auto& in : m.inputs) f = std::max(f, in.features);
-  for (const auto& l : m.layers) f = std::max(f, l.output.features);
-  return f;
-}
-
 std::uint32_t allocate(SramArena& arena, const KernelContext& ctx, Tensor& t) {
   const std::uint64_t bytes = std::max<std::uint64_t>(8, (t.bytes + 7) / 8 * 8);
   auto a = bytes <= arena.capacity() ? arena.allocate(t.name, static_cast<std::uint32_t>(bytes), 32) : std::nullopt;
@@ -109,7 +102,8 @@ ResidentDecode compile_resident_decode(const ModelSpec& model, const Target& tar
   if (target.fabric.colors < ColorPlan::kFixed + 1)
     throw sim::InputError(fmt::format("the weight-resident run needs at least {} colors, the platform has {}",
                                       ColorPlan::kFixed + 1, target.fabric.colors));
-  cm.layout = StreamingLayout::plan(target, model.batch, max_features(model), target.fabric.colors - ColorPlan::kFixed);
+  cm.layout =
+      StreamingLayout::plan(target, model.batch, model.max_features(), target.fabric.colors - ColorPlan::kFixed);
   if (cm.layout.tokens_per_pe != 1)
     throw sim::InputError(
         fmt::format("a batch of {} does not fit one sample per column of the {} columns", model.batch, target.width()));

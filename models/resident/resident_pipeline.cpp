@@ -25,9 +25,12 @@
 #include "models/reference/embedding.h"
 #include "models/reference/format.h"
 #include "models/reference/norms.h"
+#include "models/resident/resident_runtime.h"
 #include "sim/errors.h"
 
 namespace wafersim::models::resident {
+using compiler::align8;
+using compiler::ceil_div;
 using compiler::VOperand;
 using fabric::bit;
 using fabric::Port;
@@ -37,9 +40,6 @@ using V = VOperand;
 namespace nm = hw::numerics;
 
 namespace {
-
-std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-std::uint32_t align8(std::uint64_t b) { return static_cast<std::uint32_t>((b + 7) / 8 * 8); }
 
 bool fusable(LayerKind k) { return k == LayerKind::Gelu || k == LayerKind::Silu || k == LayerKind::Relu; }
 
@@ -74,10 +74,6 @@ class RouteWriter {
   fabric::RouteTable& t_;
 };
 
-void append(std::vector<std::uint8_t>& out, std::uint32_t bits, std::uint32_t esz) {
-  for (std::uint32_t b = 0; b < esz; ++b) out.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
-}
-
 PipeBits draw(std::mt19937_64& rng, std::uint64_t n, double scale, DType dt) {
   std::uniform_real_distribution<double> u(-scale, scale);
   PipeBits v(n);
@@ -107,8 +103,8 @@ compiler::Span kv_groups(const PipelineStage& s, std::uint32_t y) {
 Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std::uint64_t tokens, std::uint32_t temps,
             DType dt) {
   const std::uint32_t esz = hw::size_of(dt);
-  const std::uint64_t c = cut == PipelineCut::RowsOut ? cdiv(s.f_out, s.rows) : s.f_out;
-  const std::uint64_t k = cut == PipelineCut::RowsIn ? cdiv(s.f_in, s.rows) : s.f_in;
+  const std::uint64_t c = cut == PipelineCut::RowsOut ? ceil_div(s.f_out, s.rows) : s.f_out;
+  const std::uint64_t k = cut == PipelineCut::RowsIn ? ceil_div(s.f_in, s.rows) : s.f_in;
   Frame f;
   std::uint32_t a = 0;
   auto take = [&](std::uint64_t bytes) {
@@ -418,8 +414,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
       std::uint64_t sum = 0, most = 0;
       for (std::size_t i = 0; i < p.stages.size(); ++i) {
         const auto& s = p.stages[i];
-        const std::uint64_t a = cut == PipelineCut::RowsIn ? cdiv(s.f_in, r) : s.f_in;
-        const std::uint64_t c = cut == PipelineCut::RowsOut ? cdiv(s.f_out, r) : s.f_out;
+        const std::uint64_t a = cut == PipelineCut::RowsIn ? ceil_div(s.f_in, r) : s.f_in;
+        const std::uint64_t c = cut == PipelineCut::RowsOut ? ceil_div(s.f_out, r) : s.f_out;
         const std::uint64_t dot = cut == PipelineCut::RowsOut ? c * (a + vstart + 4) : ~std::uint64_t{0};
         const std::uint64_t cost = std::min(dot, a * (c + vstart + 2)) + (i + 1 < p.stages.size() ? s.f_out : 0);
         sum += cost;
@@ -443,7 +439,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     for (std::uint32_t band = 0; band < p.replicas; ++band)
       T = std::max<std::uint64_t>(T, p.band_tokens(ph, band).size());
   for (auto& s : p.stages)
-    if (s.attention) s.cache_sequences = cdiv(model.batch, K);
+    if (s.attention) s.cache_sequences = ceil_div(model.batch, K);
 
   // Values: inputs and parameters drawn from the seed (uniform, scaled by 1/sqrt(fan-in)).
   std::mt19937_64 rng(seed);
@@ -492,7 +488,7 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
     if (cut == PipelineCut::RowsOut) {
       // Cycles per token of each form for the busiest row: a synchronous vector instruction
       // costs its start and pipeline depth besides its elements, and each has scalar steps.
-      const std::uint64_t c = cdiv(s.f_out, s.rows);
+      const std::uint64_t c = ceil_div(s.f_out, s.rows);
       s.dot =
           !s.norm && !s.add && !s.attention && !s.embedding && c * (s.f_in + vstart + 4) < s.f_in * (c + vstart + 2);
     }
@@ -557,12 +553,12 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
                                       : s.dot        ? 5 * std::uint64_t{c}
                                                      : 3 * a.size();
           const std::uint64_t steps = s.attention    ? 0
-                                      : s.embedding  ? cdiv(c, lanes)
-                                      : s.add        ? cdiv(c, lanes)
-                                      : s.layer_norm ? 4 * cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
-                                      : s.norm       ? cdiv(s.f_in, lanes) + 4 * cdiv(c, lanes)
-                                      : s.dot        ? c * cdiv(a.size(), lanes)
-                                                     : (a.size() + 1) * cdiv(c, lanes);
+                                      : s.embedding  ? ceil_div(c, lanes)
+                                      : s.add        ? ceil_div(c, lanes)
+                                      : s.layer_norm ? 4 * ceil_div(s.f_in, lanes) + 4 * ceil_div(c, lanes)
+                                      : s.norm       ? ceil_div(s.f_in, lanes) + 4 * ceil_div(c, lanes)
+                                      : s.dot        ? c * ceil_div(a.size(), lanes)
+                                                     : (a.size() + 1) * ceil_div(c, lanes);
           const std::uint64_t lat = std::max(issue, steps) * (s.gated ? 2 : 1);
           const bool carries = !last && y + 1 == s.rows && s.carry_out;  // the bottom row sends the skip on
           const std::uint64_t ramp_in = (first ? 0 : s.f_in + s.carry_in) + (last ? 0 : above) + (sums_in ? c : 0);
@@ -576,21 +572,21 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           if (s.norm) {
             std::vector<std::uint8_t> gb;  // gamma of the row's features, widened to fp32
             for (std::uint64_t k = o.lo; k < o.hi; ++k)
-              append(gb, dt == DType::F32 ? s.weight[k] : nm::convert(DType::F32, dt, s.weight[k]), 4);
+              append_bits(gb, dt == DType::F32 ? s.weight[k] : nm::convert(DType::F32, dt, s.weight[k]), 4);
             if (place) b.data(fr.bias, std::move(gb));
             if (s.layer_norm) {
               std::vector<std::uint8_t> bb;  // beta, the same way
               for (std::uint64_t k = o.lo; k < o.hi; ++k)
-                append(bb, dt == DType::F32 ? s.weight2[k] : nm::convert(DType::F32, dt, s.weight2[k]), 4);
+                append_bits(bb, dt == DType::F32 ? s.weight2[k] : nm::convert(DType::F32, dt, s.weight2[k]), 4);
               if (place) b.data(fr.beta, std::move(bb));
             }
           } else if (s.embedding) {  // the row's features of every row of the table
             for (std::uint64_t v = 0; v < s.vocabulary; ++v)
-              for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[v * s.f_out + k], esz);
+              for (std::uint64_t k = o.lo; k < o.hi; ++k) append_bits(wb, s.weight[v * s.f_out + k], esz);
             if (s.positions) {
               std::vector<std::uint8_t> pb;
               for (std::uint64_t i2 = 0; i2 < s.capacity; ++i2)
-                for (std::uint64_t k = o.lo; k < o.hi; ++k) append(pb, s.weight2[i2 * s.f_out + k], esz);
+                for (std::uint64_t k = o.lo; k < o.hi; ++k) append_bits(pb, s.weight2[i2 * s.f_out + k], esz);
               if (place) b.data(fr.w2, std::move(pb));
             }
           } else if (s.attention) {
@@ -599,42 +595,43 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
             const std::uint64_t per = fr.groups * s.head_dim * s.capacity;
             for (const std::uint64_t m : band_list) {
               const std::uint64_t seq = m / p.positions / K, pos = m % p.positions;  // seq: the band's
-              append(tb, static_cast<std::uint32_t>(fr.kc + seq * per * esz), 4);
-              append(tb, static_cast<std::uint32_t>(fr.vc + seq * per * 4), 4);
-              append(tb, static_cast<std::uint32_t>(pos), 4);
-              append(tb, static_cast<std::uint32_t>(pos + 1), 4);
+              append_bits(tb, static_cast<std::uint32_t>(fr.kc + seq * per * esz), 4);
+              append_bits(tb, static_cast<std::uint32_t>(fr.vc + seq * per * 4), 4);
+              append_bits(tb, static_cast<std::uint32_t>(pos), 4);
+              append_bits(tb, static_cast<std::uint32_t>(pos + 1), 4);
             }
             b.data(fr.table, std::move(tb));
           } else if (s.add) {
             // No parameters.
           } else if (s.dot) {
             for (std::uint64_t k = o.lo; k < o.hi; ++k)
-              for (std::uint64_t f = a.lo; f < a.hi; ++f) append(wb, s.weight[f * s.f_out + k], esz);
+              for (std::uint64_t f = a.lo; f < a.hi; ++f) append_bits(wb, s.weight[f * s.f_out + k], esz);
           } else {
             for (std::uint64_t f = a.lo; f < a.hi; ++f)
-              for (std::uint64_t k = o.lo; k < o.hi; ++k) append(wb, s.weight[f * s.f_out + k], esz);
+              for (std::uint64_t k = o.lo; k < o.hi; ++k) append_bits(wb, s.weight[f * s.f_out + k], esz);
           }
           if (place && !wb.empty()) b.data(fr.w, std::move(wb));
           if (s.bias && !sums_in) {
             std::vector<std::uint8_t> bb;
             for (std::uint64_t k = o.lo; k < o.hi; ++k)
-              append(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
+              append_bits(bb, dt == DType::F32 ? s.bias_values[k] : nm::convert(DType::F32, dt, s.bias_values[k]), 4);
             if (place) b.data(fr.bias, std::move(bb));
           }
           if (s.gated) {  // up's block and bias, in the gate's order
             std::vector<std::uint8_t> w2;
             if (s.dot) {
               for (std::uint64_t k = o.lo; k < o.hi; ++k)
-                for (std::uint64_t f = a.lo; f < a.hi; ++f) append(w2, s.weight2[f * s.f_out + k], esz);
+                for (std::uint64_t f = a.lo; f < a.hi; ++f) append_bits(w2, s.weight2[f * s.f_out + k], esz);
             } else {
               for (std::uint64_t f = a.lo; f < a.hi; ++f)
-                for (std::uint64_t k = o.lo; k < o.hi; ++k) append(w2, s.weight2[f * s.f_out + k], esz);
+                for (std::uint64_t k = o.lo; k < o.hi; ++k) append_bits(w2, s.weight2[f * s.f_out + k], esz);
             }
             if (place) b.data(fr.w2, std::move(w2));
             if (s.bias2) {
               std::vector<std::uint8_t> bb;
               for (std::uint64_t k = o.lo; k < o.hi; ++k)
-                append(bb, dt == DType::F32 ? s.bias_values2[k] : nm::convert(DType::F32, dt, s.bias_values2[k]), 4);
+                append_bits(bb, dt == DType::F32 ? s.bias_values2[k] : nm::convert(DType::F32, dt, s.bias_values2[k]),
+                            4);
               if (place) b.data(fr.bias2, std::move(bb));
             }
           }
@@ -642,8 +639,8 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
             std::vector<std::uint8_t> xb;
             for (const std::uint64_t m : band_list)
               for (std::uint64_t f = 0; f < s.f_in; ++f) {
-                append(xb, p.input[m * s.f_in + f], s.embedding ? 4 : esz);
-                if (s.positions) append(xb, static_cast<std::uint32_t>(m % p.positions), 4);
+                append_bits(xb, p.input[m * s.f_in + f], s.embedding ? 4 : esz);
+                if (s.positions) append_bits(xb, static_cast<std::uint32_t>(m % p.positions), 4);
               }
             b.data(fr.x, std::move(xb));
           }

@@ -8,14 +8,15 @@
 #include <optional>
 
 #include "models/compiler/bound.h"
+#include "models/compiler/sizes.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"
 
 namespace wafersim::models::resident {
 
-namespace {
+using compiler::ceil_div;
 
-std::uint64_t cdiv(std::uint64_t a, std::uint64_t b) { return b ? (a + b - 1) / b : a; }
+namespace {
 
 struct Candidate {
   const LayerSpec* spec;
@@ -98,7 +99,7 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
   std::uint32_t shelves = 0;
   for (std::uint32_t n = 1; n <= plan.wafers_available && !groups; ++n) {
     const std::uint32_t s0 =
-        static_cast<std::uint32_t>(std::max<std::uint64_t>(1, cdiv(cand.size(), std::uint64_t{n} * W)));
+        static_cast<std::uint32_t>(std::max<std::uint64_t>(1, ceil_div(cand.size(), std::uint64_t{n} * W)));
     for (std::uint32_t s = s0; s <= H && s < s0 + 64 && !groups; ++s) {
       for (auto& c : cand) c.min_cols = min_columns(*c.spec, m, t, H / s);
       groups = partition(cand, W, n * s);
@@ -146,7 +147,7 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
           std::uint64_t{plan.wafers_available} * W);
     throw sim::InputError(msg);
   }
-  plan.wafers = static_cast<std::uint32_t>(cdiv(groups->size(), shelves));  // the bands used may end early
+  plan.wafers = static_cast<std::uint32_t>(ceil_div(groups->size(), shelves));  // the bands used may end early
   plan.shelves = shelves;
   plan.shelf_rows = H / shelves;
   const std::uint32_t h = plan.shelf_rows;
@@ -233,7 +234,7 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
     rl.decode = layer_cost(spec, m, t, rl.region.rows(), rl.region.columns(), m.sequence);
     rl.prefill = layer_cost(spec, m, t, rl.region.rows(), rl.region.columns(), avg_context);
     // The inputs enter over the region's boundary rows.
-    const std::uint64_t boundary = cdiv(rl.in_wavelets, rl.region.rows());
+    const std::uint64_t boundary = ceil_div(rl.in_wavelets, rl.region.rows());
     for (LayerCost* c : {&rl.decode, &rl.prefill}) {
       c->work.link = std::max(c->work.link, boundary);
       c->bound = compiler::bound_of(c->work, t);
@@ -259,7 +260,7 @@ ResidentPlan plan_resident(const ModelSpec& m, const ClusterTarget& ct, std::uin
     wl.bytes = crossing[w];
     const auto io =
         static_cast<std::uint64_t>(std::ceil(static_cast<double>(crossing[w]) * 8.0 / ct.link_bits_per_s * clock));
-    wl.cycles = std::max(io, cdiv(crossing_wavelets[w], std::max(t.fabric.edge_io_channels, 1u)));
+    wl.cycles = std::max(io, ceil_div(crossing_wavelets[w], std::max(t.fabric.edge_io_channels, 1u)));
     latency += wl.cycles;
     const std::string name = fmt::format("wafer link {}->{}", w, w + 1);
     if (wl.cycles > plan.stage_cycles) {

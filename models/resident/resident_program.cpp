@@ -11,17 +11,6 @@
 namespace wafersim::models::resident {
 using namespace compiler;
 
-namespace {
-
-std::uint64_t max_features(const ModelSpec& m) {
-  std::uint64_t f = 1;
-  for (const auto& in : m.inputs) f = std::max(f, in.features);
-  for (const auto& l : m.layers) f = std::max(f, l.output.features);
-  return f;
-}
-
-}  // namespace
-
 std::pair<MatmulArgs, ResidentWeights> reserve_resident_matmul(const CompiledModel& cm, const Step& st,
                                                                SramArena& arena, Accumulate accumulate) {
   const LayerSpec& layer = cm.model.layers[st.index];
@@ -65,10 +54,10 @@ ResidentProgram compile_resident_program(const ModelSpec& model, const Target& t
   if (target.fabric.colors < ColorPlan::kFixed + 1)
     throw sim::InputError(fmt::format("the weight-resident run needs at least {} colors, the platform has {}",
                                       ColorPlan::kFixed + 1, target.fabric.colors));
-  cm.layout = StreamingLayout::plan(target, tokens, max_features(model), target.fabric.colors - ColorPlan::kFixed);
+  cm.layout = StreamingLayout::plan(target, tokens, model.max_features(), target.fabric.colors - ColorPlan::kFixed);
   cm.colors = ColorPlan::make(cm.layout.rows_per_band_used, false);
   cm.layout_reason = fmt::format("sequence x hidden = {} x {}: {}; linear weights resident in SRAM", model.sequence,
-                                 max_features(model), cm.layout.describe());
+                                 model.max_features(), cm.layout.describe());
   cm.routes = build_routes(target, cm.layout, cm.colors);
 
   Schedule sched = make_schedule(cm);

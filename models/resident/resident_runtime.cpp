@@ -7,13 +7,9 @@
 
 namespace wafersim::models::resident {
 
-namespace {
-
-void append(std::vector<std::uint8_t>& out, std::uint32_t bits, std::uint32_t esz) {
+void append_bits(std::vector<std::uint8_t>& out, std::uint32_t bits, std::uint32_t esz) {
   for (std::uint32_t b = 0; b < esz; ++b) out.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
 }
-
-}  // namespace
 
 void place_weights(ResidentProgram& rp, const runtime::HostData& data) {
   compiler::CompiledModel& cm = rp.cm;
@@ -32,12 +28,12 @@ void place_weights(ResidentProgram& rp, const runtime::HostData& data) {
       std::vector<std::uint8_t> bytes;
       bytes.reserve(img.weights.size() * esz);
       const auto& w = data.host.at(m.args.weight);
-      for (auto i : img.weights) append(bytes, w.at(i), esz);
+      for (auto i : img.weights) append_bits(bytes, w.at(i), esz);
       if (!bytes.empty()) b.data(m.weights.addr, std::move(bytes));
       if (!img.bias.empty()) {
         std::vector<std::uint8_t> bb;
         const auto& bias = data.host.at(static_cast<std::uint32_t>(m.args.bias));
-        for (auto i : img.bias) append(bb, bias.at(i), esz);
+        for (auto i : img.bias) append_bits(bb, bias.at(i), esz);
         b.data(m.weights.bias_addr, std::move(bb));
       }
     }

@@ -64,12 +64,12 @@ std::string region(const LayerProgram& p) {
   return p.rows ? fmt::format("{} x {}", p.rows, p.columns) : std::string("-");
 }
 
-std::string bytes(double b) { return units::pretty(b, "B"); }
-std::string count(double n) {
+}  // namespace
+
+std::string bytes_cell(double b) { return units::pretty(b, "B"); }
+std::string count_cell(double n) {
   return n < 1e5 ? fmt::format("{}", static_cast<std::uint64_t>(n)) : units::pretty(n, "");
 }
-
-}  // namespace
 
 nlohmann::ordered_json mapping_json(const CompiledModel& cm, const std::string& platform) {
   nlohmann::ordered_json j;
@@ -142,8 +142,8 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
   o << fmt::format("  layout      {}\n", cm.layout_reason);
   o << fmt::format("  colors      {} of {} ({} weight, 4 column chains, {} row chains, 2 column broadcasts, 1 out)\n",
                    cm.colors.used(), t.fabric.colors, cm.colors.weight.size(), cm.colors.with_west ? 4 : 2);
-  o << fmt::format("  SRAM        {} of {} per PE at the peak (activations stay resident)\n", bytes(cm.sram_peak),
-                   bytes(t.sram_bytes()));
+  o << fmt::format("  SRAM        {} of {} per PE at the peak (activations stay resident)\n", bytes_cell(cm.sram_peak),
+                   bytes_cell(t.sram_bytes()));
   if (m.sparsity.any())
     o << fmt::format(
         "  sparsity    {} sparse layer(s): applies to training runs (wafersim run --train); this mapping is dense\n",
@@ -155,12 +155,12 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
   std::uint64_t total = 0, flops = 0;
   for (std::size_t i = 0; i < cm.programs.size(); ++i) {
     const auto& p = cm.programs[i];
-    o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n",
-                     i, p.layer, models::to_string(p.kind), models::compiler::to_string(p.phase),
-                     p.analytical ? "analytical" : "pe", region(p), bytes(static_cast<double>(p.sram.max_bytes)),
-                     bytes(p.sram.mean_bytes), p.colors, count(static_cast<double>(p.work.wavelets_in)),
-                     count(static_cast<double>(p.work.wavelets_out)), count(static_cast<double>(p.work.flops)),
-                     p.bound.cycles, models::compiler::to_string(p.bound.binds));
+    o << fmt::format(
+        "  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n", i, p.layer,
+        models::to_string(p.kind), models::compiler::to_string(p.phase), p.analytical ? "analytical" : "pe", region(p),
+        bytes_cell(static_cast<double>(p.sram.max_bytes)), bytes_cell(p.sram.mean_bytes), p.colors,
+        count_cell(static_cast<double>(p.work.wavelets_in)), count_cell(static_cast<double>(p.work.wavelets_out)),
+        count_cell(static_cast<double>(p.work.flops)), p.bound.cycles, models::compiler::to_string(p.bound.binds));
     total += p.bound.cycles;
     flops += p.work.flops;
   }
@@ -227,7 +227,7 @@ void print_run(std::ostream& o, const CompiledModel& cm, const std::deque<StepRe
     std::string stalls;
     for (std::size_t k = 0; k < st.size() && k < 2; ++k)
       stalls += fmt::format("{}{} {}", k ? ", " : "", hw::stall_name(static_cast<hw::Stall>(st[k].second)),
-                            count(static_cast<double>(st[k].first)));
+                            count_cell(static_cast<double>(st[k].first)));
     if (stalls.empty()) stalls = "none";
     std::string check = "-";
     if (!r.simulated) {

@@ -32,6 +32,11 @@ struct ModelArgs {
   [[nodiscard]] models::LoadedModel load() const;
 };
 
+// Table cells of the model reports: bytes with an SI prefix; a count in full below 100,000,
+// with an SI prefix above.
+std::string bytes_cell(double b);
+std::string count_cell(double n);
+
 nlohmann::ordered_json mapping_json(const models::compiler::CompiledModel& cm, const std::string& platform);
 void print_mapping(std::ostream& out, const models::compiler::CompiledModel& cm, const std::string& platform);
 

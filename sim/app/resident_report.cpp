@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/app/model_report.h"
 #include "sim/units/quantity.h"
 
 namespace wafersim::app {
@@ -10,10 +11,6 @@ using models::resident::ResidentPlan;
 
 namespace {
 
-std::string bytes(double b) { return units::pretty(b, "B"); }
-std::string count(double n) {
-  return n < 1e5 ? fmt::format("{}", static_cast<std::uint64_t>(n)) : units::pretty(n, "");
-}
 std::string rate(double n) {
   std::string s = units::pretty(n, "");
   while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -103,8 +100,9 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
   out << fmt::format(
       "  resident    {} ({} parameters x {} B, KV cache for batch {} x sequence {}); SRAM {} of {} per PE "
       "(max), mean {}\n",
-      bytes(static_cast<double>(p.state_bytes)), count(static_cast<double>(m.parameters())), esz, m.batch, m.sequence,
-      bytes(static_cast<double>(p.sram_max)), bytes(static_cast<double>(p.sram_capacity)), bytes(p.sram_mean));
+      bytes_cell(static_cast<double>(p.state_bytes)), count_cell(static_cast<double>(m.parameters())), esz, m.batch,
+      m.sequence, bytes_cell(static_cast<double>(p.sram_max)), bytes_cell(static_cast<double>(p.sram_capacity)),
+      bytes_cell(p.sram_mean));
   out << fmt::format("  colors      at most {} per region of {}\n", p.colors_max, p.colors_available);
   if (!p.skipped.empty()) {
     std::string s;
@@ -116,14 +114,14 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
                      "cyc/tok", "binds");
   for (const ResidentLayer& l : p.layers) {
     const auto& r = l.region;
-    out << fmt::format("  {:<16} {:<10} {:>3} {:>11} {:>11} {:<8} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {}\n", l.name,
-                       models::to_string(l.kind), r.wafer, fmt::format("({},{})", r.x0, r.y0),
-                       fmt::format("{} x {}", r.rows(), r.columns()), models::resident::to_string(l.decode.cut),
-                       bytes(static_cast<double>(l.decode.weight_bytes)), bytes(static_cast<double>(l.decode.kv_bytes)),
-                       bytes(static_cast<double>(l.decode.act_bytes)), count(static_cast<double>(l.in_wavelets)),
-                       count(static_cast<double>(l.decode.work.flops)),
-                       count(static_cast<double>(l.decode.bound.cycles)),
-                       models::compiler::to_string(l.decode.bound.binds));
+    out << fmt::format(
+        "  {:<16} {:<10} {:>3} {:>11} {:>11} {:<8} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {}\n", l.name,
+        models::to_string(l.kind), r.wafer, fmt::format("({},{})", r.x0, r.y0),
+        fmt::format("{} x {}", r.rows(), r.columns()), models::resident::to_string(l.decode.cut),
+        bytes_cell(static_cast<double>(l.decode.weight_bytes)), bytes_cell(static_cast<double>(l.decode.kv_bytes)),
+        bytes_cell(static_cast<double>(l.decode.act_bytes)), count_cell(static_cast<double>(l.in_wavelets)),
+        count_cell(static_cast<double>(l.decode.work.flops)), count_cell(static_cast<double>(l.decode.bound.cycles)),
+        models::compiler::to_string(l.decode.bound.binds));
   }
   std::uint64_t between = 0, hops = 0;
   for (const auto& t : p.transfers)
@@ -132,10 +130,10 @@ void print_resident(std::ostream& out, const ResidentPlan& p, const models::Mode
       hops += t.wavelets * t.hops;
     }
   out << fmt::format("  traffic     {} wavelets per token between regions ({} wavelet-hops on wafer)\n",
-                     count(static_cast<double>(between)), count(static_cast<double>(hops)));
+                     count_cell(static_cast<double>(between)), count_cell(static_cast<double>(hops)));
   for (const auto& w : p.links)
     out << fmt::format("  wafer link  {} -> {}: {} per token, {} cycles per token\n", w.from, w.from + 1,
-                       bytes(static_cast<double>(w.bytes)), w.cycles);
+                       bytes_cell(static_cast<double>(w.bytes)), w.cycles);
   out << fmt::format("  pipeline    slowest stage '{}' {} cycles per token ({}): at most {} tokens/s at {} when full\n",
                      p.stage, p.stage_cycles, p.stage_binds, rate(per_s(clock, p.stage_cycles)),
                      units::pretty(clock, "Hz"));

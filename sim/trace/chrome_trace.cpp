@@ -12,7 +12,7 @@
 namespace wafersim::sim::trace {
 namespace {
 
-constexpr std::size_t kFlushBytes = 1 << 20;
+constexpr std::size_t kTraceFlushBytes = 1 << 20;
 
 std::string args_json(const Args& args) {
   std::string out = "{";
@@ -75,7 +75,7 @@ void ChromeTrace::emit(const std::string& event) {
   if (!first_) buffer_ += ",\n";
   first_ = false;
   buffer_ += event;
-  if (buffer_.size() >= kFlushBytes) {
+  if (buffer_.size() >= kTraceFlushBytes) {
     out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
     buffer_.clear();
   }

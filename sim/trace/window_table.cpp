@@ -12,7 +12,7 @@
 namespace wafersim::sim::trace {
 namespace {
 
-constexpr std::size_t kFlushBytes = 1 << 20;
+constexpr std::size_t kTableFlushBytes = 1 << 20;
 
 [[noreturn]] void io_error(const std::filesystem::path& p, const char* what) {
   throw InputError(fmt::format("cannot {} {}: {}", what, p.string(), std::strerror(errno)));
@@ -105,7 +105,7 @@ void WindowTable::write_open_window() {
   rows_ += open_.size() / (keys_.size() + values_.size());
   open_.clear();
   open_sorted_ = true;
-  if (buffer_.size() >= kFlushBytes) flush();
+  if (buffer_.size() >= kTableFlushBytes) flush();
 }
 
 void WindowTable::flush() {

@@ -54,20 +54,20 @@ std::string render_html(const nlohmann::ordered_json& data) {
   // Inside <script> the JSON must not contain "</script" or "<!--": every '<' (only ever
   // inside a JSON string) becomes the escape \u003c.
   const std::string raw = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string json;
-  json.reserve(raw.size());
+  std::string escaped;
+  escaped.reserve(raw.size());
   for (char c : raw) {
     if (c == '<')
-      json += "\\u003c";
+      escaped += "\\u003c";
     else
-      json += c;
+      escaped += c;
   }
   const std::string title = "wafersim report: " + data.at("run").value("platform", std::string("run"));
   // Substitute the data last: it is the only part that could contain the other markers.
   replace(page, "@TITLE@", html_escape(title));
   replace(page, "@STYLE@", asset("report.css"));
   replace(page, "@SCRIPT@", asset("report.js"));
-  replace(page, "@DATA@", json);
+  replace(page, "@DATA@", escaped);
   return page;
 }
 
