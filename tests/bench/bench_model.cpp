@@ -9,8 +9,8 @@
 //  * BM_Gpt3XlLayer/sequence:S: examples/models/gpt3-xl-layer.yaml forward over S tokens on a
 //    whole WSE-2 (757 x 996) in timing-only mode. Every step the compiler emits PE code for is
 //    simulated, the others are planned analytically (CompileOptions::plan_missing_code); the
-//    label names both. S = 32 runs in minutes; S = 2048 (the model's sequence) takes hours, so
-//    a bare scripts/bench leaves it out.
+//    label names both. Both take hours (docs/performance.md: S = 32 simulated about 40 cycles
+//    per second in the first projection), so a bare scripts/bench leaves them out.
 //
 //   bench_model --benchmark_filter='BM_CompiledGemm/tokens:256/'
 
