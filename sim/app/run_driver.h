@@ -2,6 +2,7 @@
 // Drives SystemC for a whole run: advances simulated time in slices, shows progress,
 // enforces --max-cycles and --max-wall, and detects the end of activity.
 
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace wafersim::app {
 struct RunLimits {
   sim::Cycle max_cycles = sim::Cycle::never();  // simulated cycles of the reference clock
   double max_wall_seconds = 0;                  // 0: no limit
+  // When the wall-clock limit starts counting: every run_simulation() given these limits (a
+  // compiled model calls it once per step) spends the same budget.
+  std::chrono::steady_clock::time_point wall_start = std::chrono::steady_clock::now();
   // Return at the last event when nothing is left to do (SC_EXIT_ON_STARVATION), not at the
   // end of a time slice: simulated time stops where activity stopped, so that whatever the
   // caller starts next (a compiled model's next layer) starts there.
