@@ -52,7 +52,8 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
       link_stats_(detail_ == StatsDetail::Links || options_.trace_counters == StatsDetail::Links),
       per_router_(detail_ != StatsDetail::Totals || options_.trace_counters == StatsDetail::Routers || link_stats_),
       idle_skip_(engine ? engine->options().idle_skip : options_.idle_skip),
-      xy_(options_.routing == Routing::XY) {
+      xy_(options_.routing == Routing::XY),
+      sweep_(pick_sweep()) {
   if (colors_ == 0 || colors_ > 64) throw std::logic_error("Mesh: colors must be 1 .. 64");
   if (depth_ == 0 || depth_ > 0xffff) throw std::logic_error("Mesh: queue depth must be 1 .. 65535");
   if (hop_ == 0 || ramp_ == 0) throw std::logic_error("Mesh: hop and ramp latencies must be at least 1 cycle");
@@ -698,6 +699,14 @@ std::uint64_t Mesh::run_routers(std::uint64_t t) {
   return granted;
 }
 
+Mesh::Sweep Mesh::pick_sweep() const {
+  static constexpr Sweep kSweeps[8] = {&Mesh::run_routers<false, false, false>, &Mesh::run_routers<false, false, true>,
+                                       &Mesh::run_routers<false, true, false>,  &Mesh::run_routers<false, true, true>,
+                                       &Mesh::run_routers<true, false, false>,  &Mesh::run_routers<true, false, true>,
+                                       &Mesh::run_routers<true, true, false>,   &Mesh::run_routers<true, true, true>};
+  return kSweeps[(xy_ ? 4u : 0u) | (hop_ == 1 ? 2u : 0u) | (link_stats_ ? 1u : 0u)];
+}
+
 sim::Cycle Mesh::write(sim::Cycle now) {
   const std::uint64_t t = now.count();
   processed_ = t + 1;
@@ -706,33 +715,7 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   if (!work_.empty()) {
     for (std::uint32_t c = 0; c < colors_; ++c) color_occupancy_[c] += color_queued_[c];
     for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir_queued_[p];
-    const unsigned variant = (xy_ ? 4u : 0u) | (hop_ == 1 ? 2u : 0u) | (link_stats_ ? 1u : 0u);
-    switch (variant) {
-      case 0:
-        granted = run_routers<false, false, false>(t);
-        break;
-      case 1:
-        granted = run_routers<false, false, true>(t);
-        break;
-      case 2:
-        granted = run_routers<false, true, false>(t);
-        break;
-      case 3:
-        granted = run_routers<false, true, true>(t);
-        break;
-      case 4:
-        granted = run_routers<true, false, false>(t);
-        break;
-      case 5:
-        granted = run_routers<true, false, true>(t);
-        break;
-      case 6:
-        granted = run_routers<true, true, false>(t);
-        break;
-      default:
-        granted = run_routers<true, true, true>(t);
-        break;
-    }
+    granted = (this->*sweep_)(t);
   }
   for (const Return& u : unfull_) full_[u.target] &= ~(std::uint64_t{1} << u.color);
   unfull_.clear();

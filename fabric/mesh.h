@@ -219,6 +219,9 @@ class Mesh final : public sim::Clocked {
   // Processes the routers with work this cycle (all of them without idle skipping); returns the grants.
   template <bool kXY, bool kHop1, bool kLinkStats>
   std::uint64_t run_routers(std::uint64_t t);
+  using Sweep = std::uint64_t (Mesh::*)(std::uint64_t);
+  // The run_routers specialisation for this mesh's routing, hop latency and link counters.
+  [[nodiscard]] Sweep pick_sweep() const;
   // Sends `f` on color c from router r's output o to the endpoint beyond it.
   void to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
   // Router r freed a slot of input p (fed by an endpoint), color c.
@@ -313,6 +316,7 @@ class Mesh final : public sim::Clocked {
   bool per_router_;  // per router and port occupancy integrals
   bool idle_skip_;
   bool xy_;
+  Sweep sweep_;  // pick_sweep(), fixed at construction
 
   // Per router (always allocated, small).
   // Colors with no free slot (no credit): [router * 5 + input port] for router input
