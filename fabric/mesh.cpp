@@ -150,6 +150,7 @@ std::uint32_t Mesh::new_tile(std::uint32_t r) {
       for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
     }
   slots_.resize(blocks_.size() * kPorts * colors_);
+  sleep_.resize(blocks_.size());
   if (xy_) {
     owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
     requests_.resize(blocks_.size());
@@ -331,7 +332,8 @@ inline std::uint16_t Mesh::head_wants(const Block& k, std::uint32_t r, std::uint
 }
 
 void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) {
-  const std::uint32_t b = block_[r];  // allocated when the wavelet was sent
+  const std::uint32_t b = block_[r];                     // allocated when the wavelet was sent
+  if (blocks_[b].asleep) wake_up(b, processed_, false);  // its counters up to here, with the queues as they were
   Slot& q = slots_[slot_index(b, p, c)];
   enqueue(q, f);
   Block& k = blocks_[b];
@@ -360,6 +362,7 @@ void Mesh::read(sim::Cycle now) {
   for (const Return& ret : ep_returns_) {
     --rx_[std::size_t{ep_block_[ret.target]} * colors_ + ret.color].occ;
     full_[ep_full_base_ + ret.target] &= ~(std::uint64_t{1} << ret.color);
+    if (sleepers_) rouse(ep_router_[ret.target]);
   }
   ep_returns_.clear();
 
@@ -423,11 +426,76 @@ void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t color
   stalled_ += n;
 }
 
+void Mesh::fall_asleep(std::uint32_t b, std::uint64_t now, const std::uint64_t* stalls, std::uint32_t outs) {
+  Sleep& s = sleep_[b];
+  s.since = now + 1;
+  for (std::uint32_t o = 0; o < kPorts; ++o) {
+    s.stalled[o] = outs >> o & 1u ? stalls[o] : 0;
+    for (std::uint64_t m = s.stalled[o]; m; m &= m - 1) {
+      ++sleep_stalls_;
+      ++sleep_color_stalls_[lowest(m)];
+      sleep_colors_ |= m & -m;
+    }
+  }
+  blocks_[b].asleep = 1;
+  ++sleepers_;
+}
+
+void Mesh::wake_up(std::uint32_t b, std::uint64_t upto, bool visited) {
+  Sleep& s = sleep_[b];
+  Block& k = blocks_[b];
+  const std::uint64_t n = upto - s.since;
+  if (per_router_) {
+    for (std::uint32_t p = 0; p < kPorts; ++p) k.occupancy[p] += k.queued[p] * n;
+    if (link_stats_)
+      for (std::uint32_t p = 0; p < kPorts; ++p)
+        for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
+          const std::uint32_t si = slot_index(b, p, lowest(m));
+          link_occupancy_[si] += slots_[si].count * n;
+        }
+  }
+  for (std::uint32_t o = 0; o < kPorts; ++o)
+    for (std::uint64_t m = s.stalled[o]; m; m &= m - 1) {
+      const std::uint32_t c = lowest(m);
+      k.stalled[o] += n;
+      if (link_stats_) link_stalled_[slot_index(b, o, c)] += n;
+      if (visited) {  // write() counted this cycle for it as asleep; the visit counts it again
+        --stalled_;
+        --color_stalled_[c];
+      }
+      --sleep_stalls_;
+      if (--sleep_color_stalls_[c] == 0) sleep_colors_ &= ~(std::uint64_t{1} << c);
+    }
+  k.asleep = 0;
+  --sleepers_;
+}
+
+std::uint64_t Mesh::stalled_of(std::uint32_t b, std::uint32_t o) const {
+  std::uint64_t v = blocks_[b].stalled[o];
+  if (const std::uint64_t n = owed(b))
+    for (std::uint64_t m = sleep_[b].stalled[o]; m; m &= m - 1) v += n;
+  return v;
+}
+
+std::uint64_t Mesh::link_stalled_of(std::uint32_t b, std::uint32_t o, std::uint32_t c) const {
+  return link_stalled_[slot_index(b, o, c)] + ((sleep_[b].stalled[o] >> c & 1u) ? owed(b) : 0);
+}
+
+std::uint64_t Mesh::occupancy_of(std::uint32_t b, std::uint32_t p) const {
+  return blocks_[b].occupancy[p] + blocks_[b].queued[p] * owed(b) + (cycle_unfinished() ? unfinished_queued(b, p) : 0);
+}
+
+std::uint64_t Mesh::link_occupancy_of(std::uint32_t b, std::uint32_t p, std::uint32_t c) const {
+  const std::uint32_t si = slot_index(b, p, c);
+  return link_occupancy_[si] + slots_[si].count * owed(b) + (cycle_unfinished() ? unfinished_queued(b, p, c) : 0);
+}
+
 template <bool kXY, bool kHop1, bool kLinkStats>
 inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
   const std::uint32_t r = block_router_[b];
   if (!blocks_[b].ready) prepare_neighbours(r);  // before taking pointers into the arrays
   Block& k = blocks_[b];
+  if (k.asleep) wake_up(b, now, true);
   const std::uint32_t D = depth_;
   Slot* const slots = &slots_[slot_index(b, 0, 0)];
   Requests* const rq = kXY ? &requests_[b] : nullptr;
@@ -515,6 +583,8 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
   const std::uint32_t links = k.links;
   std::uint32_t granted = 0;
   std::uint32_t behind[kPorts];  // XY: queues (p | c << 8) granted with a wavelet behind the head
+  std::uint64_t stalls[kPorts];  // [output]: colors stalled for lack of credit (outputs in stall_outs)
+  std::uint32_t stall_outs = 0;
   std::uint32_t n_behind = 0;
   for (; outs; outs &= outs - 1) {
     const std::uint32_t o = lowest(outs);
@@ -544,6 +614,8 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
       const std::uint64_t want = std::uint64_t{1} << c;
       if (want & blocked) {
         stall(k, b, o, want);
+        stalls[o] = want;
+        stall_outs |= 1u << o;
         continue;
       }
       if (held_by && (want & closed(p))) continue;
@@ -564,7 +636,11 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
           with |= static_cast<std::uint32_t>(open[q] != 0) << q;
         }
       }
-      if (any & blocked) stall(k, b, o, any & blocked);
+      if (any & blocked) {
+        stall(k, b, o, any & blocked);
+        stalls[o] = any & blocked;
+        stall_outs |= 1u << o;
+      }
       if (!with) continue;
       std::uint32_t start = k.out.rr[o] + 1u;
       if (start == kRrSpan) start = 0;
@@ -678,7 +754,12 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
       add_request(*rq, xy_request(k, q, q.front.payload), p, c);
     }
   // (Under XY a router holds a visible wavelet exactly when one of its heads requests an output.)
-  if ((kXY ? rq->outs : k.busy) && !k.in[now & 1u].ports) active_.insert(b);  // (else its sender did)
+  if (kXY ? rq->outs : k.busy) {
+    if (!granted && idle_skip_)
+      fall_asleep(b, now, stalls, stall_outs);  // (if a sender already put it on the list, it is visited)
+    else if (!k.in[now & 1u].ports)
+      active_.insert(b);  // (else its sender did)
+  }
   return granted;
 }
 
@@ -712,12 +793,18 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   processed_ = t + 1;
   work_.swap(active_);  // active_ collects the routers with work next cycle
   std::uint64_t granted = 0;
-  if (!work_.empty()) {
+  if (!work_.empty() || sleepers_) {
     for (std::uint32_t c = 0; c < colors_; ++c) color_occupancy_[c] += color_queued_[c];
     for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir_queued_[p];
+    // This cycle's credit stalls of the sleeping routers (wake_up() takes back those visited).
+    stalled_ += sleep_stalls_;
+    for (std::uint64_t m = sleep_colors_; m; m &= m - 1) color_stalled_[lowest(m)] += sleep_color_stalls_[lowest(m)];
     granted = (this->*sweep_)(t);
   }
-  for (const Return& u : unfull_) full_[u.target] &= ~(std::uint64_t{1} << u.color);
+  for (const Return& u : unfull_) {
+    full_[u.target] &= ~(std::uint64_t{1} << u.color);
+    if (sleepers_) rouse(next_router(u.target / kPorts, u.target % kPorts));  // the sender
+  }
   unfull_.clear();
   if (granted) {
     forwarded_ += granted;
@@ -725,7 +812,7 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   }
   check_deadlock(now);
 
-  if (!active_.empty() || !input_returns_.empty() || !ep_returns_.empty()) return now + sim::Cycle(1);
+  if (!active_.empty() || sleepers_ || !input_returns_.empty() || !ep_returns_.empty()) return now + sim::Cycle(1);
   if (wheel_count_)
     for (std::uint64_t j = 1; j < wheel_.size(); ++j)
       if (!wheel_[(t + j) % wheel_.size()].empty()) return now + sim::Cycle(j);

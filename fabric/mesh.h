@@ -61,7 +61,8 @@ class Endpoint;
 // Contract: the mesh changes state only in read() (arrivals and credits due this cycle)
 // and write() (grants computed in evaluate()), and endpoints are used only from other
 // components' evaluate() or write(), so the order of ticking cannot change results.
-// Routers with empty queues cost nothing; the mesh sleeps when none is busy.
+// Routers with empty queues cost nothing, and so do routers whose every wavelet waits for a
+// credit (until one returns); the mesh sleeps when no router holds a wavelet.
 class Mesh final : public sim::Clocked {
  public:
   static constexpr std::uint32_t kNone = 0xffffffffu;
@@ -181,6 +182,7 @@ class Mesh final : public sim::Clocked {
     std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
     std::uint32_t used = 0;                // 1 once a wavelet was sent to it (the arriving ones count too)
     std::uint32_t ready = 0;               // 1 once its neighbours' tiles are allocated
+    std::uint32_t asleep = 0;              // 1 while it sleeps blocked (see Sleep)
     Arrivals in[2];                        // by cycle parity
     Outputs out;
     std::uint64_t stalled[kPorts] = {};  // [output]: output-color-cycles without credit
@@ -193,6 +195,16 @@ class Mesh final : public sim::Clocked {
     // requester itself when there is one)
     std::uint64_t heads[kPorts] = {};
     std::uint64_t colors[kPorts][kPorts] = {};  // [output][input]: colors whose head requests it
+  };
+  // A router whose visit granted nothing while it held wavelets: every request was blocked
+  // for lack of credit (or by a packet holding the output), and its state cannot change
+  // until a credit returns to one of its outputs or a wavelet arrives, which wake it. Until
+  // then it is not visited; the counters its visits would have added (credit stalls,
+  // occupancy integrals, all constant while it sleeps) are added when it is next visited,
+  // and readers add those still owed.
+  struct Sleep {
+    std::uint64_t since = 0;             // the first cycle its counters do not include
+    std::uint64_t stalled[kPorts] = {};  // [output]: colors stalled in each cycle it sleeps
   };
   struct RxQueue {  // an endpoint's receive queue for one color
     std::uint32_t buf = kNone;
@@ -235,6 +247,28 @@ class Mesh final : public sim::Clocked {
     return q.route ? q.route - 1u : index(xy_output(k.xy & 0xffffu, k.xy >> 16, payload));
   }
   void stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors);
+  // Router block b, which granted nothing in cycle `now`, stalls on `stalls[o]` (outputs
+  // `outs`) in every cycle until something wakes it.
+  [[gnu::noinline]] void fall_asleep(std::uint32_t b, std::uint64_t now, const std::uint64_t* stalls,
+                                     std::uint32_t outs);
+  // Ends block b's sleep: adds the counters of the cycles slept before `upto` (visited: in
+  // cycle `upto`, for which write() already counted its stalls; else before its queues change).
+  [[gnu::noinline]] void wake_up(std::uint32_t b, std::uint64_t upto, bool visited);
+  // Puts a sleeping router (by router index) on the list for the next cycle.
+  void rouse(std::uint32_t r) {
+    const std::uint32_t b = block_[r];
+    if (b != kNone && blocks_[b].asleep) active_.insert(b);
+  }
+  // Cycles block b slept through that its counters do not include yet.
+  [[nodiscard]] std::uint64_t owed(std::uint32_t b) const {
+    return blocks_[b].asleep ? processed_ - sleep_[b].since : 0;
+  }
+  // Counters of block b with the cycles owed: credit stalls of output o (per color c), the
+  // occupancy integral of input p (per color c).
+  [[nodiscard]] std::uint64_t stalled_of(std::uint32_t b, std::uint32_t o) const;
+  [[nodiscard]] std::uint64_t link_stalled_of(std::uint32_t b, std::uint32_t o, std::uint32_t c) const;
+  [[nodiscard]] std::uint64_t occupancy_of(std::uint32_t b, std::uint32_t p) const;
+  [[nodiscard]] std::uint64_t link_occupancy_of(std::uint32_t b, std::uint32_t p, std::uint32_t c) const;
   // Takes a wavelet off the wheel (a ramp or edge channel, or a hop longer than one cycle).
   void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
   // Allocates the tile of router r; returns r's block.
@@ -334,6 +368,7 @@ class Mesh final : public sim::Clocked {
   std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][color][port]
   std::vector<std::uint64_t> owned_by_;          // XY: [block][output][input]: colors of the output held by a packet
   std::vector<Requests> requests_;               // XY: [block]
+  std::vector<Sleep> sleep_;                     // [block]
   std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // as slots_
   std::vector<Flit, CacheAligned<Flit>> flits_;
   // Per endpoint.
@@ -354,8 +389,13 @@ class Mesh final : public sim::Clocked {
   std::vector<std::vector<Transit>> wheel_;         // [cycle % size]
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
   std::vector<Return> unfull_;  // full_ bits to clear when the cycle ends (slots freed in full queues)
-  RouterSet active_;            // blocks with work in the coming cycle
-  RouterSet work_;              // those of the current cycle
+  // The sleeping routers: how many, and the credit stalls they add in each cycle (in total and
+  // per color; the colors with any in sleep_colors_).
+  std::uint32_t sleepers_ = 0;
+  std::uint64_t sleep_stalls_ = 0, sleep_colors_ = 0;
+  std::uint32_t sleep_color_stalls_[64] = {};
+  RouterSet active_;  // blocks with work in the coming cycle
+  RouterSet work_;    // those of the current cycle
   std::uint32_t tiles_x_ = 0;
   std::uint64_t wheel_count_ = 0;
 

@@ -62,7 +62,7 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "credit_stalls_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = 0;
-        for (const Block& k : blocks_) sum += k.stalled[p];
+        for (std::uint32_t b = 0; b < blocks_.size(); ++b) sum += stalled_of(b, static_cast<std::uint32_t>(p));
         return static_cast<double>(sum);
       },
       "output-color-cycles", "credit stalls, per output direction (north, east, south, west, ramp)");
@@ -86,9 +86,9 @@ void Mesh::add_stats(sim::stats::Group& g) {
       case Counter::Forwarded:
         return k.out.forwarded[p];
       case Counter::Stalled:
-        return k.stalled[p];
+        return stalled_of(b, p);
       case Counter::Occupancy:
-        return k.occupancy[p] + (cycle_unfinished() ? unfinished_queued(b, p) : 0);
+        return occupancy_of(b, p);
     }
     return 0;
   };
@@ -129,27 +129,33 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "occupancy integral of each input port's queues (index (y * width + x) * 5 + port)");
 
   if (detail_ != StatsDetail::Links) return;
-  auto per_link_color = [this](const std::vector<std::uint64_t>& v, std::size_t i, bool occupancy) {
+  auto per_link_color = [this](Counter which, std::size_t i) {
     const std::size_t stride = std::size_t{kPorts} * colors_;
     const std::uint32_t b = block_[i / stride];
     if (b == kNone) return 0.0;
     const auto p = static_cast<std::uint32_t>(i % stride / colors_), color = static_cast<std::uint32_t>(i % colors_);
-    std::uint64_t value = v[slot_index(b, p, color)];
-    if (occupancy && cycle_unfinished()) value += unfinished_queued(b, p, color);
-    return static_cast<double>(value);
+    switch (which) {
+      case Counter::Forwarded:
+        return static_cast<double>(link_forwarded_[slot_index(b, p, color)]);
+      case Counter::Stalled:
+        return static_cast<double>(link_stalled_of(b, p, color));
+      case Counter::Occupancy:
+        return static_cast<double>(link_occupancy_of(b, p, color));
+    }
+    return 0.0;
   };
   const std::size_t lc = n * kPorts * c;
   g.vector(
       "link_color_forwarded", [lc] { return lc; },
-      [this, per_link_color](std::size_t i) { return per_link_color(link_forwarded_, i, false); }, "wavelets",
+      [per_link_color](std::size_t i) { return per_link_color(Counter::Forwarded, i); }, "wavelets",
       "wavelets sent on each output link and color (index ((y * width + x) * 5 + port) * colors + color)");
   g.vector(
       "link_color_credit_stalls", [lc] { return lc; },
-      [this, per_link_color](std::size_t i) { return per_link_color(link_stalled_, i, false); }, "cycles",
+      [per_link_color](std::size_t i) { return per_link_color(Counter::Stalled, i); }, "cycles",
       "cycles each output link had a wavelet of the color but no credit (index as link_color_forwarded)");
   g.vector(
       "link_color_occupancy_integral", [lc] { return lc; },
-      [this, per_link_color](std::size_t i) { return per_link_color(link_occupancy_, i, true); }, "wavelet-cycles",
+      [per_link_color](std::size_t i) { return per_link_color(Counter::Occupancy, i); }, "wavelet-cycles",
       "occupancy integral of each input queue (port, color) (index as link_color_forwarded, input port)");
 }
 

@@ -18,8 +18,8 @@ LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p) const {
   const Block& k = blocks_[b];
   const std::uint32_t arriving = (k.in[(processed_ + 1) & 1u].ports >> p) & 1u;
   out.forwarded = k.out.forwarded[p];
-  out.stalled = k.stalled[p];
-  out.occupancy = per_router_ ? k.occupancy[p] + (cycle_unfinished() ? unfinished_queued(b, p) : 0) : 0;
+  out.stalled = stalled_of(b, p);
+  out.occupancy = per_router_ ? occupancy_of(b, p) : 0;
   out.queued = k.queued[p] + arriving;
   return out;
 }
@@ -35,8 +35,8 @@ LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p, std::uint32_t
   const bool arriving = ((a.ports >> p) & 1u) && a.color[p] == c;
   const std::uint32_t si = slot_index(b, p, c);
   out.forwarded = link_forwarded_[si];
-  out.stalled = link_stalled_[si];
-  out.occupancy = link_occupancy_[si] + (cycle_unfinished() ? unfinished_queued(b, p, c) : 0);
+  out.stalled = link_stalled_of(b, p, c);
+  out.occupancy = link_occupancy_of(b, p, c);
   out.queued = slots_[si].count + (arriving ? 1u : 0u);
   return out;
 }
