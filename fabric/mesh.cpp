@@ -64,8 +64,8 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
   block_.assign(n, kNone);
   tiles_x_ = (geometry_.width() + kTile - 1) / kTile;
   const std::uint32_t tiles = tiles_x_ * ((geometry_.height() + kTile - 1) / kTile);
-  active_ = RouterSet(tiles * kTile * kTile);
-  work_ = RouterSet(tiles * kTile * kTile);
+  active_ = sim::IndexSet(tiles * kTile * kTile);
+  work_ = sim::IndexSet(tiles * kTile * kTile);
   boundary_.resize(n);
   for (std::uint32_t r = 0; r < n; ++r) {
     std::uint8_t b = 0;

@@ -15,9 +15,9 @@
 #include "fabric/geometry.h"
 #include "fabric/port.h"
 #include "fabric/route_table.h"
-#include "fabric/router_set.h"
 #include "hw/ramp.h"
 #include "sim/engine/clocked.h"
+#include "sim/engine/index_set.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::sim {
@@ -394,8 +394,8 @@ class Mesh final : public sim::Clocked {
   std::uint32_t sleepers_ = 0;
   std::uint64_t sleep_stalls_ = 0, sleep_colors_ = 0;
   std::uint32_t sleep_color_stalls_[64] = {};
-  RouterSet active_;  // blocks with work in the coming cycle
-  RouterSet work_;    // those of the current cycle
+  sim::IndexSet active_;  // blocks with work in the coming cycle
+  sim::IndexSet work_;    // those of the current cycle
   std::uint32_t tiles_x_ = 0;
   std::uint64_t wheel_count_ = 0;
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
 
 #include "sim/config/diagnostics.h"
@@ -18,6 +19,8 @@ CoreArray::CoreArray(std::string name, const WaferConfig& wafer, CoreArrayOption
       params_(wafer.pe, options.colors),
       options_(options),
       cores_(static_cast<std::size_t>(wafer.pe_count())),
+      awake_(static_cast<std::uint32_t>(wafer.pe_count())),
+      ticking_(static_cast<std::uint32_t>(wafer.pe_count())),
       scratch_(params_.banks) {
   params_.timing_only = options.timing_only;
 }
@@ -64,7 +67,7 @@ Cycle CoreArray::earliest_cycle() const {
 }
 
 void CoreArray::wake(std::uint32_t idx, Cycle at) {
-  timed_.push(Wake{at.count(), idx});
+  timed_.schedule(idx, at.count());
   if (engine_) engine_->wake(this, at);
 }
 
@@ -83,7 +86,6 @@ void CoreArray::load(PeCoord pe, std::shared_ptr<const isa::Program> program) {
   Core& c = core(pe);
   const Cycle at = earliest_cycle();
   c.load(std::move(program), at);
-  if (queued_.empty()) queued_.assign(cores_.size(), 0);
   loaded_.insert(std::lower_bound(loaded_.begin(), loaded_.end(), index(pe)), index(pe));
   wake(index(pe), at);
 }
@@ -111,42 +113,33 @@ void CoreArray::activate(PeCoord pe, std::uint8_t task, Cycle at) {
 void CoreArray::evaluate(Cycle now) {
   if (error_) return;
   last_tick_ = now;
-  while (!timed_.empty() && timed_.top().cycle <= now.count()) {
-    const std::uint32_t idx = timed_.top().index;
-    timed_.pop();
-    if (!queued_[idx]) {
-      queued_[idx] = 1;
-      awake_.push_back(idx);
-    }
-  }
+  timed_.take(now.count(), [this](std::uint32_t idx) { awake_.insert(idx); });
   ticking_.swap(awake_);
-  awake_.clear();
-  if (!std::is_sorted(ticking_.begin(), ticking_.end())) std::sort(ticking_.begin(), ticking_.end());
-  for (std::uint32_t idx : ticking_) queued_[idx] = 0;
   const Cycle next_cycle = now + Cycle(1);
   own_next_ = Cycle::never();
   core_ticks_ += ticking_.size();
-  for (std::uint32_t idx : ticking_) {
+  std::exception_ptr failure;
+  ticking_.drain([&](std::uint32_t idx) {
+    if (failure) return;
     Core& c = *cores_[idx];
     Cycle next;
     try {
       next = c.tick(now, scratch_);
     } catch (const sim::Error& e) {
       error_ = e.what();
-      if (!engine_) throw;
-      sc_core::sc_stop();
+      failure = std::current_exception();
       return;
     }
-    const bool keep = next == next_cycle || (!options_.sleep && c.busy());
-    if (keep) {
+    if (next == next_cycle || (!options_.sleep && c.busy())) {
       own_next_ = std::min(own_next_, next);
-      if (!queued_[idx]) {
-        queued_[idx] = 1;
-        awake_.push_back(idx);
-      }
+      awake_.insert(idx);
     } else if (!next.is_never()) {
-      timed_.push(Wake{next.count(), idx});
+      timed_.schedule(idx, next.count());
     }
+  });
+  if (failure) {
+    if (!engine_) std::rethrow_exception(failure);
+    sc_core::sc_stop();
   }
 }
 
@@ -159,7 +152,7 @@ Cycle CoreArray::next_wake() const {
   // Cores kept awake only because sleeping is off may have nothing of their own to do (they
   // wait for a wavelet or a credit): they do not keep the simulation going by themselves.
   Cycle next = own_next_;
-  if (!timed_.empty()) next = std::min(next, Cycle(timed_.top().cycle));
+  if (!timed_.empty()) next = std::min(next, Cycle(timed_.earliest()));
   return next;
 }
 

@@ -6,7 +6,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +16,8 @@
 #include "hw/ramp.h"
 #include "sim/engine/clocked.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/index_set.h"
+#include "sim/engine/wake_calendar.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::hw {
@@ -110,11 +111,6 @@ class CoreArray final : public sim::Clocked, public RampListener {
   static constexpr std::uint64_t kPerPeStatsLimit = 65536;
 
  private:
-  struct Wake {
-    std::uint64_t cycle;
-    std::uint32_t index;
-    bool operator>(const Wake& o) const { return cycle != o.cycle ? cycle > o.cycle : index > o.index; }
-  };
   [[nodiscard]] std::uint32_t index(PeCoord c) const { return std::uint32_t{c.y} * width_ + c.x; }
   void wake(std::uint32_t index, sim::Cycle at);
   [[nodiscard]] sim::Cycle earliest_cycle() const;
@@ -130,11 +126,10 @@ class CoreArray final : public sim::Clocked, public RampListener {
   std::uint64_t created_ = 0;
   std::uint64_t core_ticks_ = 0;
   std::vector<std::uint32_t> loaded_;          // indices of cores with a program, ascending
-  std::vector<std::uint32_t> awake_;           // ticked in the next evaluate, ascending
+  sim::IndexSet awake_;                        // ticked in the next evaluate (in index order)
+  sim::IndexSet ticking_;                      // those of the current evaluate
   sim::Cycle own_next_ = sim::Cycle::never();  // earliest cycle an awake core has work of its own
-  std::vector<std::uint32_t> ticking_;
-  std::vector<std::uint8_t> queued_;  // per loaded core: already in awake_ (by index)
-  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> timed_;
+  sim::WakeCalendar timed_;                    // cores asleep until a known cycle
   CycleResources scratch_;
   std::optional<std::string> error_;
   sim::Cycle last_tick_{0};

@@ -1,18 +1,18 @@
 #pragma once
-// A set of router indices visited in ascending order: a two-level bitmap, so inserting is a
-// few instructions and a sweep costs about one word per 64 routers that hold members.
+// A set of component indices (routers, cores) visited in ascending order: a two-level bitmap,
+// so inserting is a few instructions and a sweep costs about one word per 64 indices that hold
+// members.
 
 #include <cstdint>
 #include <vector>
 
-namespace wafersim::fabric {
+namespace wafersim::sim {
 
-class RouterSet {
+class IndexSet {
  public:
-  explicit RouterSet(std::uint32_t routers = 0)
-      : words_((routers + 63) / 64, 0), summary_((words_.size() + 63) / 64, 0) {}
+  explicit IndexSet(std::uint32_t size = 0) : words_((size + 63) / 64, 0), summary_((words_.size() + 63) / 64, 0) {}
 
-  // Adds r; false if it was already there.
+  // Adds r (below the size); false if it was already there.
   bool insert(std::uint32_t r) {
     std::uint64_t& w = words_[r >> 6];
     const std::uint64_t bit = std::uint64_t{1} << (r & 63u);
@@ -44,7 +44,7 @@ class RouterSet {
     size_ = 0;
   }
 
-  void swap(RouterSet& other) noexcept {
+  void swap(IndexSet& other) noexcept {
     words_.swap(other.words_);
     summary_.swap(other.summary_);
     std::swap(size_, other.size_);
@@ -60,4 +60,4 @@ class RouterSet {
   std::uint32_t size_ = 0;
 };
 
-}  // namespace wafersim::fabric
+}  // namespace wafersim::sim
