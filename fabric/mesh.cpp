@@ -103,7 +103,11 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
                                             : static_cast<std::uint32_t>(full_.size() - 1);
     }
   ports_.resize(ep_router_.size());
-  wheel_.resize(std::max(hop_, ramp_) + 1);
+  // A power of two of buckets, so that a cycle's bucket is a mask, not a division.
+  std::uint64_t buckets = 1;
+  while (buckets < std::uint64_t{std::max(hop_, ramp_)} + 1) buckets *= 2;
+  wheel_.resize(buckets);
+  wheel_mask_ = buckets - 1;
   if (engine_) engine_->add(this);
 }
 
@@ -192,14 +196,6 @@ std::uint32_t Mesh::ensure_ep_block(std::uint32_t ep) {
   return b;
 }
 
-const Mesh::Slot* Mesh::find_slot(std::uint32_t r, std::uint32_t p, std::uint32_t c) const {
-  return block_[r] == kNone ? nullptr : &slots_[slot_index(block_[r], p, c)];
-}
-
-const Mesh::RxQueue* Mesh::find_rx(std::uint32_t ep, std::uint32_t c) const {
-  return ep_block_[ep] == kNone ? nullptr : &rx_[std::size_t{ep_block_[ep]} * colors_ + c];
-}
-
 std::uint64_t Mesh::allocated_bytes() const {
   auto v = [](const auto& vec) { return static_cast<std::uint64_t>(vec.capacity() * sizeof(vec[0])); };
   return v(full_) + v(down_) + v(block_) + v(boundary_) + v(block_router_) + v(counted_) + v(blocks_) + v(slots_) +
@@ -265,45 +261,38 @@ void Mesh::route_error(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f
 
 // ---- endpoints -----------------------------------------------------------------------
 
-bool Mesh::can_send(std::uint32_t ep, hw::Color c) const {
-  const Slot* s = find_slot(ep_router_[ep], ep_port_[ep], c.id());
-  return !s || s->occ < depth_;
+void Mesh::empty_receive_queue(const char* what, std::uint32_t c) const {
+  throw std::logic_error(fmt::format("fabric: {}() on an empty receive queue (color {})", what, c));
 }
 
 void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   const std::uint32_t c = color.id();
   if (c >= colors_) throw std::logic_error(fmt::format("fabric: send on color {} of {}", c, colors_));
-  if (!can_send(ep, color))
+  const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
+  std::uint32_t b = block_[r];
+  if (b != kNone && slots_[slot_index(b, p, c)].occ >= depth_)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
-  const std::uint32_t eb = ensure_ep_block(ep);
-  if (ep_last_send_[eb] == now.count() + 1)
+  const std::uint32_t eb = ep_block_[ep] != kNone ? ep_block_[ep] : ensure_ep_block(ep);
+  const std::uint64_t stamp = now.count() + 1;
+  if (ep_last_send_[eb] == stamp)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent twice in cycle {}", ep, now.count()));
-  ep_last_send_[eb] = now.count() + 1;
+  ep_last_send_[eb] = stamp;
   if (xy_ && f.head() && !geometry_.contains(destination_x(f.payload), destination_y(f.payload)))
     throw std::logic_error(fmt::format("fabric: packet head for ({}, {}) outside the mesh", destination_x(f.payload),
                                        destination_y(f.payload)));
-  const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
-  const std::uint32_t b = ensure_block(r);
+  if (b == kNone) b = new_tile(r);
   blocks_[b].used = 1;
   if (++slots_[slot_index(b, p, c)].occ >= depth_) full_[r * kPorts + p] |= std::uint64_t{1} << c;
   ++in_network_;
   ++injected_;
-  wheel_[(now.count() + ramp_) % wheel_.size()].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
+  wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
   ++wheel_count_;
   wake_self(now + sim::Cycle(ramp_));
 }
 
-Flit Mesh::front(std::uint32_t ep, hw::Color c) const {
-  if (!((ep_visible_[ep] >> c.id()) & 1u))
-    throw std::logic_error(fmt::format("fabric: front() on an empty receive queue (color {})", c.id()));
-  const RxQueue& q = *find_rx(ep, c.id());
-  return rx_flits_[q.buf + q.head];
-}
-
 void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
   const std::uint32_t c = color.id();
-  if (!((ep_visible_[ep] >> c) & 1u))
-    throw std::logic_error(fmt::format("fabric: pop() on an empty receive queue (color {})", c));
+  if (!((ep_visible_[ep] >> c) & 1u)) empty_receive_queue("pop", c);
   const std::uint32_t eb = ep_block_[ep];
   if (ep_last_pop_[eb] == now.count() + 1)
     throw std::logic_error(fmt::format("fabric: endpoint {} popped twice in cycle {}", ep, now.count()));
@@ -363,7 +352,7 @@ void Mesh::read(sim::Cycle now) {
   }
   ep_returns_.clear();
 
-  auto& bucket = wheel_[now.count() % wheel_.size()];
+  auto& bucket = wheel_[now.count() & wheel_mask_];
   if (!bucket.empty()) {
     last_progress_ = now;
     for (const Transit& t : bucket) {
@@ -399,7 +388,7 @@ inline void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c,
                                        geometry_.name(r), c, port_name(port_at(o))));
   RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
   if (++rq.occ >= depth_) full_[ep_full_base_ + ep] |= std::uint64_t{1} << c;
-  wheel_[(now + ramp_) % wheel_.size()].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
+  wheel_[(now + ramp_) & (wheel_.size() - 1)].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
   ++wheel_count_;
   notify_arrival(ep, c, sim::Cycle(now + ramp_));
 }
@@ -609,7 +598,7 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
         a.flit[pp] = f;
       } else {
         kn.used = 1;
-        wheel_[(now + hop_) % wheel_.size()].push_back(Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
+        wheel_[(now + hop_) & wheel_mask_].push_back(Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
         ++wheel_count_;
       }
     } else {
@@ -685,7 +674,9 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
 template <bool kXY, bool kHop1, bool kLinkStats>
 std::uint64_t Mesh::run_routers(std::uint64_t t) {
   std::uint64_t granted = 0;
-  auto one = [&](std::uint32_t b) __attribute__((always_inline)) { granted += process<kXY, kHop1, kLinkStats>(b, t); };
+  auto one = [ this, t, &granted ](std::uint32_t b) __attribute__((always_inline)) {
+    granted += process<kXY, kHop1, kLinkStats>(b, t);
+  };
   // In block order, so that neighbours' state is still in cache.
   if (idle_skip_) {
     router_evaluations_ += work_.size();
@@ -728,7 +719,7 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   if (!active_.empty() || !input_returns_.empty() || !ep_returns_.empty()) return now + sim::Cycle(1);
   if (wheel_count_)
     for (std::uint64_t j = 1; j < wheel_.size(); ++j)
-      if (!wheel_[(t + j) % wheel_.size()].empty()) return now + sim::Cycle(j);
+      if (!wheel_[(t + j) & wheel_mask_].empty()) return now + sim::Cycle(j);
   return sim::Cycle::never();
 }
 

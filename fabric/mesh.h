@@ -92,13 +92,20 @@ class Mesh final : public sim::Clocked {
   // Endpoint e < routers() is router e's ramp; then the west channels, then the east ones.
   [[nodiscard]] std::uint32_t endpoints() const { return static_cast<std::uint32_t>(ep_router_.size()); }
   [[nodiscard]] std::uint32_t edge_endpoint(EdgeSide side, std::uint32_t channel) const;
-  [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const;
+  [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const {
+    const std::uint32_t b = block_[ep_router_[ep]];
+    return b == kNone || slots_[slot_index(b, ep_port_[ep], c.id())].occ < depth_;
+  }
   // Sends `f` on color c into the endpoint's router (requires can_send; at most once per
   // cycle per endpoint).
   void send(std::uint32_t ep, hw::Color c, Flit f, sim::Cycle now);
   // Colors with a wavelet visible in the endpoint's receive queue (bit c).
   [[nodiscard]] std::uint64_t visible(std::uint32_t ep) const { return ep_visible_[ep]; }
-  [[nodiscard]] Flit front(std::uint32_t ep, hw::Color c) const;
+  [[nodiscard]] Flit front(std::uint32_t ep, hw::Color c) const {
+    if (!((ep_visible_[ep] >> c.id()) & 1u)) empty_receive_queue("front", c.id());
+    const RxQueue& q = rx_[std::size_t{ep_block_[ep]} * colors_ + c.id()];
+    return rx_flits_[q.buf + q.head];
+  }
   // Pops the head of color c (at most one pop per cycle per endpoint).
   void pop(std::uint32_t ep, hw::Color c, sim::Cycle now);
 
@@ -288,8 +295,6 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t slot_index(std::uint32_t block, std::uint32_t p, std::uint32_t c) const {
     return (block * colors_ + c) * kPorts + p;
   }
-  [[nodiscard]] const Slot* find_slot(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
-  [[nodiscard]] const RxQueue* find_rx(std::uint32_t ep, std::uint32_t c) const;
   // Whether write() has not yet run for the last cycle evaluate() saw (a component ticked
   // before the mesh stopped the cycle): its occupancy is then counted from the current state.
   [[nodiscard]] bool cycle_unfinished() const { return evaluated_ > processed_; }
@@ -299,6 +304,7 @@ class Mesh final : public sim::Clocked {
   void notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void wake_self(sim::Cycle at);
+  [[noreturn]] void empty_receive_queue(const char* what, std::uint32_t c) const;
   [[noreturn]] void route_error(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) const;
   void check_deadlock(sim::Cycle now);
   [[nodiscard]] std::string describe_queue(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
@@ -351,7 +357,8 @@ class Mesh final : public sim::Clocked {
   std::uint64_t dir_occupancy_[kPorts] = {};
   std::uint64_t dir_queued_[kPorts] = {};  // [input direction]: wavelets queued or arriving over 1-cycle links
 
-  std::vector<std::vector<Transit>> wheel_;         // [cycle % size]
+  std::vector<std::vector<Transit>> wheel_;  // [cycle & wheel_mask_]
+  std::uint64_t wheel_mask_ = 0;
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
   std::vector<Return> unfull_;  // full_ bits to clear when the cycle ends (slots freed in full queues)
   RouterSet active_;            // blocks with work in the coming cycle
