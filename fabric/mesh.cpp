@@ -413,7 +413,7 @@ void Mesh::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t color
 }
 
 template <bool kXY, bool kHop1, bool kLinkStats>
-inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t b, std::uint64_t now) {
+inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::uint64_t now) {
   const std::uint32_t r = block_router_[b];
   if (!blocks_[b].ready) prepare_neighbours(r);  // before taking pointers into the arrays
   Block& k = blocks_[b];
@@ -502,7 +502,6 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
   Flit* const flits = flits_.data();
   std::uint64_t* const full = full_.data();
   const std::uint32_t links = k.links;
-  std::uint32_t granted = 0;
   std::uint32_t behind[kPorts];  // XY: queues (p | c << 8) granted with a wavelet behind the head
   std::uint32_t n_behind = 0;
   for (; outs; outs &= outs - 1) {
@@ -571,12 +570,11 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
       }
     }
     k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
-    ++granted;
+    ++forwarded_;
 
     // Send it.
     const std::uint64_t cb = std::uint64_t{1} << c;
     Slot& q = slots[c * kPorts + p];
-    const Flit f = q.front;
     const bool link = links >> o & 1u;
     if (link) {
       const std::uint32_t n = r + step_[o];
@@ -587,7 +585,7 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
       Block& kn = blocks_[nb];
       if (kHop1) {
         if constexpr (!kXY) {  // the wavelet is the head of its queue there if the route is wrong
-          if (!((options_.routes ? options_.routes->at(n, c).accept : 0u) & (1u << pp))) route_error(n, pp, c, f);
+          if (!((options_.routes ? options_.routes->at(n, c).accept : 0u) & (1u << pp))) route_error(n, pp, c, q.front);
           ++color_queued_[c];
         }
         ++dir_queued_[pp];
@@ -595,23 +593,30 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
         if (!a.ports) active_.insert(nb);  // (else a sender already did in this cycle)
         a.ports |= 1u << pp;
         a.color[pp] = c;
-        a.flit[pp] = f;
+        a.flit[pp] = q.front;
       } else {
         kn.used = 1;
-        wheel_[(now + hop_) & wheel_mask_].push_back(Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), f});
+        wheel_[(now + hop_) & wheel_mask_].push_back(
+            Transit{n * kPorts + pp, 0, static_cast<std::uint16_t>(c), q.front});
         ++wheel_count_;
       }
     } else {
-      to_endpoint(r, o, c, f, now);
+      to_endpoint(r, o, c, q.front, now);
+      if constexpr (kXY) {  // (it leaves the network here; below for static routes)
+        --in_network_;
+        if (kHop1) --color_queued_[c];
+      }
     }
     ++k.out.forwarded[o];
     ++color_forwarded_[c];
     if (kLinkStats) ++link_forwarded_[slot_index(b, o, c)];
     if constexpr (kXY) {
-      // Head xor tail (a packet of several wavelets): the two bits are 01 or 10.
-      if ((f.info & (Flit::kHead | Flit::kTail)) - Flit::kHead <= Flit::kTail - Flit::kHead) {
+      // Head xor tail (a packet of several wavelets): the two bits are 01 or 10. (Read from the
+      // slot here rather than held since the send: fewer registers live across it.)
+      const std::uint32_t info = q.front.info;
+      if ((info & (Flit::kHead | Flit::kTail)) - Flit::kHead <= Flit::kTail - Flit::kHead) {
         std::uint64_t* own = &owned_by_[(std::size_t{b} * kPorts + o) * kPorts];
-        if (f.head()) {
+        if (info & Flit::kHead) {
           own[p] |= cb;
           k.owned_outs |= 1u << o;
           q.route = static_cast<std::uint16_t>(o + 1);
@@ -632,8 +637,8 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
     // and in its color's queue count.)
     --k.queued[p];
     --dir_queued_[p];
-    if (!kXY || !link) --in_network_;
-    if (!kXY || !link || !kHop1) --color_queued_[c];
+    if (!kXY) --in_network_;
+    if (!kXY || !kHop1) --color_queued_[c];
     if constexpr (kXY) {
       if (single) {
         rq->heads[o] = 0;
@@ -668,15 +673,12 @@ inline __attribute__((always_inline)) std::uint32_t Mesh::process(std::uint32_t 
     }
   // (Under XY a router holds a visible wavelet exactly when one of its heads requests an output.)
   if ((kXY ? rq->outs : k.busy) && !k.in[now & 1u].ports) active_.insert(b);  // (else its sender did)
-  return granted;
 }
 
 template <bool kXY, bool kHop1, bool kLinkStats>
 std::uint64_t Mesh::run_routers(std::uint64_t t) {
-  std::uint64_t granted = 0;
-  auto one = [ this, t, &granted ](std::uint32_t b) __attribute__((always_inline)) {
-    granted += process<kXY, kHop1, kLinkStats>(b, t);
-  };
+  const std::uint64_t before = forwarded_;
+  auto one = [ this, t ](std::uint32_t b) __attribute__((always_inline)) { process<kXY, kHop1, kLinkStats>(b, t); };
   // In block order, so that neighbours' state is still in cache.
   if (idle_skip_) {
     router_evaluations_ += work_.size();
@@ -687,7 +689,7 @@ std::uint64_t Mesh::run_routers(std::uint64_t t) {
     for (std::uint32_t b = 0; b < blocks_.size(); ++b)
       if (block_router_[b] != kNone) one(b);
   }
-  return granted;
+  return forwarded_ - before;
 }
 
 Mesh::Sweep Mesh::pick_sweep() const {
@@ -710,10 +712,7 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   }
   for (const Return& u : unfull_) full_[u.target] &= ~(std::uint64_t{1} << u.color);
   unfull_.clear();
-  if (granted) {
-    forwarded_ += granted;
-    last_progress_ = now;
-  }
+  if (granted) last_progress_ = now;
   check_deadlock(now);
 
   if (!active_.empty() || !input_returns_.empty() || !ep_returns_.empty()) return now + sim::Cycle(1);

@@ -156,9 +156,9 @@ class Mesh final : public sim::Clocked {
   struct Slot {
     Flit front;                 // the head wavelet (when count > 0)
     std::uint32_t buf = kNone;  // offset of the ring in flits_, allocated when a second wavelet queues
+    std::uint32_t occ = 0;      // visible + arriving + on the way + not yet returned as credit (32 bits: one add)
     std::uint16_t head = 0;     // ring position of the wavelet behind the head
     std::uint16_t count = 0;    // wavelets visible
-    std::uint16_t occ = 0;      // visible + arriving + on the way + not yet returned as credit
     std::uint16_t route = 0;    // Static: outputs the head was already sent to; XY: locked output + 1
     std::uint16_t want = 0;     // outputs the head still requests (set when the head changes)
   };
@@ -219,10 +219,10 @@ class Mesh final : public sim::Clocked {
   };
 
   // One cycle of the router of block b: takes in the wavelets that arrived, counts
-  // occupancy, grants each output round robin and moves the granted wavelets. Returns the
-  // grants. (Specialised on the routing, 1-cycle hops and per-link color counters.)
+  // occupancy, grants each output round robin and moves the granted wavelets (counted in
+  // forwarded_). (Specialised on the routing, 1-cycle hops and per-link color counters.)
   template <bool kXY, bool kHop1, bool kLinkStats>
-  std::uint32_t process(std::uint32_t b, std::uint64_t now);
+  void process(std::uint32_t b, std::uint64_t now);
   // Processes the routers with work this cycle (all of them without idle skipping); returns the grants.
   template <bool kXY, bool kHop1, bool kLinkStats>
   std::uint64_t run_routers(std::uint64_t t);
