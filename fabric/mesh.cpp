@@ -388,6 +388,7 @@ inline void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c,
                                        geometry_.name(r), c, port_name(port_at(o))));
   RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
   if (++rq.occ >= depth_) full_[ep_full_base_ + ep] |= std::uint64_t{1} << c;
+  // (The size less one, not wheel_mask_: the sweep this is inlined into compiles about 1% shorter.)
   wheel_[(now + ramp_) & (wheel_.size() - 1)].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
   ++wheel_count_;
   notify_arrival(ep, c, sim::Cycle(now + ramp_));
