@@ -93,13 +93,20 @@ class Mesh final : public sim::Clocked {
   // Endpoint e < routers() is router e's ramp; then the west channels, then the east ones.
   [[nodiscard]] std::uint32_t endpoints() const { return static_cast<std::uint32_t>(ep_router_.size()); }
   [[nodiscard]] std::uint32_t edge_endpoint(EdgeSide side, std::uint32_t channel) const;
-  [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const;
+  [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const {
+    const std::uint32_t b = block_[ep_router_[ep]];
+    return b == kNone || slots_[slot_index(b, ep_port_[ep], c.id())].occ < depth_;
+  }
   // Sends `f` on color c into the endpoint's router (requires can_send; at most once per
   // cycle per endpoint).
   void send(std::uint32_t ep, hw::Color c, Flit f, sim::Cycle now);
   // Colors with a wavelet visible in the endpoint's receive queue (bit c).
   [[nodiscard]] std::uint64_t visible(std::uint32_t ep) const { return ep_visible_[ep]; }
-  [[nodiscard]] Flit front(std::uint32_t ep, hw::Color c) const;
+  [[nodiscard]] Flit front(std::uint32_t ep, hw::Color c) const {
+    if (!((ep_visible_[ep] >> c.id()) & 1u)) empty_receive_queue("front", c.id());
+    const RxQueue& q = rx_[std::size_t{ep_block_[ep]} * colors_ + c.id()];
+    return rx_flits_[q.buf + q.head];
+  }
   // Pops the head of color c (at most one pop per cycle per endpoint).
   void pop(std::uint32_t ep, hw::Color c, sim::Cycle now);
 
@@ -150,9 +157,9 @@ class Mesh final : public sim::Clocked {
   struct Slot {
     Flit front;                 // the head wavelet (when count > 0)
     std::uint32_t buf = kNone;  // offset of the ring in flits_, allocated when a second wavelet queues
+    std::uint32_t occ = 0;      // visible + arriving + on the way + not yet returned as credit (32 bits: one add)
     std::uint16_t head = 0;     // ring position of the wavelet behind the head
     std::uint16_t count = 0;    // wavelets visible
-    std::uint16_t occ = 0;      // visible + arriving + on the way + not yet returned as credit
     std::uint16_t route = 0;    // Static: outputs the head was already sent to; XY: locked output + 1
     std::uint16_t want = 0;     // outputs the head still requests (set when the head changes)
   };
@@ -224,10 +231,10 @@ class Mesh final : public sim::Clocked {
   };
 
   // One cycle of the router of block b: takes in the wavelets that arrived, counts
-  // occupancy, grants each output round robin and moves the granted wavelets. Returns the
-  // grants. (Specialised on the routing, 1-cycle hops and per-link color counters.)
+  // occupancy, grants each output round robin and moves the granted wavelets (counted in
+  // forwarded_). (Specialised on the routing, 1-cycle hops and per-link color counters.)
   template <bool kXY, bool kHop1, bool kLinkStats>
-  std::uint32_t process(std::uint32_t b, std::uint64_t now);
+  void process(std::uint32_t b, std::uint64_t now);
   // Processes the routers with work this cycle (all of them without idle skipping); returns the grants.
   template <bool kXY, bool kHop1, bool kLinkStats>
   std::uint64_t run_routers(std::uint64_t t);
@@ -322,8 +329,6 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t slot_index(std::uint32_t block, std::uint32_t p, std::uint32_t c) const {
     return (block * colors_ + c) * kPorts + p;
   }
-  [[nodiscard]] const Slot* find_slot(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
-  [[nodiscard]] const RxQueue* find_rx(std::uint32_t ep, std::uint32_t c) const;
   // Whether write() has not yet run for the last cycle evaluate() saw (a component ticked
   // before the mesh stopped the cycle): its occupancy is then counted from the current state.
   [[nodiscard]] bool cycle_unfinished() const { return evaluated_ > processed_; }
@@ -333,6 +338,7 @@ class Mesh final : public sim::Clocked {
   void notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void wake_self(sim::Cycle at);
+  [[noreturn]] void empty_receive_queue(const char* what, std::uint32_t c) const;
   [[noreturn]] void route_error(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) const;
   void check_deadlock(sim::Cycle now);
   [[nodiscard]] std::string describe_queue(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
@@ -386,7 +392,8 @@ class Mesh final : public sim::Clocked {
   std::uint64_t dir_occupancy_[kPorts] = {};
   std::uint64_t dir_queued_[kPorts] = {};  // [input direction]: wavelets queued or arriving over 1-cycle links
 
-  std::vector<std::vector<Transit>> wheel_;         // [cycle % size]
+  std::vector<std::vector<Transit>> wheel_;  // [cycle & wheel_mask_]
+  std::uint64_t wheel_mask_ = 0;
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
   std::vector<Return> unfull_;  // full_ bits to clear when the cycle ends (slots freed in full queues)
   // The sleeping routers: how many, and the credit stalls they add in each cycle (in total and

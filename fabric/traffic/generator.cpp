@@ -84,7 +84,7 @@ void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_
   if (engine_) engine_->wake(this, at);
 }
 
-void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now) {
+inline void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now) {
   sources_[s].next_packet = at;
   if (at >= BernoulliProcess::kNever) return;
   if (at - now < kCalendar) {
@@ -96,8 +96,8 @@ void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::uint64_t
   }
 }
 
-std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now,
-                                           bool measured) {
+inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size,
+                                                  std::uint64_t now, bool measured) {
   std::uint32_t id = free_packets_;
   if (id != kNone) {
     free_packets_ = packets_[id].next;
@@ -110,14 +110,7 @@ std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst,
     id = static_cast<std::uint32_t>(packets_.size());
     packets_.emplace_back();
   }
-  Packet& p = packets_[id];
-  p = Packet{};
-  p.created = now;
-  p.src = src;
-  p.dst = dst;
-  p.size = size;
-  p.measured = measured;
-  p.seq = sources_[src].seq++;
+  packets_[id] = Packet{now, sources_[src].seq++, src, dst, kNone, size, 0, 0, 0, measured};
   ++generated_packets_;
   generated_wavelets_ += size;
   queued_wavelets_ += size;
@@ -129,7 +122,7 @@ std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst,
   return id;
 }
 
-void TrafficGenerator::enqueue(std::uint32_t src, std::uint32_t id) {
+inline void TrafficGenerator::enqueue(std::uint32_t src, std::uint32_t id) {
   Source& s = sources_[src];
   if (s.tail == kNone)
     s.head = id;

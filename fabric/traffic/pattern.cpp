@@ -56,6 +56,7 @@ std::uint32_t Pattern::uniform_other(std::uint32_t src, SplitMix64& rng) const {
 }
 
 std::uint32_t Pattern::destination(std::uint32_t src, SplitMix64& rng) const {
+  if (kind_ == PatternKind::Uniform) return uniform_other(src, rng);  // (no division for the common case)
   const std::uint32_t x = src % w_, y = src / w_, n = w_ * h_;
   switch (kind_) {
     case PatternKind::Uniform:
