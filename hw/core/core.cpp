@@ -17,7 +17,11 @@ using isa::Operand;
 using sim::Cycle;
 
 CoreParams::CoreParams(const PeConfig& c, std::uint32_t n_colors)
-    : pe(c), banks(c.sram), colors(n_colors), sram_bytes(static_cast<std::uint32_t>(c.sram.size.bytes())) {}
+    : pe(c),
+      banks(c.sram),
+      colors(n_colors),
+      sram_bytes(static_cast<std::uint32_t>(c.sram.size.bytes())),
+      color_mask(n_colors >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n_colors) - 1) {}
 
 Cycle CoreParams::latency(isa::LatencyClass c) const {
   switch (c) {
@@ -329,11 +333,9 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   return wake <= now ? next_cycle : wake;
 }
 
-void Core::take_control_wavelet(Cycle now, CycleResources& r) {
-  if (!ramp_) return;
+void Core::scan_control_wavelets(Cycle now, CycleResources& r) {
   // Colors in increasing order; a front already seen to be data stays so until this core pops it.
-  const std::uint64_t colors = p_->colors >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << p_->colors) - 1;
-  for (std::uint64_t scan = maybe_in_ & ~data_front_ & colors; scan; scan &= scan - 1) {
+  for (std::uint64_t scan = maybe_in_ & ~data_front_ & p_->color_mask; scan; scan &= scan - 1) {
     const auto c = static_cast<std::uint32_t>(__builtin_ctzll(scan));
     const std::uint64_t bit = std::uint64_t{1} << c;
     if (!ramp_->has(Color(static_cast<std::uint8_t>(c)))) {
