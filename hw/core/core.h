@@ -165,7 +165,7 @@ class Core {
   // The port accesses of a plain operation's next step (VectorOp::plain), issued as plan()
   // would list them. False when one could not be (*why says why): the step is then planned
   // and open with the accesses issued so far done, as step() leaves it after such a stall.
-  bool issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why);
+  inline bool issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why);
   void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
   // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
   // case), in one loop over the step's elements.
@@ -207,10 +207,11 @@ class Core {
   int main_stall_ = -1;             // cause of the main thread's last stall (for reports)
   std::vector<VectorOp> ops_;       // [0] the synchronous slot, [1..] the microthreads
   std::vector<std::uint8_t> live_;  // slots of the live operations, oldest first
-  // The position in live_ from which every operation stalled on the busy datapath in the last
-  // tick (kNoTail: none); kept as operations retire before it, cleared when one is issued.
-  static constexpr std::size_t kNoTail = ~std::size_t{0};
-  std::size_t fpu_tail_ = kNoTail;
+  // Positions [fpu_run_begin_, fpu_run_end_) in live_ of operations that all stalled on the
+  // busy datapath in the last tick (kNoRun: none); moved as operations retire before them (an
+  // issued operation goes after them).
+  static constexpr std::size_t kNoRun = ~std::size_t{0};
+  std::size_t fpu_run_begin_ = kNoRun, fpu_run_end_ = 0;
   sim::Cycle earliest_done_ = sim::Cycle::never();  // the earliest done_at of a live operation
   std::uint32_t seq_ = 0;
   sim::Cycle iter_busy_until_{0};

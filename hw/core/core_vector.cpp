@@ -53,8 +53,7 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
     }
   }
   prepare(*slot, ins, now);
-  live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first
-  fpu_tail_ = kNoTail;                                             // the new operation has not been visited
+  live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first; after any run
   earliest_done_ = std::min(earliest_done_, slot->done_at);
   held_in_ |= in;
   held_out_ |= out;
@@ -272,7 +271,7 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
   op.planned = n;
 }
 
-bool Core::issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why) {
+inline bool Core::issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why) {
   // The accesses plan() would list for a plain step, issued as they are found. When one
   // cannot be, the step is planned as before with the accesses issued so far marked done.
   const BankModel& banks = p_->banks;
@@ -577,9 +576,16 @@ void Core::retire(VectorOp& op, Cycle now) {
   }
   op.live = false;
   const auto at = std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data()));
-  // A retiring operation is done, so it lies before the tail of datapath stalls.
+  // A retiring operation is done, so it lies outside the run of datapath stalls.
   const auto pos = static_cast<std::size_t>(at - live_.begin());
-  if (fpu_tail_ != kNoTail) fpu_tail_ = pos < fpu_tail_ ? fpu_tail_ - 1 : kNoTail;
+  if (fpu_run_begin_ != kNoRun) {
+    if (pos < fpu_run_begin_) {
+      --fpu_run_begin_;
+      --fpu_run_end_;
+    } else if (pos < fpu_run_end_) {
+      fpu_run_begin_ = kNoRun;
+    }
+  }
   live_.erase(at);
 }
 
