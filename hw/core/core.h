@@ -83,7 +83,6 @@ struct VectorOp {
   bool in_range[4] = {};
   bool plain = false;      // every memory operand linear, dense and in range
   bool fmac_fast = false;  // an FMAC of one type over linear memory operands or scalars (fmac_linear)
-  bool reduction = false;
   // Timing only, per element: bytes read from the SRAM, bytes written to it, a wavelet sent.
   std::uint8_t read_bytes = 0, written_bytes = 0;
   bool sends = false;

@@ -125,7 +125,6 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
     }
     if (!(op.linear[k] && op.dense[k] && op.in_range[k])) op.plain = false;
   }
-  op.reduction = reduction;
   op.fmac_fast = ins.op == Op::FMac && ins.type2 == ins.type && op.linear[0] && op.linear[1] &&
                  (op.linear[2] || !op.is_dsd[2]) && (op.linear[3] || !op.is_dsd[3]);
   {
