@@ -17,7 +17,11 @@ using isa::Operand;
 using sim::Cycle;
 
 CoreParams::CoreParams(const PeConfig& c, std::uint32_t n_colors)
-    : pe(c), banks(c.sram), colors(n_colors), sram_bytes(static_cast<std::uint32_t>(c.sram.size.bytes())) {}
+    : pe(c),
+      banks(c.sram),
+      colors(n_colors),
+      sram_bytes(static_cast<std::uint32_t>(c.sram.size.bytes())),
+      color_mask(n_colors >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n_colors) - 1) {}
 
 Cycle CoreParams::latency(isa::LatencyClass c) const {
   switch (c) {
@@ -139,7 +143,7 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
   for (auto id : program_->entry_tasks) host_activate(id, now);
   ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
   live_.clear();
-  fpu_tail_ = kNoTail;
+  fpu_run_begin_ = kNoRun;
   earliest_done_ = Cycle::never();
   maybe_in_ = ~std::uint64_t{0};
   data_front_ = 0;
@@ -258,24 +262,36 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     }
   }
 
-  // Vector operations, oldest first. Operations from position fpu_tail_ on stalled on the
-  // busy datapath in the last tick and have not changed since (no step, still due, not done):
-  // with the datapath taken again they stall again, and are counted without a visit.
+  // Vector operations, oldest first. The operations at positions [fpu_run_begin_,
+  // fpu_run_end_) stalled on the busy datapath in the last tick and have not changed since (no
+  // step, still due, not done): with the datapath taken again when the visit reaches them, they
+  // stall again, and are counted without a visit.
   const std::size_t n_live = live_.size();
-  std::size_t tail = kNoTail;  // this tick's run of datapath stalls that reaches the end
-  for (std::size_t pos = 0; pos < n_live; ++pos) {
-    if (pos == fpu_tail_ && r.fpu) {
-      const auto k = static_cast<std::uint8_t>(n_live - pos);
+  std::size_t run = kNoRun;                       // start of this tick's current run of datapath stalls
+  std::size_t best_begin = kNoRun, best_end = 0;  // this tick's longest run (the first of equals)
+  auto close_run = [&](std::size_t end) {
+    if (run == kNoRun) return;
+    if (best_begin == kNoRun || end - run > best_end - best_begin) {
+      best_begin = run;
+      best_end = end;
+    }
+    run = kNoRun;
+  };
+  for (std::size_t pos = 0; pos < n_live;) {
+    if (pos == fpu_run_begin_ && r.fpu) {
+      const auto k = static_cast<std::uint8_t>(fpu_run_end_ - pos);
       c_.stall[static_cast<int>(Stall::Fpu)] += k;
       stalls[static_cast<int>(Stall::Fpu)] += k;
       want(next_cycle);
-      if (tail == kNoTail) tail = pos;
-      break;
+      if (run == kNoRun) run = pos;
+      pos = fpu_run_end_;
+      continue;
     }
     VectorOp& op = ops_[live_[pos]];
     if (!op.done_at.is_never()) {
       want(op.done_at);
-      tail = kNoTail;
+      close_run(pos);
+      ++pos;
       continue;
     }
     Stall why = Stall::SramPort;
@@ -293,9 +309,9 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
       s = step(op, now, r, &why);
     }
     if (!datapath_busy)
-      tail = kNoTail;
-    else if (tail == kNoTail)
-      tail = pos;
+      close_run(pos);
+    else if (run == kNoRun)
+      run = pos;
     op.last_stall = s == Step::Stalled ? static_cast<int>(why) : -1;
     if (s == Step::Stalled) {
       count_stall(why, stalls);
@@ -305,8 +321,11 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     } else {
       want(std::max(op.next_step, next_cycle));
     }
+    ++pos;
   }
-  fpu_tail_ = tail;
+  close_run(n_live);
+  fpu_run_begin_ = best_begin;
+  fpu_run_end_ = best_end;
 
   if (running_ < 0 && program_) {
     if (active_ & ~blocked_) want(next_cycle);
@@ -329,11 +348,9 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   return wake <= now ? next_cycle : wake;
 }
 
-void Core::take_control_wavelet(Cycle now, CycleResources& r) {
-  if (!ramp_) return;
+void Core::scan_control_wavelets(Cycle now, CycleResources& r) {
   // Colors in increasing order; a front already seen to be data stays so until this core pops it.
-  const std::uint64_t colors = p_->colors >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << p_->colors) - 1;
-  for (std::uint64_t scan = maybe_in_ & ~data_front_ & colors; scan; scan &= scan - 1) {
+  for (std::uint64_t scan = maybe_in_ & ~data_front_ & p_->color_mask; scan; scan &= scan - 1) {
     const auto c = static_cast<std::uint32_t>(__builtin_ctzll(scan));
     const std::uint64_t bit = std::uint64_t{1} << c;
     if (!ramp_->has(Color(static_cast<std::uint8_t>(c)))) {

@@ -26,6 +26,7 @@ struct CoreParams {
   BankModel banks;
   std::uint32_t colors;
   std::uint32_t sram_bytes;
+  std::uint64_t color_mask;  // a bit per color of the fabric
   // Timing only: vector operations move no values (no SRAM loads or stores, wavelets sent
   // with payload 0) and program data is not stored, so SRAM pages are allocated only by
   // scalar stores and the host. Cycle counts equal the functional run's as long as control
@@ -80,7 +81,11 @@ struct VectorOp {
   std::uint8_t esize[4] = {};
   bool dense[4] = {};
   bool in_range[4] = {};
-  bool plain = false;  // every memory operand linear, dense and in range
+  bool plain = false;      // every memory operand linear, dense and in range
+  bool fmac_fast = false;  // an FMAC of one type over linear memory operands or scalars (fmac_linear)
+  // Timing only, per element: bytes read from the SRAM, bytes written to it, a wavelet sent.
+  std::uint8_t read_bytes = 0, written_bytes = 0;
+  bool sends = false;
   std::uint32_t last_word[4] = {};
   bool has_last[4] = {};
   std::vector<Access> pending;  // [0, planned): the port accesses of the open step
@@ -140,7 +145,12 @@ class Core {
   enum class Step { Progress, Wait, Stalled };
 
   // main thread
-  void take_control_wavelet(sim::Cycle now, CycleResources& r);
+  // Takes the first control wavelet in front of a color that may hold one (not known to hold
+  // data), if any: the scan itself is out of line, called only when there is something to scan.
+  void take_control_wavelet(sim::Cycle now, CycleResources& r) {
+    if (ramp_ && (maybe_in_ & ~data_front_ & p_->color_mask)) scan_control_wavelets(now, r);
+  }
+  void scan_control_wavelets(sim::Cycle now, CycleResources& r);
   bool select_task(sim::Cycle now, CycleResources& r);
   Step execute(sim::Cycle now, CycleResources& r, Stall* why);
   Step issue_vector(const isa::Instruction& ins, sim::Cycle now, Stall* why);
@@ -151,6 +161,10 @@ class Core {
   // decides those two cases itself.
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
   void plan(VectorOp& op, std::uint32_t index_override);
+  // The port accesses of a plain operation's next step (VectorOp::plain), issued as plan()
+  // would list them. False when one could not be (*why says why): the step is then planned
+  // and open with the accesses issued so far done, as step() leaves it after such a stall.
+  inline bool issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why);
   void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
   // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
   // case), in one loop over the step's elements.
@@ -192,10 +206,11 @@ class Core {
   int main_stall_ = -1;             // cause of the main thread's last stall (for reports)
   std::vector<VectorOp> ops_;       // [0] the synchronous slot, [1..] the microthreads
   std::vector<std::uint8_t> live_;  // slots of the live operations, oldest first
-  // The position in live_ from which every operation stalled on the busy datapath in the last
-  // tick (kNoTail: none); kept as operations retire before it, cleared when one is issued.
-  static constexpr std::size_t kNoTail = ~std::size_t{0};
-  std::size_t fpu_tail_ = kNoTail;
+  // Positions [fpu_run_begin_, fpu_run_end_) in live_ of operations that all stalled on the
+  // busy datapath in the last tick (kNoRun: none); moved as operations retire before them (an
+  // issued operation goes after them).
+  static constexpr std::size_t kNoRun = ~std::size_t{0};
+  std::size_t fpu_run_begin_ = kNoRun, fpu_run_end_ = 0;
   sim::Cycle earliest_done_ = sim::Cycle::never();  // the earliest done_at of a live operation
   std::uint32_t seq_ = 0;
   sim::Cycle iter_busy_until_{0};

@@ -53,8 +53,7 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
     }
   }
   prepare(*slot, ins, now);
-  live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first
-  fpu_tail_ = kNoTail;                                             // the new operation has not been visited
+  live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first; after any run
   earliest_done_ = std::min(earliest_done_, slot->done_at);
   held_in_ |= in;
   held_out_ |= out;
@@ -125,6 +124,42 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
       op.in_range[k] = fits(lo) && fits(hi);
     }
     if (!(op.linear[k] && op.dense[k] && op.in_range[k])) op.plain = false;
+  }
+  op.fmac_fast = ins.op == Op::FMac && ins.type2 == ins.type && op.linear[0] && op.linear[1] &&
+                 (op.linear[2] || !op.is_dsd[2]) && (op.linear[3] || !op.is_dsd[3]);
+  {
+    // What compute() reads and writes per element, for count_traffic().
+    const DType t = ins.type, t2 = ins.type2;
+    DType src[3] = {t, t, t};
+    int sources = 1;
+    switch (ins.op) {
+      case Op::FAdd:
+      case Op::FSub:
+      case Op::FMul:
+      case Op::FMax:
+      case Op::FMin:
+        sources = 2;
+        break;
+      case Op::FCvt:
+        src[0] = t2;
+        break;
+      case Op::FMac:
+        sources = 3;
+        src[1] = src[2] = t2;
+        break;
+      case Op::FDot:
+        sources = 2;
+        src[0] = src[1] = t2;
+        break;
+      default:
+        break;
+    }
+    unsigned bytes = 0;
+    for (int k = 1; k <= sources; ++k)
+      if (op.is_dsd[k] && op.d[k].kind != Descriptor::Kind::FabIn) bytes += size_of(src[k - 1]);
+    op.read_bytes = static_cast<std::uint8_t>(bytes);
+    op.sends = !reduction && op.d[0].kind == Descriptor::Kind::FabOut;
+    op.written_bytes = static_cast<std::uint8_t>(reduction || op.sends ? 0 : size_of(t));
   }
   const DType narrow = size_of(ins.type2) < size_of(ins.type) ? ins.type2 : ins.type;
   if (ins.op == Op::FMov)
@@ -235,6 +270,52 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
   op.planned = n;
 }
 
+inline bool Core::issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why) {
+  // The accesses plan() would list for a plain step, issued as they are found. When one
+  // cannot be, the step is planned as before with the accesses issued so far marked done.
+  const BankModel& banks = p_->banks;
+  std::uint32_t done = 0;
+  std::uint32_t saved_last[4];
+  bool saved_has[4];
+  for (std::uint32_t m = 0; m < op.n_mem; ++m) {
+    const int slot = op.mem_slots[m];
+    const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
+    std::uint32_t w0 = banks.word_of(static_cast<std::uint32_t>(first));
+    const std::uint32_t w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
+    const bool up = w1 >= w0, write = slot == 0;
+    saved_last[slot] = op.last_word[slot];
+    saved_has[slot] = op.has_last[slot];
+    if (!write) {
+      const bool repeat = op.has_last[slot] && w0 == op.last_word[slot];
+      op.last_word[slot] = w1;
+      op.has_last[slot] = true;
+      if (repeat) {
+        if (w0 == w1) continue;
+        w0 = up ? w0 + 1 : w0 - 1;
+      }
+    }
+    for (std::uint32_t w = w0;; w = up ? w + 1 : w - 1) {
+      const PortCycle::Result res = write ? r.port.write(w) : r.port.read(w);
+      if (res == PortCycle::Result::NoPort || res == PortCycle::Result::BankBusy) {
+        for (std::uint32_t k = 0; k <= m; ++k) {
+          const int sl = op.mem_slots[k];
+          op.last_word[sl] = saved_last[sl];
+          op.has_last[sl] = saved_has[sl];
+        }
+        plan(op, 0);
+        op.issued = done;
+        op.open = true;
+        *why = res == PortCycle::Result::NoPort ? Stall::SramPort : Stall::SramBank;
+        return false;
+      }
+      if (res == PortCycle::Result::Ok) ++(write ? c_.sram_writes : c_.sram_reads);
+      ++done;
+      if (w == w1) break;
+    }
+  }
+  return true;
+}
+
 Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   const isa::OpInfo& info = *op.info;
   auto stall = [&](Stall s) {
@@ -260,11 +341,16 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     if (!ramp_->can_send(Color(op.d[0].color))) return stall(Stall::FabricOut);
     if (r.ramp_out) return stall(Stall::Ramp);
   }
+  const std::uint32_t count = std::min(op.per_step, op.n - op.next);
   if (!op.open) {
-    plan(op, sparse_index);
-    op.open = true;
+    if (op.plain) {
+      if (!issue_plain(op, count, r, why)) return Step::Stalled;
+    } else {
+      plan(op, sparse_index);
+      op.open = true;
+    }
   }
-  while (op.issued < op.planned) {
+  while (op.open && op.issued < op.planned) {
     const VectorOp::Access& a = op.pending[op.issued];
     const PortCycle::Result res = a.write ? r.port.write(a.word) : r.port.read(a.word);
     if (res == PortCycle::Result::NoPort) return stall(Stall::SramPort);
@@ -272,8 +358,12 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     if (res == PortCycle::Result::Ok) ++(a.write ? c_.sram_writes : c_.sram_reads);
     ++op.issued;
   }
-  const std::uint32_t count = std::min(op.per_step, op.n - op.next);
-  compute(op, count, sparse_index, payload, now);
+  if (p_->timing_only)
+    count_traffic(op, count, now);
+  else if (op.fmac_fast)
+    fmac_linear(op, count);
+  else
+    compute(op, count, sparse_index, payload, now);
   if (op.in_slot >= 0) {
     ramp_->pop(Color(op.d[op.in_slot].color), now);
     data_front_ &= ~bit(op.d[op.in_slot].color);
@@ -299,16 +389,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
 void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t payload, Cycle now) {
   const Instruction& ins = *op.ins;
   const DType t = ins.type, t2 = ins.type2;
-  if (p_->timing_only) {
-    count_traffic(op, count, now);
-    return;
-  }
   using namespace numerics;
-  if (ins.op == Op::FMac && t2 == t && op.linear[0] && op.linear[1] && (op.linear[2] || !op.is_dsd[2]) &&
-      (op.linear[3] || !op.is_dsd[3])) {
-    fmac_linear(op, count);
-    return;
-  }
   // Addresses were checked when the step was planned. Element 0 of this step's addresses of
   // the linear operands; each further element adds the operand's step.
   std::int64_t first[4];
@@ -459,41 +540,11 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
 }
 
 void Core::count_traffic(const VectorOp& op, std::uint32_t count, Cycle now) {
-  const DType t = op.ins->type, t2 = op.ins->type2;
-  // The operands compute() reads, and their types.
-  DType src[3] = {t, t, t};
-  int sources = 1;
-  switch (op.ins->op) {
-    case Op::FAdd:
-    case Op::FSub:
-    case Op::FMul:
-    case Op::FMax:
-    case Op::FMin:
-      sources = 2;
-      break;
-    case Op::FCvt:
-      src[0] = t2;
-      break;
-    case Op::FMac:
-      sources = 3;
-      src[1] = src[2] = t2;
-      break;
-    case Op::FDot:
-      sources = 2;
-      src[0] = src[1] = t2;
-      break;
-    default:
-      break;
-  }
-  for (int slot = 1; slot <= sources; ++slot)
-    if (op.is_dsd[slot] && op.d[slot].kind != Descriptor::Kind::FabIn)
-      c_.sram_bytes_read += std::uint64_t{count} * size_of(src[slot - 1]);
-  if (isa::is_reduction(op.ins->op)) return;
-  if (op.d[0].kind == Descriptor::Kind::FabOut) {
+  c_.sram_bytes_read += std::uint64_t{count} * op.read_bytes;
+  c_.sram_bytes_written += std::uint64_t{count} * op.written_bytes;
+  if (op.sends) {
     for (std::uint32_t k = 0; k < count; ++k) ramp_->send(Wavelet{0, Color(op.d[0].color), false}, now);
     c_.wavelets_out += count;
-  } else {
-    c_.sram_bytes_written += std::uint64_t{count} * size_of(t);
   }
 }
 
@@ -524,9 +575,16 @@ void Core::retire(VectorOp& op, Cycle now) {
   }
   op.live = false;
   const auto at = std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data()));
-  // A retiring operation is done, so it lies before the tail of datapath stalls.
+  // A retiring operation is done, so it lies outside the run of datapath stalls.
   const auto pos = static_cast<std::size_t>(at - live_.begin());
-  if (fpu_tail_ != kNoTail) fpu_tail_ = pos < fpu_tail_ ? fpu_tail_ - 1 : kNoTail;
+  if (fpu_run_begin_ != kNoRun) {
+    if (pos < fpu_run_begin_) {
+      --fpu_run_begin_;
+      --fpu_run_end_;
+    } else if (pos < fpu_run_end_) {
+      fpu_run_begin_ = kNoRun;
+    }
+  }
   live_.erase(at);
 }
 

@@ -44,7 +44,9 @@ class PortCycle {
  public:
   enum class Result { Ok, Merged, NoPort, BankBusy };  // Merged: the word was read this cycle already
 
-  explicit PortCycle(const BankModel& m) : model_(&m) { reset(); }
+  explicit PortCycle(const BankModel& m) : model_(&m), read_ports_(m.read_ports()), write_ports_(m.write_ports()) {
+    reset();
+  }
   // Inline: called for every port access of every vector step.
   void reset() {
     reads_ = writes_ = 0;
@@ -53,7 +55,7 @@ class PortCycle {
   Result read(std::uint32_t word) {
     for (std::uint32_t i = 0; i < reads_ && i < kMaxMerged; ++i)
       if (read_words_[i] == word) return Result::Merged;
-    if (reads_ >= model_->read_ports()) return Result::NoPort;
+    if (reads_ >= read_ports_) return Result::NoPort;
     const std::uint64_t banks = model_->banks_of_word(word);
     if (read_banks_ & banks) return Result::BankBusy;
     read_banks_ |= banks;
@@ -62,7 +64,7 @@ class PortCycle {
     return Result::Ok;
   }
   Result write(std::uint32_t word) {
-    if (writes_ >= model_->write_ports()) return Result::NoPort;
+    if (writes_ >= write_ports_) return Result::NoPort;
     const std::uint64_t banks = model_->banks_of_word(word);
     if (write_banks_ & banks) return Result::BankBusy;
     write_banks_ |= banks;
@@ -72,6 +74,7 @@ class PortCycle {
 
  private:
   const BankModel* model_;
+  std::uint32_t read_ports_, write_ports_;  // the model's, kept here (read for every access)
   std::uint32_t reads_ = 0, writes_ = 0;
   std::uint64_t read_banks_ = 0, write_banks_ = 0;
   static constexpr int kMaxMerged = 16;
