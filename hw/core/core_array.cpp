@@ -164,7 +164,7 @@ void CoreArray::wake_loaded(std::uint32_t idx, Cycle at) {
   // A core in awake_ is ticked in the array's next evaluation, which is at cycle last_tick_ + 1
   // when cores sleep (own_next_ asks for it): a wake for that cycle or earlier would be popped
   // there, so it is not recorded.
-  if (options_.sleep && queued_[idx] && at <= last_tick_ + Cycle(1)) return;
+  if (options_.sleep && awake_.contains(idx) && at <= last_tick_ + Cycle(1)) return;
   wake(idx, at);
 }
 
