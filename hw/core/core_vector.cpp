@@ -203,19 +203,9 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
     // word of its previous step (only the first can be: the range moves one way).
     for (std::uint32_t m = 0; m < op.n_mem; ++m) {
       const int slot = op.mem_slots[m];
-      const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
-      std::uint32_t w0 = banks.word_of(static_cast<std::uint32_t>(first));
-      const std::uint32_t w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
+      std::uint32_t w0, w1;
+      if (!plain_words(op, slot, count, w0, w1)) continue;
       const bool up = w1 >= w0, write = slot == 0;
-      if (!write) {
-        const bool repeat = op.has_last[slot] && w0 == op.last_word[slot];
-        op.last_word[slot] = w1;
-        op.has_last[slot] = true;
-        if (repeat) {
-          if (w0 == w1) continue;
-          w0 = up ? w0 + 1 : w0 - 1;
-        }
-      }
       for (std::uint32_t w = w0;; w = up ? w + 1 : w - 1) {
         out[n++] = {w, write};
         if (w == w1) break;
@@ -270,30 +260,34 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
   op.planned = n;
 }
 
+inline bool Core::plain_words(VectorOp& op, int slot, std::uint32_t count, std::uint32_t& w0, std::uint32_t& w1) {
+  const BankModel& banks = p_->banks;
+  const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
+  w0 = banks.word_of(static_cast<std::uint32_t>(first));
+  w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
+  if (slot == 0) return true;  // the destination
+  const bool repeat = op.has_last[slot] && w0 == op.last_word[slot];
+  op.last_word[slot] = w1;
+  op.has_last[slot] = true;
+  if (!repeat) return true;
+  if (w0 == w1) return false;
+  w0 = w1 > w0 ? w0 + 1 : w0 - 1;
+  return true;
+}
+
 inline bool Core::issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why) {
   // The accesses plan() would list for a plain step, issued as they are found. When one
   // cannot be, the step is planned as before with the accesses issued so far marked done.
-  const BankModel& banks = p_->banks;
   std::uint32_t done = 0;
   std::uint32_t saved_last[4];
   bool saved_has[4];
   for (std::uint32_t m = 0; m < op.n_mem; ++m) {
     const int slot = op.mem_slots[m];
-    const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
-    std::uint32_t w0 = banks.word_of(static_cast<std::uint32_t>(first));
-    const std::uint32_t w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
-    const bool up = w1 >= w0, write = slot == 0;
     saved_last[slot] = op.last_word[slot];
     saved_has[slot] = op.has_last[slot];
-    if (!write) {
-      const bool repeat = op.has_last[slot] && w0 == op.last_word[slot];
-      op.last_word[slot] = w1;
-      op.has_last[slot] = true;
-      if (repeat) {
-        if (w0 == w1) continue;
-        w0 = up ? w0 + 1 : w0 - 1;
-      }
-    }
+    std::uint32_t w0, w1;
+    if (!plain_words(op, slot, count, w0, w1)) continue;
+    const bool up = w1 >= w0, write = slot == 0;
     for (std::uint32_t w = w0;; w = up ? w + 1 : w - 1) {
       const PortCycle::Result res = write ? r.port.write(w) : r.port.read(w);
       if (res == PortCycle::Result::NoPort || res == PortCycle::Result::BankBusy) {
