@@ -128,6 +128,8 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint64_t delivered() const { return delivered_; }
   // Grants over all router outputs (router-to-router, ramp and edge).
   [[nodiscard]] std::uint64_t forwarded() const { return forwarded_; }
+  // Output-color-cycles without credit downstream (the credit_stalls statistic).
+  [[nodiscard]] std::uint64_t credit_stalls() const { return stalled_; }
   // Work counter (differs with idle skipping; not a model statistic).
   [[nodiscard]] std::uint64_t router_evaluations() const { return router_evaluations_; }
   // Routers that ever held a wavelet (their queue state is allocated).

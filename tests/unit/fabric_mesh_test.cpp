@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -250,6 +251,28 @@ TEST(Mesh, ConservationAndOrderUnderBackPressure) {
   EXPECT_EQ(rig.mesh.in_network(), 0u);
 }
 
+// Runs both rigs to the end and checks that they give the same statistics and deliver the
+// same wavelets in the same cycles everywhere.
+void expect_same_run(Rig& skip, Rig& all) {
+  sc_core::sc_start();
+  skip.engine.rethrow_failure();
+  all.engine.rethrow_failure();
+  sim::stats::Group a(""), b("");
+  skip.mesh.add_stats(a.group("fabric"));
+  all.mesh.add_stats(b.group("fabric"));
+  EXPECT_EQ(sim::stats::stats_file_json(a), sim::stats::stats_file_json(b));
+  for (std::uint16_t x = 0; x < 8; ++x)
+    for (std::uint16_t y = 0; y < 8; ++y) {
+      const auto& ra = skip.pes.received({x, y});
+      const auto& rb = all.pes.received({x, y});
+      EXPECT_EQ(ra.size(), rb.size());
+      for (std::size_t i = 0; i < std::min(ra.size(), rb.size()); ++i) {
+        EXPECT_EQ(ra[i].cycle, rb[i].cycle);
+        EXPECT_EQ(ra[i].payload, rb[i].payload);
+      }
+    }
+}
+
 // The same scenario with idle skipping on and off, in one simulation: identical results
 // and statistics, with far less work when idle routers are skipped.
 TEST(Mesh, IdleSkippingChangesNoResult) {
@@ -270,23 +293,7 @@ TEST(Mesh, IdleSkippingChangesNoResult) {
       rig->pes.send({4, 7}, 8, i, 500 + i);
     }
   }
-  sc_core::sc_start();
-  skip.engine.rethrow_failure();
-  all.engine.rethrow_failure();
-  sim::stats::Group a(""), b("");
-  skip.mesh.add_stats(a.group("fabric"));
-  all.mesh.add_stats(b.group("fabric"));
-  EXPECT_EQ(sim::stats::stats_file_json(a), sim::stats::stats_file_json(b));
-  for (std::uint16_t x = 0; x < 8; ++x)
-    for (std::uint16_t y = 0; y < 8; ++y) {
-      const auto& ra = skip.pes.received({x, y});
-      const auto& rb = all.pes.received({x, y});
-      ASSERT_EQ(ra.size(), rb.size());
-      for (std::size_t i = 0; i < ra.size(); ++i) {
-        EXPECT_EQ(ra[i].cycle, rb[i].cycle);
-        EXPECT_EQ(ra[i].payload, rb[i].payload);
-      }
-    }
+  expect_same_run(skip, all);
   EXPECT_EQ(skip.pes.total_received(), 40u * 7 + 40u);
   EXPECT_LT(skip.mesh.router_evaluations() * 2, all.mesh.router_evaluations() + 1);
   EXPECT_LT(skip.engine.component_ticks(), all.engine.component_ticks());
@@ -333,28 +340,12 @@ TEST(Mesh, RoutersWaitingForCreditSleepAndCountAsIfVisited) {
     EXPECT_GE(skip.mesh.in_network(), 5u) << t;
     EXPECT_EQ(counters(skip.mesh), counters(all.mesh)) << t;
   }
-  sc_core::sc_start();
-  skip.engine.rethrow_failure();
-  all.engine.rethrow_failure();
-  sim::stats::Group a(""), b("");
-  skip.mesh.add_stats(a.group("fabric"));
-  all.mesh.add_stats(b.group("fabric"));
-  EXPECT_EQ(sim::stats::stats_file_json(a), sim::stats::stats_file_json(b));
+  expect_same_run(skip, all);
   EXPECT_EQ(counters(skip.mesh), counters(all.mesh));
   EXPECT_EQ(skip.pes.total_received(), 60u * 7 + 10u);
-  for (std::uint16_t x = 0; x < 8; ++x) {
-    const auto& ra = skip.pes.received({x, 3});
-    const auto& rb = all.pes.received({x, 3});
-    ASSERT_EQ(ra.size(), rb.size());
-    for (std::size_t i = 0; i < ra.size(); ++i) {
-      EXPECT_EQ(ra[i].cycle, rb[i].cycle);
-      EXPECT_EQ(ra[i].payload, rb[i].payload);
-    }
-  }
   // About 1,500 cycles of back-pressure over 8 routers; visits: about one per wavelet moved.
   EXPECT_GT(skip.engine.now().count(), 1500u);
-  ASSERT_NE(a.find("fabric.credit_stalls"), nullptr);
-  EXPECT_GT(a.find("fabric.credit_stalls")->value(), 5000.0);
+  EXPECT_GT(skip.mesh.credit_stalls(), 5000u);
   EXPECT_LT(skip.mesh.router_evaluations(), 2 * skip.mesh.forwarded());
 }
 
