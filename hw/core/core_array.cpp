@@ -67,6 +67,9 @@ Cycle CoreArray::earliest_cycle() const {
 }
 
 void CoreArray::wake(std::uint32_t idx, Cycle at) {
+  // A core in awake_ is ticked in the array's next evaluation, which is at cycle last_tick_ + 1
+  // when cores sleep (own_next_ asks for it): a wake for that cycle or earlier adds nothing.
+  if (options_.sleep && awake_.contains(idx) && at <= last_tick_ + Cycle(1)) return;
   timed_.schedule(idx, at.count());
   if (engine_) engine_->wake(this, at);
 }
@@ -160,27 +163,19 @@ std::string CoreArray::describe() const {
   return fmt::format("{}: {} cores loaded, {} awake", name_, loaded_.size(), awake_.size());
 }
 
-void CoreArray::wake_loaded(std::uint32_t idx, Cycle at) {
-  // A core in awake_ is ticked in the array's next evaluation, which is at cycle last_tick_ + 1
-  // when cores sleep (own_next_ asks for it): a wake for that cycle or earlier would be popped
-  // there, so it is not recorded.
-  if (options_.sleep && awake_.contains(idx) && at <= last_tick_ + Cycle(1)) return;
-  wake(idx, at);
-}
-
 void CoreArray::on_arrival(PeCoord pe, Color c, Cycle at) {
   if (!contains(pe)) return;
   Core* core = cores_[index(pe)].get();
   if (!core || !core->loaded()) return;
   core->arrived(c, at);
-  wake_loaded(index(pe), at);
+  wake(index(pe), at);
 }
 
 void CoreArray::on_credit(PeCoord pe, Color /*c*/, Cycle at) {
   if (!contains(pe)) return;
   Core* core = cores_[index(pe)].get();
   if (!core || !core->loaded()) return;
-  wake_loaded(index(pe), at);
+  wake(index(pe), at);
 }
 
 void CoreArray::check() const {

@@ -113,7 +113,6 @@ class CoreArray final : public sim::Clocked, public RampListener {
  private:
   [[nodiscard]] std::uint32_t index(PeCoord c) const { return std::uint32_t{c.y} * width_ + c.x; }
   void wake(std::uint32_t index, sim::Cycle at);
-  void wake_loaded(std::uint32_t index, sim::Cycle at);  // a fabric event for a loaded core
   [[nodiscard]] sim::Cycle earliest_cycle() const;
 
   std::string name_;
