@@ -161,13 +161,13 @@ class Core {
   // decides those two cases itself.
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
   void plan(VectorOp& op, std::uint32_t index_override);
-  // The port accesses of a plain operation's next step (VectorOp::plain), issued as plan()
-  // would list them. False when one could not be (*why says why): the step is then planned
-  // and open with the accesses issued so far done, as step() leaves it after such a stall.
   // A plain operand's port words this step, w0 to w1 in either direction; a source's first
   // dropped when it was the last word of its previous step (w1 is recorded as the new last).
   // False when no word is left.
   inline bool plain_words(VectorOp& op, int slot, std::uint32_t count, std::uint32_t& w0, std::uint32_t& w1);
+  // The port accesses of a plain operation's next step (VectorOp::plain), issued as plan()
+  // would list them. False when one could not be (*why says why): the step is then planned
+  // and open with the accesses issued so far done, as step() leaves it after such a stall.
   inline bool issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why);
   void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
   // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
