@@ -326,9 +326,10 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
       data_front_ |= bit(c.id());
     }
     if (r.ramp_in) return stall(Stall::Ramp);
-    const Wavelet w = ramp_->front(c);
-    payload = w.payload;
-    sparse_index = payload >> 16;
+    if (op.sparse || !p_->timing_only) {  // a timing-only dense step never reads the value
+      payload = ramp_->front(c).payload;
+      sparse_index = payload >> 16;
+    }
   }
   if (op.fab_out) {
     if (!ramp_) fault("fabric output on a PE with no fabric attached", op.pc);
