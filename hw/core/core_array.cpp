@@ -122,24 +122,27 @@ void CoreArray::evaluate(Cycle now) {
   own_next_ = Cycle::never();
   core_ticks_ += ticking_.size();
   std::exception_ptr failure;
-  ticking_.drain([&](std::uint32_t idx) {
-    if (failure) return;
-    Core& c = *cores_[idx];
-    Cycle next;
-    try {
-      next = c.tick(now, scratch_);
-    } catch (const sim::Error& e) {
-      error_ = e.what();
-      failure = std::current_exception();
-      return;
-    }
-    if (next == next_cycle || (!options_.sleep && c.busy())) {
-      own_next_ = std::min(own_next_, next);
-      awake_.insert(idx);
-    } else if (!next.is_never()) {
-      timed_.schedule(idx, next.count());
-    }
-  });
+  ticking_.drain_ahead(
+      order_, [this](std::uint32_t idx) { cores_[idx]->prefetch_object(); },
+      [this](std::uint32_t idx) { cores_[idx]->prefetch_state(); },
+      [&](std::uint32_t idx) {
+        if (failure) return;
+        Core& c = *cores_[idx];
+        Cycle next;
+        try {
+          next = c.tick(now, scratch_);
+        } catch (const sim::Error& e) {
+          error_ = e.what();
+          failure = std::current_exception();
+          return;
+        }
+        if (next == next_cycle || (!options_.sleep && c.busy())) {
+          own_next_ = std::min(own_next_, next);
+          awake_.insert(idx);
+        } else if (!next.is_never()) {
+          timed_.schedule(idx, next.count());
+        }
+      });
   if (failure) {
     if (!engine_) std::rethrow_exception(failure);
     sc_core::sc_stop();

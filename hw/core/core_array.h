@@ -128,6 +128,7 @@ class CoreArray final : public sim::Clocked, public RampListener {
   std::vector<std::uint32_t> loaded_;          // indices of cores with a program, ascending
   sim::IndexSet awake_;                        // ticked in the next evaluate (in index order)
   sim::IndexSet ticking_;                      // those of the current evaluate
+  std::vector<std::uint32_t> order_;           // scratch for ticking_.drain_ahead
   sim::Cycle own_next_ = sim::Cycle::never();  // earliest cycle an awake core has work of its own
   sim::WakeCalendar timed_;                    // cores asleep until a known cycle
   CycleResources scratch_;

@@ -44,6 +44,27 @@ class IndexSet {
     size_ = 0;
   }
 
+  // drain(f) for sweeps over components whose state outgrows the caches: in a set of at
+  // least kAheadFrom indices, far(r) is called kFar members and near(r) kNear members before
+  // f(r) (cache hints: far fetches what near reads to find the rest); in a smaller one it is
+  // drain(f). `order` is scratch space.
+  static constexpr std::size_t kAheadFrom = 4096;
+  static constexpr std::size_t kFar = 8, kNear = 4;
+  template <class Far, class Near, class F>
+  void drain_ahead(std::vector<std::uint32_t>& order, Far&& far, Near&& near, F&& f) {
+    if (words_.size() * 64 < kAheadFrom || size_ < kFar) return drain(f);
+    order.clear();
+    drain([&order](std::uint32_t r) { order.push_back(r); });
+    const std::size_t n = order.size();
+    for (std::size_t i = 0; i < kFar; ++i) far(order[i]);
+    for (std::size_t i = 0; i < kNear; ++i) near(order[i]);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + kFar < n) far(order[i + kFar]);
+      if (i + kNear < n) near(order[i + kNear]);
+      f(order[i]);
+    }
+  }
+
   void swap(IndexSet& other) noexcept {
     words_.swap(other.words_);
     summary_.swap(other.summary_);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/index_set.h"
@@ -28,6 +29,61 @@ TEST(IndexSet, DrainsInAscendingOrderOnceEach) {
   s.drain([&](std::uint32_t i) { out.push_back(i); });
   EXPECT_EQ(out, (std::vector<std::uint32_t>{5, 63, 64, 4096, 9999}));
   EXPECT_TRUE(s.empty());
+}
+
+// Records a drain_ahead sweep: "f r", "far r", "near r" in call order.
+std::vector<std::pair<char, std::uint32_t>> sweep_ahead(IndexSet& s) {
+  std::vector<std::pair<char, std::uint32_t>> calls;
+  std::vector<std::uint32_t> order;
+  s.drain_ahead(
+      order, [&](std::uint32_t r) { calls.emplace_back('F', r); }, [&](std::uint32_t r) { calls.emplace_back('N', r); },
+      [&](std::uint32_t r) { calls.emplace_back('f', r); });
+  return calls;
+}
+
+TEST(IndexSet, DrainAheadHintsEachMemberAFixedDistanceBeforeVisitingIt) {
+  IndexSet s(IndexSet::kAheadFrom);
+  std::vector<std::uint32_t> members;
+  for (std::uint32_t i = 3; i < IndexSet::kAheadFrom; i += 7) members.push_back(i);
+  for (auto it = members.rbegin(); it != members.rend(); ++it) s.insert(*it);
+  const auto calls = sweep_ahead(s);
+  EXPECT_TRUE(s.empty());
+  std::vector<std::uint32_t> visited;
+  std::vector<std::size_t> far_at(members.back() + 1, 0), near_at(members.back() + 1, 0), f_at(members.back() + 1, 0);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto [kind, r] = calls[i];
+    (kind == 'F' ? far_at : kind == 'N' ? near_at : f_at)[r] = i + 1;
+    if (kind == 'f') visited.push_back(r);
+  }
+  ASSERT_EQ(visited, members);  // ascending, once each
+  EXPECT_EQ(calls.size(), 3 * members.size());
+  // Counted in visits: member k is hinted far just after visit k - kFar and near just after
+  // visit k - kNear (the first ones before any visit).
+  std::vector<std::size_t> visits_before(calls.size() + 1, 0);
+  for (std::size_t i = 0; i < calls.size(); ++i) visits_before[i + 1] = visits_before[i] + (calls[i].first == 'f');
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    const std::uint32_t r = members[k];
+    ASSERT_GT(far_at[r], 0u);
+    ASSERT_GT(near_at[r], 0u);
+    EXPECT_LT(far_at[r], near_at[r]);
+    EXPECT_LT(near_at[r], f_at[r]);
+    EXPECT_EQ(visits_before[far_at[r] - 1], k < IndexSet::kFar ? 0 : k - IndexSet::kFar) << r;
+    EXPECT_EQ(visits_before[near_at[r] - 1], k < IndexSet::kNear ? 0 : k - IndexSet::kNear) << r;
+  }
+}
+
+TEST(IndexSet, DrainAheadOverFewIndicesOrFewMembersIsAPlainDrain) {
+  IndexSet small(IndexSet::kAheadFrom - 64);  // a universe below the threshold
+  for (std::uint32_t i = 0; i < 100; ++i) small.insert(i * 3);
+  const auto calls = sweep_ahead(small);
+  ASSERT_EQ(calls.size(), 100u);
+  for (std::uint32_t i = 0; i < 100; ++i) EXPECT_EQ(calls[i], std::make_pair('f', i * 3));
+
+  IndexSet sparse(IndexSet::kAheadFrom);  // a large universe, fewer members than kFar
+  for (std::uint32_t i = 0; i + 1 < IndexSet::kFar; ++i) sparse.insert(i * 500);
+  const auto few = sweep_ahead(sparse);
+  ASSERT_EQ(few.size(), IndexSet::kFar - 1);
+  for (std::uint32_t i = 0; i + 1 < IndexSet::kFar; ++i) EXPECT_EQ(few[i], std::make_pair('f', i * 500));
 }
 
 TEST(WakeCalendar, EachIndexComesInTheCycleItWasScheduledFor) {
