@@ -758,6 +758,17 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   }
 }
 
+void Mesh::prefetch_visit(std::uint32_t b, std::uint64_t now) const {
+  const Block& k = blocks_[b];
+  const std::uint32_t r = block_router_[b];
+  for (std::uint32_t p = 0; p < kPorts; ++p)
+    if (const std::uint64_t m = k.nonempty[p]) __builtin_prefetch(&slots_[slot_index(b, p, lowest(m))]);
+  const Arrivals& in = k.in[(now + 1) & 1u];
+  for (std::uint32_t m = in.ports; m; m &= m - 1)
+    __builtin_prefetch(&slots_[slot_index(b, lowest(m), in.color[lowest(m)])]);
+  for (std::uint32_t m = k.links; m; m &= m - 1) __builtin_prefetch(&full_[down_[r * kPorts + lowest(m)]]);
+}
+
 template <bool kXY, bool kHop1, bool kLinkStats>
 std::uint64_t Mesh::run_routers(std::uint64_t t) {
   const std::uint64_t before = forwarded_;
@@ -765,7 +776,9 @@ std::uint64_t Mesh::run_routers(std::uint64_t t) {
   // In block order, so that neighbours' state is still in cache.
   if (idle_skip_) {
     router_evaluations_ += work_.size();
-    work_.drain(one);
+    work_.drain_ahead(
+        visit_order_, [this](std::uint32_t b) { prefetch_block(b); },
+        [this, t](std::uint32_t b) { prefetch_visit(b, t); }, one);
   } else {
     router_evaluations_ += geometry_.routers();
     work_.drain([](std::uint32_t) {});

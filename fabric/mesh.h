@@ -403,8 +403,18 @@ class Mesh final : public sim::Clocked {
   std::uint32_t sleepers_ = 0;
   std::uint64_t sleep_stalls_ = 0, sleep_colors_ = 0;
   std::uint32_t sleep_color_stalls_[64] = {};
-  sim::IndexSet active_;  // blocks with work in the coming cycle
-  sim::IndexSet work_;    // those of the current cycle
+  sim::IndexSet active_;                    // blocks with work in the coming cycle
+  sim::IndexSet work_;                      // those of the current cycle
+  std::vector<std::uint32_t> visit_order_;  // scratch for work_.drain_ahead
+  // Cache hints for the sweep of a large busy region (IndexSet::drain_ahead): a router's
+  // block and output table, then (with the block in) its heads' queues and its outputs'
+  // credit words.
+  void prefetch_block(std::uint32_t b) const {
+    for (std::size_t o = 0; o < sizeof(Block); o += 64)
+      __builtin_prefetch(reinterpret_cast<const char*>(&blocks_[b]) + o);
+    __builtin_prefetch(&down_[std::size_t{block_router_[b]} * kPorts]);
+  }
+  void prefetch_visit(std::uint32_t b, std::uint64_t now) const;
   std::uint32_t tiles_x_ = 0;
   std::uint64_t wheel_count_ = 0;
 
