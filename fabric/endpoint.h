@@ -14,6 +14,8 @@ class Endpoint final : public hw::RampPort {
   Endpoint(Mesh& mesh, std::uint32_t id) : mesh_(mesh), id_(id) {}
 
   [[nodiscard]] bool has(hw::Color c) const override;
+  [[nodiscard]] std::uint64_t visible() const override { return mesh_.visible(id_); }
+  [[nodiscard]] std::uint64_t control_fronts() const override { return mesh_.control_fronts(id_); }
   [[nodiscard]] hw::Wavelet front(hw::Color c) const override;
   void pop(hw::Color c, sim::Cycle now) override;
   [[nodiscard]] bool can_send(hw::Color c) const override;

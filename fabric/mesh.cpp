@@ -89,7 +89,7 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
     ep_port_[n + e + ch] = static_cast<std::uint8_t>(index(Port::East));
   }
   ep_block_.assign(ep_router_.size(), kNone);
-  ep_visible_.assign(ep_router_.size(), 0);
+  ep_fronts_.assign(ep_router_.size(), Fronts{});
   ep_full_base_ = static_cast<std::uint32_t>(n * kPorts);
   full_.resize(std::size_t{ep_full_base_} + ep_router_.size() + 1, 0);
   full_.back() = ~std::uint64_t{0};
@@ -201,7 +201,7 @@ std::uint64_t Mesh::allocated_bytes() const {
   auto v = [](const auto& vec) { return static_cast<std::uint64_t>(vec.capacity() * sizeof(vec[0])); };
   return v(full_) + v(down_) + v(block_) + v(boundary_) + v(block_router_) + v(counted_) + v(blocks_) + v(slots_) +
          v(owned_by_) + v(requests_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) + v(flits_) +
-         v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_visible_) + v(rx_) + v(ep_last_send_) +
+         v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_fronts_) + v(rx_) + v(ep_last_send_) +
          v(ep_last_pop_) + v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() + v(unfull_);
 }
 
@@ -293,14 +293,20 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
 
 void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
   const std::uint32_t c = color.id();
-  if (!((ep_visible_[ep] >> c) & 1u)) empty_receive_queue("pop", c);
+  Fronts& fronts = ep_fronts_[ep];
+  if (!((fronts.visible >> c) & 1u)) empty_receive_queue("pop", c);
   const std::uint32_t eb = ep_block_[ep];
   if (ep_last_pop_[eb] == now.count() + 1)
     throw std::logic_error(fmt::format("fabric: endpoint {} popped twice in cycle {}", ep, now.count()));
   ep_last_pop_[eb] = now.count() + 1;
   RxQueue& q = rx_[std::size_t{eb} * colors_ + c];
   q.head = static_cast<std::uint16_t>(q.head + 1u == depth_ ? 0u : q.head + 1u);
-  if (--q.count == 0) ep_visible_[ep] &= ~(std::uint64_t{1} << c);
+  const std::uint64_t cb = std::uint64_t{1} << c;
+  if (--q.count == 0) fronts.visible &= ~cb;
+  if (q.count && rx_flits_[q.buf + q.head].control())
+    fronts.control |= cb;
+  else
+    fronts.control &= ~cb;
   ep_returns_.push_back(Return{ep, c});
   wake_self(now + sim::Cycle(1));
 }
@@ -369,8 +375,10 @@ void Mesh::read(sim::Cycle now) {
         std::uint32_t pos = q.head + q.count;
         if (pos >= depth_) pos -= depth_;
         rx_flits_[q.buf + pos] = t.flit;
-        ++q.count;
-        ep_visible_[ep] |= std::uint64_t{1} << t.color;
+        if (q.count++ == 0) {
+          ep_fronts_[ep].visible |= std::uint64_t{1} << t.color;
+          if (t.flit.control()) ep_fronts_[ep].control |= std::uint64_t{1} << t.color;
+        }
         ++delivered_;
       } else {
         push_visible(t.target / kPorts, t.target % kPorts, t.color, t.flit);

@@ -101,9 +101,11 @@ class Mesh final : public sim::Clocked {
   // cycle per endpoint).
   void send(std::uint32_t ep, hw::Color c, Flit f, sim::Cycle now);
   // Colors with a wavelet visible in the endpoint's receive queue (bit c).
-  [[nodiscard]] std::uint64_t visible(std::uint32_t ep) const { return ep_visible_[ep]; }
+  [[nodiscard]] std::uint64_t visible(std::uint32_t ep) const { return ep_fronts_[ep].visible; }
+  // Colors whose visible front wavelet is a control wavelet (a subset of visible()).
+  [[nodiscard]] std::uint64_t control_fronts(std::uint32_t ep) const { return ep_fronts_[ep].control; }
   [[nodiscard]] Flit front(std::uint32_t ep, hw::Color c) const {
-    if (!((ep_visible_[ep] >> c.id()) & 1u)) empty_receive_queue("front", c.id());
+    if (!((ep_fronts_[ep].visible >> c.id()) & 1u)) empty_receive_queue("front", c.id());
     const RxQueue& q = rx_[std::size_t{ep_block_[ep]} * colors_ + c.id()];
     return rx_flits_[q.buf + q.head];
   }
@@ -384,7 +386,12 @@ class Mesh final : public sim::Clocked {
   std::vector<std::uint32_t> ep_router_;
   std::vector<std::uint8_t> ep_port_;
   std::vector<std::uint32_t> ep_block_;
-  std::vector<std::uint64_t> ep_visible_;
+  // What a core checks before it reads a queue: bit c of `visible`, a wavelet of color c is
+  // visible; of `control`, it is a control wavelet (kept so that the check reads no queue).
+  struct Fronts {
+    std::uint64_t visible = 0, control = 0;
+  };
+  std::vector<Fronts> ep_fronts_;
   std::vector<RxQueue> rx_;                                // [ep block][color]
   std::vector<std::uint64_t> ep_last_send_, ep_last_pop_;  // [ep block]: cycle + 1 (0 never)
   std::vector<Flit> rx_flits_;

@@ -31,6 +31,10 @@ class RampPort {
   virtual ~RampPort() = default;
 
   [[nodiscard]] virtual bool has(Color c) const = 0;
+  // Colors with a visible wavelet (bit c), and those whose visible front wavelet is a control
+  // wavelet (a subset): what has() and front().control say, for every color at once.
+  [[nodiscard]] virtual std::uint64_t visible() const = 0;
+  [[nodiscard]] virtual std::uint64_t control_fronts() const = 0;
   [[nodiscard]] virtual Wavelet front(Color c) const = 0;
   virtual void pop(Color c, sim::Cycle now) = 0;
 

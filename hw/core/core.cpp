@@ -349,32 +349,28 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
 }
 
 void Core::scan_control_wavelets(Cycle now, CycleResources& r) {
-  // Colors in increasing order; a front already seen to be data stays so until this core pops it.
-  for (std::uint64_t scan = maybe_in_ & ~data_front_ & p_->color_mask; scan; scan &= scan - 1) {
-    const auto c = static_cast<std::uint32_t>(__builtin_ctzll(scan));
-    const std::uint64_t bit = std::uint64_t{1} << c;
-    if (!ramp_->has(Color(static_cast<std::uint8_t>(c)))) {
-      maybe_in_ &= ~bit;
-      continue;
-    }
-    const Wavelet w = ramp_->front(Color(static_cast<std::uint8_t>(c)));
-    if (!w.control) {
-      data_front_ |= bit;
-      continue;
-    }
-    ramp_->pop(Color(static_cast<std::uint8_t>(c)), now);
-    r.ramp_in = true;
-    ++c_.wavelets_in;
-    const auto id = static_cast<std::uint8_t>(w.payload & (isa::kMaxTasks - 1));
-    const isa::TaskDecl* t = program_->task(id);
-    if (!t || t->data)
-      throw sim::SimulationError(
-          fmt::format("PE ({}, {}): a control wavelet on color {} activates task {}, which is not a "
-                      "local task of {}",
-                      coord_.x, coord_.y, c, id, program_->file));
-    active_ |= std::uint64_t{1} << id;
-    return;
-  }
+  // Colors in increasing order up to the first whose front is a control wavelet, which is
+  // taken: those below it are found empty or holding data (a front seen to be data stays so
+  // until this core pops it).
+  const std::uint64_t scan = maybe_in_ & ~data_front_ & p_->color_mask;
+  const std::uint64_t visible = ramp_->visible(), control = ramp_->control_fronts() & scan;
+  const std::uint64_t below = control ? (control & (~control + 1)) - 1 : ~std::uint64_t{0};
+  maybe_in_ &= ~(scan & below & ~visible);
+  data_front_ |= scan & below & visible;
+  if (!control) return;
+  const auto c = static_cast<std::uint32_t>(__builtin_ctzll(control));
+  const Wavelet w = ramp_->front(Color(static_cast<std::uint8_t>(c)));
+  ramp_->pop(Color(static_cast<std::uint8_t>(c)), now);
+  r.ramp_in = true;
+  ++c_.wavelets_in;
+  const auto id = static_cast<std::uint8_t>(w.payload & (isa::kMaxTasks - 1));
+  const isa::TaskDecl* t = program_->task(id);
+  if (!t || t->data)
+    throw sim::SimulationError(
+        fmt::format("PE ({}, {}): a control wavelet on color {} activates task {}, which is not a "
+                    "local task of {}",
+                    coord_.x, coord_.y, c, id, program_->file));
+  active_ |= std::uint64_t{1} << id;
 }
 
 bool Core::select_task(Cycle now, CycleResources& r) {
@@ -389,12 +385,12 @@ bool Core::select_task(Cycle now, CycleResources& r) {
       const std::uint64_t cbit = std::uint64_t{1} << t.color;
       if ((held_in_ & cbit) || r.ramp_in || !(maybe_in_ & cbit) || !ramp_) continue;
       const Color color(t.color);
-      if (!ramp_->has(color)) {
+      if (!(ramp_->visible() & cbit)) {
         maybe_in_ &= ~cbit;
         continue;
       }
+      if (ramp_->control_fronts() & cbit) continue;
       const Wavelet w = ramp_->front(color);
-      if (w.control) continue;
       ramp_->pop(color, now);
       data_front_ &= ~cbit;
       r.ramp_in = true;
@@ -575,7 +571,7 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
       const Color c = fabric_color(ins.ops[1].imm);
       if (held_in_ & (std::uint64_t{1} << c.id())) return stall(Stall::Queue);
       if (!ramp_) fault("recv on a PE with no fabric attached", pc_);
-      if (!ramp_->has(c) || ramp_->front(c).control) return stall(Stall::FabricIn);
+      if (!data_in_front(c)) return stall(Stall::FabricIn);
       if (r.ramp_in) return stall(Stall::Ramp);
       rd() = ramp_->front(c).payload;
       ramp_->pop(c, now);

@@ -161,6 +161,10 @@ class Core {
     if (ramp_ && (maybe_in_ & ~data_front_ & p_->color_mask)) scan_control_wavelets(now, r);
   }
   void scan_control_wavelets(sim::Cycle now, CycleResources& r);
+  // A data wavelet is in front of color c on the ramp (which reads the fabric's masks only).
+  [[nodiscard]] bool data_in_front(Color c) const {
+    return ((ramp_->visible() & ~ramp_->control_fronts()) >> c.id()) & 1u;
+  }
   bool select_task(sim::Cycle now, CycleResources& r);
   Step execute(sim::Cycle now, CycleResources& r, Stall* why);
   Step issue_vector(const isa::Instruction& ins, sim::Cycle now, Stall* why);

@@ -322,7 +322,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     const Color c(op.d[op.in_slot].color);
     if (!ramp_) fault("fabric input on a PE with no fabric attached", op.pc);
     if (!(data_front_ & bit(c.id()))) {
-      if (!ramp_->has(c) || ramp_->front(c).control) return stall(Stall::FabricIn);
+      if (!data_in_front(c)) return stall(Stall::FabricIn);
       data_front_ |= bit(c.id());
     }
     if (r.ramp_in) return stall(Stall::Ramp);

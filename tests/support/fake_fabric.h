@@ -106,6 +106,16 @@ class FakeFabric final : public sim::Clocked {
       for (auto& c : credits) c = 1 << 30;
     }
     bool has(hw::Color c) const override { return !in[c.id()].empty(); }
+    std::uint64_t visible() const override {
+      std::uint64_t m = 0;
+      for (unsigned c = 0; c < 64; ++c) m |= std::uint64_t{!in[c].empty()} << c;
+      return m;
+    }
+    std::uint64_t control_fronts() const override {
+      std::uint64_t m = 0;
+      for (unsigned c = 0; c < 64; ++c) m |= std::uint64_t{!in[c].empty() && in[c].front().w.control} << c;
+      return m;
+    }
     hw::Wavelet front(hw::Color c) const override {
       if (in[c.id()].empty()) throw std::logic_error("front() of an empty ramp queue");
       return in[c.id()].front().w;

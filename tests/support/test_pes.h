@@ -1,7 +1,10 @@
 #pragma once
 // Scripted PEs on the ramps of a mesh, for fabric tests: they send wavelets through the
 // hw::RampPort contract as soon as a credit allows, and record every wavelet they receive
-// with the first cycle it was visible.
+// with the first cycle it was visible. Each cycle they check the ramps' visible and
+// control-front masks against the queues (a failed expectation).
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <map>
@@ -20,6 +23,7 @@ class TestPes final : public sim::Clocked, public hw::RampListener {
     std::uint64_t cycle;  // first cycle it was visible at the head of its queue (PEs poll every cycle)
     std::uint8_t color;
     std::uint32_t payload;
+    bool control;
   };
 
   TestPes(fabric::Mesh& mesh, sim::Engine& engine) : mesh_(mesh), engine_(engine) {
@@ -28,8 +32,8 @@ class TestPes final : public sim::Clocked, public hw::RampListener {
   }
 
   // Queues a wavelet to send from `pe` on `color` at cycle `at` or later (in order per PE).
-  void send(hw::PeCoord pe, std::uint8_t color, std::uint32_t payload, std::uint64_t at = 0) {
-    pending_[key(pe)].push_back(Pending{at, color, payload});
+  void send(hw::PeCoord pe, std::uint8_t color, std::uint32_t payload, std::uint64_t at = 0, bool control = false) {
+    pending_[key(pe)].push_back(Pending{at, color, payload, control});
     engine_.wake(this, sim::Cycle(at));
   }
   // PE `pe` never pops `color` (its receive queue fills and back-pressures the fabric).
@@ -70,7 +74,7 @@ class TestPes final : public sim::Clocked, public hw::RampListener {
         ++stalled_;
         continue;
       }
-      port.send(hw::Wavelet{p.payload, hw::Color(p.color), false}, now);
+      port.send(hw::Wavelet{p.payload, hw::Color(p.color), p.control}, now);
       sent_[k].push_back(t);
       queue.erase(queue.begin());
     }
@@ -78,8 +82,17 @@ class TestPes final : public sim::Clocked, public hw::RampListener {
       if (!mesh_.visible(r)) continue;
       hw::RampPort& port = mesh_.ramp(coord(r));
       auto& since = head_since_[r];
-      for (std::uint32_t c = 0; c < mesh_.colors(); ++c)
-        if (port.has(hw::Color(static_cast<std::uint8_t>(c))) && !since.count(c)) since[c] = t;
+      std::uint64_t visible = 0, control = 0;
+      for (std::uint32_t c = 0; c < mesh_.colors(); ++c) {
+        const hw::Color color(static_cast<std::uint8_t>(c));
+        if (!port.has(color)) continue;
+        if (!since.count(c)) since[c] = t;
+        visible |= std::uint64_t{1} << c;
+        if (port.front(color).control) control |= std::uint64_t{1} << c;
+      }
+      // The masks a core reads instead of the queues say what the queues say, every cycle.
+      EXPECT_EQ(port.visible(), visible) << "PE " << r << " cycle " << t;
+      EXPECT_EQ(port.control_fronts(), control) << "PE " << r << " cycle " << t;
       // Pop one wavelet per cycle (round robin over colors), unless blocked or throttled.
       auto ev = every_.find(r);
       if (ev != every_.end() && t % ev->second != 0) continue;
@@ -87,7 +100,8 @@ class TestPes final : public sim::Clocked, public hw::RampListener {
         const std::uint32_t c = (rr_[r] + i) % mesh_.colors();
         const hw::Color color(static_cast<std::uint8_t>(c));
         if (blocked_.count({r, static_cast<std::uint8_t>(c)}) || !port.has(color)) continue;
-        received_[r].push_back(Received{since[c], static_cast<std::uint8_t>(c), port.front(color).payload});
+        received_[r].push_back(
+            Received{since[c], static_cast<std::uint8_t>(c), port.front(color).payload, port.front(color).control});
         since.erase(c);
         port.pop(color, now);
         rr_[r] = c + 1;
@@ -119,6 +133,7 @@ class TestPes final : public sim::Clocked, public hw::RampListener {
     std::uint64_t at;
     std::uint8_t color;
     std::uint32_t payload;
+    bool control;
   };
   [[nodiscard]] std::uint32_t key(hw::PeCoord pe) const { return mesh_.geometry().router(pe); }
   [[nodiscard]] hw::PeCoord coord(std::uint32_t r) const { return mesh_.geometry().coord(r); }

@@ -125,6 +125,25 @@ TEST(Mesh, CreditRoundTripSetsStreamThroughput) {
   }
 }
 
+// Control and data wavelets interleaved on one color, drained one every 3 cycles so that
+// they queue at the receiver: the ramp's control-front mask follows each new head (TestPes
+// compares it with front().control in every cycle) and the order and kinds arrive intact.
+TEST(Mesh, ControlFrontMaskFollowsTheHeadOfEachReceiveQueue) {
+  Rig rig(config(), kLShape);
+  const bool kinds[] = {false, true, true, false, false, true, false, true};
+  for (std::uint32_t i = 0; i < std::size(kinds); ++i) rig.pes.send({1, 1}, 0, 100 + i, 0, kinds[i]);
+  rig.pes.drain_every({5, 4}, 3);
+  run(rig.engine);
+  const auto& got = rig.pes.received({5, 4});
+  ASSERT_EQ(got.size(), std::size(kinds));
+  for (std::uint32_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].payload, 100 + i);
+    EXPECT_EQ(got[i].control, kinds[i]) << i;
+  }
+  EXPECT_EQ(rig.mesh.ramp({5, 4}).visible(), 0u);
+  EXPECT_EQ(rig.mesh.ramp({5, 4}).control_fronts(), 0u);
+}
+
 TEST(Mesh, MulticastDeliversExactlyOneCopyPerDestination) {
   // PE (0, 3) sends color 2 east along row 3 with a tap at every PE; at (3, 3) the route
   // also turns south down column 3.
