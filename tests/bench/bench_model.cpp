@@ -9,8 +9,8 @@
 //  * BM_Gpt3XlLayer/sequence:S: examples/models/gpt3-xl-layer.yaml forward over S tokens on a
 //    whole WSE-2 (757 x 996) in timing-only mode. Every step the compiler emits PE code for is
 //    simulated, the others are planned analytically (CompileOptions::plan_missing_code); the
-//    label names both. The products stream the same weights whatever S, so every S takes
-//    about 1.25 M cycles, and the CPU time grows with the PEs each weight reaches (900 rows x S
+//    label names both. The products stream the same weights whatever S (S = 4 and 8: about
+//    1.25 M cycles), and the CPU time grows with the PEs each weight reaches (900 rows x S
 //    columns up to S = 512): S = 4 takes about 40 minutes, 8 about 80, 32 hours, 2048 days
 //    (docs/performance.md), so a bare scripts/bench leaves them all out.
 //
@@ -169,7 +169,14 @@ void BM_Gpt3XlLayer(benchmark::State& state) {
   state.counters["peak_rss_MB"] = peak_rss_mb();
   state.SetLabel("simulated: " + run->simulated + "; planned: " + run->planned);
 }
-BENCHMARK(BM_Gpt3XlLayer)->ArgName("sequence")->Arg(4)->Arg(8)->Arg(32)->Arg(2048)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_Gpt3XlLayer)
+    ->ArgName("sequence")
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(32)
+    ->Arg(2048)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 }  // namespace
 
