@@ -6,7 +6,7 @@
 #include "hw/numerics/softfloat.h"
 #include "sim/config/diagnostics.h"
 
-namespace wafersim::hw::isa {
+namespace wafersim::hw::isa::assembler_test {
 namespace {
 
 // The message of the first diagnostic, or "" when the text assembles.
@@ -160,4 +160,4 @@ TEST(Assembler, MissingFileIsAnInputError) {
 }
 
 }  // namespace
-}  // namespace wafersim::hw::isa
+}  // namespace wafersim::hw::isa::assembler_test

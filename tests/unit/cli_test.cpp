@@ -12,6 +12,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
+namespace cli_test {
 namespace {
 using wafersim::test::slurp;
 using wafersim::test::wafersim;
@@ -146,3 +147,4 @@ TEST(Cli, MemoryxPlanForAModelThatDoesNotFitIsExitCodeTwo) {
 }
 
 }  // namespace
+}  // namespace cli_test

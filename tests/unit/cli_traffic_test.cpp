@@ -9,7 +9,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::test {
+namespace wafersim::test::cli_traffic_test {
 namespace {
 
 TEST(CliTraffic, HelpNamesTheOptions) {
@@ -150,4 +150,4 @@ TEST(CliTraffic, BadInputIsExitCodeTwo) {
 }
 
 }  // namespace
-}  // namespace wafersim::test
+}  // namespace wafersim::test::cli_traffic_test

@@ -23,7 +23,7 @@
 #include "sim/stats/formatters.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::platforms {
+namespace wafersim::platforms::cluster_step_test {
 namespace {
 using sim::Picos;
 using units::Bandwidth;
@@ -286,4 +286,4 @@ TEST(ClusterStep, StatsAreDeterministic) {
 }
 
 }  // namespace
-}  // namespace wafersim::platforms
+}  // namespace wafersim::platforms::cluster_step_test

@@ -15,7 +15,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim {
+namespace wafersim::compiler_groups_test {
 namespace {
 
 namespace cc = models::compiler;
@@ -269,4 +269,4 @@ TEST(RowGroups, CompilePrintsTheChosenLayoutAndWhy) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::compiler_groups_test

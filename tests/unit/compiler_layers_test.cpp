@@ -15,7 +15,7 @@
 #include "tests/support/model_rig.h"
 #include "tests/support/run_wafersim.h"
 
-namespace wafersim {
+namespace wafersim::compiler_layers_test {
 namespace {
 
 using models::LayerKind;
@@ -577,4 +577,4 @@ TEST(CompilerLayers, CompileGpt3XlOnWse2PrintsTheWholeMapping) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::compiler_layers_test

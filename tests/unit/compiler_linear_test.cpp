@@ -7,7 +7,7 @@
 #include "models/compiler/chunk_loop.h"
 #include "tests/support/model_rig.h"
 
-namespace wafersim {
+namespace wafersim::compiler_linear_test {
 namespace {
 
 const char* kTwoLinear = R"(
@@ -104,4 +104,4 @@ TEST(CompilerLinear, BufferReuseWaitsOnlyWhenNoLaterSendOnTheColorIssued) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::compiler_linear_test

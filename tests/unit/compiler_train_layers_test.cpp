@@ -16,7 +16,7 @@
 #include "models/compiler/compiler.h"
 #include "tests/support/model_rig.h"
 
-namespace wafersim {
+namespace wafersim::compiler_train_layers_test {
 namespace {
 
 using models::LayerKind;
@@ -324,4 +324,4 @@ TEST(CompilerTrainLayers, LayerNormInMultiRowBandsMatchesTheReference) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::compiler_train_layers_test

@@ -7,7 +7,7 @@
 #include "platforms/platform_spec.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::platforms {
+namespace wafersim::platforms::config_test {
 namespace {
 using sim::config::ConfigError;
 using sim::config::Diagnostic;
@@ -232,9 +232,9 @@ TEST(ConfigSemantics, SchemaDocumentsEveryKey) {
 }
 
 }  // namespace
-}  // namespace wafersim::platforms
+}  // namespace wafersim::platforms::config_test
 
-namespace wafersim::platforms {
+namespace wafersim::platforms::config_test {
 namespace {
 
 // yaml-cpp's LoadAll never returns on "," (found by fuzz_routes): the loader must not hang.
@@ -252,4 +252,4 @@ TEST(ConfigRegressions, LoneCommaIsAnErrorNotAHang) {
 }
 
 }  // namespace
-}  // namespace wafersim::platforms
+}  // namespace wafersim::platforms::config_test

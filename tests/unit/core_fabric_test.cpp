@@ -22,7 +22,7 @@
 #include "sim/stats/formatters.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::test {
+namespace wafersim::test::core_fabric_test {
 namespace {
 
 using hw::PeCoord;
@@ -235,4 +235,4 @@ TEST(CoreOnMesh, IdleSkippingChangesNoStatistic) {
 }
 
 }  // namespace
-}  // namespace wafersim::test
+}  // namespace wafersim::test::core_fabric_test

@@ -12,7 +12,7 @@
 #include "sim/errors.h"
 #include "tests/support/core_rig.h"
 
-namespace wafersim::test {
+namespace wafersim::test::core_isa_test {
 namespace {
 
 using hw::DType;
@@ -331,4 +331,4 @@ TEST(Errors, FallingOffTheEndOfTheProgram) {
 }
 
 }  // namespace
-}  // namespace wafersim::test
+}  // namespace wafersim::test::core_isa_test

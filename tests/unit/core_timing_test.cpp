@@ -15,7 +15,7 @@
 #include "sim/errors.h"
 #include "tests/support/core_rig.h"
 
-namespace wafersim::test {
+namespace wafersim::test::core_timing_test {
 namespace {
 
 using hw::Stall;
@@ -566,4 +566,4 @@ TEST(CoreArrayTotals, FollowTheCoresAsTheyTick) {
 }
 
 }  // namespace
-}  // namespace wafersim::test
+}  // namespace wafersim::test::core_timing_test

@@ -15,6 +15,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
+namespace determinism_test {
 namespace {
 using wafersim::test::slurp;
 using wafersim::test::wafersim;
@@ -138,3 +139,4 @@ TEST(Determinism, SampledSweepsExpandTheSamePointsFromTheSameSeed) {
 }
 
 }  // namespace
+}  // namespace determinism_test

@@ -5,7 +5,7 @@
 
 #include "sim/engine/engine.h"
 
-namespace wafersim::sim {
+namespace wafersim::sim::engine_test {
 namespace {
 
 // Passes a token along a ring of N cells, one cell per cycle; counts what each saw.
@@ -112,4 +112,4 @@ TEST(Engine, MaxCyclesStopsAndFlagsTheLimit) {
 }
 
 }  // namespace
-}  // namespace wafersim::sim
+}  // namespace wafersim::sim::engine_test

@@ -15,6 +15,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
+namespace exec_cli_test {
 namespace {
 using wafersim::test::slurp;
 using wafersim::test::wafersim;
@@ -215,3 +216,4 @@ TEST(Exec, HelpExplainsTheCommand) {
 }
 
 }  // namespace
+}  // namespace exec_cli_test

@@ -17,7 +17,7 @@
 #include "sim/stats/formatters.h"
 #include "tests/support/test_pes.h"
 
-namespace wafersim::fabric {
+namespace wafersim::fabric::fabric_mesh_test {
 namespace {
 
 using hw::PeCoord;
@@ -539,4 +539,4 @@ TEST(Mesh, SendingWithoutCreditOrTwiceInACycleIsALogicError) {
 }
 
 }  // namespace
-}  // namespace wafersim::fabric
+}  // namespace wafersim::fabric::fabric_mesh_test

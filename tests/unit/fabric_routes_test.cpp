@@ -9,7 +9,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::fabric {
+namespace wafersim::fabric::fabric_routes_test {
 namespace {
 
 const MeshGeometry kMesh(8, 8, 8);  // an edge channel on every row
@@ -162,4 +162,4 @@ TEST(Routes, MissingFileIsReported) {
 }
 
 }  // namespace
-}  // namespace wafersim::fabric
+}  // namespace wafersim::fabric::fabric_routes_test

@@ -10,7 +10,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/wafer.h"
 
-namespace wafersim {
+namespace wafersim::fabric_traffic_engine_test {
 namespace {
 
 TEST(TrafficOnTheEngine, MatchesTheStandAloneLoop) {
@@ -57,4 +57,4 @@ TEST(TrafficOnTheEngine, MatchesTheStandAloneLoop) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::fabric_traffic_engine_test

@@ -16,7 +16,7 @@
 #include "fabric/traffic/standalone.h"
 #include "sim/errors.h"
 
-namespace wafersim::fabric::traffic {
+namespace wafersim::fabric::traffic::fabric_traffic_test {
 namespace {
 
 FabricConfig fabric(std::uint32_t depth = 8, std::uint64_t hop = 1, std::uint64_t ramp = 1) {
@@ -309,4 +309,4 @@ TEST(StaticTraffic, MulticastCopiesAreEjectedAndTheFabricDrains) {
 }
 
 }  // namespace
-}  // namespace wafersim::fabric::traffic
+}  // namespace wafersim::fabric::traffic::fabric_traffic_test

@@ -15,7 +15,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/wafer.h"
 
-namespace wafersim::test {
+namespace wafersim::test::fast_forward_test {
 namespace {
 
 using hw::PeCoord;
@@ -113,4 +113,4 @@ on_w:
 }
 
 }  // namespace
-}  // namespace wafersim::test
+}  // namespace wafersim::test::fast_forward_test

@@ -14,7 +14,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/wafer.h"
 
-namespace wafersim::test {
+namespace wafersim::test::host_tlm_test {
 namespace {
 
 using hw::AddressMap;
@@ -226,4 +226,4 @@ TEST(HostTlm, ControlBlockActivatesATaskAndReportsStatus) {
 }
 
 }  // namespace
-}  // namespace wafersim::test
+}  // namespace wafersim::test::host_tlm_test

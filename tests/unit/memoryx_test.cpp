@@ -19,7 +19,7 @@
 #include "sim/errors.h"
 #include "sim/stats/stats.h"
 
-namespace wafersim::memoryx {
+namespace wafersim::memoryx::memoryx_test {
 namespace {
 using sim::Picos;
 using units::Bandwidth;
@@ -355,4 +355,4 @@ TEST(MemoryXHost, TransportDbgReadsAndWritesWeights) {
 }
 
 }  // namespace
-}  // namespace wafersim::memoryx
+}  // namespace wafersim::memoryx::memoryx_test

@@ -8,7 +8,7 @@
 #include "models/model_spec.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::models {
+namespace wafersim::models::model_spec_test {
 namespace {
 using sim::config::ConfigError;
 
@@ -92,9 +92,9 @@ TEST(Models, ResolvedYamlReproducesTheModel) {
 }
 
 }  // namespace
-}  // namespace wafersim::models
+}  // namespace wafersim::models::model_spec_test
 
-namespace wafersim::models {
+namespace wafersim::models::model_spec_test {
 namespace {
 
 TEST(Models, DocsTableIsCurrent) {
@@ -107,4 +107,4 @@ TEST(Models, DocsTableIsCurrent) {
 }
 
 }  // namespace
-}  // namespace wafersim::models
+}  // namespace wafersim::models::model_spec_test

@@ -13,7 +13,7 @@
 #include "hw/numerics/narrow.h"
 #include "hw/numerics/softfloat.h"
 
-namespace wafersim::hw::numerics {
+namespace wafersim::hw::numerics::numerics_test {
 namespace {
 
 constexpr DType F16 = DType::F16, BF16 = DType::BF16, F32 = DType::F32;
@@ -422,4 +422,4 @@ TEST(Literals, FromDoubleRoundsOnce) {
 }
 
 }  // namespace
-}  // namespace wafersim::hw::numerics
+}  // namespace wafersim::hw::numerics::numerics_test

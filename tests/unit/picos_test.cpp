@@ -6,7 +6,7 @@
 #include "sim/picos.h"
 #include "sim/units/quantity.h"
 
-namespace wafersim::sim {
+namespace wafersim::sim::picos_test {
 namespace {
 
 units::Bandwidth bw(const char* text) {
@@ -41,4 +41,4 @@ TEST(Picos, DurationsAndParameterTimes) {
 }
 
 }  // namespace
-}  // namespace wafersim::sim
+}  // namespace wafersim::sim::picos_test

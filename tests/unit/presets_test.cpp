@@ -10,7 +10,7 @@
 #include "platforms/figures.h"
 #include "platforms/platform_spec.h"
 
-namespace wafersim::platforms {
+namespace wafersim::platforms::presets_test {
 namespace {
 
 void expect_within(double value, double published, double tolerance, const char* what) {
@@ -146,4 +146,4 @@ TEST(Presets, DocsTableIsCurrent) {
 }
 
 }  // namespace
-}  // namespace wafersim::platforms
+}  // namespace wafersim::platforms::presets_test

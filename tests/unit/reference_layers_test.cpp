@@ -20,7 +20,7 @@
 #include "models/reference/tolerance.h"
 #include "sim/errors.h"
 
-namespace wafersim::models::reference {
+namespace wafersim::models::reference::reference_layers_test {
 namespace {
 
 constexpr Format D = Format::FP64;
@@ -406,4 +406,4 @@ TEST(ReferenceErrors, BadIdsAndShapes) {
 }
 
 }  // namespace
-}  // namespace wafersim::models::reference
+}  // namespace wafersim::models::reference::reference_layers_test

@@ -16,7 +16,7 @@
 #include "models/reference/training.h"
 #include "sim/errors.h"
 
-namespace wafersim::models::reference {
+namespace wafersim::models::reference::reference_model_test {
 namespace {
 
 ModelSpec preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
@@ -389,4 +389,4 @@ layers: [{name: y, kind: linear, inputs: [x], features: 2}]
 }
 
 }  // namespace
-}  // namespace wafersim::models::reference
+}  // namespace wafersim::models::reference::reference_model_test

@@ -16,7 +16,7 @@
 #include "models/reference/tensor.h"
 #include "models/reference/tolerance.h"
 
-namespace wafersim::models::reference {
+namespace wafersim::models::reference::reference_numerics_test {
 namespace {
 
 double f32_value(std::uint32_t b) {
@@ -279,4 +279,4 @@ TEST(ReferenceTolerance, FormulaValues) {
 }
 
 }  // namespace
-}  // namespace wafersim::models::reference
+}  // namespace wafersim::models::reference::reference_numerics_test

@@ -17,7 +17,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::app::report {
+namespace wafersim::app::report::report_test {
 namespace {
 
 using test::slurp;
@@ -138,4 +138,4 @@ TEST(Report, DamagedTablesNameTheFileAndLine) {
 }
 
 }  // namespace
-}  // namespace wafersim::app::report
+}  // namespace wafersim::app::report::report_test

@@ -16,7 +16,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim {
+namespace wafersim::resident_pipeline_block_test {
 namespace {
 using models::resident::PipelineProgram;
 using models::resident::PipelineResult;
@@ -395,4 +395,4 @@ TEST(ResidentPipelineBlock, EmbeddingStageMatchesTheReference) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::resident_pipeline_block_test

@@ -21,7 +21,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim {
+namespace wafersim::resident_pipeline_test {
 namespace {
 using models::resident::PipelineProgram;
 using models::resident::PipelineResult;
@@ -480,4 +480,4 @@ TEST(ResidentPipeline, ReplicasOn16x16SteadyState) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::resident_pipeline_test

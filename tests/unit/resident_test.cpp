@@ -25,7 +25,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim {
+namespace wafersim::resident_test {
 namespace {
 using models::LayerKind;
 using models::resident::ClusterTarget;
@@ -721,4 +721,4 @@ TEST(ResidentCli, RunPrintsPrefillAndDecode) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::resident_test

@@ -9,7 +9,7 @@
 #include "sim/engine/engine.h"
 #include "sim/errors.h"
 
-namespace wafersim::app {
+namespace wafersim::app::run_driver_test {
 namespace {
 
 using sim::Cycle;
@@ -55,4 +55,4 @@ TEST(RunDriver, WallLimitNotYetSpentLetsTheRunFinish) {
 }
 
 }  // namespace
-}  // namespace wafersim::app
+}  // namespace wafersim::app::run_driver_test

@@ -11,6 +11,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
+namespace run_timing_only_test {
 namespace {
 using wafersim::test::wafersim;
 
@@ -158,3 +159,4 @@ TEST(RunTimingOnly, PlanMissingCodeRunsTheStepsThatHaveCode) {
 }
 
 }  // namespace
+}  // namespace run_timing_only_test

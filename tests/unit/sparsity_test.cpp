@@ -25,7 +25,7 @@
 #include "sim/errors.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::models {
+namespace wafersim::models::sparsity_test {
 namespace {
 
 // tiny-mlp: fc1 16 x 32 (+ 32 bias), fc2 32 x 8 (+ 8 bias).
@@ -165,9 +165,9 @@ TEST(Sparsity, BadMaskFilesNameFileLineAndColumn) {
 }
 
 }  // namespace
-}  // namespace wafersim::models
+}  // namespace wafersim::models::sparsity_test
 
-namespace wafersim::models::training {
+namespace wafersim::models::training::sparsity_test {
 namespace {
 
 TrainingReport train(const std::vector<std::string>& model_set, std::uint32_t wafers, std::uint32_t steps,
@@ -320,4 +320,4 @@ TEST(SparseTraining, MasksStayZeroWithAdamAndWeightDecay) {
 TEST(SparseTraining, MasksStayZeroWithAdamW) { expect_masked_training(memoryx::OptimizerKind::AdamW, 0.05F); }
 
 }  // namespace
-}  // namespace wafersim::models::training
+}  // namespace wafersim::models::training::sparsity_test

@@ -6,7 +6,7 @@
 #include "sim/stats/formatters.h"
 #include "sim/stats/stats.h"
 
-namespace wafersim::sim::stats {
+namespace wafersim::sim::stats::stats_test {
 namespace {
 
 TEST(Stats, TreeReadsCountersAtDumpTime) {
@@ -68,4 +68,4 @@ TEST(Stats, FileIsDeterministic) {
 }
 
 }  // namespace
-}  // namespace wafersim::sim::stats
+}  // namespace wafersim::sim::stats::stats_test

@@ -15,7 +15,7 @@
 #include "sim/stats/stats.h"
 #include "tests/support/chunk_modules.h"
 
-namespace wafersim::fabric::swarmx {
+namespace wafersim::fabric::swarmx::swarmx_test {
 namespace {
 using sim::Picos;
 using test::ChunkSink;
@@ -321,4 +321,4 @@ TEST(SwarmX, MismatchedGradientChunksAreASimulationError) {
 }
 
 }  // namespace
-}  // namespace wafersim::fabric::swarmx
+}  // namespace wafersim::fabric::swarmx::swarmx_test

@@ -24,6 +24,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
+namespace sweep_run_test {
 namespace {
 using wafersim::test::slurp;
 using wafersim::test::wafersim;
@@ -410,3 +411,4 @@ TEST(SweepRun, ExamplesValidate) {
 }
 
 }  // namespace
+}  // namespace sweep_run_test

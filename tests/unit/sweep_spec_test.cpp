@@ -18,6 +18,7 @@
 #include "sim/config/diagnostics.h"
 #include "tests/support/temp_dir.h"
 
+namespace sweep_spec_test {
 namespace {
 using namespace wafersim::app::sweep;
 using wafersim::sim::config::ConfigError;
@@ -518,3 +519,4 @@ TEST(SweepPoint, TailOfFileKeepsTheLastLines) {
 }
 
 }  // namespace
+}  // namespace sweep_spec_test

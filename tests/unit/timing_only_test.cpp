@@ -7,7 +7,7 @@
 
 #include "tests/support/core_rig.h"
 
-namespace wafersim::test {
+namespace wafersim::test::timing_only_test {
 namespace {
 
 using hw::PeCoord;
@@ -119,4 +119,4 @@ TEST(TimingOnly, ComputesNoValuesAndAllocatesNoSramForData) {
 }
 
 }  // namespace
-}  // namespace wafersim::test
+}  // namespace wafersim::test::timing_only_test

@@ -20,7 +20,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim {
+namespace wafersim::trace_cluster_test {
 namespace {
 
 using test::slurp;
@@ -119,4 +119,4 @@ TEST(TraceCluster, StreamLoopCommandTracesAndReports) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::trace_cluster_test

@@ -23,7 +23,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim {
+namespace wafersim::trace_core_test {
 namespace {
 
 using test::slurp;
@@ -285,4 +285,4 @@ TEST(TraceCore, LayerPhasesGoOnTheTimelineAndIntoPhasesJson) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::trace_core_test

@@ -26,7 +26,7 @@
 #include "tests/support/temp_dir.h"
 #include "tests/support/vcd_reader.h"
 
-namespace wafersim {
+namespace wafersim::trace_fabric_test {
 namespace {
 
 using test::slurp;
@@ -309,4 +309,4 @@ TEST(TraceFabric, BadSelectionsAreInputErrors) {
 }
 
 }  // namespace
-}  // namespace wafersim
+}  // namespace wafersim::trace_fabric_test

@@ -21,7 +21,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::sim::trace {
+namespace wafersim::sim::trace::trace_test {
 namespace {
 
 using test::slurp;
@@ -291,4 +291,4 @@ TEST(ChromeTrace, WritesTraceEventJson) {
 }
 
 }  // namespace
-}  // namespace wafersim::sim::trace
+}  // namespace wafersim::sim::trace::trace_test

@@ -32,7 +32,7 @@
 #include "sim/stats/formatters.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::models::training {
+namespace wafersim::models::training::training_test {
 namespace {
 using platforms::Activity;
 using sim::Picos;
@@ -539,4 +539,4 @@ layers:
 }
 
 }  // namespace
-}  // namespace wafersim::models::training
+}  // namespace wafersim::models::training::training_test

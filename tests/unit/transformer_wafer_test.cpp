@@ -12,6 +12,7 @@
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
+namespace transformer_wafer_test {
 namespace {
 using wafersim::test::wafersim;
 
@@ -102,3 +103,4 @@ TEST(TransformerOnWafer, TracedCompiledRunHasOnePhasePerStep) {
 }
 
 }  // namespace
+}  // namespace transformer_wafer_test

@@ -2,7 +2,7 @@
 
 #include "sim/units/quantity.h"
 
-namespace wafersim::units {
+namespace wafersim::units::units_test {
 namespace {
 
 double ok(const char* text, Dimension d) {
@@ -115,4 +115,4 @@ TEST(Units, Pretty) {
 }
 
 }  // namespace
-}  // namespace wafersim::units
+}  // namespace wafersim::units::units_test

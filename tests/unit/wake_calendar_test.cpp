@@ -11,7 +11,7 @@
 #include "sim/engine/index_set.h"
 #include "sim/engine/wake_calendar.h"
 
-namespace wafersim::sim {
+namespace wafersim::sim::wake_calendar_test {
 namespace {
 
 std::vector<std::uint32_t> take(WakeCalendar& w, std::uint64_t now) {
@@ -127,4 +127,4 @@ TEST(WakeCalendar, AJumpTakesEverythingDueAndAPastCycleIsDueNext) {
 }
 
 }  // namespace
-}  // namespace wafersim::sim
+}  // namespace wafersim::sim::wake_calendar_test
