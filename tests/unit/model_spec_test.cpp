@@ -24,7 +24,8 @@ TEST(Models, ParameterCountsMatchPublishedSizes) {
   };
   auto gpt3 = load_model("gpt3-xl").spec;
   // 24 x (12 d^2 + 13 d) + 50257 d + 2048 d (positions), head tied: 1.3157e9.
-  EXPECT_EQ(gpt3.parameters(), 24ULL * (12ULL * 2048 * 2048 + 13ULL * 2048) + 50257ULL * 2048 + 2048ULL * 2048 + 2 * 2048);
+  EXPECT_EQ(gpt3.parameters(),
+            24ULL * (12ULL * 2048 * 2048 + 13ULL * 2048) + 50257ULL * 2048 + 2048ULL * 2048 + 2 * 2048);
   EXPECT_TRUE(within(gpt3.parameters(), 1.3e9, 0.03));
   EXPECT_TRUE(within(load_model("gpt-j-6b").spec.parameters(), 6.05e9, 0.03));
   EXPECT_TRUE(within(load_model("llama3-8b").spec.parameters(), 8.03e9, 0.01));

@@ -14,7 +14,8 @@ TEST(Stats, TreeReadsCountersAtDumpTime) {
   std::uint64_t forwarded = 0;
   auto& g = root.group("cluster").group("wafer0");
   g.counter("forwarded", &forwarded, "wavelets", "wavelets forwarded");
-  g.formula("rate", [&] { return forwarded / 4.0; }, "wavelets/cycle", "forwarded per cycle");
+  g.formula(
+      "rate", [&] { return forwarded / 4.0; }, "wavelets/cycle", "forwarded per cycle");
   forwarded = 10;
   auto j = to_json(root);
   EXPECT_EQ(j["cluster"]["wafer0"]["forwarded"], 10);
@@ -38,8 +39,9 @@ TEST(Stats, DuplicateNamesAreRejected) {
 TEST(Stats, VectorsAndDistributions) {
   Group root("");
   std::vector<std::uint64_t> per{1, 2, 3};
-  root.vector("per_router", [&] { return per.size(); }, [&](std::size_t i) { return static_cast<double>(per[i]); },
-              "wavelets", "per router");
+  root.vector(
+      "per_router", [&] { return per.size(); }, [&](std::size_t i) { return static_cast<double>(per[i]); }, "wavelets",
+      "per router");
   Histogram h(1, 16);
   for (std::uint64_t v : {1, 2, 2, 3, 10, 40}) h.add(v);
   root.distribution("latency", &h, "cycles", "latency");
