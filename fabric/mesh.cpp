@@ -98,7 +98,7 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
     for (std::uint32_t o = 0; o < kPorts; ++o) {
       const std::uint32_t nb = o == index(Port::Ramp) ? kNone : next_router(r, o);
       const std::uint32_t ep = nb == kNone ? endpoint_beyond(r, port_at(o)) : kNone;
-      down_[r * kPorts + o] = nb != kNone   ? nb * kPorts + (o ^ 2u)  // the facing input port
+      down_[r * kPorts + o] = nb != kNone   ? r * kPorts + o  // the sender keeps the link's credits
                               : ep != kNone ? ep_full_base_ + ep
                                             : static_cast<std::uint32_t>(full_.size() - 1);
     }
@@ -170,7 +170,9 @@ std::uint32_t Mesh::new_tile(std::uint32_t r) {
 void Mesh::prepare_neighbours(std::uint32_t r) {
   for (std::uint32_t o = 0; o < 4; ++o)
     if (!(boundary_[r] >> o & 1u)) ensure_block(r + step_[o]);
-  blocks_[block_[r]].ready = 1;
+  Block& k = blocks_[block_[r]];
+  for (std::uint32_t o = 0; o < 4; ++o) k.next[o] = boundary_[r] >> o & 1u ? kNone : block_[r + step_[o]];
+  k.ready = 1;
 }
 
 std::uint32_t Mesh::touched_routers() const {
@@ -283,7 +285,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
                                        destination_y(f.payload)));
   if (b == kNone) b = new_tile(r);
   blocks_[b].used = 1;
-  if (++slots_[slot_index(b, p, c)].occ >= depth_) full_[r * kPorts + p] |= std::uint64_t{1} << c;
+  ++slots_[slot_index(b, p, c)].occ;
   ++in_network_;
   ++injected_;
   wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
@@ -351,7 +353,6 @@ void Mesh::read(sim::Cycle now) {
   for (const Return& ret : input_returns_) {
     const std::uint32_t r = ret.target / kPorts, p = ret.target % kPorts;
     --slots_[slot_index(block_[r], p, ret.color)].occ;
-    full_[ret.target] &= ~(std::uint64_t{1} << ret.color);
   }
   input_returns_.clear();
   for (const Return& ret : ep_returns_) {
@@ -499,7 +500,12 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   Slot* const slots = &slots_[slot_index(b, 0, 0)];
   Requests* const rq = kXY ? &requests_[b] : nullptr;
 
-  // Take in what the neighbours sent last cycle.
+  // Take in what the neighbours sent last cycle. Under XY routing over 1-cycle hops, a
+  // single-wavelet packet that finds its queue empty and wants a link output no other head
+  // wants is a bypass candidate: granted below without passing through its queue's slot.
+  constexpr bool kBypass = kXY && kHop1 && !kLinkStats;
+  std::uint32_t bypass[4];  // candidates: input | color << 3 | output << 9
+  std::uint32_t n_bypass = 0, bypass_outs = 0, bypass_many = 0;
   Arrivals& in = k.in[(now + 1) & 1u];
   if (std::uint32_t m = in.ports) {
     in.ports = 0;
@@ -507,8 +513,19 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     for (; m; m &= m - 1) {
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
-      Slot& q = slots[c * kPorts + p];
       ++k.queued[p];
+      if constexpr (kBypass) {
+        if (!(k.nonempty[p] >> c & 1u) && (f.info & (Flit::kHead | Flit::kTail)) == (Flit::kHead | Flit::kTail)) {
+          const std::uint32_t o = index(xy_output(k.xy & 0xffffu, k.xy >> 16, f.payload));
+          if (k.links >> o & 1u) {
+            bypass_many |= bypass_outs & (1u << o);
+            bypass_outs |= 1u << o;
+            bypass[n_bypass++] = p | c << 3 | o << 9;
+            continue;
+          }
+        }
+      }
+      Slot& q = slots[c * kPorts + p];
       if (q.count) {
         enqueue(q, f);
       } else {
@@ -535,6 +552,37 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
           const std::uint32_t si = slot_index(b, p, lowest(m));
           link_occupancy_[si] += slots_[si].count;
         }
+  }
+
+  // The bypass candidates: granted at once where the output is theirs alone, open and has a
+  // credit (the grant the output loop below would make); queued as heads otherwise.
+  if constexpr (kBypass) {
+    const std::uint32_t taken = bypass_many | rq->outs | k.owned_outs;
+    std::uint64_t* const no_credit = &full_[r * kPorts];
+    for (std::uint32_t i = 0; i < n_bypass; ++i) {
+      const std::uint32_t p = bypass[i] & 7u, c = bypass[i] >> 3 & 63u, o = bypass[i] >> 9;
+      const std::uint64_t cb = std::uint64_t{1} << c;
+      const Flit f = in.flit[p];
+      if ((taken >> o & 1u) || (no_credit[o] & cb)) {
+        Slot& q = slots[c * kPorts + p];
+        q.front = f;
+        q.count = 1;
+        k.nonempty[p] |= cb;
+        add_request(*rq, o, p, c);
+        continue;
+      }
+      k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
+      ++forwarded_;
+      ++bypassed_;
+      const std::uint32_t pp = o ^ 2u, nb = k.next[o];
+      if (++slots[c * kPorts + o].occ >= D) no_credit[o] |= cb;
+      arrive(blocks_[nb], nb, pp, c, f, now);
+      ++k.out.forwarded[o];
+      ++color_forwarded_[c];
+      --k.queued[p];
+      --dir_queued_[p];
+      free_credit(k, r, p, c);
+    }
   }
 
   // The requests of the heads at the start of the cycle. Grants below change heads but not
@@ -665,8 +713,8 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     if (link) {
       const std::uint32_t n = r + step_[o];
       const std::uint32_t pp = o ^ 2u;  // the facing port
-      const std::uint32_t nb = block_[n];
-      if (++slots_[slot_index(nb, pp, c)].occ >= D) full[n * kPorts + pp] |= cb;
+      const std::uint32_t nb = k.next[o];
+      if (++slots[c * kPorts + o].occ >= D) full[r * kPorts + o] |= cb;
       if (!kXY) ++in_network_;
       Block& kn = blocks_[nb];
       if (kHop1) {
@@ -674,12 +722,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
           if (!((options_.routes ? options_.routes->at(n, c).accept : 0u) & (1u << pp))) route_error(n, pp, c, q.front);
           ++color_queued_[c];
         }
-        ++dir_queued_[pp];
-        Arrivals& a = kn.in[now & 1u];
-        if (!a.ports) active_.insert(nb);  // (else a sender already did in this cycle)
-        a.ports |= 1u << pp;
-        a.color[pp] = c;
-        a.flit[pp] = q.front;
+        arrive(kn, nb, pp, c, q.front, now);
       } else {
         kn.used = 1;
         wheel_[(now + hop_) & wheel_mask_].push_back(
@@ -745,8 +788,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       k.busy &= ~(1u << p);
     }
     if (links >> p & 1u) {
-      // The sender sees the freed slot from the next cycle: a full mark goes when the cycle ends.
-      if (q.occ-- == D) unfull_.push_back(Return{r * kPorts + p, c});
+      free_credit(k, r, p, c);
     } else {
       return_to_endpoint(r, p, c, now);
     }
@@ -819,7 +861,7 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   }
   for (const Return& u : unfull_) {
     full_[u.target] &= ~(std::uint64_t{1} << u.color);
-    if (sleepers_) rouse(next_router(u.target / kPorts, u.target % kPorts));  // the sender
+    if (sleepers_) rouse(u.target / kPorts);  // the sender
   }
   unfull_.clear();
   if (granted) last_progress_ = now;

@@ -132,8 +132,11 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint64_t forwarded() const { return forwarded_; }
   // Output-color-cycles without credit downstream (the credit_stalls statistic).
   [[nodiscard]] std::uint64_t credit_stalls() const { return stalled_; }
-  // Work counter (differs with idle skipping; not a model statistic).
+  // Work counters (not model statistics): router visits (fewer with idle skipping), and
+  // wavelets granted on arrival without passing through a queue (XY, 1-cycle hops, no
+  // per-link color counters).
   [[nodiscard]] std::uint64_t router_evaluations() const { return router_evaluations_; }
+  [[nodiscard]] std::uint64_t bypassed() const { return bypassed_; }
   // Routers that ever held a wavelet (their queue state is allocated).
   [[nodiscard]] std::uint32_t touched_routers() const;
   // Bytes of dynamic state allocated so far (queues, counters), for the benchmarks.
@@ -161,11 +164,15 @@ class Mesh final : public sim::Clocked {
   struct Slot {
     Flit front;                 // the head wavelet (when count > 0)
     std::uint32_t buf = kNone;  // offset of the ring in flits_, allocated when a second wavelet queues
-    std::uint32_t occ = 0;      // visible + arriving + on the way + not yet returned as credit (32 bits: one add)
-    std::uint16_t head = 0;     // ring position of the wavelet behind the head
-    std::uint16_t count = 0;    // wavelets visible
-    std::uint16_t route = 0;    // Static: outputs the head was already sent to; XY: locked output + 1
-    std::uint16_t want = 0;     // outputs the head still requests (set when the head changes)
+    // Credits in use on color c through port p, kept by the side that spends them: for a port
+    // facing a router, this router's sends out of p not yet freed there; for a port fed by an
+    // endpoint, the endpoint's sends into this queue (visible, on the way, or freed but not yet
+    // returned). (32 bits: one add.)
+    std::uint32_t occ = 0;
+    std::uint16_t head = 0;   // ring position of the wavelet behind the head
+    std::uint16_t count = 0;  // wavelets visible
+    std::uint16_t route = 0;  // Static: outputs the head was already sent to; XY: locked output + 1
+    std::uint16_t want = 0;   // outputs the head still requests (set when the head changes)
   };
   // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, taken
   // in by the router the next cycle (so a router reads the other parity than is written).
@@ -185,8 +192,6 @@ class Mesh final : public sim::Clocked {
   static constexpr std::uint32_t kTile = 8;
   struct alignas(64) Block {
     std::uint32_t queued[kPorts] = {};     // [input]: wavelets visible
-    std::uint64_t occupancy[kPorts] = {};  // [input]: occupancy integral
-    std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
     std::uint32_t xy = 0;                  // x | y << 16
     std::uint32_t links = 0;               // bit o: a neighbouring router beyond port o
     std::uint32_t busy = 0;                // static routes: bit p: nonempty[p] is not 0 (XY: see Requests::outs)
@@ -194,6 +199,9 @@ class Mesh final : public sim::Clocked {
     std::uint32_t used = 0;                // 1 once a wavelet was sent to it (the arriving ones count too)
     std::uint32_t ready = 0;               // 1 once its neighbours' tiles are allocated
     std::uint32_t asleep = 0;              // 1 while it sleeps blocked (see Sleep)
+    std::uint32_t next[4] = {};            // [output 0 .. 3]: the neighbour's block (set with `ready`)
+    std::uint64_t occupancy[kPorts] = {};  // [input]: occupancy integral
+    std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
     Arrivals in[2];                        // by cycle parity
     Outputs out;
     std::uint64_t stalled[kPorts] = {};  // [output]: output-color-cycles without credit
@@ -249,6 +257,22 @@ class Mesh final : public sim::Clocked {
   void to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
   // Router r freed a slot of input p (fed by an endpoint), color c.
   void return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now);
+  // Router r (block k) freed a slot of input p, color c, fed by the router beyond p: that
+  // router's credit, which it sees from the next cycle (a full mark goes when the cycle ends).
+  void free_credit(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c) {
+    if (slots_[slot_index(k.next[p], p ^ 2u, c)].occ-- == depth_)
+      unfull_.push_back(Return{(r + step_[p]) * kPorts + (p ^ 2u), c});
+  }
+  // A wavelet sent over a 1-cycle hop in cycle `now` into input pp, color c, of block nb (kn):
+  // in its arrival register, taken in next cycle.
+  void arrive(Block& kn, std::uint32_t nb, std::uint32_t pp, std::uint32_t c, Flit f, std::uint64_t now) {
+    ++dir_queued_[pp];
+    Arrivals& a = kn.in[now & 1u];
+    if (!a.ports) active_.insert(nb);  // (else a sender already did in this cycle)
+    a.ports |= 1u << pp;
+    a.color[pp] = c;
+    a.flit[pp] = f;
+  }
   // The head of queue (r, p, c) changed to a wavelet with `payload`: the outputs it requests.
   template <bool kXY>
   std::uint16_t head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
@@ -363,9 +387,9 @@ class Mesh final : public sim::Clocked {
   Sweep sweep_;  // pick_sweep(), fixed at construction
 
   // Per router (always allocated, small).
-  // Colors with no free slot (no credit): [router * 5 + input port] for router input
-  // queues, then [ep_full_base_ + endpoint] for endpoint receive queues, then ~0 for
-  // "nothing connected".
+  // Colors with no credit: [router * 5 + output] for an output to a neighbouring router (kept
+  // by the sender, so that checking and spending a credit touches only its own state), then
+  // [ep_full_base_ + endpoint] for endpoint receive queues, then ~0 for "nothing connected".
   std::vector<std::uint64_t> full_;
   std::uint32_t ep_full_base_ = 0;
   std::vector<std::uint32_t> down_;     // [router * 5 + output]: index in full_ of what it feeds
@@ -432,7 +456,7 @@ class Mesh final : public sim::Clocked {
   std::uint64_t in_network_ = 0;
   std::uint64_t injected_ = 0, delivered_ = 0, forwarded_ = 0, stalled_ = 0;
 
-  std::uint64_t router_evaluations_ = 0;
+  std::uint64_t router_evaluations_ = 0, bypassed_ = 0;
   std::uint64_t evaluated_ = 0, processed_ = 0;  // last cycle + 1 of evaluate() and write()
   sim::Cycle last_progress_{0};
 };
