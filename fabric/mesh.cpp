@@ -803,8 +803,8 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   if (kXY ? rq->outs : k.busy) {
     if (forwarded_ == forwarded_before && idle_skip_)
       fall_asleep(b, now, stalls, stall_outs);  // (if a sender already put it on the list, it is visited)
-    else if (!k.in[now & 1u].ports)
-      active_.insert(b);  // (else its sender did)
+    else
+      active_.mark(b);
   }
 }
 

@@ -22,6 +22,15 @@ class IndexSet {
     ++size_;
     return true;
   }
+  // insert(r) without branches, for callers whose inserts are as often repeats as not (a
+  // mispredicted branch costs more than the few extra instructions).
+  void mark(std::uint32_t r) {
+    std::uint64_t& w = words_[r >> 6];
+    const std::uint64_t bit = std::uint64_t{1} << (r & 63u);
+    size_ += static_cast<std::uint32_t>((w & bit) == 0);
+    w |= bit;
+    summary_[r >> 12] |= std::uint64_t{1} << ((r >> 6) & 63u);
+  }
   [[nodiscard]] bool contains(std::uint32_t r) const { return (words_[r >> 6] >> (r & 63u)) & 1u; }
   [[nodiscard]] std::uint32_t size() const { return size_; }
   [[nodiscard]] bool empty() const { return size_ == 0; }
