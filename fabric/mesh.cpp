@@ -504,8 +504,8 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   // single-wavelet packet that finds its queue empty and wants a link output no other head
   // wants is a bypass candidate: granted below without passing through its queue's slot.
   constexpr bool kBypass = kXY && kHop1 && !kLinkStats;
-  std::uint32_t bypass[4];  // candidates: input | color << 3 | output << 9
-  std::uint32_t n_bypass = 0, bypass_outs = 0, bypass_many = 0;
+  std::uint32_t bypass_out[4];  // [input]: a candidate's output (its wavelet stays in `in`)
+  std::uint32_t bypass_ins = 0, bypass_outs = 0, bypass_many = 0;
   Arrivals& in = k.in[(now + 1) & 1u];
   if (std::uint32_t m = in.ports) {
     in.ports = 0;
@@ -520,7 +520,8 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
           if (k.links >> o & 1u) {
             bypass_many |= bypass_outs & (1u << o);
             bypass_outs |= 1u << o;
-            bypass[n_bypass++] = p | c << 3 | o << 9;
+            bypass_out[p] = o;
+            bypass_ins |= 1u << p;
             continue;
           }
         }
@@ -559,8 +560,8 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   if constexpr (kBypass) {
     const std::uint32_t taken = bypass_many | rq->outs | k.owned_outs;
     std::uint64_t* const no_credit = &full_[r * kPorts];
-    for (std::uint32_t i = 0; i < n_bypass; ++i) {
-      const std::uint32_t p = bypass[i] & 7u, c = bypass[i] >> 3 & 63u, o = bypass[i] >> 9;
+    for (; bypass_ins; bypass_ins &= bypass_ins - 1) {
+      const std::uint32_t p = lowest(bypass_ins), c = in.color[p], o = bypass_out[p];
       const std::uint64_t cb = std::uint64_t{1} << c;
       const Flit f = in.flit[p];
       if ((taken >> o & 1u) || (no_credit[o] & cb)) {
