@@ -559,7 +559,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   // credit (the grant the output loop below would make); queued as heads otherwise.
   if constexpr (kBypass) {
     const std::uint32_t taken = bypass_many | rq->outs | k.owned_outs;
-    std::uint64_t* const no_credit = &full_[r * kPorts];
+    std::uint64_t* const no_credit = &full_[std::size_t{r} * kPorts];
     for (; bypass_ins; bypass_ins &= bypass_ins - 1) {
       const std::uint32_t p = lowest(bypass_ins), c = in.color[p], o = bypass_out[p];
       const std::uint64_t cb = std::uint64_t{1} << c;
