@@ -125,7 +125,7 @@ TEST(SweepRun, FailingCrashingAndTimedOutPointsBesidePassingOnes) {
                       "  workload: {command: run, wrapper: ./wrap.sh, max-cycles: 150}\n"
                       "  parameters: [{key: workload.cycles, values: [100, 3, 4, 500, 120]}]\n"
                       "  metrics: [cluster.wafer0.cycles]\n"
-                      "  timeout: 0.5 s\n");
+                      "  timeout: 2 s\n");  // (10 x a passing point under ASan, alone)
   auto out = d.path() / "out";
   auto r = wafersim("sweep " + spec + " --out " + out.string() + " --jobs 5 --json");
   EXPECT_EQ(r.code, 3) << r.out;
