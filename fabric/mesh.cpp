@@ -805,7 +805,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     if (forwarded_ == forwarded_before && idle_skip_)
       fall_asleep(b, now, stalls, stall_outs);  // (if a sender already put it on the list, it is visited)
     else
-      active_.mark(b);
+      active_.insert(b);
   }
 }
 

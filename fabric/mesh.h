@@ -268,7 +268,7 @@ class Mesh final : public sim::Clocked {
   void arrive(Block& kn, std::uint32_t nb, std::uint32_t pp, std::uint32_t c, Flit f, std::uint64_t now) {
     ++dir_queued_[pp];
     Arrivals& a = kn.in[now & 1u];
-    active_.mark(nb);
+    active_.insert(nb);
     a.ports |= 1u << pp;
     a.color[pp] = c;
     a.flit[pp] = f;

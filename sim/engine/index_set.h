@@ -12,19 +12,9 @@ class IndexSet {
  public:
   explicit IndexSet(std::uint32_t size = 0) : words_((size + 63) / 64, 0), summary_((words_.size() + 63) / 64, 0) {}
 
-  // Adds r (below the size); false if it was already there.
-  bool insert(std::uint32_t r) {
-    std::uint64_t& w = words_[r >> 6];
-    const std::uint64_t bit = std::uint64_t{1} << (r & 63u);
-    if (w & bit) return false;
-    if (!w) summary_[r >> 12] |= std::uint64_t{1} << ((r >> 6) & 63u);
-    w |= bit;
-    ++size_;
-    return true;
-  }
-  // insert(r) without branches, for callers whose inserts are as often repeats as not (a
-  // mispredicted branch costs more than the few extra instructions).
-  void mark(std::uint32_t r) {
+  // Adds r (below the size). Without branches: callers insert as often repeats as new
+  // members, and a mispredicted branch costs more than the few instructions it would save.
+  void insert(std::uint32_t r) {
     std::uint64_t& w = words_[r >> 6];
     const std::uint64_t bit = std::uint64_t{1} << (r & 63u);
     size_ += static_cast<std::uint32_t>((w & bit) == 0);
