@@ -826,8 +826,7 @@ std::uint64_t Mesh::run_routers(std::uint64_t t) {
   auto one = [ this, t ](std::uint32_t b) __attribute__((always_inline)) { process<kXY, kHop1, kLinkStats>(b, t); };
   // In block order, so that neighbours' state is still in cache.
   if (idle_skip_) {
-    router_evaluations_ += work_.size();
-    work_.drain_ahead(
+    router_evaluations_ += work_.drain_ahead(
         visit_order_, [this](std::uint32_t b) { prefetch_block(b); },
         [this, t](std::uint32_t b) { prefetch_visit(b, t); }, one);
   } else {

@@ -120,9 +120,8 @@ void CoreArray::evaluate(Cycle now) {
   ticking_.swap(awake_);
   const Cycle next_cycle = now + Cycle(1);
   own_next_ = Cycle::never();
-  core_ticks_ += ticking_.size();
   std::exception_ptr failure;
-  ticking_.drain_ahead(
+  core_ticks_ += ticking_.drain_ahead(
       order_, [this](std::uint32_t idx) { cores_[idx]->prefetch_object(); },
       [this](std::uint32_t idx) { cores_[idx]->prefetch_state(); },
       [&](std::uint32_t idx) {

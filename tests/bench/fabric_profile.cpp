@@ -43,17 +43,22 @@ int sc_main(int argc, char* argv[]) {
   m.routing = fabric::Routing::XY;
   fabric::traffic::StandaloneTraffic t(f, fabric::MeshGeometry(k, k, f.edge_io_channels), m, o);
   t.step(1000);
-  const std::uint64_t moves0 = t.mesh().forwarded();
+  const std::uint64_t moves0 = t.mesh().forwarded(), visits0 = t.mesh().router_evaluations(),
+                      bypassed0 = t.mesh().bypassed();
   const auto start = std::chrono::steady_clock::now();
   CALLGRIND_START_INSTRUMENTATION;
   t.step(cycles);
   CALLGRIND_STOP_INSTRUMENTATION;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::uint64_t moves = t.mesh().forwarded() - moves0;
+  const std::uint64_t visits = t.mesh().router_evaluations() - visits0, bypassed = t.mesh().bypassed() - bypassed0;
   fmt::print(
       "{} x {} at {}: {} cycles, {} wavelet moves ({:.1f} per router-cycle), {:.3f} s, {:.2f} M router-cycles/s\n", k,
       k, rate, cycles, moves, static_cast<double>(moves) / (static_cast<double>(k) * k * cycles), wall,
       static_cast<double>(k) * k * cycles / wall / 1e6);
+  fmt::print("  router visits {:.3f} per router-cycle; {:.1f}% of the moves granted on arrival\n",
+             static_cast<double>(visits) / (static_cast<double>(k) * k * cycles),
+             moves ? 100.0 * static_cast<double>(bypassed) / static_cast<double>(moves) : 0.0);
   return 0;
 }
 
