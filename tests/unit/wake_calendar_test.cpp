@@ -45,6 +45,27 @@ TEST(IndexSet, RepeatedInsertsAreCountedOnce) {
   EXPECT_FALSE(s.empty());
 }
 
+TEST(IndexSet, OverMoreThanTheFlatLimitDrainsThroughTheSecondLevel) {
+  for (const std::uint32_t universe : {IndexSet::kFlatUpTo, IndexSet::kFlatUpTo + 1, 300000u}) {
+    IndexSet s(universe);
+    std::vector<std::uint32_t> members;
+    for (std::uint32_t i = 1; i < universe; i += 4093) members.push_back(i);  // a few per second-level word
+    members.push_back(universe - 1);
+    for (auto it = members.rbegin(); it != members.rend(); ++it) s.insert(*it);
+    s.insert(members.front());
+    EXPECT_EQ(s.size(), members.size()) << universe;
+    std::vector<std::uint32_t> out;
+    EXPECT_EQ(s.drain([&](std::uint32_t i) { out.push_back(i); }), members.size()) << universe;
+    EXPECT_EQ(out, members) << universe;
+    EXPECT_TRUE(s.empty());
+    EXPECT_EQ(s.drain([&](std::uint32_t i) { out.push_back(i); }), 0u);  // nothing left at either level
+    s.insert(members.back());
+    out.clear();
+    s.drain([&](std::uint32_t i) { out.push_back(i); });
+    EXPECT_EQ(out, std::vector<std::uint32_t>{members.back()}) << universe;
+  }
+}
+
 // Records a drain_ahead sweep: "f r", "far r", "near r" in call order.
 std::vector<std::pair<char, std::uint32_t>> sweep_ahead(IndexSet& s) {
   std::vector<std::pair<char, std::uint32_t>> calls;
