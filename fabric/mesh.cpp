@@ -154,6 +154,7 @@ std::uint32_t Mesh::new_tile(std::uint32_t r) {
       for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
     }
   slots_.resize(blocks_.size() * kPorts * colors_);
+  credits_.resize(slots_.size(), 0);
   sleep_.resize(blocks_.size());
   if (xy_) {
     owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
@@ -202,9 +203,10 @@ std::uint32_t Mesh::ensure_ep_block(std::uint32_t ep) {
 std::uint64_t Mesh::allocated_bytes() const {
   auto v = [](const auto& vec) { return static_cast<std::uint64_t>(vec.capacity() * sizeof(vec[0])); };
   return v(full_) + v(down_) + v(block_) + v(boundary_) + v(block_router_) + v(counted_) + v(blocks_) + v(slots_) +
-         v(owned_by_) + v(requests_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) + v(flits_) +
-         v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_fronts_) + v(rx_) + v(ep_last_send_) +
-         v(ep_last_pop_) + v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() + v(unfull_);
+         v(credits_) + v(owned_by_) + v(requests_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) +
+         v(flits_) + v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_fronts_) + v(rx_) +
+         v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() +
+         v(unfull_);
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -273,7 +275,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   if (c >= colors_) throw std::logic_error(fmt::format("fabric: send on color {} of {}", c, colors_));
   const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
   std::uint32_t b = block_[r];
-  if (b != kNone && slots_[slot_index(b, p, c)].occ >= depth_)
+  if (b != kNone && credits_[slot_index(b, p, c)] >= depth_)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
   const std::uint32_t eb = ep_block_[ep] != kNone ? ep_block_[ep] : ensure_ep_block(ep);
   const std::uint64_t stamp = now.count() + 1;
@@ -285,7 +287,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
                                        destination_y(f.payload)));
   if (b == kNone) b = new_tile(r);
   blocks_[b].used = 1;
-  ++slots_[slot_index(b, p, c)].occ;
+  ++credits_[slot_index(b, p, c)];
   ++in_network_;
   ++injected_;
   wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
@@ -352,7 +354,7 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
 void Mesh::read(sim::Cycle now) {
   for (const Return& ret : input_returns_) {
     const std::uint32_t r = ret.target / kPorts, p = ret.target % kPorts;
-    --slots_[slot_index(block_[r], p, ret.color)].occ;
+    --credits_[slot_index(block_[r], p, ret.color)];
   }
   input_returns_.clear();
   for (const Return& ret : ep_returns_) {
@@ -498,6 +500,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   const std::uint64_t forwarded_before = forwarded_;
   const std::uint32_t D = depth_;
   Slot* const slots = &slots_[slot_index(b, 0, 0)];
+  std::uint16_t* const credits = &credits_[slot_index(b, 0, 0)];
   Requests* const rq = kXY ? &requests_[b] : nullptr;
 
   // Take in what the neighbours sent last cycle. Under XY routing over 1-cycle hops, a
@@ -576,7 +579,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       ++forwarded_;
       ++bypassed_;
       const std::uint32_t pp = o ^ 2u, nb = k.next[o];
-      if (++slots[c * kPorts + o].occ >= D) no_credit[o] |= cb;
+      if (++credits[c * kPorts + o] >= D) no_credit[o] |= cb;
       arrive(blocks_[nb], nb, pp, c, f, now);
       ++k.out.forwarded[o];
       ++color_forwarded_[c];
@@ -715,7 +718,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       const std::uint32_t n = r + step_[o];
       const std::uint32_t pp = o ^ 2u;  // the facing port
       const std::uint32_t nb = k.next[o];
-      if (++slots[c * kPorts + o].occ >= D) full[r * kPorts + o] |= cb;
+      if (++credits[c * kPorts + o] >= D) full[r * kPorts + o] |= cb;
       if (!kXY) ++in_network_;
       Block& kn = blocks_[nb];
       if (kHop1) {

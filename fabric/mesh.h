@@ -95,7 +95,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t edge_endpoint(EdgeSide side, std::uint32_t channel) const;
   [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const {
     const std::uint32_t b = block_[ep_router_[ep]];
-    return b == kNone || slots_[slot_index(b, ep_port_[ep], c.id())].occ < depth_;
+    return b == kNone || credits_[slot_index(b, ep_port_[ep], c.id())] < depth_;
   }
   // Sends `f` on color c into the endpoint's router (requires can_send; at most once per
   // cycle per endpoint).
@@ -164,15 +164,10 @@ class Mesh final : public sim::Clocked {
   struct Slot {
     Flit front;                 // the head wavelet (when count > 0)
     std::uint32_t buf = kNone;  // offset of the ring in flits_, allocated when a second wavelet queues
-    // Credits in use on color c through port p, kept by the side that spends them: for a port
-    // facing a router, this router's sends out of p not yet freed there; for a port fed by an
-    // endpoint, the endpoint's sends into this queue (visible, on the way, or freed but not yet
-    // returned). (32 bits: one add.)
-    std::uint32_t occ = 0;
-    std::uint16_t head = 0;   // ring position of the wavelet behind the head
-    std::uint16_t count = 0;  // wavelets visible
-    std::uint16_t route = 0;  // Static: outputs the head was already sent to; XY: locked output + 1
-    std::uint16_t want = 0;   // outputs the head still requests (set when the head changes)
+    std::uint16_t head = 0;     // ring position of the wavelet behind the head
+    std::uint16_t count = 0;    // wavelets visible
+    std::uint16_t route = 0;    // Static: outputs the head was already sent to; XY: locked output + 1
+    std::uint16_t want = 0;     // outputs the head still requests (set when the head changes)
   };
   // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, taken
   // in by the router the next cycle (so a router reads the other parity than is written).
@@ -260,7 +255,7 @@ class Mesh final : public sim::Clocked {
   // Router r (block k) freed a slot of input p, color c, fed by the router beyond p: that
   // router's credit, which it sees from the next cycle (a full mark goes when the cycle ends).
   void free_credit(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c) {
-    if (slots_[slot_index(k.next[p], p ^ 2u, c)].occ-- == depth_)
+    if (credits_[slot_index(k.next[p], p ^ 2u, c)]-- == depth_)
       unfull_.push_back(Return{(r + step_[p]) * kPorts + (p ^ 2u), c});
   }
   // A wavelet sent over a 1-cycle hop in cycle `now` into input pp, color c, of block nb (kn):
@@ -400,9 +395,16 @@ class Mesh final : public sim::Clocked {
   std::vector<std::uint32_t> counted_;       // the routers of the allocated tiles
   std::vector<Block> blocks_;
   std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][color][port]
-  std::vector<std::uint64_t> owned_by_;          // XY: [block][output][input]: colors of the output held by a packet
-  std::vector<Requests> requests_;               // XY: [block]
-  std::vector<Sleep> sleep_;                     // [block]
+  // Credits in use on color c through port p, as slots_, kept by the side that spends them:
+  // for a port facing a router, this router's sends out of p not yet freed there; for a port
+  // fed by an endpoint, the endpoint's sends into the queue (visible, on the way, or freed but
+  // not yet returned). Apart from the queues: every move touches two of them (the sender's and,
+  // when the wavelet leaves the queue, its upstream router's), and this small array stays in
+  // cache where the queues do not.
+  std::vector<std::uint16_t, CacheAligned<std::uint16_t>> credits_;
+  std::vector<std::uint64_t> owned_by_;  // XY: [block][output][input]: colors of the output held by a packet
+  std::vector<Requests> requests_;       // XY: [block]
+  std::vector<Sleep> sleep_;             // [block]
   std::vector<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // as slots_
   std::vector<Flit, CacheAligned<Flit>> flits_;
   // Per endpoint.
