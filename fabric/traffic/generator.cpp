@@ -98,9 +98,10 @@ inline void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::u
 
 inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size,
                                                   std::uint64_t now, bool measured) {
-  std::uint32_t id = free_packets_;
-  if (id != kNone) {
-    free_packets_ = packets_[id].next;
+  std::uint32_t id;
+  if (!free_packets_.empty()) {
+    id = free_packets_.back();
+    free_packets_.pop_back();
   } else {
     if (packets_.size() >= Flit::kTagMask)
       throw sim::SimulationError(fmt::format(
@@ -167,8 +168,7 @@ void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
   s.head = p.next;
   if (s.head == kNone) s.tail = kNone;
   if (!xy_) {
-    p.next = free_packets_;
-    free_packets_ = id;
+    free_packets_.push_back(id);
   }
 }
 
@@ -215,8 +215,7 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
     --measured_outstanding_;
   }
   if (observer_) observer_(Delivery{p.src, p.dst, c, p.size, p.seq, p.created, t});
-  p.next = free_packets_;
-  free_packets_ = id;
+  free_packets_.push_back(id);
 }
 
 void TrafficGenerator::evaluate(sim::Cycle now) {

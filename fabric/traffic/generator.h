@@ -87,7 +87,7 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
     std::uint64_t created = 0;
     std::uint64_t seq = 0;
     std::uint32_t src = 0, dst = 0;
-    std::uint32_t next = kNone;  // source FIFO link, or free-list link
+    std::uint32_t next = kNone;  // source FIFO link
     std::uint32_t size = 1, sent = 0, received = 0;
     std::uint8_t color = 0;
     bool measured = false;
@@ -136,7 +136,9 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   std::uint64_t calendar_count_ = 0;
   std::vector<std::uint32_t> active_sources_;
   std::vector<Packet> packets_;
-  std::uint32_t free_packets_ = kNone;
+  // Ids of delivered packets, reused last-freed first. (Not linked through the packets: taking
+  // one would read a record the fabric's sweep has pushed out of the caches.)
+  std::vector<std::uint32_t> free_packets_;
   std::vector<Scripted> scripted_;  // sorted by cycle when the run starts
   std::size_t next_scripted_ = 0;
   bool scripted_sorted_ = true;
