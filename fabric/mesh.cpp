@@ -330,13 +330,13 @@ inline std::uint16_t Mesh::head_wants(const Block& k, std::uint32_t r, std::uint
   }
 }
 
-void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) {
+void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now) {
   const std::uint32_t b = block_[r];                     // allocated when the wavelet was sent
   if (blocks_[b].asleep) wake_up(b, processed_, false);  // its counters up to here, with the queues as they were
   Slot& q = slots_[slot_index(b, p, c)];
   enqueue(q, f);
   Block& k = blocks_[b];
-  ++k.queued[p];
+  if (per_router_) k.occupancy[p] -= now;
   ++color_queued_[c];
   ++dir_queued_[p];
   if (q.count == 1) {
@@ -384,7 +384,7 @@ void Mesh::read(sim::Cycle now) {
         }
         ++delivered_;
       } else {
-        push_visible(t.target / kPorts, t.target % kPorts, t.color, t.flit);
+        push_visible(t.target / kPorts, t.target % kPorts, t.color, t.flit, now.count());
       }
     }
     wheel_count_ -= bucket.size();
@@ -446,15 +446,12 @@ void Mesh::wake_up(std::uint32_t b, std::uint64_t upto, bool visited) {
   Sleep& s = sleep_[b];
   Block& k = blocks_[b];
   const std::uint64_t n = upto - s.since;
-  if (per_router_) {
-    for (std::uint32_t p = 0; p < kPorts; ++p) k.occupancy[p] += k.queued[p] * n;
-    if (link_stats_)
-      for (std::uint32_t p = 0; p < kPorts; ++p)
-        for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
-          const std::uint32_t si = slot_index(b, p, lowest(m));
-          link_occupancy_[si] += slots_[si].count * n;
-        }
-  }
+  if (link_stats_)
+    for (std::uint32_t p = 0; p < kPorts; ++p)
+      for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
+        const std::uint32_t si = slot_index(b, p, lowest(m));
+        link_occupancy_[si] += slots_[si].count * n;
+      }
   for (std::uint32_t o = 0; o < kPorts; ++o)
     for (std::uint64_t m = s.stalled[o]; m; m &= m - 1) {
       const std::uint32_t c = lowest(m);
@@ -483,7 +480,14 @@ std::uint64_t Mesh::link_stalled_of(std::uint32_t b, std::uint32_t o, std::uint3
 }
 
 std::uint64_t Mesh::occupancy_of(std::uint32_t b, std::uint32_t p) const {
-  return blocks_[b].occupancy[p] + blocks_[b].queued[p] * owed(b) + (cycle_unfinished() ? unfinished_queued(b, p) : 0);
+  return blocks_[b].occupancy[p] + std::uint64_t{queued_in(b, p)} * processed_ +
+         (cycle_unfinished() ? unfinished_queued(b, p) : 0);
+}
+
+std::uint32_t Mesh::queued_in(std::uint32_t b, std::uint32_t p) const {
+  std::uint32_t n = 0;
+  for (std::uint64_t m = blocks_[b].nonempty[p]; m; m &= m - 1) n += slots_[slot_index(b, p, lowest(m))].count;
+  return n;
 }
 
 std::uint64_t Mesh::link_occupancy_of(std::uint32_t b, std::uint32_t p, std::uint32_t c) const {
@@ -516,7 +520,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     for (; m; m &= m - 1) {
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
-      ++k.queued[p];
+      if (per_router_) k.occupancy[p] -= now;
       if constexpr (kBypass) {
         if (!(k.nonempty[p] >> c & 1u) && (f.info & (Flit::kHead | Flit::kTail)) == (Flit::kHead | Flit::kTail)) {
           const std::uint32_t o = index(xy_output(k.xy & 0xffffu, k.xy >> 16, f.payload));
@@ -547,16 +551,13 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   }
 
   // Occupancy integrals count the wavelets queued in this cycle, before grants (the totals
-  // per direction and color in write()).
-  if (per_router_) {
-    for (std::uint32_t p = 0; p < kPorts; ++p) k.occupancy[p] += k.queued[p];
-    if (kLinkStats)
-      for (std::uint32_t p = 0; p < kPorts; ++p)
-        for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
-          const std::uint32_t si = slot_index(b, p, lowest(m));
-          link_occupancy_[si] += slots_[si].count;
-        }
-  }
+  // per direction and color in write(); per input, each wavelet's cycles in and out).
+  if (kLinkStats)
+    for (std::uint32_t p = 0; p < kPorts; ++p)
+      for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
+        const std::uint32_t si = slot_index(b, p, lowest(m));
+        link_occupancy_[si] += slots_[si].count;
+      }
 
   // The bypass candidates: granted at once where the output is theirs alone, open and has a
   // credit (the grant the output loop below would make); queued as heads otherwise.
@@ -583,7 +584,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       arrive(blocks_[nb], nb, pp, c, f, now);
       ++k.out.forwarded[o];
       ++color_forwarded_[c];
-      --k.queued[p];
+      if (per_router_) k.occupancy[p] += now + 1;
       --dir_queued_[p];
       free_credit(k, r, p, c);
     }
@@ -768,7 +769,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
 
     // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
     // and in its color's queue count.)
-    --k.queued[p];
+    if (per_router_) k.occupancy[p] += now + 1;
     --dir_queued_[p];
     if (!kXY) --in_network_;
     if (!kXY || !kHop1) --color_queued_[c];
@@ -887,7 +888,7 @@ void Mesh::check_deadlock(sim::Cycle now) {
 
 // The cycle evaluated last, t = evaluated_ - 1, takes in the arrivals of cycle t - 1 (parity evaluated_).
 std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p) const {
-  return blocks_[b].queued[p] + ((blocks_[b].in[evaluated_ & 1u].ports >> p) & 1u);
+  return queued_in(b, p) + ((blocks_[b].in[evaluated_ & 1u].ports >> p) & 1u);
 }
 
 std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c) const {

@@ -186,18 +186,20 @@ class Mesh final : public sim::Clocked {
   // on the hot path: they would alias every pointer and force reloads.)
   static constexpr std::uint32_t kTile = 8;
   struct alignas(64) Block {
-    std::uint32_t queued[kPorts] = {};     // [input]: wavelets visible
-    std::uint32_t xy = 0;                  // x | y << 16
-    std::uint32_t links = 0;               // bit o: a neighbouring router beyond port o
-    std::uint32_t busy = 0;                // static routes: bit p: nonempty[p] is not 0 (XY: see Requests::outs)
-    std::uint32_t owned_outs = 0;          // XY: outputs with a color held by a packet
-    std::uint32_t used = 0;                // 1 once a wavelet was sent to it (the arriving ones count too)
-    std::uint32_t ready = 0;               // 1 once its neighbours' tiles are allocated
-    std::uint32_t asleep = 0;              // 1 while it sleeps blocked (see Sleep)
-    std::uint32_t next[4] = {};            // [output 0 .. 3]: the neighbour's block (set with `ready`)
-    std::uint64_t occupancy[kPorts] = {};  // [input]: occupancy integral
-    std::uint64_t nonempty[kPorts] = {};   // [input]: colors with a visible wavelet
-    Arrivals in[2];                        // by cycle parity
+    std::uint32_t xy = 0;          // x | y << 16
+    std::uint32_t links = 0;       // bit o: a neighbouring router beyond port o
+    std::uint32_t busy = 0;        // static routes: bit p: nonempty[p] is not 0 (XY: see Requests::outs)
+    std::uint32_t owned_outs = 0;  // XY: outputs with a color held by a packet
+    std::uint32_t used = 0;        // 1 once a wavelet was sent to it (the arriving ones count too)
+    std::uint32_t ready = 0;       // 1 once its neighbours' tiles are allocated
+    std::uint32_t asleep = 0;      // 1 while it sleeps blocked (see Sleep)
+    std::uint32_t next[4] = {};    // [output 0 .. 3]: the neighbour's block (set with `ready`)
+    // [input]: occupancy integral, kept as the sum over the wavelets that left the queues of
+    // (cycle left + 1) less the sum over those queued of the cycle they were queued (so the
+    // integral up to now adds the queued ones times now: occupancy_of(); sleeping costs nothing).
+    std::uint64_t occupancy[kPorts] = {};
+    std::uint64_t nonempty[kPorts] = {};  // [input]: colors with a visible wavelet
+    Arrivals in[2];                       // by cycle parity
     Outputs out;
     std::uint64_t stalled[kPorts] = {};  // [output]: output-color-cycles without credit
   };
@@ -299,8 +301,11 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint64_t link_stalled_of(std::uint32_t b, std::uint32_t o, std::uint32_t c) const;
   [[nodiscard]] std::uint64_t occupancy_of(std::uint32_t b, std::uint32_t p) const;
   [[nodiscard]] std::uint64_t link_occupancy_of(std::uint32_t b, std::uint32_t p, std::uint32_t c) const;
-  // Takes a wavelet off the wheel (a ramp or edge channel, or a hop longer than one cycle).
-  void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f);
+  // Takes a wavelet off the wheel (a ramp or edge channel, or a hop longer than one cycle) in
+  // cycle `now`.
+  void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now);
+  // Wavelets visible in the queues of input p of block b.
+  [[nodiscard]] std::uint32_t queued_in(std::uint32_t b, std::uint32_t p) const;
   // Allocates the tile of router r; returns r's block.
   std::uint32_t new_tile(std::uint32_t r);
   // Allocates the tiles of router r's neighbours.

@@ -20,7 +20,7 @@ LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p) const {
   out.forwarded = k.out.forwarded[p];
   out.stalled = stalled_of(b, p);
   out.occupancy = per_router_ ? occupancy_of(b, p) : 0;
-  out.queued = k.queued[p] + arriving;
+  out.queued = queued_in(b, p) + arriving;
   return out;
 }
 
