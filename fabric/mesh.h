@@ -215,9 +215,9 @@ class Mesh final : public sim::Clocked {
   // A router whose visit granted nothing while it held wavelets: every request was blocked
   // for lack of credit (or by a packet holding the output), and its state cannot change
   // until a credit returns to one of its outputs or a wavelet arrives, which wake it. Until
-  // then it is not visited; the counters its visits would have added (credit stalls,
-  // occupancy integrals, all constant while it sleeps) are added when it is next visited,
-  // and readers add those still owed.
+  // then it is not visited; the counters its visits would have added (credit stalls, and
+  // per-color occupancy integrals when kept, all constant while it sleeps) are added when
+  // it is next visited, and readers add those still owed.
   struct Sleep {
     std::uint64_t since = 0;             // the first cycle its counters do not include
     std::uint64_t stalled[kPorts] = {};  // [output]: colors stalled in each cycle it sleeps
@@ -295,8 +295,8 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint64_t owed(std::uint32_t b) const {
     return blocks_[b].asleep ? processed_ - sleep_[b].since : 0;
   }
-  // Counters of block b with the cycles owed: credit stalls of output o (per color c), the
-  // occupancy integral of input p (per color c).
+  // Counters of block b up to now (with the cycles owed): credit stalls of output o (per
+  // color c), the occupancy integral of input p (per color c).
   [[nodiscard]] std::uint64_t stalled_of(std::uint32_t b, std::uint32_t o) const;
   [[nodiscard]] std::uint64_t link_stalled_of(std::uint32_t b, std::uint32_t o, std::uint32_t c) const;
   [[nodiscard]] std::uint64_t occupancy_of(std::uint32_t b, std::uint32_t p) const;
