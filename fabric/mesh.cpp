@@ -816,11 +816,17 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
 void Mesh::prefetch_visit(std::uint32_t b, std::uint64_t now) const {
   const Block& k = blocks_[b];
   const std::uint32_t r = block_router_[b];
+  // A queue (p, c) about to send: its slot, this router's credits of color c (all outputs),
+  // and the upstream router's credit it frees.
+  auto queue = [&](std::uint32_t p, std::uint32_t c) {
+    __builtin_prefetch(&slots_[slot_index(b, p, c)]);
+    __builtin_prefetch(&credits_[slot_index(b, 0, c)]);
+    if (k.links >> p & 1u) __builtin_prefetch(&credits_[slot_index(k.next[p], p ^ 2u, c)]);
+  };
   for (std::uint32_t p = 0; p < kPorts; ++p)
-    if (const std::uint64_t m = k.nonempty[p]) __builtin_prefetch(&slots_[slot_index(b, p, lowest(m))]);
+    if (const std::uint64_t m = k.nonempty[p]) queue(p, lowest(m));
   const Arrivals& in = k.in[(now + 1) & 1u];
-  for (std::uint32_t m = in.ports; m; m &= m - 1)
-    __builtin_prefetch(&slots_[slot_index(b, lowest(m), in.color[lowest(m)])]);
+  for (std::uint32_t m = in.ports; m; m &= m - 1) queue(lowest(m), in.color[lowest(m)]);
   for (std::uint32_t m = k.links; m; m &= m - 1) __builtin_prefetch(&full_[down_[r * kPorts + lowest(m)]]);
 }
 
