@@ -45,11 +45,12 @@ TEST(IndexSet, RepeatedInsertsAreCountedOnce) {
   EXPECT_FALSE(s.empty());
 }
 
-TEST(IndexSet, OverMoreThanTheFlatLimitDrainsThroughTheSecondLevel) {
+// At the flat limit a sweep reads every word; one index above it, through the second level.
+TEST(IndexSet, DrainsInOrderOnBothSidesOfTheFlatLimit) {
   for (const std::uint32_t universe : {IndexSet::kFlatUpTo, IndexSet::kFlatUpTo + 1, 300000u}) {
     IndexSet s(universe);
     std::vector<std::uint32_t> members;
-    for (std::uint32_t i = 1; i < universe; i += 4093) members.push_back(i);  // a few per second-level word
+    for (std::uint32_t i = 1; i < universe; i += 4093) members.push_back(i);  // about one per second-level word
     members.push_back(universe - 1);
     for (auto it = members.rbegin(); it != members.rend(); ++it) s.insert(*it);
     s.insert(members.front());
