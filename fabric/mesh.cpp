@@ -336,7 +336,7 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
   Slot& q = slots_[slot_index(b, p, c)];
   enqueue(q, f);
   Block& k = blocks_[b];
-  if (per_router_) k.occupancy[p] -= now;
+  stamp_queued(k, p, now);
   ++color_queued_[c];
   ++dir_queued_[p];
   if (q.count == 1) {
@@ -520,7 +520,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     for (; m; m &= m - 1) {
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
-      if (per_router_) k.occupancy[p] -= now;
+      stamp_queued(k, p, now);
       if constexpr (kBypass) {
         if (!(k.nonempty[p] >> c & 1u) && (f.info & (Flit::kHead | Flit::kTail)) == (Flit::kHead | Flit::kTail)) {
           const std::uint32_t o = index(xy_output(k.xy & 0xffffu, k.xy >> 16, f.payload));
@@ -584,7 +584,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       arrive(blocks_[nb], nb, pp, c, f, now);
       ++k.out.forwarded[o];
       ++color_forwarded_[c];
-      if (per_router_) k.occupancy[p] += now + 1;
+      stamp_left(k, p, now);
       --dir_queued_[p];
       free_credit(k, r, p, c);
     }
@@ -769,7 +769,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
 
     // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
     // and in its color's queue count.)
-    if (per_router_) k.occupancy[p] += now + 1;
+    stamp_left(k, p, now);
     --dir_queued_[p];
     if (!kXY) --in_network_;
     if (!kXY || !kHop1) --color_queued_[c];

@@ -270,6 +270,14 @@ class Mesh final : public sim::Clocked {
     a.color[pp] = c;
     a.flit[pp] = f;
   }
+  // Per-input occupancy by stamps (Block::occupancy): a wavelet queued at input p in cycle
+  // `now` is counted from `now`; one that leaves it in cycle `now` is counted through `now`.
+  void stamp_queued(Block& k, std::uint32_t p, std::uint64_t now) const {
+    if (per_router_) k.occupancy[p] -= now;
+  }
+  void stamp_left(Block& k, std::uint32_t p, std::uint64_t now) const {
+    if (per_router_) k.occupancy[p] += now + 1;
+  }
   // The head of queue (r, p, c) changed to a wavelet with `payload`: the outputs it requests.
   template <bool kXY>
   std::uint16_t head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
