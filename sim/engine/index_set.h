@@ -102,7 +102,8 @@ class IndexSet {
   std::vector<std::uint64_t> words_;    // bit r % 64 of word r / 64
   std::vector<std::uint64_t> summary_;  // unless flat_: bit w % 64 of word w / 64: words_[w] is not zero
   std::uint64_t inserts_ = 0;           // since the last drain (0: the set is empty)
-  bool flat_ = true;
+  bool flat_ = true;                    // summary_.empty(), kept as a flag: testing the vector costs the
+                                        // insert two loads (+0.3% instructions on the fabric sweep)
 };
 
 }  // namespace wafersim::sim
