@@ -520,7 +520,6 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     for (; m; m &= m - 1) {
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
-      stamp_queued(k, p, now);
       if constexpr (kBypass) {
         if (!(k.nonempty[p] >> c & 1u) && (f.info & (Flit::kHead | Flit::kTail)) == (Flit::kHead | Flit::kTail)) {
           const std::uint32_t o = index(xy_output(k.xy & 0xffffu, k.xy >> 16, f.payload));
@@ -533,6 +532,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
           }
         }
       }
+      stamp_queued(k, p, now);
       Slot& q = slots[c * kPorts + p];
       if (q.count) {
         enqueue(q, f);
@@ -569,6 +569,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       const std::uint64_t cb = std::uint64_t{1} << c;
       const Flit f = in.flit[p];
       if ((taken >> o & 1u) || (no_credit[o] & cb)) {
+        stamp_queued(k, p, now);
         Slot& q = slots[c * kPorts + p];
         q.front = f;
         q.count = 1;
@@ -584,7 +585,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       arrive(blocks_[nb], nb, pp, c, f, now);
       ++k.out.forwarded[o];
       ++color_forwarded_[c];
-      stamp_left(k, p, now);
+      stamp_passed(k, p);
       --dir_queued_[p];
       free_credit(k, r, p, c);
     }

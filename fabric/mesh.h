@@ -278,6 +278,10 @@ class Mesh final : public sim::Clocked {
   void stamp_left(Block& k, std::uint32_t p, std::uint64_t now) const {
     if (per_router_) k.occupancy[p] += now + 1;
   }
+  // A wavelet taken in at input p and granted in the same cycle: both stamps at once.
+  void stamp_passed(Block& k, std::uint32_t p) const {
+    if (per_router_) ++k.occupancy[p];
+  }
   // The head of queue (r, p, c) changed to a wavelet with `payload`: the outputs it requests.
   template <bool kXY>
   std::uint16_t head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
