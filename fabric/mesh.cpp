@@ -511,8 +511,9 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   Requests* const rq = kXY ? &requests_[b] : nullptr;
 
   // Take in what the neighbours sent last cycle. Under XY routing over 1-cycle hops, a
-  // single-wavelet packet that finds its queue empty and wants a link output no other head
-  // wants is a bypass candidate: granted below without passing through its queue's slot.
+  // single-wavelet packet that finds its queue empty is a bypass candidate: granted below
+  // without passing through its queue's slot if no other head wants its output (a link, or
+  // the ramp: XY never routes to an edge channel).
   constexpr bool kBypass = kXY && kHop1 && !kLinkStats;
   std::uint32_t bypass_out[4];  // [input]: a candidate's output (its wavelet stays in `in`)
   std::uint32_t bypass_ins = 0, bypass_outs = 0, bypass_many = 0;
@@ -526,13 +527,11 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       if constexpr (kBypass) {
         if (!(k.nonempty[p] >> c & 1u) && (f.info & (Flit::kHead | Flit::kTail)) == (Flit::kHead | Flit::kTail)) {
           const std::uint32_t o = index(xy_output(k.xy & 0xffffu, k.xy >> 16, f.payload));
-          if (k.links >> o & 1u) {
-            bypass_many |= bypass_outs & (1u << o);
-            bypass_outs |= 1u << o;
-            bypass_out[p] = o;
-            bypass_ins |= 1u << p;
-            continue;
-          }
+          bypass_many |= bypass_outs & (1u << o);
+          bypass_outs |= 1u << o;
+          bypass_out[p] = o;
+          bypass_ins |= 1u << p;
+          continue;
         }
       }
       stamp_queued(k, p, now);
@@ -571,7 +570,8 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       const std::uint32_t p = lowest(bypass_ins), c = in.color[p], o = bypass_out[p];
       const std::uint64_t cb = std::uint64_t{1} << c;
       const Flit f = in.flit[p];
-      if ((taken >> o & 1u) || (no_credit[o] & cb)) {
+      const bool eject = o == index(Port::Ramp);
+      if ((taken >> o & 1u) || ((eject ? full_[down_[r * kPorts + o]] : no_credit[o]) & cb)) {
         stamp_queued(k, p, now);
         Slot& q = slots[c * kPorts + p];
         q.front = f;
@@ -583,9 +583,15 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
       ++forwarded_;
       ++bypassed_;
-      const std::uint32_t pp = o ^ 2u, nb = k.next[o];
-      if (++credits[c * kPorts + o] >= D) no_credit[o] |= cb;
-      arrive(blocks_[nb], nb, pp, c, f, now);
+      if (eject) {
+        to_endpoint(r, o, c, f, now);
+        --in_network_;
+        --color_queued_[c];
+      } else {
+        const std::uint32_t pp = o ^ 2u, nb = k.next[o];
+        if (++credits[c * kPorts + o] >= D) no_credit[o] |= cb;
+        arrive(blocks_[nb], nb, pp, c, f, now);
+      }
       ++k.out.forwarded[o];
       ++color_forwarded_[c];
       stamp_passed(k, p);
