@@ -154,7 +154,7 @@ std::uint32_t Mesh::new_tile(std::uint32_t r) {
       for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
     }
   slots_.resize(blocks_.size() * kPorts * colors_);
-  credits_.resize(slots_.size(), 0);
+  credits_.resize(slots_.size(), static_cast<std::uint16_t>(depth_));
   sleep_.resize(blocks_.size());
   if (xy_) {
     owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
@@ -278,7 +278,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   if (c >= colors_) throw std::logic_error(fmt::format("fabric: send on color {} of {}", c, colors_));
   const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
   std::uint32_t b = block_[r];
-  if (b != kNone && credits_[slot_index(b, p, c)] >= depth_)
+  if (b != kNone && credits_[slot_index(b, p, c)] == 0)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
   const std::uint32_t eb = ep_block_[ep] != kNone ? ep_block_[ep] : ensure_ep_block(ep);
   const std::uint64_t stamp = now.count() + 1;
@@ -290,7 +290,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
                                        destination_y(f.payload)));
   if (b == kNone) b = new_tile(r);
   blocks_[b].used = 1;
-  ++credits_[slot_index(b, p, c)];
+  --credits_[slot_index(b, p, c)];
   ++in_network_;
   ++injected_;
   wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
@@ -357,7 +357,7 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
 void Mesh::read(sim::Cycle now) {
   for (const Return& ret : input_returns_) {
     const std::uint32_t r = ret.target / kPorts, p = ret.target % kPorts;
-    --credits_[slot_index(block_[r], p, ret.color)];
+    ++credits_[slot_index(block_[r], p, ret.color)];
   }
   input_returns_.clear();
   for (const Return& ret : ep_returns_) {
@@ -589,7 +589,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
         --color_queued_[c];
       } else {
         const std::uint32_t pp = o ^ 2u, nb = k.next[o];
-        if (++credits[c * kPorts + o] >= D) no_credit[o] |= cb;
+        if (--credits[c * kPorts + o] == 0) no_credit[o] |= cb;
         arrive(blocks_[nb], nb, pp, c, f, now);
       }
       ++k.out.forwarded[o];
@@ -729,7 +729,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       const std::uint32_t n = r + step_[o];
       const std::uint32_t pp = o ^ 2u;  // the facing port
       const std::uint32_t nb = k.next[o];
-      if (++credits[c * kPorts + o] >= D) full[r * kPorts + o] |= cb;
+      if (--credits[c * kPorts + o] == 0) full[r * kPorts + o] |= cb;
       if (!kXY) ++in_network_;
       Block& kn = blocks_[nb];
       if (kHop1) {

@@ -95,7 +95,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t edge_endpoint(EdgeSide side, std::uint32_t channel) const;
   [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const {
     const std::uint32_t b = block_[ep_router_[ep]];
-    return b == kNone || credits_[slot_index(b, ep_port_[ep], c.id())] < depth_;
+    return b == kNone || credits_[slot_index(b, ep_port_[ep], c.id())] != 0;
   }
   // Sends `f` on color c into the endpoint's router (requires can_send; at most once per
   // cycle per endpoint).
@@ -258,7 +258,7 @@ class Mesh final : public sim::Clocked {
   // Router r (block k) freed a slot of input p, color c, fed by the router beyond p: that
   // router's credit, which it sees from the next cycle (a full mark goes when the cycle ends).
   void free_credit(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c) {
-    if (credits_[k.up[p] + c * kPorts]-- == depth_) unfull_.push_back(Return{(r + step_[p]) * kPorts + (p ^ 2u), c});
+    if (credits_[k.up[p] + c * kPorts]++ == 0) unfull_.push_back(Return{(r + step_[p]) * kPorts + (p ^ 2u), c});
   }
   // A wavelet sent over a 1-cycle hop in cycle `now` into input pp, color c, of block nb (kn):
   // in its arrival register, taken in next cycle.
@@ -412,12 +412,13 @@ class Mesh final : public sim::Clocked {
   std::vector<std::uint32_t> counted_;       // the routers of the allocated tiles
   std::vector<Block> blocks_;
   std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][color][port]
-  // Credits in use on color c through port p, as slots_, kept by the side that spends them:
-  // for a port facing a router, this router's sends out of p not yet freed there; for a port
-  // fed by an endpoint, the endpoint's sends into the queue (visible, on the way, or freed but
-  // not yet returned). Apart from the queues: every move touches two of them (the sender's and,
-  // when the wavelet leaves the queue, its upstream router's), and this small array stays in
-  // cache where the queues do not.
+  // Credits left on color c through port p, as slots_ (the queue depth less those in use),
+  // kept by the side that spends them: for a port facing a router, less this router's sends
+  // out of p not yet freed there; for a port fed by an endpoint, less the endpoint's sends
+  // into the queue (visible, on the way, or freed but not yet returned). Counting down, a
+  // send's test for the last credit compares with zero. Apart from the queues: every move touches two of them (the
+  // sender's and, when the wavelet leaves the queue, its upstream router's), and this small array stays in cache where
+  // the queues do not.
   std::vector<std::uint16_t, CacheAligned<std::uint16_t>> credits_;
   std::vector<std::uint64_t> owned_by_;  // XY: [block][output][input]: colors of the output held by a packet
   std::vector<Requests> requests_;       // XY: [block]
