@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
+#include <type_traits>
 
 #include "fabric/endpoint.h"
 #include "sim/engine/engine.h"
@@ -13,6 +15,19 @@ namespace wafersim::fabric {
 namespace {
 
 inline std::uint32_t lowest(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_ctzll(m)); }
+// Mesh::xy_output (as a port index) of a wavelet that arrived at input kIn over a link under
+// XY routing, in selects rather than branches. It came heading away from kIn: from the north
+// (0) it goes on south or ejects, from the south (2) north or ejects, from the west (3) east
+// until its column is reached, from the east (1) west likewise; then by the row.
+template <std::uint32_t kIn>
+inline std::uint32_t xy_port_from(std::uint32_t x, std::uint32_t y, std::uint32_t payload) {
+  const std::uint32_t dx = destination_x(payload), dy = destination_y(payload);
+  if constexpr (kIn == 0) return dy > y ? 2u : 4u;
+  if constexpr (kIn == 2) return dy < y ? 0u : 4u;
+  const std::uint32_t vertical = dy > y ? 2u : (dy < y ? 0u : 4u);
+  if constexpr (kIn == 3) return dx > x ? 1u : vertical;
+  return dx < x ? 3u : vertical;
+}
 constexpr std::uint16_t kRrSpan = kPorts * 64;
 
 // XY requests (Mesh::Requests): head (p, c) requests output o, or no longer does.
@@ -516,24 +531,39 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   // the ramp: XY never routes to an edge channel).
   constexpr bool kBypass = kXY && kHop1 && !kLinkStats;
   std::uint32_t bypass_out[4];  // [input]: a candidate's output (its wavelet stays in `in`)
-  std::uint32_t bypass_ins = 0, bypass_outs = 0, bypass_many = 0;
+  std::uint32_t bypass_ins = 0, bypass_many = 0;
   Arrivals& in = k.in[(now + 1) & 1u];
   if (std::uint32_t m = in.ports) {
     in.ports = 0;
     k.used = 1;
+    if constexpr (kBypass) {
+      // The four link inputs, arrived or not (the registers of the others hold old wavelets or
+      // zeros), without branches on which arrived, which are candidates or where they go: no
+      // predictor learns those, and mispredictions cost more than the work on empty inputs.
+      const std::uint32_t x = k.xy & 0xffffu, y = k.xy >> 16;
+      std::uint32_t seen = 0;
+      auto take = [&](auto input) __attribute__((always_inline)) {
+        constexpr std::uint32_t p = decltype(input)::value;
+        const std::uint32_t c = in.color[p], info = in.flit[p].info;
+        const std::uint32_t o = xy_port_from<p>(x, y, in.flit[p].payload);
+        const std::uint32_t ok =
+            (m >> p) & ~static_cast<std::uint32_t>(k.nonempty[p] >> c) & (info >> 1) & (info >> 2) & 1u;
+        assert(!ok || o == index(xy_output(x, y, in.flit[p].payload)));
+        const std::uint32_t ob = ok << o;
+        bypass_many |= seen & ob;
+        seen |= ob;
+        bypass_out[p] = o;
+        bypass_ins |= ok << p;
+      };
+      take(std::integral_constant<std::uint32_t, 0>{});
+      take(std::integral_constant<std::uint32_t, 1>{});
+      take(std::integral_constant<std::uint32_t, 2>{});
+      take(std::integral_constant<std::uint32_t, 3>{});
+      m &= ~bypass_ins;
+    }
     for (; m; m &= m - 1) {
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
-      if constexpr (kBypass) {
-        if (!(k.nonempty[p] >> c & 1u) && (f.info & (Flit::kHead | Flit::kTail)) == (Flit::kHead | Flit::kTail)) {
-          const std::uint32_t o = index(xy_output(k.xy & 0xffffu, k.xy >> 16, f.payload));
-          bypass_many |= bypass_outs & (1u << o);
-          bypass_outs |= 1u << o;
-          bypass_out[p] = o;
-          bypass_ins |= 1u << p;
-          continue;
-        }
-      }
       stamp_queued(k, p, now);
       Slot& q = slots[c * kPorts + p];
       if (q.count) {
