@@ -187,10 +187,7 @@ void Mesh::prepare_neighbours(std::uint32_t r) {
   for (std::uint32_t o = 0; o < 4; ++o)
     if (!(boundary_[r] >> o & 1u)) ensure_block(r + step_[o]);
   Block& k = blocks_[block_[r]];
-  for (std::uint32_t o = 0; o < 4; ++o) {
-    k.next[o] = boundary_[r] >> o & 1u ? kNone : block_[r + step_[o]];
-    k.up[o] = k.next[o] == kNone ? 0 : slot_index(k.next[o], o ^ 2u, 0);
-  }
+  for (std::uint32_t o = 0; o < 4; ++o) k.next[o] = boundary_[r] >> o & 1u ? kNone : block_[r + step_[o]];
   k.ready = 1;
 }
 
@@ -861,7 +858,7 @@ void Mesh::prefetch_visit(std::uint32_t b, std::uint64_t now) const {
   auto queue = [&](std::uint32_t p, std::uint32_t c) {
     __builtin_prefetch(&slots_[slot_index(b, p, c)]);
     __builtin_prefetch(&credits_[slot_index(b, 0, c)]);
-    if (k.links >> p & 1u) __builtin_prefetch(&credits_[k.up[p] + c * kPorts]);
+    if (k.links >> p & 1u) __builtin_prefetch(&credits_[slot_index(k.next[p], p ^ 2u, c)]);
   };
   for (std::uint32_t p = 0; p < kPorts; ++p)
     if (const std::uint64_t m = k.nonempty[p]) queue(p, lowest(m));

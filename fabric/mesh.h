@@ -194,7 +194,6 @@ class Mesh final : public sim::Clocked {
     std::uint32_t ready = 0;       // 1 once its neighbours' tiles are allocated
     std::uint32_t asleep = 0;      // 1 while it sleeps blocked (see Sleep)
     std::uint32_t next[4] = {};    // [output 0 .. 3]: the neighbour's block (set with `ready`)
-    std::uint32_t up[4] = {};      // [input 0 .. 3]: slot_index(next[p], p ^ 2, 0), where its credits start
     // [input]: occupancy integral, kept as the sum over the wavelets that left the queues of
     // (cycle left + 1) less the sum over those queued of the cycle they were queued (so the
     // integral up to now adds the queued ones times now: occupancy_of(); sleeping costs nothing).
@@ -258,7 +257,8 @@ class Mesh final : public sim::Clocked {
   // Router r (block k) freed a slot of input p, color c, fed by the router beyond p: that
   // router's credit, which it sees from the next cycle (a full mark goes when the cycle ends).
   void free_credit(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c) {
-    if (credits_[k.up[p] + c * kPorts]++ == 0) unfull_.push_back(Return{(r + step_[p]) * kPorts + (p ^ 2u), c});
+    if (credits_[slot_index(k.next[p], p ^ 2u, c)]++ == 0)
+      unfull_.push_back(Return{(r + step_[p]) * kPorts + (p ^ 2u), c});
   }
   // A wavelet sent over a 1-cycle hop in cycle `now` into input pp, color c, of block nb (kn):
   // in its arrival register, taken in next cycle.
