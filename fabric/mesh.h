@@ -415,10 +415,10 @@ class Mesh final : public sim::Clocked {
   // Credits left on color c through port p, as slots_ (the queue depth less those in use),
   // kept by the side that spends them: for a port facing a router, less this router's sends
   // out of p not yet freed there; for a port fed by an endpoint, less the endpoint's sends
-  // into the queue (visible, on the way, or freed but not yet returned). Counting down, a
-  // send's test for the last credit compares with zero. Apart from the queues: every move touches two of them (the
-  // sender's and, when the wavelet leaves the queue, its upstream router's), and this small array stays in cache where
-  // the queues do not.
+  // into the queue (visible, on the way, or freed but not yet returned). Counted down, so the
+  // last-credit test compares with zero. Apart from the queues: every move touches two of
+  // them (the sender's and, when the wavelet leaves the queue, its upstream router's), and
+  // this small array stays in cache where the queues do not.
   std::vector<std::uint16_t, CacheAligned<std::uint16_t>> credits_;
   std::vector<std::uint64_t> owned_by_;  // XY: [block][output][input]: colors of the output held by a packet
   std::vector<Requests> requests_;       // XY: [block]
