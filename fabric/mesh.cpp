@@ -105,8 +105,8 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
   }
   ep_block_.assign(ep_router_.size(), kNone);
   ep_fronts_.assign(ep_router_.size(), Fronts{});
-  ep_full_base_ = static_cast<std::uint32_t>(n * kPorts);
-  full_.resize(std::size_t{ep_full_base_} + ep_router_.size() + 1, 0);
+  ep_full_base_ = static_cast<std::uint32_t>(n * kPorts - n);  // + an edge channel's endpoint (>= n)
+  full_.resize(n * kPorts + 2 * std::size_t{e} + 1, 0);
   full_.back() = ~std::uint64_t{0};
   down_.resize(n * kPorts);
   for (std::uint32_t r = 0; r < n; ++r)
@@ -114,7 +114,7 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
       const std::uint32_t nb = o == index(Port::Ramp) ? kNone : next_router(r, o);
       const std::uint32_t ep = nb == kNone ? endpoint_beyond(r, port_at(o)) : kNone;
       down_[r * kPorts + o] = nb != kNone   ? r * kPorts + o  // the sender keeps the link's credits
-                              : ep != kNone ? ep_full_base_ + ep
+                              : ep != kNone ? ep_full(ep)
                                             : static_cast<std::uint32_t>(full_.size() - 1);
     }
   ports_.resize(ep_router_.size());
@@ -374,7 +374,7 @@ void Mesh::read(sim::Cycle now) {
   input_returns_.clear();
   for (const Return& ret : ep_returns_) {
     --rx_[std::size_t{ep_block_[ret.target]} * colors_ + ret.color].occ;
-    full_[ep_full_base_ + ret.target] &= ~(std::uint64_t{1} << ret.color);
+    full_[ep_full(ret.target)] &= ~(std::uint64_t{1} << ret.color);
     if (sleepers_) rouse(ep_router_[ret.target]);
   }
   ep_returns_.clear();
@@ -416,7 +416,7 @@ inline void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c,
     throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
                                        geometry_.name(r), c, port_name(port_at(o))));
   RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
-  if (++rq.occ >= depth_) full_[ep_full_base_ + ep] |= std::uint64_t{1} << c;
+  if (++rq.occ >= depth_) full_[ep_full(ep)] |= std::uint64_t{1} << c;
   // (The size less one, not wheel_mask_: the sweep this is inlined into compiles about 1% shorter.)
   wheel_[(now + ramp_) & (wheel_.size() - 1)].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
   ++wheel_count_;
@@ -597,8 +597,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       const std::uint32_t p = lowest(bypass_ins), c = in.color[p], o = bypass_out[p];
       const std::uint64_t cb = std::uint64_t{1} << c;
       const Flit f = in.flit[p];
-      const bool eject = o == index(Port::Ramp);
-      if ((taken >> o & 1u) || ((eject ? full_[down_[r * kPorts + o]] : no_credit[o]) & cb)) {
+      if ((taken >> o & 1u) || (no_credit[o] & cb)) {
         stamp_queued(k, p, now);
         Slot& q = slots[c * kPorts + p];
         q.front = f;
@@ -610,7 +609,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
       ++forwarded_;
       ++bypassed_;
-      if (eject) {
+      if (o == index(Port::Ramp)) {
         to_endpoint(r, o, c, f, now);
         --in_network_;
         --color_queued_[c];

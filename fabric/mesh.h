@@ -399,11 +399,16 @@ class Mesh final : public sim::Clocked {
   Sweep sweep_;  // pick_sweep(), fixed at construction
 
   // Per router (always allocated, small).
-  // Colors with no credit: [router * 5 + output] for an output to a neighbouring router (kept
-  // by the sender, so that checking and spending a credit touches only its own state), then
-  // [ep_full_base_ + endpoint] for endpoint receive queues, then ~0 for "nothing connected".
+  // Colors with no credit: [router * 5 + output] for an output to a neighbouring router or
+  // to the router's ramp (kept with the sender, so that checking and spending a credit touches
+  // only its own state), then [ep_full_base_ + endpoint] for the edge channels' receive
+  // queues, then ~0 for "nothing connected".
   std::vector<std::uint64_t> full_;
   std::uint32_t ep_full_base_ = 0;
+  // The index in full_ of endpoint ep's receive queue.
+  [[nodiscard]] std::uint32_t ep_full(std::uint32_t ep) const {
+    return ep < geometry_.routers() ? ep * kPorts + index(Port::Ramp) : ep_full_base_ + ep;
+  }
   std::vector<std::uint32_t> down_;     // [router * 5 + output]: index in full_ of what it feeds
   std::vector<std::uint32_t> block_;    // router -> block, or kNone before its chunk is allocated
   std::vector<std::uint8_t> boundary_;  // router -> bit o set: no neighbour beyond output o
