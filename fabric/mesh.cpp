@@ -423,6 +423,15 @@ inline void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c,
   notify_arrival(ep, c, sim::Cycle(now + ramp_));
 }
 
+template <bool kXY, bool kHop1>
+inline void Mesh::eject(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
+  to_endpoint(r, o, c, f, now);
+  if constexpr (kXY) {
+    --in_network_;
+    if constexpr (kHop1) --color_queued_[c];
+  }
+}
+
 inline void Mesh::return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
   input_returns_.push_back(Return{r * kPorts + p, c});  // read() returns it next cycle
   const std::uint32_t ep = endpoint_beyond(r, port_at(p));
@@ -610,9 +619,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       ++forwarded_;
       ++bypassed_;
       if (o == index(Port::Ramp)) {
-        to_endpoint(r, o, c, f, now);
-        --in_network_;
-        --color_queued_[c];
+        eject<kXY, kHop1>(r, o, c, f, now);
       } else {
         const std::uint32_t pp = o ^ 2u, nb = k.next[o];
         if (--credits[c * kPorts + o] == 0) no_credit[o] |= cb;
@@ -771,11 +778,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
         ++wheel_count_;
       }
     } else {
-      to_endpoint(r, o, c, q.front, now);
-      if constexpr (kXY) {  // (it leaves the network here; below for static routes)
-        --in_network_;
-        if (kHop1) --color_queued_[c];
-      }
+      eject<kXY, kHop1>(r, o, c, q.front, now);
     }
     ++k.out.forwarded[o];
     ++color_forwarded_[c];

@@ -252,6 +252,11 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] Sweep pick_sweep() const;
   // Sends `f` on color c from router r's output o to the endpoint beyond it.
   void to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
+  // to_endpoint() from a grant: under XY routing the wavelet leaves the network here (static
+  // routes count it out when its queue pops), over 1-cycle hops with its color's queue count,
+  // which it keeps while it moves from router to router.
+  template <bool kXY, bool kHop1>
+  void eject(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
   // Router r freed a slot of input p (fed by an endpoint), color c.
   void return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now);
   // Router r (block k) freed a slot of input p, color c, fed by the router beyond p: that
