@@ -18,7 +18,8 @@ inline std::uint32_t lowest(std::uint64_t m) { return static_cast<std::uint32_t>
 // Mesh::xy_output (as a port index) of a wavelet that arrived at input kIn over a link under
 // XY routing, in selects rather than branches. It came heading away from kIn: from the north
 // (0) it goes on south or ejects, from the south (2) north or ejects, from the west (3) east
-// until its column is reached, from the east (1) west likewise; then by the row.
+// until its column is reached, from the east (1) west likewise; then by the row. From the
+// ramp (4) it may go anywhere.
 template <std::uint32_t kIn>
 inline std::uint32_t xy_port_from(std::uint32_t x, std::uint32_t y, std::uint32_t payload) {
   const std::uint32_t dx = destination_x(payload), dy = destination_y(payload);
@@ -26,7 +27,8 @@ inline std::uint32_t xy_port_from(std::uint32_t x, std::uint32_t y, std::uint32_
   if constexpr (kIn == 2) return dy < y ? 0u : 4u;
   const std::uint32_t vertical = dy > y ? 2u : (dy < y ? 0u : 4u);
   if constexpr (kIn == 3) return dx > x ? 1u : vertical;
-  return dx < x ? 3u : vertical;
+  if constexpr (kIn == 1) return dx < x ? 3u : vertical;
+  return dx > x ? 1u : (dx < x ? 3u : vertical);
 }
 constexpr std::uint16_t kRrSpan = kPorts * 64;
 
@@ -118,6 +120,7 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
                                             : static_cast<std::uint32_t>(full_.size() - 1);
     }
   ports_.resize(ep_router_.size());
+  ramp_register_ = ramp_ == 1;
   // A power of two of buckets, so that a cycle's bucket is a mask, not a division.
   std::uint64_t buckets = 1;
   while (buckets < std::uint64_t{std::max(hop_, ramp_)} + 1) buckets *= 2;
@@ -221,7 +224,7 @@ std::uint64_t Mesh::allocated_bytes() const {
          v(credits_) + v(owned_by_) + v(requests_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) +
          v(flits_) + v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_fronts_) + v(rx_) +
          v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() +
-         v(unfull_);
+         v(unfull_) + v(ramp_sent_[0]) + v(ramp_sent_[1]);
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -305,6 +308,15 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   --credits_[slot_index(b, p, c)];
   ++in_network_;
   ++injected_;
+  if (ramp_register_ && ep < geometry_.routers()) {
+    Arrivals& a = blocks_[b].in[now.count() & 1u];
+    a.ports |= 1u << p;
+    a.color[p] = c;
+    a.flit[p] = f;
+    ramp_sent_[now.count() & 1u].push_back(Return{b, c});
+    wake_self(now + sim::Cycle(1));
+    return;
+  }
   wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
   ++wheel_count_;
   wake_self(now + sim::Cycle(ramp_));
@@ -378,6 +390,15 @@ void Mesh::read(sim::Cycle now) {
     if (sleepers_) rouse(ep_router_[ret.target]);
   }
   ep_returns_.clear();
+  if (auto& sent = ramp_sent_[(now.count() + 1) & 1u]; !sent.empty()) {
+    last_progress_ = now;
+    for (const Return& s : sent) {
+      active_.insert(s.target);
+      ++dir_queued_[index(Port::Ramp)];
+      ++color_queued_[s.color];
+    }
+    sent.clear();
+  }
 
   auto& bucket = wheel_[now.count() & wheel_mask_];
   if (!bucket.empty()) {
@@ -531,19 +552,19 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   std::uint16_t* const credits = &credits_[slot_index(b, 0, 0)];
   Requests* const rq = kXY ? &requests_[b] : nullptr;
 
-  // Take in what the neighbours sent last cycle. Under XY routing over 1-cycle hops, a
+  // Take in what the neighbours (and a 1-cycle ramp) sent last cycle. Under XY routing over 1-cycle hops, a
   // single-wavelet packet that finds its queue empty is a bypass candidate: granted below
   // without passing through its queue's slot if no other head wants its output (a link, or
   // the ramp: XY never routes to an edge channel).
   constexpr bool kBypass = kXY && kHop1 && !kLinkStats;
-  std::uint32_t bypass_out[4];  // [input]: a candidate's output (its wavelet stays in `in`)
+  std::uint32_t bypass_out[kPorts];  // [input]: a candidate's output (its wavelet stays in `in`)
   std::uint32_t bypass_ins = 0, bypass_many = 0;
   Arrivals& in = k.in[(now + 1) & 1u];
   if (std::uint32_t m = in.ports) {
     in.ports = 0;
     k.used = 1;
     if constexpr (kBypass) {
-      // The four link inputs, arrived or not (the registers of the others hold old wavelets or
+      // All five inputs, arrived or not (the registers of the others hold old wavelets or
       // zeros), without branches on which arrived, which are candidates or where they go: no
       // predictor learns those, and mispredictions cost more than the work on empty inputs.
       const std::uint32_t x = k.xy & 0xffffu, y = k.xy >> 16;
@@ -565,6 +586,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       take(std::integral_constant<std::uint32_t, 1>{});
       take(std::integral_constant<std::uint32_t, 2>{});
       take(std::integral_constant<std::uint32_t, 3>{});
+      if (m & bit(Port::Ramp)) take(std::integral_constant<std::uint32_t, 4>{});  // a tenth as often
       m &= ~bypass_ins;
     }
     for (; m; m &= m - 1) {
@@ -629,7 +651,10 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       ++color_forwarded_[c];
       stamp_passed(k, p);
       --dir_queued_[p];
-      free_credit(k, r, p, c);
+      if (p == index(Port::Ramp))
+        return_to_endpoint(r, p, c, now);
+      else
+        free_credit(k, r, p, c);
     }
   }
 
@@ -916,7 +941,9 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   if (granted) last_progress_ = now;
   check_deadlock(now);
 
-  if (!active_.empty() || sleepers_ || !input_returns_.empty() || !ep_returns_.empty()) return now + sim::Cycle(1);
+  if (!active_.empty() || sleepers_ || !input_returns_.empty() || !ep_returns_.empty() || !ramp_sent_[0].empty() ||
+      !ramp_sent_[1].empty())
+    return now + sim::Cycle(1);
   if (wheel_count_)
     for (std::uint64_t j = 1; j < wheel_.size(); ++j)
       if (!wheel_[(t + j) & wheel_mask_].empty()) return now + sim::Cycle(j);

@@ -169,8 +169,9 @@ class Mesh final : public sim::Clocked {
     std::uint16_t route = 0;    // Static: outputs the head was already sent to; XY: locked output + 1
     std::uint16_t want = 0;     // outputs the head still requests (set when the head changes)
   };
-  // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, taken
-  // in by the router the next cycle (so a router reads the other parity than is written).
+  // Wavelets a neighbour sent into a router's queues over 1-cycle links in one cycle, and the
+  // one its ramp sent over a 1-cycle ramp (port Ramp), taken in by the router the next cycle
+  // (so a router reads the other parity than is written).
   struct alignas(64) Arrivals {
     std::uint32_t ports = 0;  // bit p: a wavelet for input p
     std::uint32_t color[kPorts] = {};
@@ -459,6 +460,11 @@ class Mesh final : public sim::Clocked {
   std::uint64_t wheel_mask_ = 0;
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
   std::vector<Return> unfull_;  // full_ bits to clear when the cycle ends (slots freed in full queues)
+  // 1-cycle ramps: an endpoint's wavelet goes into its router's arrival register (port Ramp)
+  // when sent, not through the wheel. [cycle parity]: [block, color] of those sent in a cycle,
+  // whose router is listed to run and whose wavelet counts as queued from the next (read()).
+  bool ramp_register_ = false;
+  std::vector<Return> ramp_sent_[2];
   // The sleeping routers: how many, and the credit stalls they add in each cycle (in total and
   // per color; the colors with any in sleep_colors_).
   std::uint32_t sleepers_ = 0;

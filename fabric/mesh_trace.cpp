@@ -9,6 +9,8 @@ namespace wafersim::fabric {
 
 // Wavelets sent over 1-cycle links in the last cycle written are still in the receiving
 // router's arrival register (parity processed_ + 1), taken in next cycle: they are queued.
+// (A ramp's wavelet there is on its way over the ramp, not yet queued.)
+constexpr std::uint32_t kLinkInputs = 15u;
 
 LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p) const {
   if (r >= geometry_.routers() || p >= kPorts) throw std::out_of_range("Mesh::link_counters: no such router port");
@@ -16,7 +18,7 @@ LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p) const {
   const std::uint32_t b = block_[r];
   if (b == kNone) return out;
   const Block& k = blocks_[b];
-  const std::uint32_t arriving = (k.in[(processed_ + 1) & 1u].ports >> p) & 1u;
+  const std::uint32_t arriving = (k.in[(processed_ + 1) & 1u].ports & kLinkInputs) >> p & 1u;
   out.forwarded = k.out.forwarded[p];
   out.stalled = stalled_of(b, p);
   out.occupancy = per_router_ ? occupancy_of(b, p) : 0;
@@ -32,7 +34,7 @@ LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p, std::uint32_t
   const std::uint32_t b = block_[r];
   if (b == kNone) return out;
   const Arrivals& a = blocks_[b].in[(processed_ + 1) & 1u];
-  const bool arriving = ((a.ports >> p) & 1u) && a.color[p] == c;
+  const bool arriving = ((a.ports & kLinkInputs) >> p & 1u) && a.color[p] == c;
   const std::uint32_t si = slot_index(b, p, c);
   out.forwarded = link_forwarded_[si];
   out.stalled = link_stalled_of(b, p, c);
