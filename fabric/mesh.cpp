@@ -15,11 +15,11 @@ namespace wafersim::fabric {
 namespace {
 
 inline std::uint32_t lowest(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_ctzll(m)); }
-// Mesh::xy_output (as a port index) of a wavelet that arrived at input kIn over a link under
-// XY routing, in selects rather than branches. It came heading away from kIn: from the north
-// (0) it goes on south or ejects, from the south (2) north or ejects, from the west (3) east
-// until its column is reached, from the east (1) west likewise; then by the row. From the
-// ramp (4) it may go anywhere.
+// Mesh::xy_output (as a port index) of a wavelet that arrived at input kIn under XY routing, in
+// selects rather than branches. Over a link it came heading away from kIn: from the north (0)
+// it goes on south or ejects, from the south (2) north or ejects, from the west (3) east until
+// its column is reached, from the east (1) west likewise; then by the row. From the ramp (4)
+// it may go anywhere.
 template <std::uint32_t kIn>
 inline std::uint32_t xy_port_from(std::uint32_t x, std::uint32_t y, std::uint32_t payload) {
   const std::uint32_t dx = destination_x(payload), dy = destination_y(payload);
@@ -120,7 +120,6 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
                                             : static_cast<std::uint32_t>(full_.size() - 1);
     }
   ports_.resize(ep_router_.size());
-  ramp_register_ = ramp_ == 1;
   // A power of two of buckets, so that a cycle's bucket is a mask, not a division.
   std::uint64_t buckets = 1;
   while (buckets < std::uint64_t{std::max(hop_, ramp_)} + 1) buckets *= 2;
@@ -308,7 +307,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   --credits_[slot_index(b, p, c)];
   ++in_network_;
   ++injected_;
-  if (ramp_register_ && ep < geometry_.routers()) {
+  if (ramp_ == 1 && ep < geometry_.routers()) {  // a ramp: through the arrival register
     Arrivals& a = blocks_[b].in[now.count() & 1u];
     a.ports |= 1u << p;
     a.color[p] = c;
@@ -552,10 +551,10 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   std::uint16_t* const credits = &credits_[slot_index(b, 0, 0)];
   Requests* const rq = kXY ? &requests_[b] : nullptr;
 
-  // Take in what the neighbours (and a 1-cycle ramp) sent last cycle. Under XY routing over 1-cycle hops, a
-  // single-wavelet packet that finds its queue empty is a bypass candidate: granted below
-  // without passing through its queue's slot if no other head wants its output (a link, or
-  // the ramp: XY never routes to an edge channel).
+  // Take in what the neighbours and, over a 1-cycle ramp, the ramp sent last cycle. Under XY
+  // routing over 1-cycle hops, a single-wavelet packet that finds its queue empty is a bypass
+  // candidate: granted below without passing through its queue's slot if no other head wants
+  // its output (a link, or the ramp: XY never routes to an edge channel).
   constexpr bool kBypass = kXY && kHop1 && !kLinkStats;
   std::uint32_t bypass_out[kPorts];  // [input]: a candidate's output (its wavelet stays in `in`)
   std::uint32_t bypass_ins = 0, bypass_many = 0;
@@ -651,6 +650,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       ++color_forwarded_[c];
       stamp_passed(k, p);
       --dir_queued_[p];
+      // (As the output loop's `links >> p` below; one helper for both cost 1.7% instructions.)
       if (p == index(Port::Ramp))
         return_to_endpoint(r, p, c, now);
       else

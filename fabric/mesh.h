@@ -460,10 +460,10 @@ class Mesh final : public sim::Clocked {
   std::uint64_t wheel_mask_ = 0;
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
   std::vector<Return> unfull_;  // full_ bits to clear when the cycle ends (slots freed in full queues)
-  // 1-cycle ramps: an endpoint's wavelet goes into its router's arrival register (port Ramp)
-  // when sent, not through the wheel. [cycle parity]: [block, color] of those sent in a cycle,
-  // whose router is listed to run and whose wavelet counts as queued from the next (read()).
-  bool ramp_register_ = false;
+  // Over a 1-cycle ramp an endpoint's wavelet goes into its router's arrival register (port
+  // Ramp) when sent, not through the wheel. [cycle parity]: [block, color] of those sent in a
+  // cycle, whose router is listed to run and whose wavelet counts as queued from the next
+  // (read()).
   std::vector<Return> ramp_sent_[2];
   // The sleeping routers: how many, and the credit stalls they add in each cycle (in total and
   // per color; the colors with any in sleep_colors_).
