@@ -15,11 +15,10 @@ namespace wafersim::fabric {
 namespace {
 
 inline std::uint32_t lowest(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_ctzll(m)); }
-// Mesh::xy_output (as a port index) of a wavelet that arrived at input kIn under XY routing, in
-// selects rather than branches. Over a link it came heading away from kIn: from the north (0)
-// it goes on south or ejects, from the south (2) north or ejects, from the west (3) east until
-// its column is reached, from the east (1) west likewise; then by the row. From the ramp (4)
-// it may go anywhere.
+// Mesh::xy_output (as a port index) of a wavelet that arrived at input kIn over a link under
+// XY routing, in selects rather than branches. It came heading away from kIn: from the north
+// (0) it goes on south or ejects, from the south (2) north or ejects, from the west (3) east
+// until its column is reached, from the east (1) west likewise; then by the row.
 template <std::uint32_t kIn>
 inline std::uint32_t xy_port_from(std::uint32_t x, std::uint32_t y, std::uint32_t payload) {
   const std::uint32_t dx = destination_x(payload), dy = destination_y(payload);
@@ -27,8 +26,7 @@ inline std::uint32_t xy_port_from(std::uint32_t x, std::uint32_t y, std::uint32_
   if constexpr (kIn == 2) return dy < y ? 0u : 4u;
   const std::uint32_t vertical = dy > y ? 2u : (dy < y ? 0u : 4u);
   if constexpr (kIn == 3) return dx > x ? 1u : vertical;
-  if constexpr (kIn == 1) return dx < x ? 3u : vertical;
-  return dx > x ? 1u : (dx < x ? 3u : vertical);
+  return dx < x ? 3u : vertical;
 }
 constexpr std::uint16_t kRrSpan = kPorts * 64;
 
@@ -313,11 +311,10 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
     a.color[p] = c;
     a.flit[p] = f;
     ramp_sent_[now.count() & 1u].push_back(Return{b, c});
-    wake_self(now + sim::Cycle(1));
-    return;
+  } else {
+    wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
+    ++wheel_count_;
   }
-  wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
-  ++wheel_count_;
   wake_self(now + sim::Cycle(ramp_));
 }
 
@@ -571,7 +568,11 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       auto take = [&](auto input) __attribute__((always_inline)) {
         constexpr std::uint32_t p = decltype(input)::value;
         const std::uint32_t c = in.color[p], info = in.flit[p].info;
-        const std::uint32_t o = xy_port_from<p>(x, y, in.flit[p].payload);
+        std::uint32_t o;
+        if constexpr (p == index(Port::Ramp))  // it may go anywhere
+          o = index(xy_output(x, y, in.flit[p].payload));
+        else
+          o = xy_port_from<p>(x, y, in.flit[p].payload);
         const std::uint32_t ok =
             (m >> p) & ~static_cast<std::uint32_t>(k.nonempty[p] >> c) & (info >> 1) & (info >> 2) & 1u;
         assert(!ok || o == index(xy_output(x, y, in.flit[p].payload)));
