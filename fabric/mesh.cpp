@@ -30,18 +30,19 @@ inline std::uint32_t xy_port_from(std::uint32_t x, std::uint32_t y, std::uint32_
 }
 constexpr std::uint16_t kRrSpan = kPorts * 64;
 
-// XY requests (Mesh::Requests): head (p, c) requests output o, or no longer does.
+// XY requests (Mesh::Requests, and the outputs requested in `outs`, Block::busy): head (p, c)
+// requests output o, or no longer does.
 constexpr std::uint64_t kOneHead = std::uint64_t{1} << 32;
 template <class R>
-inline void add_request(R& rq, std::uint32_t o, std::uint32_t p, std::uint32_t c) {
-  rq.heads[o] += kOneHead | p | c << 3;
-  rq.outs |= 1u << o;
-  rq.colors[o][p] |= std::uint64_t{1} << c;
+inline void add_request(R& rq, std::uint32_t& outs, std::uint32_t o, std::uint32_t p, std::uint32_t c) {
+  rq.out[o].heads += kOneHead | p | c << 3;
+  outs |= 1u << o;
+  rq.out[o].colors[p] |= std::uint64_t{1} << c;
 }
 template <class R>
-inline void remove_request(R& rq, std::uint32_t o, std::uint32_t p, std::uint32_t c) {
-  rq.colors[o][p] &= ~(std::uint64_t{1} << c);
-  if (!(rq.heads[o] -= kOneHead | p | c << 3)) rq.outs &= ~(1u << o);
+inline void remove_request(R& rq, std::uint32_t& outs, std::uint32_t o, std::uint32_t p, std::uint32_t c) {
+  rq.out[o].colors[p] &= ~(std::uint64_t{1} << c);
+  if (!(rq.out[o].heads -= kOneHead | p | c << 3)) outs &= ~(1u << o);
 }
 
 StatsDetail resolve(StatsDetail d, std::uint32_t routers) {
@@ -365,7 +366,7 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
   if (q.count == 1) {
     k.nonempty[p] |= std::uint64_t{1} << c;
     if (xy_) {
-      add_request(requests_[b], xy_request(k, q, f.payload), p, c);
+      add_request(requests_[b], k.busy, xy_request(k, q, f.payload), p, c);
     } else {
       k.busy |= 1u << p;
       q.want = head_wants<false>(k, r, p, c, q, f.payload);
@@ -601,7 +602,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
         q.count = 1;
         k.nonempty[p] |= std::uint64_t{1} << c;
         if constexpr (kXY) {
-          add_request(*rq, xy_request(k, q, f.payload), p, c);
+          add_request(*rq, k.busy, xy_request(k, q, f.payload), p, c);
         } else {
           k.busy |= 1u << p;
           q.want = head_wants<kXY>(k, r, p, c, q, f.payload);
@@ -622,7 +623,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   // The bypass candidates: granted at once where the output is theirs alone, open and has a
   // credit (the grant the output loop below would make); queued as heads otherwise.
   if constexpr (kBypass) {
-    const std::uint32_t taken = bypass_many | rq->outs | k.owned_outs;
+    const std::uint32_t taken = bypass_many | k.busy | k.owned_outs;
     std::uint64_t* const no_credit = &full_[std::size_t{r} * kPorts];
     for (; bypass_ins; bypass_ins &= bypass_ins - 1) {
       const std::uint32_t p = lowest(bypass_ins), c = in.color[p], o = bypass_out[p];
@@ -634,7 +635,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
         q.front = f;
         q.count = 1;
         k.nonempty[p] |= cb;
-        add_request(*rq, o, p, c);
+        add_request(*rq, k.busy, o, p, c);
         continue;
       }
       k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
@@ -666,11 +667,10 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   // the head behind it is added after the outputs are done. For static routes they are
   // built here from the heads: most outputs are wanted by one head; masks per input matter
   // only for the others (built in a second pass).
-  std::uint32_t first[kPorts];              // [output]: the first head wanting it (input | color << 8)
-  std::uint32_t outs = 0, many = 0;         // bit o: one head / more than one head wants output o
-  std::uint64_t req_local[kPorts][kPorts];  // [output][input]: colors wanting it (read for `many` only)
-  std::uint64_t(*const req)[kPorts] = kXY ? rq->colors : req_local;
-  if constexpr (kXY) outs = rq->outs;
+  std::uint32_t first[kPorts];        // [output]: the first head wanting it (input | color << 8)
+  std::uint32_t outs = 0, many = 0;   // bit o: one head / more than one head wants output o
+  std::uint64_t req[kPorts][kPorts];  // static routes: [output][input]: colors wanting it (read for `many` only)
+  if constexpr (kXY) outs = k.busy;
   for (std::uint32_t ports = kXY ? 0u : k.busy; ports; ports &= ports - 1) {
     const std::uint32_t p = lowest(ports);
     for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
@@ -712,7 +712,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     bool single;
     std::uint32_t p, c;
     if constexpr (kXY) {
-      const std::uint64_t h = rq->heads[o];
+      const std::uint64_t h = rq->out[o].heads;
       single = h >> 32 == 1;
       p = static_cast<std::uint32_t>(h) & 7u;
       c = static_cast<std::uint32_t>(h) >> 3;
@@ -721,7 +721,9 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       p = first[o] & 0xffu;
       c = first[o] >> 8;
     }
-    const std::uint64_t blocked = full[down_[r * kPorts + o]];
+    // (XY requests only a neighbouring router or the ramp, whose marks are the router's own.)
+    assert(!kXY || down_[r * kPorts + o] == r * kPorts + o);
+    const std::uint64_t blocked = full[kXY ? r * kPorts + o : down_[r * kPorts + o]];
     const std::uint64_t* held_by =
         kXY && (k.owned_outs >> o & 1u) ? &owned_by_[(std::size_t{b} * kPorts + o) * kPorts] : nullptr;
     // A color of the output held by a packet from input q is open only to q (XY wormhole).
@@ -742,7 +744,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     } else {
       std::uint64_t any = 0, open[kPorts];
       std::uint32_t with = 0;  // inputs with an open candidate
-      const std::uint64_t* const ro = req[o];
+      const std::uint64_t* const ro = kXY ? rq->out[o].colors : req[o];
       if (held_by) {
         for (std::uint32_t q = 0; q < kPorts; ++q) {
           any |= ro[q];
@@ -840,11 +842,11 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     if (!kXY || !kHop1) --color_queued_[c];
     if constexpr (kXY) {
       if (single) {
-        rq->heads[o] = 0;
-        rq->colors[o][p] = 0;
-        rq->outs &= ~(1u << o);
+        rq->out[o].heads = 0;
+        rq->out[o].colors[p] = 0;
+        k.busy &= ~(1u << o);
       } else {
-        remove_request(*rq, o, p, c);
+        remove_request(*rq, k.busy, o, p, c);
       }
     }
     if (--q.count != 0) {
@@ -867,10 +869,10 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     for (std::uint32_t i = 0; i < n_behind; ++i) {
       const std::uint32_t p = behind[i] & 0xffu, c = behind[i] >> 8;
       const Slot& q = slots[c * kPorts + p];
-      add_request(*rq, xy_request(k, q, q.front.payload), p, c);
+      add_request(*rq, k.busy, xy_request(k, q, q.front.payload), p, c);
     }
   // (Under XY a router holds a visible wavelet exactly when one of its heads requests an output.)
-  if (kXY ? rq->outs : k.busy) {
+  if (k.busy) {
     if (forwarded_ == forwarded_before && idle_skip_)
       fall_asleep(b, now, stalls, stall_outs);  // (if a sender already put it on the list, it is visited)
     else

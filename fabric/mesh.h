@@ -189,7 +189,7 @@ class Mesh final : public sim::Clocked {
   struct alignas(64) Block {
     std::uint32_t xy = 0;          // x | y << 16
     std::uint32_t links = 0;       // bit o: a neighbouring router beyond port o
-    std::uint32_t busy = 0;        // static routes: bit p: nonempty[p] is not 0 (XY: see Requests::outs)
+    std::uint32_t busy = 0;        // static routes: bit p: nonempty[p] != 0; XY: see Requests
     std::uint32_t owned_outs = 0;  // XY: outputs with a color held by a packet
     std::uint32_t used = 0;        // 1 once a wavelet was sent to it (the arriving ones count too)
     std::uint32_t ready = 0;       // 1 once its neighbours' tiles are allocated
@@ -205,13 +205,16 @@ class Mesh final : public sim::Clocked {
     std::uint64_t stalled[kPorts] = {};  // [output]: output-color-cycles without credit
   };
   // XY: the outputs the visible heads of a router's queues request, kept across cycles (a
-  // head's request is added when it becomes visible and removed when it is granted).
-  struct alignas(64) Requests {
-    std::uint32_t outs = 0;  // bit o: some head requests output o
-    // [output]: heads requesting it << 32 | the sum of their input | color << 3 (so the
-    // requester itself when there is one)
-    std::uint64_t heads[kPorts] = {};
-    std::uint64_t colors[kPorts][kPorts] = {};  // [output][input]: colors whose head requests it
+  // head's request is added when it becomes visible and removed when it is granted). The
+  // outputs requested are bits of Block::busy, so a visit reads these only when one is.
+  struct Requests {
+    struct alignas(64) Output {  // one line, so that adding a request writes one
+      // The heads requesting it << 32 | the sum of their input | color << 3 (so the requester
+      // itself when there is one).
+      std::uint64_t heads = 0;
+      std::uint64_t colors[kPorts] = {};  // [input]: colors whose head requests it
+    };
+    Output out[kPorts];
   };
   // A router whose visit granted nothing while it held wavelets: every request was blocked
   // for lack of credit (or by a packet holding the output), and its state cannot change
