@@ -63,6 +63,7 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
       depth_(config.queue_depth),
       hop_(static_cast<std::uint32_t>(config.hop_latency.count())),
       ramp_(static_cast<std::uint32_t>(config.ramp_latency.count())),
+      credit_stride_((config.colors * kPorts + 31u) & ~31u),
       step_{0u - geometry.width(), 1u, geometry.width(), 0u - 1u},
       detail_(resolve(config.stats_detail, geometry.routers())),
       link_stats_(detail_ == StatsDetail::Links || options_.trace_counters == StatsDetail::Links),
@@ -170,7 +171,7 @@ std::uint32_t Mesh::new_tile(std::uint32_t r) {
       for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
     }
   slots_.resize(blocks_.size() * kPorts * colors_);
-  credits_.resize(slots_.size(), static_cast<std::uint16_t>(depth_));
+  credits_.resize(blocks_.size() * credit_stride_, static_cast<std::uint16_t>(depth_));
   sleep_.resize(blocks_.size());
   if (xy_) {
     owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
@@ -291,7 +292,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   if (c >= colors_) throw std::logic_error(fmt::format("fabric: send on color {} of {}", c, colors_));
   const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
   std::uint32_t b = block_[r];
-  if (b != kNone && credits_[slot_index(b, p, c)] == 0)
+  if (b != kNone && credits_[credit_index(b, p, c)] == 0)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
   const std::uint32_t eb = ep_block_[ep] != kNone ? ep_block_[ep] : ensure_ep_block(ep);
   const std::uint64_t stamp = now.count() + 1;
@@ -303,7 +304,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
                                        destination_y(f.payload)));
   if (b == kNone) b = new_tile(r);
   blocks_[b].used = 1;
-  --credits_[slot_index(b, p, c)];
+  --credits_[credit_index(b, p, c)];
   ++in_network_;
   ++injected_;
   if (ramp_ == 1 && ep < geometry_.routers()) {  // a ramp: through the arrival register
@@ -378,7 +379,7 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
 void Mesh::read(sim::Cycle now) {
   for (const Return& ret : input_returns_) {
     const std::uint32_t r = ret.target / kPorts, p = ret.target % kPorts;
-    ++credits_[slot_index(block_[r], p, ret.color)];
+    ++credits_[credit_index(block_[r], p, ret.color)];
   }
   input_returns_.clear();
   for (const Return& ret : ep_returns_) {
@@ -546,7 +547,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
   const std::uint64_t forwarded_before = forwarded_;
   const std::uint32_t D = depth_;
   Slot* const slots = &slots_[slot_index(b, 0, 0)];
-  std::uint16_t* const credits = &credits_[slot_index(b, 0, 0)];
+  std::uint16_t* const credits = &credits_[credit_index(b, 0, 0)];
   Requests* const rq = kXY ? &requests_[b] : nullptr;
 
   // Take in what the neighbours and, over a 1-cycle ramp, the ramp sent last cycle. Under XY
@@ -887,8 +888,8 @@ void Mesh::prefetch_visit(std::uint32_t b, std::uint64_t now) const {
   // and the upstream router's credit it frees.
   auto queue = [&](std::uint32_t p, std::uint32_t c) {
     __builtin_prefetch(&slots_[slot_index(b, p, c)]);
-    __builtin_prefetch(&credits_[slot_index(b, 0, c)]);
-    if (k.links >> p & 1u) __builtin_prefetch(&credits_[slot_index(k.next[p], p ^ 2u, c)]);
+    __builtin_prefetch(&credits_[credit_index(b, 0, c)]);
+    if (k.links >> p & 1u) __builtin_prefetch(&credits_[credit_index(k.next[p], p ^ 2u, c)]);
   };
   for (std::uint32_t p = 0; p < kPorts; ++p)
     if (const std::uint64_t m = k.nonempty[p]) queue(p, lowest(m));

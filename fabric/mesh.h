@@ -95,7 +95,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t edge_endpoint(EdgeSide side, std::uint32_t channel) const;
   [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const {
     const std::uint32_t b = block_[ep_router_[ep]];
-    return b == kNone || credits_[slot_index(b, ep_port_[ep], c.id())] != 0;
+    return b == kNone || credits_[credit_index(b, ep_port_[ep], c.id())] != 0;
   }
   // Sends `f` on color c into the endpoint's router (requires can_send; at most once per
   // cycle per endpoint).
@@ -266,7 +266,7 @@ class Mesh final : public sim::Clocked {
   // Router r (block k) freed a slot of input p, color c, fed by the router beyond p: that
   // router's credit, which it sees from the next cycle (a full mark goes when the cycle ends).
   void free_credit(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c) {
-    if (credits_[slot_index(k.next[p], p ^ 2u, c)]++ == 0)
+    if (credits_[credit_index(k.next[p], p ^ 2u, c)]++ == 0)
       unfull_.push_back(Return{(r + step_[p]) * kPorts + (p ^ 2u), c});
   }
   // A wavelet sent over a 1-cycle hop in cycle `now` into input pp, color c, of block nb (kn):
@@ -378,6 +378,11 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t slot_index(std::uint32_t block, std::uint32_t p, std::uint32_t c) const {
     return (block * colors_ + c) * kPorts + p;
   }
+  // credits_ as slots_, but each block's from a cache line (credit_stride_ a multiple of 32
+  // entries), so that the credits of a router's first six colors are one line.
+  [[nodiscard]] std::uint32_t credit_index(std::uint32_t block, std::uint32_t p, std::uint32_t c) const {
+    return block * credit_stride_ + c * kPorts + p;
+  }
   // Whether write() has not yet run for the last cycle evaluate() saw (a component ticked
   // before the mesh stopped the cycle): its occupancy is then counted from the current state.
   [[nodiscard]] bool cycle_unfinished() const { return evaluated_ > processed_; }
@@ -399,7 +404,8 @@ class Mesh final : public sim::Clocked {
   MeshOptions options_;
   sim::Engine* engine_;
   std::uint32_t colors_, depth_, hop_, ramp_;
-  std::uint32_t step_[4];  // router index offset to the neighbour beyond output 0 .. 3 (mod 2^32)
+  std::uint32_t credit_stride_;  // entries of credits_ per block
+  std::uint32_t step_[4];        // router index offset to the neighbour beyond output 0 .. 3 (mod 2^32)
   StatsDetail detail_;
   bool link_stats_;
   bool per_router_;  // per router and port occupancy integrals
@@ -426,7 +432,7 @@ class Mesh final : public sim::Clocked {
   std::vector<std::uint32_t> counted_;       // the routers of the allocated tiles
   std::vector<Block> blocks_;
   std::vector<Slot, CacheAligned<Slot>> slots_;  // [block][color][port]
-  // Credits left on color c through port p, as slots_ (the queue depth less those in use),
+  // Credits left on color c through port p, by credit_index() (the queue depth less those in use),
   // kept by the side that spends them: for a port facing a router, less this router's sends
   // out of p not yet freed there; for a port fed by an endpoint, less the endpoint's sends
   // into the queue (visible, on the way, or freed but not yet returned). Counted down, so the
