@@ -208,7 +208,7 @@ std::uint32_t Mesh::new_tile(std::uint32_t r) {
   const std::uint32_t w = geometry_.width(), h = geometry_.height();
   const std::uint32_t x0 = r % w / kTile * kTile, y0 = r / w / kTile * kTile;
   const auto base = static_cast<std::uint32_t>(blocks_.size());
-  blocks_.resize(std::size_t{base} + kTile * kTile);
+  blocks_.resize(std::size_t{base} + std::size_t{kTile} * kTile);
   block_router_.resize(blocks_.size(), kNone);
   for (std::uint32_t y = y0; y < std::min(y0 + kTile, h); ++y)
     for (std::uint32_t x = x0; x < std::min(x0 + kTile, w); ++x) {
