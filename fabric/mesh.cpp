@@ -5,81 +5,17 @@
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
-#include <type_traits>
 
 #include "fabric/endpoint.h"
+#include "fabric/link_take.h"
 #include "sim/engine/engine.h"
 #include "sim/errors.h"
-
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 
 namespace wafersim::fabric {
 namespace {
 
 inline std::uint32_t lowest(std::uint64_t m) { return static_cast<std::uint32_t>(__builtin_ctzll(m)); }
-// Mesh::xy_output (as a port index) of a wavelet that arrived at input kIn over a link under
-// XY routing, in selects rather than branches. It came heading away from kIn: from the north
-// (0) it goes on south or ejects, from the south (2) north or ejects, from the west (3) east
-// until its column is reached, from the east (1) west likewise; then by the row.
-template <std::uint32_t kIn>
-inline std::uint32_t xy_port_from(std::uint32_t x, std::uint32_t y, std::uint32_t payload) {
-  const std::uint32_t dx = destination_x(payload), dy = destination_y(payload);
-  if constexpr (kIn == 0) return dy > y ? 2u : 4u;
-  if constexpr (kIn == 2) return dy < y ? 0u : 4u;
-  const std::uint32_t vertical = dy > y ? 2u : (dy < y ? 0u : 4u);
-  if constexpr (kIn == 3) return dx > x ? 1u : vertical;
-  return dx < x ? 3u : vertical;
-}
 constexpr std::uint16_t kRrSpan = kPorts * 64;
-
-#if defined(__AVX2__)
-// The take-in of a router's four link inputs under XY routing over 1-cycle hops (the scalar
-// `take` of Mesh::process), one input per lane: which arrived wavelets are candidates to be
-// granted on arrival (`ins`, bit p), the output each requests (out[0 .. 3]; any value where
-// none is), and the outputs requested by one candidate or more (`seen`) and by two or more
-// (`many`). `color`, `flit`: the arrival register's first four entries; `nonempty`: the
-// router's first four inputs' colors with a queued wavelet.
-struct LinkTake {
-  std::uint32_t ins, seen, many;
-};
-static_assert(sizeof(Flit) == 8, "a wavelet is its payload then its info word");
-inline LinkTake take_links(std::uint32_t m, std::uint32_t x, std::uint32_t y, const std::uint32_t* color,
-                           const Flit* flit, const std::uint64_t* nonempty, std::uint32_t* out) {
-  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(color));
-  const __m256i f = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(flit)),
-                                                _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
-  const __m128i payload = _mm256_castsi256_si128(f), info = _mm256_extracti128_si256(f, 1);
-  // Mesh::xy_output (coordinates below 2^16, so signed comparisons serve).
-  const __m128i dx = _mm_and_si128(payload, _mm_set1_epi32(0xffff)), dy = _mm_srli_epi32(payload, 16);
-  const __m128i vx = _mm_set1_epi32(static_cast<int>(x)), vy = _mm_set1_epi32(static_cast<int>(y));
-  __m128i o = _mm_set1_epi32(static_cast<int>(index(Port::Ramp)));
-  o = _mm_blendv_epi8(o, _mm_set1_epi32(static_cast<int>(index(Port::North))), _mm_cmpgt_epi32(vy, dy));
-  o = _mm_blendv_epi8(o, _mm_set1_epi32(static_cast<int>(index(Port::South))), _mm_cmpgt_epi32(dy, vy));
-  o = _mm_blendv_epi8(o, _mm_set1_epi32(static_cast<int>(index(Port::West))), _mm_cmpgt_epi32(vx, dx));
-  o = _mm_blendv_epi8(o, _mm_set1_epi32(static_cast<int>(index(Port::East))), _mm_cmpgt_epi32(dx, vx));
-  // A candidate arrived, is a packet of one wavelet (head and tail) and finds its queue empty.
-  const __m128i arrived = _mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(m)), _mm_setr_epi32(0, 1, 2, 3));
-  const __m256i queued =
-      _mm256_srlv_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(nonempty)), _mm256_cvtepu32_epi64(c));
-  const __m128i queued32 =
-      _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(queued, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
-  const __m128i single = _mm_and_si128(_mm_srli_epi32(info, 1), _mm_srli_epi32(info, 2));
-  const __m128i ok = _mm_and_si128(_mm_andnot_si128(queued32, _mm_and_si128(arrived, single)), _mm_set1_epi32(1));
-  // The requested outputs of lanes a b c d: seen = a|b|c|d, many = a&b | c&d | (a|b)&(c|d).
-  const __m128i ob = _mm_sllv_epi32(ok, o);
-  const __m128i pair = _mm_shuffle_epi32(ob, _MM_SHUFFLE(2, 3, 0, 1));
-  const __m128i both = _mm_and_si128(ob, pair), either = _mm_or_si128(ob, pair);
-  const __m128i either2 = _mm_shuffle_epi32(either, _MM_SHUFFLE(1, 0, 3, 2));
-  const __m128i many = _mm_or_si128(_mm_or_si128(both, _mm_shuffle_epi32(both, _MM_SHUFFLE(1, 0, 3, 2))),
-                                    _mm_and_si128(either, either2));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), o);
-  return {static_cast<std::uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(ok, 31)))),
-          static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm_or_si128(either, either2))),
-          static_cast<std::uint32_t>(_mm_cvtsi128_si32(many))};
-}
-#endif
 
 // XY requests (Mesh::Requests, and the outputs requested in `outs`, Block::busy): head (p, c)
 // requests output o, or no longer does.
@@ -287,12 +223,7 @@ std::uint32_t Mesh::endpoint_beyond(std::uint32_t r, Port o) const {
 }
 
 Port Mesh::xy_output(std::uint32_t x, std::uint32_t y, std::uint32_t payload) const {
-  const std::uint32_t dx = destination_x(payload), dy = destination_y(payload);
-  if (dx > x) return Port::East;
-  if (dx < x) return Port::West;
-  if (dy > y) return Port::South;
-  if (dy < y) return Port::North;
-  return Port::Ramp;
+  return port_at(xy_route(x, y, payload));
 }
 
 void Mesh::wake_self(sim::Cycle at) {
@@ -613,42 +544,22 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     in.ports = 0;
     k.used = 1;
     if constexpr (kBypass) {
-      // All five inputs, arrived or not (the registers of the others hold old wavelets or
-      // zeros), without branches on which arrived, which are candidates or where they go: no
-      // predictor learns those, and mispredictions cost more than the work on empty inputs.
+      // The four links' inputs (fabric/link_take.h), then the ramp's (a tenth as often).
       const std::uint32_t x = k.xy & 0xffffu, y = k.xy >> 16;
-      std::uint32_t seen = 0;
-      auto take = [&](auto input) __attribute__((always_inline)) {
-        constexpr std::uint32_t p = decltype(input)::value;
+      const LinkTake t = take_links(m, x, y, in.color, in.flit, k.nonempty, bypass_out);
+      bypass_ins = t.ins;
+      bypass_many = t.many;
+      if (m & bit(Port::Ramp)) {
+        constexpr std::uint32_t p = index(Port::Ramp);
         const std::uint32_t c = in.color[p], info = in.flit[p].info;
-        std::uint32_t o;
-        if constexpr (p == index(Port::Ramp))  // it may go anywhere
-          o = index(xy_output(x, y, in.flit[p].payload));
-        else
-          o = xy_port_from<p>(x, y, in.flit[p].payload);
-        const std::uint32_t ok =
-            (m >> p) & ~static_cast<std::uint32_t>(k.nonempty[p] >> c) & (info >> 1) & (info >> 2) & 1u;
-        assert(!ok || o == index(xy_output(x, y, in.flit[p].payload)));
-        const std::uint32_t ob = ok << o;
-        bypass_many |= seen & ob;
-        seen |= ob;
+        const std::uint32_t o = xy_route(x, y, in.flit[p].payload);
+        const std::uint32_t ok = ~static_cast<std::uint32_t>(k.nonempty[p] >> c) & (info >> 1) & (info >> 2) & 1u;
+        bypass_many |= t.seen & (ok << o);
         bypass_out[p] = o;
         bypass_ins |= ok << p;
-      };
-#if defined(__AVX2__)
-      const LinkTake links4 = take_links(m, x, y, in.color, in.flit, k.nonempty, bypass_out);
-      bypass_ins = links4.ins;
-      bypass_many = links4.many;
-      seen = links4.seen;
+      }
       for (std::uint32_t p = 0; p < 4; ++p)
-        assert(!(bypass_ins >> p & 1u) || bypass_out[p] == index(xy_output(x, y, in.flit[p].payload)));
-#else
-      take(std::integral_constant<std::uint32_t, 0>{});
-      take(std::integral_constant<std::uint32_t, 1>{});
-      take(std::integral_constant<std::uint32_t, 2>{});
-      take(std::integral_constant<std::uint32_t, 3>{});
-#endif
-      if (m & bit(Port::Ramp)) take(std::integral_constant<std::uint32_t, 4>{});  // a tenth as often
+        assert(!(bypass_ins >> p & 1u) || bypass_out[p] == xy_route(x, y, in.flit[p].payload));
       m &= ~bypass_ins;
     }
     for (; m; m &= m - 1) {
