@@ -42,16 +42,29 @@ inline std::uint32_t xy_route_from(std::uint32_t x, std::uint32_t y, std::uint32
   return dx < x ? 3u : vertical;
 }
 
-// Contract: `arrived` bit p, color[p] and flit[p] are a router's arrival register for link
-// input p (0 .. 3; any color and wavelet where nothing arrived), x and y its coordinates,
-// nonempty[p] the colors with a wavelet queued at input p. A wavelet that arrived came by
-// XY routing (see xy_route_from). A candidate arrived, is a packet of one wavelet (head and
-// tail) and finds its color's queue empty: bit p of `ins`. out[p] is the output a candidate
-// requests (xy_route; any value for the others); `seen` and `many` are the outputs requested by
-// one candidate or more and by two or more.
+// Contract: `arrived` bit p, color[p] and flit[p] are a router's arrival register for input p
+// (links 0 .. 3, the ramp 4; any color and wavelet where nothing arrived), x and y its
+// coordinates, nonempty[p] the colors with a wavelet queued at input p. A wavelet that arrived
+// over a link came by XY routing (see xy_route_from). A candidate arrived, is a packet of one
+// wavelet (head and tail) and finds its color's queue empty: bit p of `ins`. out[p] is the
+// output a candidate requests (xy_route; any value for the others); `seen` and `many` are the
+// outputs requested by one candidate or more and by two or more. take_links() takes in the four
+// links' inputs, take_ramp() then adds the ramp's.
 struct LinkTake {
   std::uint32_t ins = 0, seen = 0, many = 0;
 };
+
+// Input p's part of the take-in, its output o worked out.
+inline __attribute__((always_inline)) void take_input(LinkTake& t, std::uint32_t p, std::uint32_t arrived,
+                                                      std::uint32_t c, std::uint32_t info, std::uint64_t nonempty,
+                                                      std::uint32_t o, std::uint32_t* out) {
+  const std::uint32_t ok = (arrived >> p) & ~static_cast<std::uint32_t>(nonempty >> c) & (info >> 1) & (info >> 2) & 1u;
+  const std::uint32_t ob = ok << o;
+  t.many |= t.seen & ob;
+  t.seen |= ob;
+  out[p] = o;
+  t.ins |= ok << p;
+}
 
 inline __attribute__((always_inline)) LinkTake take_links_scalar(std::uint32_t arrived, std::uint32_t x,
                                                                  std::uint32_t y, const std::uint32_t* color,
@@ -62,21 +75,21 @@ inline __attribute__((always_inline)) LinkTake take_links_scalar(std::uint32_t a
   // are candidates or where they go, and mispredictions cost more than the work on the others.
   auto take = [&](auto input) __attribute__((always_inline)) {
     constexpr std::uint32_t p = decltype(input)::value;
-    const std::uint32_t c = color[p], info = flit[p].info;
-    const std::uint32_t o = xy_route_from<p>(x, y, flit[p].payload);
-    const std::uint32_t ok =
-        (arrived >> p) & ~static_cast<std::uint32_t>(nonempty[p] >> c) & (info >> 1) & (info >> 2) & 1u;
-    const std::uint32_t ob = ok << o;
-    t.many |= t.seen & ob;
-    t.seen |= ob;
-    out[p] = o;
-    t.ins |= ok << p;
+    take_input(t, p, arrived, color[p], flit[p].info, nonempty[p], xy_route_from<p>(x, y, flit[p].payload), out);
   };
   take(std::integral_constant<std::uint32_t, 0>{});
   take(std::integral_constant<std::uint32_t, 1>{});
   take(std::integral_constant<std::uint32_t, 2>{});
   take(std::integral_constant<std::uint32_t, 3>{});
   return t;
+}
+
+// Adds the ramp's input to `t` (its wavelet may go anywhere: xy_route).
+inline __attribute__((always_inline)) void take_ramp(LinkTake& t, std::uint32_t arrived, std::uint32_t x,
+                                                     std::uint32_t y, const std::uint32_t* color, const Flit* flit,
+                                                     const std::uint64_t* nonempty, std::uint32_t* out) {
+  constexpr std::uint32_t p = index(Port::Ramp);
+  take_input(t, p, arrived, color[p], flit[p].info, nonempty[p], xy_route(x, y, flit[p].payload), out);
 }
 
 #if defined(__AVX2__)

@@ -546,18 +546,10 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
     if constexpr (kBypass) {
       // The four links' inputs (fabric/link_take.h), then the ramp's (a tenth as often).
       const std::uint32_t x = k.xy & 0xffffu, y = k.xy >> 16;
-      const LinkTake t = take_links(m, x, y, in.color, in.flit, k.nonempty, bypass_out);
+      LinkTake t = take_links(m, x, y, in.color, in.flit, k.nonempty, bypass_out);
+      if (m & bit(Port::Ramp)) take_ramp(t, m, x, y, in.color, in.flit, k.nonempty, bypass_out);
       bypass_ins = t.ins;
       bypass_many = t.many;
-      if (m & bit(Port::Ramp)) {
-        constexpr std::uint32_t p = index(Port::Ramp);
-        const std::uint32_t c = in.color[p], info = in.flit[p].info;
-        const std::uint32_t o = xy_route(x, y, in.flit[p].payload);
-        const std::uint32_t ok = ~static_cast<std::uint32_t>(k.nonempty[p] >> c) & (info >> 1) & (info >> 2) & 1u;
-        bypass_many |= t.seen & (ok << o);
-        bypass_out[p] = o;
-        bypass_ins |= ok << p;
-      }
       for (std::uint32_t p = 0; p < 4; ++p)
         assert(!(bypass_ins >> p & 1u) || bypass_out[p] == xy_route(x, y, in.flit[p].payload));
       m &= ~bypass_ins;
