@@ -290,10 +290,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   ++in_network_;
   ++injected_;
   if (ramp_ == 1 && ep < geometry_.routers()) {  // a ramp: through the arrival register
-    Arrivals& a = blocks_[b].in[now.count() & 1u];
-    a.ports |= 1u << p;
-    a.color[p] = c;
-    a.flit[p] = f;
+    blocks_[b].in[now.count() & 1u].put(p, c, f);
     ramp_sent_[now.count() & 1u].push_back(Return{b, c});
   } else {
     wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});

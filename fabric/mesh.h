@@ -176,6 +176,11 @@ class Mesh final : public sim::Clocked {
     std::uint32_t ports = 0;  // bit p: a wavelet for input p
     std::uint32_t color[kPorts] = {};
     Flit flit[kPorts];
+    void put(std::uint32_t p, std::uint32_t c, Flit f) {
+      ports |= 1u << p;
+      color[p] = c;
+      flit[p] = f;
+    }
   };
   struct alignas(64) Outputs {
     std::uint64_t forwarded[kPorts] = {};
@@ -273,11 +278,8 @@ class Mesh final : public sim::Clocked {
   // in its arrival register, taken in next cycle.
   void arrive(Block& kn, std::uint32_t nb, std::uint32_t pp, std::uint32_t c, Flit f, std::uint64_t now) {
     ++dir_queued_[pp];
-    Arrivals& a = kn.in[now & 1u];
     active_.insert(nb);
-    a.ports |= 1u << pp;
-    a.color[pp] = c;
-    a.flit[pp] = f;
+    kn.in[now & 1u].put(pp, c, f);
   }
   // Per-input occupancy by stamps (Block::occupancy): a wavelet queued at input p in cycle
   // `now` is counted from `now`; one that leaves it in cycle `now` is counted through `now`.
