@@ -1,7 +1,8 @@
 # The x86-64 instruction set level the whole build targets (WAFERSIM_ARCH):
 #   auto      x86-64-v3 (BMI1/2, LZCNT, POPCNT, AVX2: Haswell, Zen and later) when the compiler
-#             offers it and this machine runs it, else the baseline: the fabric's router sweep,
-#             all bit scans and variable shifts, runs 7.6% fewer instructions (docs/performance.md)
+#             offers it and this machine runs it, else the baseline: bit scans and variable
+#             shifts in single instructions, and the fabric's take-in in AVX2 lanes
+#             (fabric/link_take.h; README "Building" has what it saves)
 #   baseline  the compiler's default (any x86-64), for binaries taken to other machines
 #   <other>   passed as -march=<other> (native, x86-64-v2, znver4, ...)
 # Floating-point results never depend on it: multiply-adds are not fused (-ffp-contract=off),

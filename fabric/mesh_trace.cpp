@@ -10,7 +10,7 @@ namespace wafersim::fabric {
 // Wavelets sent over 1-cycle links in the last cycle written are still in the receiving
 // router's arrival register (parity processed_ + 1), taken in next cycle: they are queued.
 // (A ramp's wavelet there is on its way over the ramp, not yet queued.)
-constexpr std::uint32_t kLinkInputs = 15u;
+constexpr std::uint32_t kLinkInputs = kAllPorts & ~bit(Port::Ramp);
 
 LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p) const {
   if (r >= geometry_.routers() || p >= kPorts) throw std::out_of_range("Mesh::link_counters: no such router port");
