@@ -188,12 +188,6 @@ std::uint32_t Mesh::touched_routers() const {
   return n;
 }
 
-void Mesh::ensure_buffer(Slot& q) {
-  if (q.buf != kNone) return;
-  q.buf = static_cast<std::uint32_t>(flits_.size());
-  flits_.resize(flits_.size() + depth_);
-}
-
 std::uint32_t Mesh::ensure_ep_block(std::uint32_t ep) {
   if (ep_block_[ep] != kNone) return ep_block_[ep];
   const auto b = static_cast<std::uint32_t>(ep_last_send_.size());
@@ -308,13 +302,17 @@ void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
     throw std::logic_error(fmt::format("fabric: endpoint {} popped twice in cycle {}", ep, now.count()));
   ep_last_pop_[eb] = now.count() + 1;
   RxQueue& q = rx_[std::size_t{eb} * colors_ + c];
-  q.head = static_cast<std::uint16_t>(q.head + 1u == depth_ ? 0u : q.head + 1u);
   const std::uint64_t cb = std::uint64_t{1} << c;
-  if (--q.count == 0) fronts.visible &= ~cb;
-  if (q.count && rx_flits_[q.buf + q.head].control())
-    fronts.control |= cb;
-  else
+  if (--q.count == 0) {
+    fronts.visible &= ~cb;
     fronts.control &= ~cb;
+  } else {
+    advance(q, rx_flits_.data(), depth_);
+    if (q.front.control())
+      fronts.control |= cb;
+    else
+      fronts.control &= ~cb;
+  }
   ep_returns_.push_back(Return{ep, c});
   wake_self(now + sim::Cycle(1));
 }
@@ -338,7 +336,7 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
   const std::uint32_t b = block_[r];                     // allocated when the wavelet was sent
   if (blocks_[b].asleep) wake_up(b, processed_, false);  // its counters up to here, with the queues as they were
   Slot& q = slots_[slot_index(b, p, c)];
-  enqueue(q, f);
+  enqueue(q, f, flits_);
   Block& k = blocks_[b];
   stamp_queued(k, p, now);
   ++color_queued_[c];
@@ -384,14 +382,8 @@ void Mesh::read(sim::Cycle now) {
       if (t.to_endpoint) {
         const std::uint32_t ep = t.target;
         RxQueue& q = rx_[std::size_t{ep_block_[ep]} * colors_ + t.color];
-        if (q.buf == kNone) {
-          q.buf = static_cast<std::uint32_t>(rx_flits_.size());
-          rx_flits_.resize(rx_flits_.size() + depth_);
-        }
-        std::uint32_t pos = q.head + q.count;
-        if (pos >= depth_) pos -= depth_;
-        rx_flits_[q.buf + pos] = t.flit;
-        if (q.count++ == 0) {
+        enqueue(q, t.flit, rx_flits_);
+        if (q.count == 1) {
           ep_fronts_[ep].visible |= std::uint64_t{1} << t.color;
           if (t.flit.control()) ep_fronts_[ep].control |= std::uint64_t{1} << t.color;
         }
@@ -557,7 +549,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       stamp_queued(k, p, now);
       Slot& q = slots[c * kPorts + p];
       if (q.count) {
-        enqueue(q, f);
+        enqueue(q, f, flits_);
       } else {
         q.front = f;
         q.count = 1;
@@ -811,8 +803,7 @@ inline __attribute__((always_inline)) void Mesh::process(std::uint32_t b, std::u
       }
     }
     if (--q.count != 0) {
-      q.front = flits[q.buf + q.head];
-      q.head = static_cast<std::uint16_t>(q.head + 1u == D ? 0u : q.head + 1u);
+      advance(q, flits, D);
       if constexpr (kXY)
         behind[n_behind++] = p | c << 8;
       else

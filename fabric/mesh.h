@@ -106,8 +106,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint64_t control_fronts(std::uint32_t ep) const { return ep_fronts_[ep].control; }
   [[nodiscard]] Flit front(std::uint32_t ep, hw::Color c) const {
     if (!((ep_fronts_[ep].visible >> c.id()) & 1u)) empty_receive_queue("front", c.id());
-    const RxQueue& q = rx_[std::size_t{ep_block_[ep]} * colors_ + c.id()];
-    return rx_flits_[q.buf + q.head];
+    return rx_[std::size_t{ep_block_[ep]} * colors_ + c.id()].front;
   }
   // Pops the head of color c (at most one pop per cycle per endpoint).
   void pop(std::uint32_t ep, hw::Color c, sim::Cycle now);
@@ -231,11 +230,15 @@ class Mesh final : public sim::Clocked {
     std::uint64_t since = 0;             // the first cycle its counters do not include
     std::uint64_t stalled[kPorts] = {};  // [output]: colors stalled in each cycle it sleeps
   };
-  struct RxQueue {  // an endpoint's receive queue for one color
-    std::uint32_t buf = kNone;
-    std::uint16_t head = 0;
-    std::uint16_t count = 0;
-    std::uint16_t occ = 0;
+  // An endpoint's receive queue for one color, held as a Slot is: the head wavelet here, those
+  // behind it in a ring of `depth` flits in rx_flits_ (sinks pop every cycle, so the ring is
+  // seldom used and a delivery writes this record only).
+  struct RxQueue {
+    Flit front;                 // the head wavelet (when count > 0)
+    std::uint32_t buf = kNone;  // offset of the ring in rx_flits_, allocated when a second wavelet queues
+    std::uint16_t head = 0;     // ring position of the wavelet behind the head
+    std::uint16_t count = 0;    // wavelets visible
+    std::uint16_t occ = 0;      // wavelets visible or on the way
   };
   struct Transit {         // a wavelet on a link, due at the start of a later cycle
     std::uint32_t target;  // router * 5 + port, or endpoint
@@ -335,17 +338,29 @@ class Mesh final : public sim::Clocked {
   void prepare_neighbours(std::uint32_t r);
   // Router r's block, allocated if need be.
   std::uint32_t ensure_block(std::uint32_t r) { return block_[r] != kNone ? block_[r] : new_tile(r); }
-  // Queues `f` at the tail of q (visible from now on).
-  void enqueue(Slot& q, Flit f) {
+  // Queues `f` at the tail of q, a Slot (ring in flits_) or an RxQueue (ring in rx_flits_):
+  // the head in q.front, those behind it in q's ring, allocated when a second wavelet queues.
+  template <class Queue, class Ring>
+  void enqueue(Queue& q, Flit f, Ring& ring) {
     if (q.count == 0) {
       q.front = f;
     } else {
-      ensure_buffer(q);
+      if (q.buf == kNone) {
+        q.buf = static_cast<std::uint32_t>(ring.size());
+        ring.resize(ring.size() + depth_);
+      }
       std::uint32_t pos = q.head + q.count - 1u;
       if (pos >= depth_) pos -= depth_;
-      flits_[q.buf + pos] = f;
+      ring[q.buf + pos] = f;
     }
     ++q.count;
+  }
+  // After a pop that left q nonempty (its count already lowered): the wavelet behind the old head
+  // moves from the ring (of `depth` flits at `ring` + q.buf) to q.front.
+  template <class Queue>
+  static void advance(Queue& q, const Flit* ring, std::uint32_t depth) {
+    q.front = ring[q.buf + q.head];
+    q.head = static_cast<std::uint16_t>(q.head + 1u == depth ? 0u : q.head + 1u);
   }
   // The i-th wavelet of q (0: the head; i < q.count).
   [[nodiscard]] Flit queued_flit(const Slot& q, std::uint32_t i) const {
@@ -354,7 +369,6 @@ class Mesh final : public sim::Clocked {
     if (pos >= depth_) pos -= depth_;
     return flits_[q.buf + pos];
   }
-  void ensure_buffer(Slot& q);
   std::uint32_t ensure_ep_block(std::uint32_t ep);
   // The router beyond output o (0 .. 3) of r, or kNone at the mesh boundary.
   [[nodiscard]] std::uint32_t next_router(std::uint32_t r, std::uint32_t o) const {
