@@ -4,7 +4,7 @@
 #             shifts in single instructions, and the fabric's take-in in AVX2 lanes
 #             (fabric/link_take.h; README "Building" has what it saves)
 #   baseline  the compiler's default (any x86-64), for binaries taken to other machines
-#   <other>   passed as -march=<other> (native, x86-64-v2, znver4, ...)
+#   <other>   passed as -march=<other> (native, x86-64-v2, znver3, ...), checked at configure time
 # Floating-point results never depend on it: multiply-adds are not fused (-ffp-contract=off),
 # so the same inputs give bit-identical statistics whatever the level.
 set(WAFERSIM_ARCH "auto" CACHE STRING "x86-64 level: auto, baseline, or a -march value")
@@ -23,6 +23,15 @@ if(WAFERSIM_ARCH STREQUAL "auto")
     endif()
   endif()
 elseif(NOT WAFERSIM_ARCH STREQUAL "baseline")
+  include(CheckCXXCompilerFlag)
+  set(CMAKE_REQUIRED_QUIET ON)
+  check_cxx_compiler_flag("-march=${WAFERSIM_ARCH}" WAFERSIM_COMPILER_TAKES_MARCH_${WAFERSIM_ARCH})
+  unset(CMAKE_REQUIRED_QUIET)
+  if(NOT WAFERSIM_COMPILER_TAKES_MARCH_${WAFERSIM_ARCH})
+    message(FATAL_ERROR "WAFERSIM_ARCH=${WAFERSIM_ARCH}: ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} "
+                        "does not accept -march=${WAFERSIM_ARCH}; expected auto, baseline or a -march value it "
+                        "knows (x86-64-v2, x86-64-v3, native, ...)")
+  endif()
   set(_wafersim_march "${WAFERSIM_ARCH}")
 endif()
 
