@@ -349,9 +349,7 @@ class Mesh final : public sim::Clocked {
         q.buf = static_cast<std::uint32_t>(ring.size());
         ring.resize(ring.size() + depth_);
       }
-      std::uint32_t pos = q.head + q.count - 1u;
-      if (pos >= depth_) pos -= depth_;
-      ring[q.buf + pos] = f;
+      ring[q.buf + ring_position(q, q.count)] = f;
     }
     ++q.count;
   }
@@ -362,12 +360,15 @@ class Mesh final : public sim::Clocked {
     q.front = ring[q.buf + q.head];
     q.head = static_cast<std::uint16_t>(q.head + 1u == depth ? 0u : q.head + 1u);
   }
+  // Where in q's ring the i-th wavelet of q is (i >= 1; 0 is the head, in q.front).
+  template <class Queue>
+  [[nodiscard]] std::uint32_t ring_position(const Queue& q, std::uint32_t i) const {
+    const std::uint32_t pos = q.head + i - 1u;
+    return pos >= depth_ ? pos - depth_ : pos;
+  }
   // The i-th wavelet of q (0: the head; i < q.count).
   [[nodiscard]] Flit queued_flit(const Slot& q, std::uint32_t i) const {
-    if (i == 0) return q.front;
-    std::uint32_t pos = q.head + i - 1u;
-    if (pos >= depth_) pos -= depth_;
-    return flits_[q.buf + pos];
+    return i == 0 ? q.front : flits_[q.buf + ring_position(q, i)];
   }
   std::uint32_t ensure_ep_block(std::uint32_t ep);
   // The router beyond output o (0 .. 3) of r, or kNone at the mesh boundary.
