@@ -84,6 +84,12 @@ void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_
   if (engine_) engine_->wake(this, at);
 }
 
+void TrafficGenerator::set_observer(std::function<void(const Delivery&)> observer) {
+  if (generated_packets_ != 0)
+    throw std::logic_error("TrafficGenerator::set_observer after packets were created (set it before the run)");
+  observer_ = std::move(observer);
+}
+
 inline void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now) {
   sources_[s].next_packet = at;
   if (at >= BernoulliProcess::kNever) return;
@@ -158,18 +164,19 @@ void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
     return;
   }
   const std::uint32_t w = mesh_.geometry().width();
-  const Flit f = xy_ ? Flit::make(p.sent == 0 ? pack_destination(p.dst % w, p.dst / w) : p.sent, id, p.sent == 0,
-                                  p.sent + 1 == p.size)
-                     : Flit::make(src, static_cast<std::uint32_t>(p.created), true, true);
+  const bool by_cycle = carries_cycle(p.size);
+  const Flit f = !xy_ ? Flit::make(src, static_cast<std::uint32_t>(p.created), true, true)
+                 : by_cycle
+                     ? Flit::make(pack_destination(p.dst % w, p.dst / w), cycle_tag(p.created, p.measured), true, true)
+                     : Flit::make(p.sent == 0 ? pack_destination(p.dst % w, p.dst / w) : p.sent, id, p.sent == 0,
+                                  p.sent + 1 == p.size);
   mesh_.send(src, hw::Color(static_cast<std::uint8_t>(c)), f, now);
   ++p.sent;
   --queued_wavelets_;
   if (p.sent < p.size) return;
   s.head = p.next;
   if (s.head == kNone) s.tail = kNone;
-  if (!xy_) {
-    free_packets_.push_back(id);
-  }
+  if (!xy_ || by_cycle) free_packets_.push_back(id);
 }
 
 void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
@@ -191,6 +198,20 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
     if (measurement_.in_window(created)) measurement_.latency(latency);
     ++delivered_packets_;
     if (observer_) observer_(Delivery{f.payload, sink, c, 1, 0, created, t});
+    return;
+  }
+  if (f.head() && f.tail() && carries_cycle(1)) {
+    // A single-wavelet packet without a record (see carries_cycle): its destination is in its
+    // payload, its creation cycle and measured mark in its tag.
+    const MeshGeometry& g = mesh_.geometry();
+    if (const std::uint32_t to = g.router(destination_x(f.payload), destination_y(f.payload)); to != sink)
+      throw std::logic_error(
+          fmt::format("synthetic traffic: a packet for {} was ejected at {} on color {}", g.name(to), g.name(sink), c));
+    ++delivered_packets_;
+    if (f.tag() & kMeasuredTag) {
+      measurement_.latency((static_cast<std::uint32_t>(t) - f.tag()) & kCycleTagMask);
+      --measured_outstanding_;
+    }
     return;
   }
   const std::uint32_t id = f.tag();

@@ -56,8 +56,9 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
     std::uint64_t seq = 0;  // per source, in creation order (XY routing)
     std::uint64_t created = 0, ejected = 0;
   };
-  // Called for every packet delivered (XY) or wavelet copy delivered (static routes).
-  void set_observer(std::function<void(const Delivery&)> observer) { observer_ = std::move(observer); }
+  // Called for every packet delivered (XY) or wavelet copy delivered (static routes). Set it
+  // before the first packet is created (std::logic_error after).
+  void set_observer(std::function<void(const Delivery&)> observer);
 
   [[nodiscard]] bool finished() const { return finished_; }
   [[nodiscard]] TrafficResult result() const;
@@ -106,6 +107,17 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
     std::uint32_t src, dst, size;
   };
 
+  // XY: whether a packet of `size` wavelets travels without a record from its injection on:
+  // one of a single wavelet, unless an observer wants each delivery's source and sequence
+  // number. Its tag then holds its creation cycle (modulo 2^28) and whether it is measured,
+  // so the sink reads no record (latencies under 2^28 cycles). (Static routes always tag
+  // wavelets with the cycle.)
+  [[nodiscard]] bool carries_cycle(std::uint32_t size) const { return size == 1 && !observer_; }
+  static constexpr std::uint32_t kMeasuredTag = 1u << (Flit::kTagBits - 1);
+  static constexpr std::uint32_t kCycleTagMask = kMeasuredTag - 1;
+  static std::uint32_t cycle_tag(std::uint64_t created, bool measured) {
+    return (static_cast<std::uint32_t>(created) & kCycleTagMask) | (measured ? kMeasuredTag : 0u);
+  }
   // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
   void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
   std::uint32_t new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);

@@ -221,6 +221,50 @@ TEST(Traffic, NoIdleSkipGivesTheSameResult) {
   EXPECT_LT(a.mesh().router_evaluations(), b.mesh().router_evaluations());
 }
 
+// Without an observer a single-wavelet packet carries its creation cycle and measured mark in
+// its tag and the sink reads no record; with one, every packet keeps its record. The
+// measurement must not tell them apart: warm-up and drain packets (unmeasured) included, and
+// scripted packets (always measured) among the random ones.
+TEST(Traffic, PacketsWithoutRecordsMeasureAsThoseWithRecords) {
+  TrafficOptions o;
+  o.rate = 0.3;
+  o.warmup = 200;
+  o.measure = 600;
+  auto once = [&](bool observe) {
+    StandaloneTraffic t(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+    t.generator().add_packet({0, 0}, {7, 7}, 1, sim::Cycle(50));  // in the warm-up, measured all the same
+    t.generator().add_packet({7, 0}, {0, 7}, 1, sim::Cycle(700));
+    std::uint64_t seen = 0;
+    if (observe) t.generator().set_observer([&](const TrafficGenerator::Delivery&) { ++seen; });
+    const TrafficResult r = t.run();
+    EXPECT_EQ(seen, observe ? t.generator().ejected_wavelets() : 0u);
+    return std::make_pair(r, t.generator().ejected_wavelets());
+  };
+  const auto [with, with_ejected] = once(true);
+  const auto [without, without_ejected] = once(false);
+  EXPECT_EQ(without_ejected, with_ejected);
+  ASSERT_TRUE(with.drained);
+  ASSERT_TRUE(without.drained);
+  EXPECT_EQ(without.packets, with.packets);
+  EXPECT_EQ(without.latency_avg, with.latency_avg);
+  EXPECT_EQ(without.latency_min, with.latency_min);
+  EXPECT_EQ(without.latency_p50, with.latency_p50);
+  EXPECT_EQ(without.latency_p99, with.latency_p99);
+  EXPECT_EQ(without.latency_max, with.latency_max);
+  EXPECT_EQ(without.cycles, with.cycles);
+  EXPECT_EQ(without.accepted, with.accepted);
+}
+
+TEST(Traffic, AnObserverSetAfterTheFirstPacketIsALogicError) {
+  TrafficOptions o;
+  o.rate = 0.5;
+  StandaloneTraffic t(fabric(), MeshGeometry(4, 4, 0), xy(), o);
+  t.generator().set_observer([](const TrafficGenerator::Delivery&) {});  // before: fine
+  t.step(20);
+  ASSERT_GT(t.generator().generated_wavelets(), 0u);
+  EXPECT_THROW(t.generator().set_observer([](const TrafficGenerator::Delivery&) {}), std::logic_error);
+}
+
 // A single-wavelet packet that finds its queue empty and its output free is granted on
 // arrival without passing through the queue (Mesh::bypassed); per-link color counters turn
 // that off. Both must give the same deliveries, cycle for cycle, and the same counters, also
