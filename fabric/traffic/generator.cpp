@@ -119,6 +119,7 @@ inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32
   }
   packets_[id] = Packet{now, sources_[src].seq++, src, dst, kNone, size, 0, 0, 0, measured};
   ++generated_packets_;
+  multi_ = multi_ || size > 1;
   generated_wavelets_ += size;
   queued_wavelets_ += size;
   measurement_.created(now, size);
@@ -204,6 +205,11 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
     // A single-wavelet packet without a record (see carries_cycle): its destination is in its
     // payload, its creation cycle and measured mark in its tag.
     const MeshGeometry& g = mesh_.geometry();
+    if (multi_ && sink_packet_[std::size_t{sink} * options_.colors + c] != kNone)
+      throw std::logic_error(
+          fmt::format("synthetic traffic: a single-wavelet packet was ejected at {} on color {} "
+                      "inside another packet",
+                      g.name(sink), c));
     if (const std::uint32_t to = g.router(destination_x(f.payload), destination_y(f.payload)); to != sink)
       throw std::logic_error(
           fmt::format("synthetic traffic: a packet for {} was ejected at {} on color {}", g.name(to), g.name(sink), c));

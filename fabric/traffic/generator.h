@@ -167,6 +167,7 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   std::uint64_t measured_outstanding_ = 0;  // XY: measured packets not delivered
   std::uint64_t measured_created_ = 0;
   bool finished_ = false;
+  bool multi_ = false;  // a packet of several wavelets was created (their order at the sinks is checked)
   bool drained_ = false;
   std::uint64_t end_cycle_ = 0;
   sim::Cycle last_wake_ = sim::Cycle::never();
