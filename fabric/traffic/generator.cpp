@@ -66,6 +66,7 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
   sink_pending_.assign(mesh.endpoints(), 0);
   sink_rr_.assign(mesh.endpoints(), 0);
   if (xy_) sink_packet_.assign(std::size_t{routers_} * options_.colors, kNone);
+  multi_ = xy_ && options_.packet_size > 1;
   mesh_.set_arrival_listener(this);
   mesh_.set_edge_listener(this);
   if (engine_) {
@@ -81,6 +82,7 @@ void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_
     throw std::logic_error("TrafficGenerator::add_packet: source or destination outside the mesh");
   if (!scripted_.empty() && at.count() < scripted_.back().at) scripted_sorted_ = false;
   scripted_.push_back(Scripted{at.count(), g.router(src), g.router(dst), size});
+  multi_ = multi_ || size > 1;
   if (engine_) engine_->wake(this, at);
 }
 
@@ -119,7 +121,6 @@ inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32
   }
   packets_[id] = Packet{now, sources_[src].seq++, src, dst, kNone, size, 0, 0, 0, measured};
   ++generated_packets_;
-  multi_ = multi_ || size > 1;
   generated_wavelets_ += size;
   queued_wavelets_ += size;
   measurement_.created(now, size);
@@ -165,19 +166,18 @@ void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
     return;
   }
   const std::uint32_t w = mesh_.geometry().width();
-  const bool by_cycle = carries_cycle(p.size);
-  const Flit f = !xy_ ? Flit::make(src, static_cast<std::uint32_t>(p.created), true, true)
-                 : by_cycle
-                     ? Flit::make(pack_destination(p.dst % w, p.dst / w), cycle_tag(p.created, p.measured), true, true)
-                     : Flit::make(p.sent == 0 ? pack_destination(p.dst % w, p.dst / w) : p.sent, id, p.sent == 0,
-                                  p.sent + 1 == p.size);
+  const bool by_cycle = !xy_ || carries_cycle(p.size);
+  const std::uint32_t tag = by_cycle ? cycle_tag(p.created, p.measured) : id;
+  const Flit f = xy_ ? Flit::make(p.sent == 0 ? pack_destination(p.dst % w, p.dst / w) : p.sent, tag, p.sent == 0,
+                                  p.sent + 1 == p.size)
+                     : Flit::make(src, tag, true, true);
   mesh_.send(src, hw::Color(static_cast<std::uint8_t>(c)), f, now);
   ++p.sent;
   --queued_wavelets_;
   if (p.sent < p.size) return;
   s.head = p.next;
   if (s.head == kNone) s.tail = kNone;
-  if (!xy_ || by_cycle) free_packets_.push_back(id);
+  if (by_cycle) free_packets_.push_back(id);
 }
 
 void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
@@ -194,9 +194,8 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
   const std::uint64_t t = now.count();
   measurement_.ejected(t);
   if (!xy_) {
-    const std::uint64_t latency = (static_cast<std::uint32_t>(t) - f.tag()) & Flit::kTagMask;
-    const std::uint64_t created = t - latency;
-    if (measurement_.in_window(created)) measurement_.latency(latency);
+    const std::uint64_t latency = tag_latency(f, t), created = t - latency;
+    if (f.tag() & kMeasuredTag) measurement_.latency(latency);
     ++delivered_packets_;
     if (observer_) observer_(Delivery{f.payload, sink, c, 1, 0, created, t});
     return;
@@ -215,7 +214,7 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
           fmt::format("synthetic traffic: a packet for {} was ejected at {} on color {}", g.name(to), g.name(sink), c));
     ++delivered_packets_;
     if (f.tag() & kMeasuredTag) {
-      measurement_.latency((static_cast<std::uint32_t>(t) - f.tag()) & kCycleTagMask);
+      measurement_.latency(tag_latency(f, t));
       --measured_outstanding_;
     }
     return;

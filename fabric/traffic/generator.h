@@ -109,14 +109,18 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
 
   // XY: whether a packet of `size` wavelets travels without a record from its injection on:
   // one of a single wavelet, unless an observer wants each delivery's source and sequence
-  // number. Its tag then holds its creation cycle (modulo 2^28) and whether it is measured,
-  // so the sink reads no record (latencies under 2^28 cycles). (Static routes always tag
-  // wavelets with the cycle.)
+  // number. Its tag then holds its creation cycle (modulo 2^28) and whether it is measured
+  // (cycle_tag), so the sink reads no record (latencies under 2^28 cycles). Static routes'
+  // wavelets always carry such a tag.
   [[nodiscard]] bool carries_cycle(std::uint32_t size) const { return size == 1 && !observer_; }
   static constexpr std::uint32_t kMeasuredTag = 1u << (Flit::kTagBits - 1);
   static constexpr std::uint32_t kCycleTagMask = kMeasuredTag - 1;
   static std::uint32_t cycle_tag(std::uint64_t created, bool measured) {
     return (static_cast<std::uint32_t>(created) & kCycleTagMask) | (measured ? kMeasuredTag : 0u);
+  }
+  // Cycles from the creation a cycle tag holds to `now`.
+  static std::uint64_t tag_latency(Flit f, std::uint64_t now) {
+    return (static_cast<std::uint32_t>(now) - f.tag()) & kCycleTagMask;
   }
   // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
   void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
@@ -167,7 +171,7 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   std::uint64_t measured_outstanding_ = 0;  // XY: measured packets not delivered
   std::uint64_t measured_created_ = 0;
   bool finished_ = false;
-  bool multi_ = false;  // a packet of several wavelets was created (their order at the sinks is checked)
+  bool multi_ = false;  // packets of several wavelets may be created (their order at the sinks is checked)
   bool drained_ = false;
   std::uint64_t end_cycle_ = 0;
   sim::Cycle last_wake_ = sim::Cycle::never();
