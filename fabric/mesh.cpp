@@ -138,6 +138,18 @@ std::uint32_t Mesh::edge_endpoint(EdgeSide side, std::uint32_t channel) const {
   return geometry_.routers() + (side == EdgeSide::East ? geometry_.edge_channels() : 0) + channel;
 }
 
+bool Mesh::use_lanes(std::uint32_t colors) {
+  if (injected_ != 0) throw std::logic_error("Mesh::use_lanes: only before the first wavelet is sent");
+  lanes_.reset();
+  lane_colors_ = 0;
+  if (colors == 0 || colors > LaneRouters::kColors || colors > colors_ || !xy_ || hop_ != 1 || ramp_ != 1 ||
+      link_stats_ || options_.trace_counters != StatsDetail::Totals || depth_ > LaneRouters::kMaxDepth)
+    return false;
+  lanes_ = std::make_unique<LaneRouters>(geometry_.width(), geometry_.height(), depth_);
+  lane_colors_ = colors;
+  return true;
+}
+
 // ---- dynamic state -------------------------------------------------------------------
 
 std::uint32_t Mesh::new_tile(std::uint32_t r) {
@@ -184,6 +196,14 @@ std::uint32_t Mesh::touched_routers() const {
   // Routers sent a wavelet: marked when they took it in, or still arriving from the last cycle written.
   const std::uint32_t parity = (processed_ + 1) & 1u;
   std::uint32_t n = 0;
+  if (lanes_) {
+    for (std::uint32_t r = 0; r < geometry_.routers(); ++r) {
+      bool arriving = false;
+      for (std::uint32_t p = 0; p < kPorts; ++p) arriving = arriving || lanes_->arriving(r, p, parity);
+      n += (lanes_->injected_at(r) || lanes_->took_in(r) || (processed_ && arriving)) ? 1u : 0u;
+    }
+    return n;
+  }
   for (const Block& k : blocks_) n += (k.used || (processed_ && k.in[parity].ports)) ? 1u : 0u;
   return n;
 }
@@ -204,7 +224,7 @@ std::uint64_t Mesh::allocated_bytes() const {
          v(credits_) + v(owned_by_) + v(requests_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) +
          v(flits_) + v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_fronts_) + v(rx_) +
          v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() +
-         v(unfull_) + v(ramp_sent_[0]) + v(ramp_sent_[1]);
+         v(unfull_) + v(ramp_sent_[0]) + v(ramp_sent_[1]) + (lanes_ ? lanes_->allocated_bytes() : 0);
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -267,8 +287,13 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   const std::uint32_t c = color.id();
   if (c >= colors_) throw std::logic_error(fmt::format("fabric: send on color {} of {}", c, colors_));
   const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
-  std::uint32_t b = block_[r];
-  if (b != kNone && credits_[credit_index(b, p, c)] == 0)
+  std::uint32_t b = lanes_ ? kNone : block_[r];
+  if (lanes_ && (ep >= geometry_.routers() || c >= lane_colors_ || !f.head() || !f.tail()))
+    throw std::logic_error(
+        fmt::format("fabric: endpoint {} sent a wavelet on color {}, but the mesh was promised single-wavelet "
+                    "packets from ramps on colors below {} (Mesh::use_lanes)",
+                    ep, c, lane_colors_));
+  if (lanes_ ? !lanes_->ramp_credit(r, c) : b != kNone && credits_[credit_index(b, p, c)] == 0)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
   const std::uint32_t eb = ep_block_[ep] != kNone ? ep_block_[ep] : ensure_ep_block(ep);
   const std::uint64_t stamp = now.count() + 1;
@@ -278,6 +303,14 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   if (xy_ && f.head() && !geometry_.contains(destination_x(f.payload), destination_y(f.payload)))
     throw std::logic_error(fmt::format("fabric: packet head for ({}, {}) outside the mesh", destination_x(f.payload),
                                        destination_y(f.payload)));
+  if (lanes_) {
+    ++in_network_;
+    ++injected_;
+    lanes_->inject(r, c, f, now.count());
+    ramp_sent_[now.count() & 1u].push_back(Return{r, c});
+    wake_self(now + sim::Cycle(ramp_));
+    return;
+  }
   if (b == kNone) b = new_tile(r);
   blocks_[b].used = 1;
   --credits_[credit_index(b, p, c)];
@@ -356,7 +389,10 @@ void Mesh::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit 
 void Mesh::read(sim::Cycle now) {
   for (const Return& ret : input_returns_) {
     const std::uint32_t r = ret.target / kPorts, p = ret.target % kPorts;
-    ++credits_[credit_index(block_[r], p, ret.color)];
+    if (lanes_)
+      lanes_->return_ramp_credit(r, ret.color);
+    else
+      ++credits_[credit_index(block_[r], p, ret.color)];
   }
   input_returns_.clear();
   for (const Return& ret : ep_returns_) {
@@ -368,7 +404,7 @@ void Mesh::read(sim::Cycle now) {
   if (auto& sent = ramp_sent_[(now.count() + 1) & 1u]; !sent.empty()) {
     last_progress_ = now;
     for (const Return& s : sent) {
-      active_.insert(s.target);
+      if (!lanes_) active_.insert(s.target);
       ++dir_queued_[index(Port::Ramp)];
       ++color_queued_[s.color];
     }
@@ -880,7 +916,11 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   processed_ = t + 1;
   work_.swap(active_);  // active_ collects the routers with work next cycle
   std::uint64_t granted = 0;
-  if (!work_.empty() || sleepers_) {
+  if (lanes_) {
+    for (std::uint32_t c = 0; c < lane_colors_; ++c) color_occupancy_[c] += color_queued_[c];
+    for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir_queued_[p];
+    granted = sweep_lanes(t);
+  } else if (!work_.empty() || sleepers_) {
     for (std::uint32_t c = 0; c < colors_; ++c) color_occupancy_[c] += color_queued_[c];
     for (std::uint32_t p = 0; p < kPorts; ++p) dir_occupancy_[p] += dir_queued_[p];
     // This cycle's credit stalls of the sleeping routers (wake_up() takes back those visited).
@@ -896,13 +936,49 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   if (granted) last_progress_ = now;
   check_deadlock(now);
 
-  if (!active_.empty() || sleepers_ || !input_returns_.empty() || !ep_returns_.empty() || !ramp_sent_[0].empty() ||
-      !ramp_sent_[1].empty())
+  if (!active_.empty() || sleepers_ || (lanes_ && lanes_->busy()) || !input_returns_.empty() || !ep_returns_.empty() ||
+      !ramp_sent_[0].empty() || !ramp_sent_[1].empty())
     return now + sim::Cycle(1);
   if (wheel_count_)
     for (std::uint64_t j = 1; j < wheel_.size(); ++j)
       if (!wheel_[(t + j) & wheel_mask_].empty()) return now + sim::Cycle(j);
   return sim::Cycle::never();
+}
+
+void Mesh::LaneEnds::eject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t) {
+  mesh_.eject<true, true>(r, index(Port::Ramp), c, f, t);
+}
+
+void Mesh::LaneEnds::ramp_freed(std::uint32_t r, std::uint32_t c, std::uint64_t t) {
+  mesh_.return_to_endpoint(r, index(Port::Ramp), c, t);
+}
+
+std::uint64_t Mesh::sweep_lanes(std::uint64_t t) {
+  const LaneRouters::Totals totals{&forwarded_, &stalled_, color_forwarded_, color_stalled_, dir_queued_};
+  const std::uint64_t visits = lanes_->group_visits();
+  const std::uint64_t granted = lanes_->sweep(t, idle_skip_, full_.data(), lane_ends_, totals);
+  router_evaluations_ += (lanes_->group_visits() - visits) * 8;
+  return granted;
+}
+
+std::uint64_t Mesh::port_forwarded(std::uint32_t r, std::uint32_t p) const {
+  if (lanes_) return lanes_->forwarded(r, p);
+  return block_[r] == kNone ? 0 : blocks_[block_[r]].out.forwarded[p];
+}
+
+std::uint64_t Mesh::port_stalled(std::uint32_t r, std::uint32_t p) const {
+  if (lanes_) return lanes_->stalled(r, p);
+  return block_[r] == kNone ? 0 : stalled_of(block_[r], p);
+}
+
+std::uint64_t Mesh::port_occupancy(std::uint32_t r, std::uint32_t p) const {
+  if (lanes_) return lanes_->occupancy(r, p) + (cycle_unfinished() ? port_unfinished(r, p) : 0);
+  return block_[r] == kNone ? 0 : occupancy_of(block_[r], p);
+}
+
+std::uint64_t Mesh::port_unfinished(std::uint32_t r, std::uint32_t p) const {
+  if (lanes_) return lanes_->queued(r, p) + (lanes_->arriving(r, p, evaluated_ & 1u) ? 1u : 0u);
+  return block_[r] == kNone ? 0 : unfinished_queued(block_[r], p);
 }
 
 void Mesh::check_deadlock(sim::Cycle now) {
@@ -927,7 +1003,10 @@ std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p, std::uin
 std::uint64_t Mesh::occupancy_integral() const {
   std::uint64_t sum = 0;
   for (std::uint64_t v : dir_occupancy_) sum += v;
-  if (cycle_unfinished())
+  if (cycle_unfinished() && lanes_)
+    for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
+      for (std::uint32_t p = 0; p < kPorts; ++p) sum += port_unfinished(r, p);
+  else if (cycle_unfinished())
     for (std::uint32_t b = 0; b < blocks_.size(); ++b)
       for (std::uint32_t p = 0; p < kPorts; ++p) sum += unfinished_queued(b, p);
   return sum;

@@ -13,6 +13,7 @@
 #include "fabric/fabric_config.h"
 #include "fabric/flit.h"
 #include "fabric/geometry.h"
+#include "fabric/lane_routers.h"
 #include "fabric/port.h"
 #include "fabric/route_table.h"
 #include "hw/ramp.h"
@@ -94,6 +95,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t endpoints() const { return static_cast<std::uint32_t>(ep_router_.size()); }
   [[nodiscard]] std::uint32_t edge_endpoint(EdgeSide side, std::uint32_t channel) const;
   [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const {
+    if (lanes_) return ep < geometry_.routers() && c.id() < lane_colors_ && lanes_->ramp_credit(ep, c.id());
     const std::uint32_t b = block_[ep_router_[ep]];
     return b == kNone || credits_[credit_index(b, ep_port_[ep], c.id())] != 0;
   }
@@ -110,6 +112,15 @@ class Mesh final : public sim::Clocked {
   }
   // Pops the head of color c (at most one pop per cycle per endpoint).
   void pop(std::uint32_t ep, hw::Color c, sim::Cycle now);
+
+  // A promise that from now on only the ramps send, and only single-wavelet XY packets on
+  // colors 0 .. colors - 1 (0: no promise): lets the mesh sweep its routers eight at a time in
+  // vector lanes (fabric/lane_routers.h; the same results, faster under load). Only before
+  // the first wavelet is sent; returns whether the lanes are used: with XY routing, 1-cycle
+  // hops and ramps, no per-color link counters or tracing counters, at most
+  // LaneRouters::kColors colors and queues of at most LaneRouters::kMaxDepth.
+  bool use_lanes(std::uint32_t colors);
+  [[nodiscard]] bool lanes() const { return lanes_ != nullptr; }
 
   // sim::Clocked
   void read(sim::Cycle now) override;
@@ -412,6 +423,22 @@ class Mesh final : public sim::Clocked {
   [[noreturn]] void empty_receive_queue(const char* what, std::uint32_t c) const;
   [[noreturn]] void route_error(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) const;
   void check_deadlock(sim::Cycle now);
+  // The lane routers' reports (ejections and ramp credits) into the mesh's endpoint side.
+  class LaneEnds final : public LaneRouters::Ends {
+   public:
+    explicit LaneEnds(Mesh& mesh) : mesh_(mesh) {}
+    void eject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t) override;
+    void ramp_freed(std::uint32_t r, std::uint32_t c, std::uint64_t t) override;
+
+   private:
+    Mesh& mesh_;
+  };
+  std::uint64_t sweep_lanes(std::uint64_t t);
+  // Counters of router r's port p, whichever sweep keeps them.
+  [[nodiscard]] std::uint64_t port_forwarded(std::uint32_t r, std::uint32_t p) const;
+  [[nodiscard]] std::uint64_t port_stalled(std::uint32_t r, std::uint32_t p) const;
+  [[nodiscard]] std::uint64_t port_occupancy(std::uint32_t r, std::uint32_t p) const;
+  [[nodiscard]] std::uint64_t port_unfinished(std::uint32_t r, std::uint32_t p) const;
   [[nodiscard]] std::string describe_queue(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
 
   friend class Endpoint;
@@ -514,6 +541,10 @@ class Mesh final : public sim::Clocked {
   hw::RampListener* ramp_listener_ = nullptr;
   EdgeListener* edge_listener_ = nullptr;
   sim::Cycle last_wake_request_ = sim::Cycle::never();
+
+  std::unique_ptr<LaneRouters> lanes_;  // use_lanes(): the routers' state and sweep instead of the blocks
+  std::uint32_t lane_colors_ = 0;
+  LaneEnds lane_ends_{*this};
 
   std::uint64_t in_network_ = 0;
   std::uint64_t injected_ = 0, delivered_ = 0, forwarded_ = 0, stalled_ = 0;

@@ -54,7 +54,11 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "forwarded_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = 0;
-        for (const Block& k : blocks_) sum += k.out.forwarded[p];
+        if (lanes_)
+          for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
+            sum += lanes_->forwarded(r, static_cast<std::uint32_t>(p));
+        else
+          for (const Block& k : blocks_) sum += k.out.forwarded[p];
         return static_cast<double>(sum);
       },
       "wavelets", "wavelets forwarded, per output direction (north, east, south, west, ramp)");
@@ -62,7 +66,11 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "credit_stalls_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = 0;
-        for (std::uint32_t b = 0; b < blocks_.size(); ++b) sum += stalled_of(b, static_cast<std::uint32_t>(p));
+        if (lanes_)
+          for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
+            sum += lanes_->stalled(r, static_cast<std::uint32_t>(p));
+        else
+          for (std::uint32_t b = 0; b < blocks_.size(); ++b) sum += stalled_of(b, static_cast<std::uint32_t>(p));
         return static_cast<double>(sum);
       },
       "output-color-cycles", "credit stalls, per output direction (north, east, south, west, ramp)");
@@ -70,7 +78,10 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "occupancy_integral_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = dir_occupancy_[p];
-        if (cycle_unfinished())
+        if (cycle_unfinished() && lanes_)
+          for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
+            sum += port_unfinished(r, static_cast<std::uint32_t>(p));
+        else if (cycle_unfinished())
           for (std::uint32_t b = 0; b < blocks_.size(); ++b) sum += unfinished_queued(b, static_cast<std::uint32_t>(p));
         return static_cast<double>(sum);
       },
@@ -80,28 +91,25 @@ void Mesh::add_stats(sim::stats::Group& g) {
   const std::size_t n = geometry_.routers();
   // Per router port: forwarded and stalled count the output, occupancy the input queues.
   enum class Counter { Forwarded, Stalled, Occupancy };
-  auto port_value = [this](Counter which, std::uint32_t b, std::uint32_t p) -> std::uint64_t {
-    const Block& k = blocks_[b];
+  auto port_value = [this](Counter which, std::uint32_t r, std::uint32_t p) -> std::uint64_t {
     switch (which) {
       case Counter::Forwarded:
-        return k.out.forwarded[p];
+        return port_forwarded(r, p);
       case Counter::Stalled:
-        return stalled_of(b, p);
+        return port_stalled(r, p);
       case Counter::Occupancy:
-        return occupancy_of(b, p);
+        return port_occupancy(r, p);
     }
     return 0;
   };
-  auto per_router = [this, port_value](Counter which, std::size_t r) {
-    const std::uint32_t b = block_[r];
-    if (b == kNone) return 0.0;
+  auto per_router = [port_value](Counter which, std::size_t r) {
     std::uint64_t sum = 0;
-    for (std::uint32_t p = 0; p < kPorts; ++p) sum += port_value(which, b, p);
+    for (std::uint32_t p = 0; p < kPorts; ++p) sum += port_value(which, static_cast<std::uint32_t>(r), p);
     return static_cast<double>(sum);
   };
-  auto per_link = [this, port_value](Counter which, std::size_t i) {
-    const std::uint32_t b = block_[i / kPorts];
-    return b == kNone ? 0.0 : static_cast<double>(port_value(which, b, static_cast<std::uint32_t>(i % kPorts)));
+  auto per_link = [port_value](Counter which, std::size_t i) {
+    return static_cast<double>(
+        port_value(which, static_cast<std::uint32_t>(i / kPorts), static_cast<std::uint32_t>(i % kPorts)));
   };
   g.vector(
       "router_forwarded", [n] { return n; }, [per_router](std::size_t r) { return per_router(Counter::Forwarded, r); },

@@ -67,6 +67,7 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
   sink_rr_.assign(mesh.endpoints(), 0);
   if (xy_) sink_packet_.assign(std::size_t{routers_} * options_.colors, kNone);
   multi_ = xy_ && options_.packet_size > 1;
+  if (xy_ && !multi_) mesh_.use_lanes(options_.colors);
   mesh_.set_arrival_listener(this);
   mesh_.set_edge_listener(this);
   if (engine_) {
@@ -83,6 +84,7 @@ void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_
   if (!scripted_.empty() && at.count() < scripted_.back().at) scripted_sorted_ = false;
   scripted_.push_back(Scripted{at.count(), g.router(src), g.router(dst), size});
   multi_ = multi_ || size > 1;
+  if (size > 1 && mesh_.lanes()) mesh_.use_lanes(0);  // (std::logic_error once wavelets were sent)
   if (engine_) engine_->wake(this, at);
 }
 

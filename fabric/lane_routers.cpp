@@ -1,0 +1,427 @@
+#include "fabric/lane_routers.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace wafersim::fabric {
+namespace {
+
+// Eight 32-bit lanes (GCC vector extensions: AVX2 where the build targets it, SSE pairs else).
+using V = std::uint32_t __attribute__((vector_size(32)));
+using VS = std::int32_t __attribute__((vector_size(32)));
+using VF = float __attribute__((vector_size(32)));
+using V64 = std::uint64_t __attribute__((vector_size(32)));
+
+inline V load(const std::uint32_t* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(std::uint32_t* p, V v) { std::memcpy(p, &v, sizeof v); }
+inline V splat(std::uint32_t x) { return V{} + x; }
+// Lanes as masks (all ones or zero) from comparisons.
+inline V eq(V a, V b) { return reinterpret_cast<V>(a == b); }
+inline V gt(V a, V b) { return reinterpret_cast<V>(reinterpret_cast<VS>(a) > reinterpret_cast<VS>(b)); }
+inline V select(V m, V a, V b) {
+#if defined(__AVX2__)
+  return reinterpret_cast<V>(
+      _mm256_blendv_epi8(reinterpret_cast<__m256i>(b), reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(m)));
+#else
+  return (a & m) | (b & ~m);
+#endif
+}
+// Bit l: lane l's mask is set.
+inline std::uint32_t lanes_of(V m) {
+#if defined(__AVX2__)
+  return static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(reinterpret_cast<__m256i>(m))));
+#else
+  std::uint32_t b = 0;
+  for (std::uint32_t l = 0; l < 8; ++l) b |= (m[l] >> 31) << l;
+  return b;
+#endif
+}
+inline bool none(V v) {
+#if defined(__AVX2__)
+  const auto x = reinterpret_cast<__m256i>(v);
+  return _mm256_testz_si256(x, x) != 0;
+#else
+  std::uint32_t o = 0;
+  for (std::uint32_t l = 0; l < 8; ++l) o |= v[l];
+  return o == 0;
+#endif
+}
+// The index of the single set bit of each lane (0 .. 23; lanes without one give garbage).
+inline V bit_index(V one_bit) {
+  const VF f = __builtin_convertvector(reinterpret_cast<VS>(one_bit), VF);
+  return (reinterpret_cast<V>(f) >> 23) - 127u;
+}
+// Bit 7 of each byte set where the byte is zero (bytes below 0x80), other bits clear.
+inline V zero_bytes(V x) {
+  const V lo = splat(0x7f7f7f7fu);
+  return ~(((x & lo) + lo) | x | lo);
+}
+// Those flags (bit 7 of bytes 0 .. 3) as bits 0 .. 3.
+inline V byte_flags(V f) {
+  V v = f >> 7;
+  v |= v >> 7;
+  v |= v >> 14;
+  return v & 15u;
+}
+// Bits 0 .. 3 as the low bits of bytes 0 .. 3.
+inline V nibble_bytes(V m) { return (m & 1u) | (m & 2u) << 7 | (m & 4u) << 14 | (m & 8u) << 21; }
+inline V popcount4(V m) {
+  const V x = m - ((m >> 1) & 5u);
+  return (x & 3u) + ((x >> 2) & 3u);
+}
+inline std::uint32_t hsum(V v) {
+  std::uint32_t s = 0;
+  for (std::uint32_t l = 0; l < 8; ++l) s += v[l];
+  return s;
+}
+inline std::uint32_t hor(V v) {
+  v |= __builtin_shuffle(v, V{4, 5, 6, 7, 0, 1, 2, 3});
+  v |= __builtin_shuffle(v, V{2, 3, 0, 1, 6, 7, 4, 5});
+  v |= __builtin_shuffle(v, V{1, 0, 3, 2, 5, 4, 7, 6});
+  return v[0];
+}
+inline V gather32(const std::uint32_t* base, V index) {
+#if defined(__AVX2__)
+  return reinterpret_cast<V>(
+      _mm256_i32gather_epi32(reinterpret_cast<const int*>(base), reinterpret_cast<__m256i>(index), 4));
+#else
+  V v;
+  for (std::uint32_t l = 0; l < 8; ++l) v[l] = base[index[l]];
+  return v;
+#endif
+}
+// 64-bit words at base[index[l]] for lanes 0 1 4 5 (lo) and 2 3 6 7 (hi); index lanes past
+// those masked out read base[0].
+inline void gather_heads(const std::uint64_t* base, V index, V64& lo, V64& hi) {
+#if defined(__AVX2__)
+  const __m256i i =
+      _mm256_permutevar8x32_epi32(reinterpret_cast<__m256i>(index), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+  const auto* b = reinterpret_cast<const long long*>(base);
+  lo = reinterpret_cast<V64>(_mm256_i32gather_epi64(b, _mm256_castsi256_si128(i), 8));
+  hi = reinterpret_cast<V64>(_mm256_i32gather_epi64(b, _mm256_extracti128_si256(i, 1), 8));
+#else
+  lo = V64{base[index[0]], base[index[1]], base[index[4]], base[index[5]]};
+  hi = V64{base[index[2]], base[index[3]], base[index[6]], base[index[7]]};
+#endif
+}
+
+}  // namespace
+
+LaneRouters::LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_t depth)
+    : width_(width), height_(height), routers_(width * height), groups_((width * height + 7) / 8), depth_(depth) {
+  if (depth_ == 0 || depth_ > kMaxDepth) throw std::logic_error("LaneRouters: queue depth must be 1 .. 127");
+  pad_ = width_ + 16;
+  stride_ = groups_ * 8 + 2 * pad_;
+  words_.assign(std::size_t{kFields} * stride_, 0);
+  heads_.assign(std::size_t{kQueues} * stride_, 0);
+  const std::uint32_t full = depth_ * 0x01010101u;
+  for (std::uint32_t r = 0; r < groups_ * 8; ++r) {
+    // (Lanes past the last router sit beyond the mesh: they are never sent anything.)
+    base(kX)[r] = r % width_;
+    base(kY)[r] = r / width_;
+    for (std::uint32_t o = 0; o < kPorts; ++o) base(kLast + o)[r] = kQueues - 1;
+    for (std::uint32_t o = 0; o < 4; ++o) base(kCredits + o)[r] = full;
+  }
+  ramp_credits_.assign(routers_, full);
+  injected_.assign(routers_, 0);
+  ring_head_.assign(std::size_t{kQueues} * routers_, 0);
+  ring_.resize(std::size_t{kQueues} * routers_ * depth_);
+  wide_.assign(std::size_t{kCounters} * routers_, 0);
+}
+
+void LaneRouters::inject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t) {
+  const std::uint32_t parity = t & 1u;
+  ramp_credits_[r] -= 1u << (8 * c);
+  injected_[r] = 1;
+  base(arrival(parity, index(Port::Ramp), kValid))[r] = ~0u;
+  base(arrival(parity, index(Port::Ramp), kColor))[r] = c;
+  base(arrival(parity, index(Port::Ramp), kPayload))[r] = f.payload;
+  base(arrival(parity, index(Port::Ramp), kInfo))[r] = f.info;
+}
+
+std::uint32_t LaneRouters::route(std::uint32_t x, std::uint32_t y, std::uint32_t payload) {
+  const std::uint32_t dx = destination_x(payload), dy = destination_y(payload);
+  if (dx != x) return dx > x ? index(Port::East) : index(Port::West);
+  if (dy != y) return dy > y ? index(Port::South) : index(Port::North);
+  return index(Port::Ramp);
+}
+
+Flit LaneRouters::queued_flit(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) const {
+  const std::uint32_t q = p * kColors + c;
+  if (i >= queued(r, p, c)) throw std::out_of_range("LaneRouters::queued_flit: no such wavelet");
+  if (i == 0) {
+    const std::uint64_t h = head(q, r);
+    return Flit{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(h >> 32)};
+  }
+  const std::size_t qr = std::size_t{q} * routers_ + r;
+  std::uint32_t pos = ring_head_[qr] + i - 1u;
+  if (pos >= depth_) pos -= depth_;
+  return ring_[qr * depth_ + pos];
+}
+
+bool LaneRouters::took_in(std::uint32_t r) const {
+  for (std::uint32_t p = 0; p < kPorts; ++p)
+    if (occupancy(r, p)) return true;
+  return false;
+}
+
+std::uint64_t LaneRouters::allocated_bytes() const {
+  return words_.capacity() * sizeof(std::uint32_t) + heads_.capacity() * sizeof(std::uint64_t) +
+         ramp_credits_.capacity() * sizeof(std::uint32_t) + injected_.capacity() + ring_head_.capacity() +
+         ring_.capacity() * sizeof(Flit) + wide_.capacity() * sizeof(std::uint64_t);
+}
+
+void LaneRouters::fold() {
+  for (std::uint32_t f = 0; f < kCounters; ++f) {
+    std::uint32_t* lane = base(kForwarded + f);
+    std::uint64_t* wide = &wide_[std::size_t{f} * routers_];
+    for (std::uint32_t r = 0; r < routers_; ++r) {
+      wide[r] += lane[r];
+      lane[r] = 0;
+    }
+  }
+}
+
+bool LaneRouters::idle(std::uint32_t r0, std::uint32_t in) const {
+  V a{};
+  for (std::uint32_t p = 0; p < kPorts; ++p)
+    a |= load(base(arrival(in, p, kValid)) + r0) | load(base(kRequests + p) + r0);
+  for (std::uint32_t o = 0; o < 4; ++o) a |= load(base(kReturned + in * 4 + o) + r0);
+  return none(a);
+}
+
+// Counts a sweep adds up in lanes and totals once at its end.
+struct LaneRouters::Acc {
+  V queued[kPorts]{};   // [input]: wavelets that left its queues
+  V sent[kPorts]{};     // [input]: wavelets sent into it over links (one per lane)
+  V colors[kColors]{};  // grants per color
+};
+
+std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, const std::uint64_t* ramp_full, Ends& ends,
+                                 const Totals& totals) {
+  if (t % kFoldEvery == 0 && t) fold();
+  const std::uint32_t in = (t + 1) & 1u;
+  Acc acc;
+  bool busy = false;
+  for (std::uint32_t g = 0; g < groups_; ++g) {
+    const std::uint32_t r0 = g * 8;
+    const bool work = !idle(r0, in);
+    busy |= work;
+    if (work || !skip_idle) {
+      visit(r0, t, ramp_full, ends, totals, acc);
+      ++visits_;
+    }
+  }
+  busy_ = busy;
+  std::uint64_t granted = 0;
+  for (std::uint32_t c = 0; c < kColors; ++c) {
+    const std::uint32_t n = hsum(acc.colors[c]);
+    totals.color_forwarded[c] += n;
+    granted += n;
+  }
+  *totals.forwarded += granted;
+  for (std::uint32_t p = 0; p < kPorts; ++p)
+    totals.dir_queued[p] += std::uint64_t{hsum(acc.sent[p])} - hsum(acc.queued[p]);
+  return granted;
+}
+
+void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* ramp_full, Ends& ends,
+                        const Totals& totals, Acc& acc) {
+  // (Locals, not members, from here: the vector stores may alias anything and would force
+  // members to be reloaded after each.)
+  const std::uint32_t in = (t + 1) & 1u, out = t & 1u;
+  const std::size_t S = stride_;
+  std::uint32_t* const W = words_.data() + pad_ + r0;  // field f of router r0 + l: W[f * S + l]
+  const auto F = [W, S](std::uint32_t f) { return W + f * S; };
+  std::uint64_t* const heads = heads_.data() + pad_;
+  const std::uint32_t routers = routers_, depth = depth_;
+  std::uint8_t* const ring_heads = ring_head_.data();
+  Flit* const ring = ring_.data();
+  const std::int64_t width = width_;
+  const std::int64_t steps[4] = {-width, 1, width, -1};
+  const V x = load(F(kX)), y = load(F(kY));
+
+  // Take in what arrived: into an empty queue as its head (with its request), else behind it.
+  V behind{};  // bit q: a wavelet queued behind the head of queue q
+#pragma GCC unroll 5
+  for (std::uint32_t p = 0; p < kPorts; ++p) {
+    std::uint32_t* const valid = F(arrival(in, p, kValid));
+    const V v = load(valid);
+    store(valid, V{});  // (senders store only in cycles they visit)
+    const V c = load(F(arrival(in, p, kColor)));
+    const V payload = load(F(arrival(in, p, kPayload))), info = load(F(arrival(in, p, kInfo)));
+    store(F(kQueuedIn + p), load(F(kQueuedIn + p)) - v);
+    const V dx = payload & 0xffffu, dy = payload >> 16;
+    V o = splat(index(Port::Ramp));
+    o = select(gt(y, dy), splat(index(Port::North)), o);
+    o = select(gt(dy, y), splat(index(Port::South)), o);
+    o = select(gt(x, dx), splat(index(Port::West)), o);
+    o = select(gt(dx, x), splat(index(Port::East)), o);
+    const V64 lo = reinterpret_cast<V64>(__builtin_shuffle(payload, info, V{0, 8, 1, 9, 4, 12, 5, 13}));
+    const V64 hi = reinterpret_cast<V64>(__builtin_shuffle(payload, info, V{2, 10, 3, 11, 6, 14, 7, 15}));
+    V new_heads{};
+#pragma GCC unroll 4
+    for (std::uint32_t cc = 0; cc < kColors; ++cc) {
+      const std::uint32_t q = p * kColors + cc;
+      const V m = v & eq(c, splat(cc));
+      std::uint32_t* const count = F(kCount + q);
+      const V n0 = load(count);
+      const V empty = eq(n0, V{});
+      const V nh = m & empty;
+      store(count, n0 - m);
+      std::uint64_t* const h = heads + std::size_t{q} * S + r0;
+      V64 hl, hh;
+      std::memcpy(&hl, h, sizeof hl);
+      std::memcpy(&hh, h + 4, sizeof hh);
+      const V64 ml = reinterpret_cast<V64>(__builtin_shuffle(nh, nh, V{0, 0, 1, 1, 4, 4, 5, 5}));
+      const V64 mh = reinterpret_cast<V64>(__builtin_shuffle(nh, nh, V{2, 2, 3, 3, 6, 6, 7, 7}));
+      hl = (lo & ml) | (hl & ~ml);
+      hh = (hi & mh) | (hh & ~mh);
+      std::memcpy(h, &hl, sizeof hl);
+      std::memcpy(h + 4, &hh, sizeof hh);
+      new_heads |= nh & (1u << q);
+      behind |= (m & ~empty) & (1u << q);
+    }
+#pragma GCC unroll 5
+    for (std::uint32_t oo = 0; oo < kPorts; ++oo) {
+      std::uint32_t* const rq = F(kRequests + oo);
+      store(rq, load(rq) | (new_heads & eq(o, splat(oo))));
+    }
+  }
+  if (!none(behind))
+    for (std::uint32_t l = 0; l < 8; ++l)
+      for (std::uint32_t m = behind[l]; m; m &= m - 1) {
+        const auto q = static_cast<std::uint32_t>(__builtin_ctz(m));
+        const std::uint32_t p = q / kColors;
+        const std::size_t qr = std::size_t{q} * routers + r0 + l;
+        std::uint32_t pos = ring_heads[qr] + F(kCount + q)[l] - 2u;  // (the count has it and the head)
+        if (pos >= depth) pos -= depth;
+        ring[qr * depth + pos] = Flit{F(arrival(in, p, kPayload))[l], F(arrival(in, p, kInfo))[l]};
+      }
+      // Occupancy: the wavelets queued at each input in this cycle, before the grants.
+#pragma GCC unroll 5
+  for (std::uint32_t p = 0; p < kPorts; ++p) store(F(kOccupancy + p), load(F(kOccupancy + p)) + load(F(kQueuedIn + p)));
+
+  // Arbitrate each output (round robin over queue q = input * 4 + color, after the last grant)
+  // and send the granted heads.
+  V popped{};
+  const V lanes = V{0, 1, 2, 3, 4, 5, 6, 7};
+  const V slots = splat(r0) + V{0, 1, 4, 5, 2, 3, 6, 7};  // head_index order within the group
+#pragma GCC unroll 5
+  for (std::uint32_t o = 0; o < kPorts; ++o) {
+    V blocked;  // colors without a credit
+    if (o < 4) {
+      std::uint32_t* const cr = F(kCredits + o);
+      std::uint32_t* const ret = F(kReturned + in * 4 + o);
+      const V credits = load(cr) + load(ret);
+      store(ret, V{});
+      store(cr, credits);
+      blocked = byte_flags(zero_bytes(credits));
+    } else {
+      // (Lanes past the last router read its word: they request nothing.)
+      const V r = splat(r0) + lanes;
+      const V last = splat(routers - 1);
+      blocked = gather32(reinterpret_cast<const std::uint32_t*>(ramp_full),
+                         (select(gt(r, last), last, r) * kPorts + o) * 2u) &
+                15u;
+    }
+    std::uint32_t* const rqp = F(kRequests + o);
+    const V rq = load(rqp);
+    const V bl = blocked * 0x11111u;  // for each input
+    if (const V stalled = rq & bl; !none(stalled))
+      for (std::uint32_t l = 0; l < 8; ++l)
+        if (std::uint32_t st = stalled[l]) {
+          std::uint32_t colors = (st | st >> 4 | st >> 8 | st >> 12 | st >> 16) & 15u;
+          const auto n = static_cast<std::uint32_t>(__builtin_popcount(colors));
+          F(kStalled + o)[l] += n;
+          *totals.stalled += n;
+          for (; colors; colors &= colors - 1) ++totals.color_stalled[__builtin_ctz(colors)];
+        }
+    const V open = rq & ~bl;
+    const V any = ~eq(open, V{});
+    if (none(any)) continue;
+    std::uint32_t* const last = F(kLast + o);
+    const V prev = load(last);
+    V start = prev + 1u;
+    start &= ~eq(start, splat(kQueues));
+    const V later = open & (splat(~0u) << start);
+    const V pick = select(eq(later, V{}), open, later);
+    const V low = pick & (V{} - pick);
+    const V q = bit_index(low) & any;
+    store(last, select(any, q, prev));
+    store(rqp, rq & ~low);
+    popped |= low;
+    store(F(kForwarded + o), load(F(kForwarded + o)) - any);
+    V64 glo, ghi;
+    gather_heads(heads, q * static_cast<std::uint32_t>(S) + slots, glo, ghi);
+    const V plo = reinterpret_cast<V>(glo), phi = reinterpret_cast<V>(ghi);
+    const V payload = __builtin_shuffle(plo, phi, V{0, 2, 8, 10, 4, 6, 12, 14});
+    const V info = __builtin_shuffle(plo, phi, V{1, 3, 9, 11, 5, 7, 13, 15});
+    const V color = q & (kColors - 1);
+    if (o < 4) {
+      std::uint32_t* const cr = F(kCredits + o);
+      store(cr, load(cr) - (any & (V{} + 1u) << (color << 3)));
+      const std::uint32_t pp = o ^ 2u;
+      const std::int64_t s = steps[o];
+      store(F(arrival(out, pp, kValid)) + s, any);
+      store(F(arrival(out, pp, kColor)) + s, color);
+      store(F(arrival(out, pp, kPayload)) + s, payload);
+      store(F(arrival(out, pp, kInfo)) + s, info);
+      acc.sent[pp] -= any;
+    } else {
+      for (std::uint32_t m = lanes_of(any); m; m &= m - 1) {
+        const auto l = static_cast<std::uint32_t>(__builtin_ctz(m));
+        ends.eject(r0 + l, color[l], Flit{payload[l], info[l]}, t);
+      }
+    }
+  }
+  if (none(popped)) return;
+
+    // Pop the granted heads: credits back upstream (or to the ramp's endpoint), counters.
+#pragma GCC unroll 5
+  for (std::uint32_t p = 0; p < kPorts; ++p) {
+    const V colors = (popped >> (p * kColors)) & 15u;
+    const V n = popcount4(colors);
+    store(F(kQueuedIn + p), load(F(kQueuedIn + p)) - n);
+    acc.queued[p] += n;
+    if (p < 4) {
+      store(F(kReturned + out * 4 + (p ^ 2u)) + steps[p], nibble_bytes(colors));
+    } else if (!none(colors)) {
+      for (std::uint32_t l = 0; l < 8; ++l)
+        for (std::uint32_t m = colors[l]; m; m &= m - 1)
+          ends.ramp_freed(r0 + l, static_cast<std::uint32_t>(__builtin_ctz(m)), t);
+    }
+  }
+#pragma GCC unroll 4
+  for (std::uint32_t cc = 0; cc < kColors; ++cc) {
+    const V v = (popped >> cc) & 0x11111u;  // one bit per input
+    acc.colors[cc] += (v + (v >> 4) + (v >> 8) + (v >> 12) + (v >> 16)) & 7u;
+  }
+  for (std::uint32_t qs = hor(popped); qs; qs &= qs - 1) {
+    const auto q = static_cast<std::uint32_t>(__builtin_ctz(qs));
+    const V one = (popped >> q) & 1u;
+    std::uint32_t* const count = F(kCount + q);
+    const V left = load(count) - one;
+    store(count, left);
+    // The wavelet behind a granted head becomes the head (its request from the next cycle).
+    for (std::uint32_t m = lanes_of(gt(left, V{}) & eq(one, splat(1u))); m; m &= m - 1) {
+      const auto l = static_cast<std::uint32_t>(__builtin_ctz(m));
+      const std::size_t qr = std::size_t{q} * routers + r0 + l;
+      std::uint8_t& ring_head = ring_heads[qr];
+      const Flit f = ring[qr * depth + ring_head];
+      ring_head = static_cast<std::uint8_t>(ring_head + 1u == depth ? 0u : ring_head + 1u);
+      heads_[head_index(q, r0 + l)] = f.payload | std::uint64_t{f.info} << 32;
+      F(kRequests + route(F(kX)[l], F(kY)[l], f.payload))[l] |= 1u << q;
+    }
+  }
+}
+
+}  // namespace wafersim::fabric

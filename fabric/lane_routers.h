@@ -1,0 +1,143 @@
+#pragma once
+// The routers of a mesh that carries only single-wavelet XY packets on a few colors over
+// 1-cycle hops and ramps, swept eight at a time in vector lanes (docs/performance.md,
+// "Thirteenth pass"): the same model as Mesh::process, state kept as one array per field and
+// router, so that a neighbour's arrival register or returned credit is the same array shifted
+// by one router or one row.
+
+#include <cstdint>
+#include <vector>
+
+#include "fabric/flit.h"
+#include "fabric/port.h"
+
+namespace wafersim::fabric {
+
+class LaneRouters {
+ public:
+  static constexpr std::uint32_t kColors = 4;                 // colors a lane router queues (0 .. 3)
+  static constexpr std::uint32_t kMaxDepth = 127;             // credits are counted in bytes
+  static constexpr std::uint32_t kQueues = kPorts * kColors;  // per router, queue q = port * kColors + color
+
+  // What the sweep reports to the mesh, per event (rare ones: the common path stays in lanes).
+  class Ends {
+   public:
+    virtual ~Ends() = default;
+    // Router r granted its ramp output a wavelet of color c in cycle t.
+    virtual void eject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t) = 0;
+    // Router r freed a slot of its ramp input, color c, in cycle t (the endpoint's credit).
+    virtual void ramp_freed(std::uint32_t r, std::uint32_t c, std::uint64_t t) = 0;
+  };
+  // Counters the sweep adds to (the mesh's own).
+  struct Totals {
+    std::uint64_t* forwarded;
+    std::uint64_t* stalled;
+    std::uint64_t* color_forwarded;  // [color]
+    std::uint64_t* color_stalled;    // [color]
+    std::uint64_t* dir_queued;       // [input direction]: wavelets queued or arriving
+  };
+
+  LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_t depth);
+
+  // Ramp side of router r: a credit for color c; a wavelet sent into the ramp input in cycle t
+  // (taken in in cycle t + 1); a credit the endpoint gets back.
+  [[nodiscard]] bool ramp_credit(std::uint32_t r, std::uint32_t c) const {
+    return (ramp_credits_[r] >> (8 * c) & 0xffu) != 0;
+  }
+  void inject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t);
+  void return_ramp_credit(std::uint32_t r, std::uint32_t c) { ramp_credits_[r] += 1u << (8 * c); }
+
+  // One cycle of every router with work (of every router without `skip_idle`): takes in what
+  // arrived, counts occupancy, grants each output round robin over (input, color), moves the
+  // granted wavelets. `ramp_full[r * 5 + 4]` holds the colors router r's ramp output has no
+  // credit for. Returns the grants.
+  std::uint64_t sweep(std::uint64_t t, bool skip_idle, const std::uint64_t* ramp_full, Ends& ends,
+                      const Totals& totals);
+  // Whether any router holds or is sent a wavelet or owes a credit (the mesh stays awake).
+  [[nodiscard]] bool busy() const { return busy_; }
+  [[nodiscard]] std::uint64_t group_visits() const { return visits_; }
+
+  // Counters per router r and port p: wavelets sent through output p, its output-color-cycles
+  // without credit, the occupancy integral of input p (through the last cycle swept).
+  [[nodiscard]] std::uint64_t forwarded(std::uint32_t r, std::uint32_t p) const { return counter(kForwarded + p, r); }
+  [[nodiscard]] std::uint64_t stalled(std::uint32_t r, std::uint32_t p) const { return counter(kStalled + p, r); }
+  [[nodiscard]] std::uint64_t occupancy(std::uint32_t r, std::uint32_t p) const { return counter(kOccupancy + p, r); }
+  // Wavelets in input p's queues (of color c), and the i-th of queue (p, c) (0: the head).
+  [[nodiscard]] std::uint32_t queued(std::uint32_t r, std::uint32_t p) const { return at(kQueuedIn + p, r); }
+  [[nodiscard]] std::uint32_t queued(std::uint32_t r, std::uint32_t p, std::uint32_t c) const {
+    return at(kCount + p * kColors + c, r);
+  }
+  [[nodiscard]] Flit queued_flit(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) const;
+  // Credits of color c left on link output o (0 .. 3) of router r (returned ones from the next cycle).
+  [[nodiscard]] std::uint32_t credits(std::uint32_t r, std::uint32_t o, std::uint32_t c) const {
+    return at(kCredits + o, r) >> (8 * c) & 0xffu;
+  }
+  // Whether a wavelet for input p of router r is in its arrival register of `parity`.
+  [[nodiscard]] bool arriving(std::uint32_t r, std::uint32_t p, std::uint32_t parity) const {
+    return at(arrival(parity, p, kValid), r) != 0;
+  }
+  // Whether router r was ever sent a wavelet (by its ramp or a neighbour) that it took in.
+  [[nodiscard]] bool took_in(std::uint32_t r) const;
+  [[nodiscard]] bool injected_at(std::uint32_t r) const { return injected_[r] != 0; }
+  [[nodiscard]] std::uint64_t allocated_bytes() const;
+
+ private:
+  // The per-router arrays, by field (each `stride_` words: padding, then routers, then padding,
+  // so that stores shifted by a row stay inside).
+  enum Field : std::uint32_t {
+    kX = 0,
+    kY,
+    kArrivals,                            // [parity][input][valid, color, payload, info]
+    kCount = kArrivals + 2 * kPorts * 4,  // [queue]: wavelets queued
+    kRequests = kCount + kQueues,         // [output]: bit q, the head of queue q requests it
+    kLast = kRequests + kPorts,           // [output]: the queue granted last
+    kCredits = kLast + kPorts,            // [output 0 .. 3]: credits, a byte per color
+    kReturned = kCredits + 4,             // [parity][output 0 .. 3]: credits returned in that cycle
+    kForwarded = kReturned + 2 * 4,       // [output]: counted since the last fold (see fold())
+    kStalled = kForwarded + kPorts,       // [output]: likewise
+    kOccupancy = kStalled + kPorts,       // [input]: likewise
+    kQueuedIn = kOccupancy + kPorts,      // [input]: wavelets queued
+    kFields = kQueuedIn + kPorts,
+  };
+  static constexpr std::uint32_t kCounters = 3 * kPorts;  // kForwarded .. kOccupancy
+  // Counters run in 32-bit lanes and are added to 64-bit ones every 2^16 cycles (a lane adds at
+  // most 5 x 4 x 127 a cycle to an occupancy counter).
+  static constexpr std::uint64_t kFoldEvery = std::uint64_t{1} << 16;
+  void fold();
+  [[nodiscard]] std::uint64_t counter(std::uint32_t field, std::uint32_t r) const {
+    return wide_[std::size_t{field - kForwarded} * routers_ + r] + at(field, r);
+  }
+  enum ArrivalWord : std::uint32_t { kValid = 0, kColor, kPayload, kInfo };
+  static constexpr std::uint32_t arrival(std::uint32_t parity, std::uint32_t p, ArrivalWord w) {
+    return kArrivals + (parity * kPorts + p) * 4 + w;
+  }
+  [[nodiscard]] std::uint32_t at(std::uint32_t field, std::uint32_t r) const { return base(field)[r]; }
+  [[nodiscard]] const std::uint32_t* base(std::uint32_t field) const { return words_.data() + field * stride_ + pad_; }
+  std::uint32_t* base(std::uint32_t field) { return words_.data() + field * stride_ + pad_; }
+  struct Acc;
+  void visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* ramp_full, Ends& ends, const Totals& totals,
+             Acc& acc);
+  [[nodiscard]] bool idle(std::uint32_t r0, std::uint32_t in) const;
+  [[nodiscard]] static std::uint32_t route(std::uint32_t x, std::uint32_t y, std::uint32_t payload);
+  [[nodiscard]] std::uint64_t head(std::uint32_t q, std::uint32_t r) const { return heads_[head_index(q, r)]; }
+  // Heads are 64-bit (payload | info << 32), eight routers in the order 0 1 4 5 2 3 6 7 (as
+  // two interleaving unpacks of payloads and infos leave them).
+  [[nodiscard]] std::size_t head_index(std::uint32_t q, std::uint32_t r) const {
+    const std::uint32_t l = r & 7u;
+    return std::size_t{q} * stride_ + pad_ + ((r & ~7u) | (l & 1u) | (l >> 1 & 1u) << 2 | (l >> 2 & 1u) << 1);
+  }
+
+  std::uint32_t width_, height_, routers_, groups_, depth_;
+  std::uint32_t pad_, stride_;
+  std::vector<std::uint32_t> words_;         // kFields arrays
+  std::vector<std::uint64_t> heads_;         // [queue] arrays: the head wavelet
+  std::vector<std::uint32_t> ramp_credits_;  // [router]: the ramp input's credits, a byte per color
+  std::vector<std::uint8_t> injected_;       // [router]: its ramp sent a wavelet
+  std::vector<std::uint8_t> ring_head_;      // [queue * routers + router]
+  std::vector<Flit> ring_;                   // [(queue * routers + router) * depth]: wavelets behind the head
+  std::vector<std::uint64_t> wide_;          // [counter field - kForwarded][router]: folded counts
+  bool busy_ = false;
+  std::uint64_t visits_ = 0;
+};
+
+}  // namespace wafersim::fabric

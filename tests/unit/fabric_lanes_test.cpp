@@ -1,0 +1,269 @@
+// The routers swept in vector lanes (fabric/lane_routers.h, Mesh::use_lanes) against the
+// routers' own sweep: the same deliveries, results and every statistic, wavelet for wavelet,
+// over patterns, loads up to saturation, queue depths, colors and mesh shapes; what the lanes
+// accept and refuse; their deadlock report.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fabric/mesh.h"
+#include "fabric/traffic/standalone.h"
+#include "sim/errors.h"
+#include "sim/stats/formatters.h"
+#include "sim/stats/stats.h"
+
+namespace wafersim::fabric::fabric_lanes_test {
+namespace {
+
+using traffic::StandaloneTraffic;
+using traffic::TrafficGenerator;
+using traffic::TrafficOptions;
+using traffic::TrafficResult;
+
+FabricConfig fabric(std::uint32_t depth = 8, StatsDetail detail = StatsDetail::Routers) {
+  FabricConfig c;
+  c.colors = 24;
+  c.queue_depth = depth;
+  c.edge_io_channels = 0;
+  c.stats_detail = detail;
+  return c;
+}
+
+MeshOptions xy(bool idle_skip = true) {
+  MeshOptions o;
+  o.routing = Routing::XY;
+  o.idle_skip = idle_skip;
+  return o;
+}
+
+struct Outcome {
+  TrafficResult result;
+  std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint64_t, std::uint64_t>> deliveries;
+  std::string stats;  // the mesh's statistics tree as JSON
+  std::vector<LinkCounters> links;
+  std::uint64_t forwarded = 0, stalls = 0, occupancy = 0, injected = 0, delivered = 0;
+  bool lanes = false;
+};
+
+Outcome run(const FabricConfig& f, const MeshGeometry& g, const TrafficOptions& o, bool lanes, bool observe = true,
+            bool idle_skip = true) {
+  StandaloneTraffic t(f, g, xy(idle_skip), o);
+  if (!lanes) t.mesh().use_lanes(0);
+  Outcome out;
+  out.lanes = t.mesh().lanes();
+  if (observe)
+    t.generator().set_observer([&out](const TrafficGenerator::Delivery& d) {
+      out.deliveries.emplace_back(d.src, d.seq, d.color, d.created, d.ejected);
+    });
+  out.result = t.run();
+  sim::stats::Group root("root");
+  t.mesh().add_stats(root.group("fabric"));
+  out.stats = sim::stats::to_json(root).dump();
+  for (std::uint32_t r = 0; r < g.routers(); ++r)
+    for (std::uint32_t p = 0; p < kPorts; ++p) out.links.push_back(t.mesh().link_counters(r, p));
+  out.forwarded = t.mesh().forwarded();
+  out.stalls = t.mesh().credit_stalls();
+  out.occupancy = t.mesh().occupancy_integral();
+  out.injected = t.mesh().injected();
+  out.delivered = t.mesh().delivered();
+  return out;
+}
+
+void expect_same(const Outcome& a, const Outcome& b, const std::string& what) {
+  EXPECT_EQ(a.result.offered, b.result.offered) << what;
+  EXPECT_EQ(a.result.accepted, b.result.accepted) << what;
+  EXPECT_EQ(a.result.latency_avg, b.result.latency_avg) << what;
+  EXPECT_EQ(a.result.latency_p50, b.result.latency_p50) << what;
+  EXPECT_EQ(a.result.latency_p99, b.result.latency_p99) << what;
+  EXPECT_EQ(a.result.latency_max, b.result.latency_max) << what;
+  EXPECT_EQ(a.result.packets, b.result.packets) << what;
+  EXPECT_EQ(a.result.cycles, b.result.cycles) << what;
+  EXPECT_EQ(a.result.drained, b.result.drained) << what;
+  // (Sinks are told of arrivals in the order the routers are swept, which differs within a
+  // cycle: the same deliveries, in any order.)
+  auto sorted = [](auto v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_TRUE(sorted(a.deliveries) == sorted(b.deliveries)) << what;
+  EXPECT_EQ(a.forwarded, b.forwarded) << what;
+  EXPECT_EQ(a.stalls, b.stalls) << what;
+  EXPECT_EQ(a.occupancy, b.occupancy) << what;
+  EXPECT_EQ(a.injected, b.injected) << what;
+  EXPECT_EQ(a.delivered, b.delivered) << what;
+  ASSERT_EQ(a.links.size(), b.links.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.links.size(); ++i)
+    differ += a.links[i].forwarded != b.links[i].forwarded || a.links[i].stalled != b.links[i].stalled ||
+              a.links[i].occupancy != b.links[i].occupancy || a.links[i].queued != b.links[i].queued;
+  EXPECT_EQ(differ, 0u) << what << ": router ports whose counters differ";
+  EXPECT_EQ(a.stats, b.stats) << what;
+}
+
+TEST(Lanes, SameDeliveriesAndStatisticsAsTheRoutersOwnSweep) {
+  struct Case {
+    const char* pattern;
+    double rate;
+    std::uint32_t w, h, depth, colors;
+  };
+  const Case cases[] = {
+      {"uniform", 0.1, 8, 8, 8, 4},   {"uniform", 0.6, 8, 8, 2, 4},  // saturated: credit stalls
+      {"uniform", 0.4, 16, 16, 4, 2}, {"transpose", 0.3, 8, 8, 8, 1}, {"tornado", 0.5, 12, 7, 3, 3},
+      {"hotspot", 0.2, 9, 5, 8, 4},   {"neighbor", 0.9, 5, 3, 1, 4},  {"bit-complement", 0.35, 16, 8, 127, 4},
+      {"shuffle", 0.25, 8, 4, 6, 2},
+  };
+  for (const Case& c : cases) {
+    TrafficOptions o;
+    o.pattern = c.pattern;
+    o.rate = c.rate;
+    o.colors = c.colors;
+    o.warmup = 100;
+    o.measure = 700;
+    o.seed = 7;
+    const std::string what = std::string(c.pattern) + " at " + std::to_string(c.rate) + " on " + std::to_string(c.w) +
+                             " x " + std::to_string(c.h);
+    const Outcome lanes = run(fabric(c.depth), MeshGeometry(c.w, c.h, 0), o, true);
+    const Outcome own = run(fabric(c.depth), MeshGeometry(c.w, c.h, 0), o, false);
+    ASSERT_TRUE(lanes.lanes) << what;
+    ASSERT_FALSE(own.lanes) << what;
+    EXPECT_GT(lanes.deliveries.size(), 100u) << what;
+    expect_same(lanes, own, what);
+    if (std::string(c.pattern) == "uniform" && c.rate >= 0.6) {
+      EXPECT_GT(lanes.stalls, 0u) << what;
+    }
+  }
+}
+
+// Without an observer single-wavelet packets travel without records (their creation cycle in
+// the tag): the lanes carry the tag as they carry the payload.
+TEST(Lanes, SameResultForPacketsWithoutRecordsAndWithoutIdleSkipping) {
+  TrafficOptions o;
+  o.rate = 0.3;
+  o.warmup = 100;
+  o.measure = 1000;
+  const Outcome a = run(fabric(4), MeshGeometry(16, 16, 0), o, true, false);
+  const Outcome b = run(fabric(4), MeshGeometry(16, 16, 0), o, false, false);
+  const Outcome c = run(fabric(4), MeshGeometry(16, 16, 0), o, true, false, false);
+  ASSERT_TRUE(a.lanes);
+  expect_same(a, b, "without records");
+  expect_same(a, c, "lanes without idle skipping");
+}
+
+// Counters run in 32-bit lanes and are folded into 64-bit ones every 2^16 cycles.
+TEST(Lanes, CountersStayExactPastTheirFold) {
+  TrafficOptions o;
+  o.rate = 0.5;
+  o.warmup = 0;
+  o.measure = 70000;
+  o.drain = 1000;
+  const Outcome a = run(fabric(8), MeshGeometry(4, 2, 0), o, true, false);
+  const Outcome b = run(fabric(8), MeshGeometry(4, 2, 0), o, false, false);
+  ASSERT_TRUE(a.lanes);
+  EXPECT_GT(a.result.cycles, 65536u);
+  EXPECT_GT(a.occupancy, 1000000u);
+  expect_same(a, b, "70,000 cycles");
+}
+
+TEST(Lanes, UsedOnlyWhereTheModelFits) {
+  auto lanes = [](const FabricConfig& f, MeshOptions m, std::uint32_t colors) {
+    Mesh mesh(f, MeshGeometry(8, 8, 0), std::move(m), nullptr);
+    return mesh.use_lanes(colors);
+  };
+  FabricConfig f = fabric();
+  EXPECT_TRUE(lanes(f, xy(), 4));
+  EXPECT_TRUE(lanes(f, xy(), 1));
+  EXPECT_FALSE(lanes(f, xy(), 0));
+  EXPECT_FALSE(lanes(f, xy(), 5));           // more colors than a lane router queues
+  EXPECT_FALSE(lanes(f, MeshOptions{}, 4));  // static routes
+  MeshOptions traced = xy();
+  traced.trace_counters = StatsDetail::Routers;
+  EXPECT_FALSE(lanes(f, traced, 4));
+  FabricConfig links = fabric(8, StatsDetail::Links);
+  EXPECT_FALSE(lanes(links, xy(), 4));  // per-link color counters
+  FabricConfig deep = fabric(128);
+  EXPECT_FALSE(lanes(deep, xy(), 4));
+  FabricConfig slow = fabric();
+  slow.hop_latency = sim::Cycle(2);
+  EXPECT_FALSE(lanes(slow, xy(), 4));
+  slow = fabric();
+  slow.ramp_latency = sim::Cycle(2);
+  EXPECT_FALSE(lanes(slow, xy(), 4));
+  FabricConfig two = fabric();
+  two.colors = 2;
+  EXPECT_FALSE(lanes(two, xy(), 3));  // more than the fabric has
+}
+
+TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
+  TrafficOptions o;
+  o.rate = 0.1;
+  StandaloneTraffic single(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+  EXPECT_TRUE(single.mesh().lanes());
+  o.packet_size = 2;
+  StandaloneTraffic pairs(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+  EXPECT_FALSE(pairs.mesh().lanes());
+  o.packet_size = 1;
+  StandaloneTraffic scripted(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+  scripted.generator().add_packet({0, 0}, {3, 3}, 3, sim::Cycle(5));  // before any wavelet: lanes off
+  EXPECT_FALSE(scripted.mesh().lanes());
+  StandaloneTraffic late(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+  late.step(50);
+  ASSERT_GT(late.mesh().injected(), 0u);
+  EXPECT_THROW(late.generator().add_packet({0, 0}, {3, 3}, 3, sim::Cycle(60)), std::logic_error);
+}
+
+TEST(Lanes, SendsOutsideThePromiseAreLogicErrors) {
+  FabricConfig f = fabric();
+  f.edge_io_channels = 1;
+  Mesh mesh(f, MeshGeometry(4, 4, 1), xy(), nullptr);
+  ASSERT_TRUE(mesh.use_lanes(2));
+  const Flit single = Flit::make(pack_destination(3, 3), 0, true, true);
+  const sim::Cycle now(0);
+  EXPECT_THROW(mesh.send(0, hw::Color(2), single, now), std::logic_error);  // color beyond the promise
+  EXPECT_THROW(mesh.send(0, hw::Color(0), Flit::make(pack_destination(3, 3), 0, true, false), now),
+               std::logic_error);  // a head without its tail
+  EXPECT_THROW(mesh.send(mesh.edge_endpoint(EdgeSide::West, 0), hw::Color(0), single, now), std::logic_error);
+  EXPECT_FALSE(mesh.can_send(mesh.edge_endpoint(EdgeSide::West, 0), hw::Color(0)));
+  EXPECT_FALSE(mesh.can_send(0, hw::Color(2)));
+  ASSERT_TRUE(mesh.can_send(0, hw::Color(1)));
+  mesh.send(0, hw::Color(1), single, now);
+  EXPECT_EQ(mesh.injected(), 1u);
+  EXPECT_THROW(mesh.use_lanes(0), std::logic_error);  // only before the first wavelet
+}
+
+// Nothing pops router (1, 0)'s ramp: its receive queue fills, then the queues behind it, until
+// nothing moves; the report names the full queues and why their heads wait.
+TEST(Lanes, ADeadlockIsReportedWithTheStuckQueues) {
+  FabricConfig f = fabric(2);
+  f.deadlock_timeout = sim::Cycle(20);
+  Mesh mesh(f, MeshGeometry(4, 1, 0), xy(), nullptr);
+  ASSERT_TRUE(mesh.use_lanes(1));
+  std::string report;
+  try {
+    for (std::uint64_t t = 0; t < 500; ++t) {
+      const sim::Cycle now(t);
+      mesh.read(now);
+      mesh.evaluate(now);
+      if (mesh.can_send(0, hw::Color(0)))
+        mesh.send(0, hw::Color(0), Flit::make(pack_destination(1, 0), static_cast<std::uint32_t>(t), true, true), now);
+      mesh.write(now);
+    }
+  } catch (const sim::SimulationError& e) {
+    report = e.what();
+  }
+  ASSERT_FALSE(report.empty()) << "no deadlock reported";
+  // 2 in the receive queue, 2 in (1, 0)'s west input, 2 in (0, 0)'s ramp input.
+  EXPECT_NE(report.find("4 wavelet(s) in router queues"), std::string::npos) << report;
+  EXPECT_NE(report.find("west input, color 0: 2/2"), std::string::npos) << report;
+  EXPECT_NE(report.find("ramp input, color 0: 2/2"), std::string::npos) << report;
+  EXPECT_NE(report.find("ramp: no credit"), std::string::npos) << report;
+  EXPECT_NE(report.find("east: no credit"), std::string::npos) << report;
+}
+
+}  // namespace
+}  // namespace wafersim::fabric::fabric_lanes_test
