@@ -207,7 +207,10 @@ struct LaneRouters::Acc {
 
 std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, const std::uint64_t* ramp_full, Ends& ends,
                                  const Totals& totals) {
-  if (t % kFoldEvery == 0 && t) fold();
+  if (++sweeps_since_fold_ == kFoldEvery) {
+    fold();
+    sweeps_since_fold_ = 0;
+  }
   const std::uint32_t in = (t + 1) & 1u;
   Acc acc;
   bool busy = false;

@@ -18,6 +18,13 @@ class LaneRouters {
   static constexpr std::uint32_t kColors = 4;                 // colors a lane router queues (0 .. 3)
   static constexpr std::uint32_t kMaxDepth = 127;             // credits are counted in bytes
   static constexpr std::uint32_t kQueues = kPorts * kColors;  // per router, queue q = port * kColors + color
+  // Whether this build has them: with AVX2 (WAFERSIM_ARCH x86-64-v3 or later). Without, the
+  // same code in SSE pairs runs at a fraction of the routers' own sweep, so it is not offered.
+#if defined(__AVX2__)
+  static constexpr bool kAvailable = true;
+#else
+  static constexpr bool kAvailable = false;
+#endif
 
   // What the sweep reports to the mesh, per event (rare ones: the common path stays in lanes).
   class Ends {
@@ -100,8 +107,8 @@ class LaneRouters {
     kFields = kQueuedIn + kPorts,
   };
   static constexpr std::uint32_t kCounters = 3 * kPorts;  // kForwarded .. kOccupancy
-  // Counters run in 32-bit lanes and are added to 64-bit ones every 2^16 cycles (a lane adds at
-  // most 5 x 4 x 127 a cycle to an occupancy counter).
+  // Counters run in 32-bit lanes and are added to 64-bit ones every 2^16 sweeps (a lane adds at
+  // most 4 x 127 a sweep to an occupancy counter).
   static constexpr std::uint64_t kFoldEvery = std::uint64_t{1} << 16;
   void fold();
   [[nodiscard]] std::uint64_t counter(std::uint32_t field, std::uint32_t r) const {
@@ -136,6 +143,7 @@ class LaneRouters {
   std::vector<std::uint8_t> ring_head_;      // [queue * routers + router]
   std::vector<Flit> ring_;                   // [(queue * routers + router) * depth]: wavelets behind the head
   std::vector<std::uint64_t> wide_;          // [counter field - kForwarded][router]: folded counts
+  std::uint64_t sweeps_since_fold_ = 0;
   bool busy_ = false;
   std::uint64_t visits_ = 0;
 };

@@ -142,8 +142,9 @@ bool Mesh::use_lanes(std::uint32_t colors) {
   if (injected_ != 0) throw std::logic_error("Mesh::use_lanes: only before the first wavelet is sent");
   lanes_.reset();
   lane_colors_ = 0;
-  if (colors == 0 || colors > LaneRouters::kColors || colors > colors_ || !xy_ || hop_ != 1 || ramp_ != 1 ||
-      link_stats_ || options_.trace_counters != StatsDetail::Totals || depth_ > LaneRouters::kMaxDepth)
+  if (!LaneRouters::kAvailable || colors == 0 || colors > LaneRouters::kColors || colors > colors_ || !xy_ ||
+      hop_ != 1 || ramp_ != 1 || link_stats_ || options_.trace_counters != StatsDetail::Totals ||
+      depth_ > LaneRouters::kMaxDepth)
     return false;
   lanes_ = std::make_unique<LaneRouters>(geometry_.width(), geometry_.height(), depth_);
   lane_colors_ = colors;
@@ -1013,6 +1014,9 @@ std::uint64_t Mesh::occupancy_integral() const {
 }
 
 std::string Mesh::describe() const {
+  if (lanes_)
+    return fmt::format("fabric mesh {} x {} (routers in vector lanes, {} wavelets in flight)", geometry_.width(),
+                       geometry_.height(), in_network_);
   return fmt::format("fabric mesh {} x {} ({} routers busy, {} wavelets in flight)", geometry_.width(),
                      geometry_.height(), active_.size(), in_network_);
 }

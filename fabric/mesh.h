@@ -116,8 +116,8 @@ class Mesh final : public sim::Clocked {
   // A promise that from now on only the ramps send, and only single-wavelet XY packets on
   // colors 0 .. colors - 1 (0: no promise): lets the mesh sweep its routers eight at a time in
   // vector lanes (fabric/lane_routers.h; the same results, faster under load). Only before
-  // the first wavelet is sent; returns whether the lanes are used: with XY routing, 1-cycle
-  // hops and ramps, no per-color link counters or tracing counters, at most
+  // the first wavelet is sent; returns whether the lanes are used: in builds with AVX2, with XY
+  // routing, 1-cycle hops and ramps, no per-color link counters or tracing counters, at most
   // LaneRouters::kColors colors and queues of at most LaneRouters::kMaxDepth.
   bool use_lanes(std::uint32_t colors);
   [[nodiscard]] bool lanes() const { return lanes_ != nullptr; }

@@ -21,6 +21,9 @@
 namespace wafersim::fabric::fabric_lanes_test {
 namespace {
 
+// Builds without AVX2 do not offer the lanes (Mesh::use_lanes says no): these are skipped.
+constexpr const char* kNoLanes = "no vector lanes in this build (WAFERSIM_ARCH without AVX2)";
+
 using traffic::StandaloneTraffic;
 using traffic::TrafficGenerator;
 using traffic::TrafficOptions;
@@ -107,6 +110,7 @@ void expect_same(const Outcome& a, const Outcome& b, const std::string& what) {
 }
 
 TEST(Lanes, SameDeliveriesAndStatisticsAsTheRoutersOwnSweep) {
+  if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   struct Case {
     const char* pattern;
     double rate;
@@ -143,6 +147,7 @@ TEST(Lanes, SameDeliveriesAndStatisticsAsTheRoutersOwnSweep) {
 // Without an observer single-wavelet packets travel without records (their creation cycle in
 // the tag): the lanes carry the tag as they carry the payload.
 TEST(Lanes, SameResultForPacketsWithoutRecordsAndWithoutIdleSkipping) {
+  if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   TrafficOptions o;
   o.rate = 0.3;
   o.warmup = 100;
@@ -157,6 +162,7 @@ TEST(Lanes, SameResultForPacketsWithoutRecordsAndWithoutIdleSkipping) {
 
 // Counters run in 32-bit lanes and are folded into 64-bit ones every 2^16 cycles.
 TEST(Lanes, CountersStayExactPastTheirFold) {
+  if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   TrafficOptions o;
   o.rate = 0.5;
   o.warmup = 0;
@@ -171,6 +177,7 @@ TEST(Lanes, CountersStayExactPastTheirFold) {
 }
 
 TEST(Lanes, UsedOnlyWhereTheModelFits) {
+  if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   auto lanes = [](const FabricConfig& f, MeshOptions m, std::uint32_t colors) {
     Mesh mesh(f, MeshGeometry(8, 8, 0), std::move(m), nullptr);
     return mesh.use_lanes(colors);
@@ -200,6 +207,7 @@ TEST(Lanes, UsedOnlyWhereTheModelFits) {
 }
 
 TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
+  if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   TrafficOptions o;
   o.rate = 0.1;
   StandaloneTraffic single(fabric(), MeshGeometry(8, 8, 0), xy(), o);
@@ -218,6 +226,7 @@ TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
 }
 
 TEST(Lanes, SendsOutsideThePromiseAreLogicErrors) {
+  if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   FabricConfig f = fabric();
   f.edge_io_channels = 1;
   Mesh mesh(f, MeshGeometry(4, 4, 1), xy(), nullptr);
@@ -239,6 +248,7 @@ TEST(Lanes, SendsOutsideThePromiseAreLogicErrors) {
 // Nothing pops router (1, 0)'s ramp: its receive queue fills, then the queues behind it, until
 // nothing moves; the report names the full queues and why their heads wait.
 TEST(Lanes, ADeadlockIsReportedWithTheStuckQueues) {
+  if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   FabricConfig f = fabric(2);
   f.deadlock_timeout = sim::Cycle(20);
   Mesh mesh(f, MeshGeometry(4, 1, 0), xy(), nullptr);
