@@ -118,7 +118,8 @@ class Mesh final : public sim::Clocked {
   // vector lanes (fabric/lane_routers.h; the same results, faster under load). Only before
   // the first wavelet is sent; returns whether the lanes are used: in builds with AVX2, with XY
   // routing, 1-cycle hops and ramps, no per-color link counters or tracing counters, at most
-  // LaneRouters::kColors colors and queues of at most LaneRouters::kMaxDepth.
+  // LaneRouters::kColors colors, queues of at most LaneRouters::kMaxDepth and meshes of at
+  // most LaneRouters::kMaxRouters.
   bool use_lanes(std::uint32_t colors);
   [[nodiscard]] bool lanes() const { return lanes_ != nullptr; }
 

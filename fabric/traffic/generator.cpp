@@ -67,13 +67,27 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
   sink_rr_.assign(mesh.endpoints(), 0);
   if (xy_) sink_packet_.assign(std::size_t{routers_} * options_.colors, kNone);
   multi_ = xy_ && options_.packet_size > 1;
-  if (xy_ && !multi_) mesh_.use_lanes(options_.colors);
+  if (xy_ && !multi_ && expected_moves() >= kLaneMoves) mesh_.use_lanes(options_.colors);
   mesh_.set_arrival_listener(this);
   mesh_.set_edge_listener(this);
   if (engine_) {
     engine_->add(this);
     engine_->wake(this, sim::Cycle(0));
   }
+}
+
+double TrafficGenerator::expected_moves() const {
+  // The mean hops over destinations drawn for every source in turn (a stream of its own, so
+  // the run's draws are untouched), plus the ejection.
+  const std::uint32_t w = mesh_.geometry().width();
+  SplitMix64 rng(0x1a9e5);
+  std::uint64_t hops = 0, draws = 0;
+  for (std::uint32_t i = 0; i < 4096; ++i, ++draws) {
+    const std::uint32_t src = i % routers_, dst = pattern_.destination(src, rng);
+    const auto dx = static_cast<std::int64_t>(src % w) - dst % w, dy = static_cast<std::int64_t>(src / w) - dst / w;
+    hops += static_cast<std::uint64_t>((dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy));
+  }
+  return options_.rate * (static_cast<double>(hops) / static_cast<double>(draws) + 1.0);
 }
 
 void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_t size, sim::Cycle at) {

@@ -122,6 +122,13 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   static std::uint64_t tag_latency(Flit f, std::uint64_t now) {
     return (static_cast<std::uint32_t>(now) - f.tag()) & kCycleTagMask;
   }
+  // Wavelet moves per router and cycle the offered load asks for (grants over every output,
+  // the ejection included), from the pattern's mean distance. With single-wavelet packets the
+  // generator lets the mesh sweep its routers in vector lanes (Mesh::use_lanes) from
+  // kLaneMoves on: below it most routers idle in most cycles and the routers' own sweep, which
+  // visits only busy ones, is faster (docs/performance.md, "Thirteenth pass").
+  [[nodiscard]] double expected_moves() const;
+  static constexpr double kLaneMoves = 1.25;
   // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
   void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
   std::uint32_t new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);

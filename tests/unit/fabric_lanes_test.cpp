@@ -57,7 +57,7 @@ struct Outcome {
 Outcome run(const FabricConfig& f, const MeshGeometry& g, const TrafficOptions& o, bool lanes, bool observe = true,
             bool idle_skip = true) {
   StandaloneTraffic t(f, g, xy(idle_skip), o);
-  if (!lanes) t.mesh().use_lanes(0);
+  t.mesh().use_lanes(lanes ? o.colors : 0);  // (whatever the generator chose for this load)
   Outcome out;
   out.lanes = t.mesh().lanes();
   if (observe)
@@ -204,14 +204,34 @@ TEST(Lanes, UsedOnlyWhereTheModelFits) {
   FabricConfig two = fabric();
   two.colors = 2;
   EXPECT_FALSE(lanes(two, xy(), 3));  // more than the fabric has
+  Mesh large(f, MeshGeometry(64, 65, 0), xy(), nullptr);
+  EXPECT_FALSE(large.use_lanes(4));
 }
 
 TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
+  // Uniform on 8 x 8: 5.25 hops on average and the ejection, 6.25 moves a packet; the lanes from
+  // 1.25 moves per router and cycle on.
   TrafficOptions o;
-  o.rate = 0.1;
+  o.rate = 0.21;
   StandaloneTraffic single(fabric(), MeshGeometry(8, 8, 0), xy(), o);
   EXPECT_TRUE(single.mesh().lanes());
+  o.rate = 0.19;
+  StandaloneTraffic light(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+  EXPECT_FALSE(light.mesh().lanes());
+  // To (x + 1, y + 1) with wrap-around: 7/8 x 1 + 1/8 x 7 hops in each dimension, 4.5 moves a
+  // packet.
+  o.pattern = "neighbor";
+  o.rate = 0.27;
+  StandaloneTraffic near(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+  EXPECT_FALSE(near.mesh().lanes());
+  o.rate = 0.28;
+  StandaloneTraffic nearer(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+  EXPECT_TRUE(nearer.mesh().lanes());
+  o.pattern = "uniform";
+  o.rate = 0.3;
+  StandaloneTraffic big(fabric(), MeshGeometry(80, 80, 0), xy(), o);
+  EXPECT_FALSE(big.mesh().lanes());  // beyond LaneRouters::kMaxRouters
   o.packet_size = 2;
   StandaloneTraffic pairs(fabric(), MeshGeometry(8, 8, 0), xy(), o);
   EXPECT_FALSE(pairs.mesh().lanes());
