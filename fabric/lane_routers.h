@@ -17,8 +17,9 @@ class LaneRouters {
  public:
   static constexpr std::uint32_t kColors = 4;      // colors a lane router queues (0 .. 3)
   static constexpr std::uint32_t kMaxDepth = 127;  // credits are counted in bytes
-  // Meshes up to 64 x 64: every sweep streams the state (about 380 bytes a router) and beyond
-  // the caches that costs more than it saves (docs/performance.md, "Thirteenth pass").
+  // Meshes up to 64 x 64 routers: a sweep streams about 600 bytes of state a router (2 KB are
+  // allocated with the rings behind the heads), and past the caches that costs more than the
+  // lanes save (docs/performance.md, "Thirteenth pass").
   static constexpr std::uint32_t kMaxRouters = 4096;
   static constexpr std::uint32_t kQueues = kPorts * kColors;  // per router, queue q = port * kColors + color
   // Whether this build has them: with AVX2 (WAFERSIM_ARCH x86-64-v3 or later). Without, the

@@ -543,16 +543,16 @@ class Mesh final : public sim::Clocked {
   EdgeListener* edge_listener_ = nullptr;
   sim::Cycle last_wake_request_ = sim::Cycle::never();
 
-  std::unique_ptr<LaneRouters> lanes_;  // use_lanes(): the routers' state and sweep instead of the blocks
-  std::uint32_t lane_colors_ = 0;
-  LaneEnds lane_ends_{*this};
-
   std::uint64_t in_network_ = 0;
   std::uint64_t injected_ = 0, delivered_ = 0, forwarded_ = 0, stalled_ = 0;
 
   std::uint64_t router_evaluations_ = 0, bypassed_ = 0;
   std::uint64_t evaluated_ = 0, processed_ = 0;  // last cycle + 1 of evaluate() and write()
   sim::Cycle last_progress_{0};
+
+  std::unique_ptr<LaneRouters> lanes_;  // use_lanes(): the routers' state and sweep instead of the blocks
+  std::uint32_t lane_colors_ = 0;
+  LaneEnds lane_ends_{*this};
 };
 
 }  // namespace wafersim::fabric
