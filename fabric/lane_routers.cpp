@@ -16,6 +16,19 @@ using VS = std::int32_t __attribute__((vector_size(32)));
 using VF = float __attribute__((vector_size(32)));
 using V64 = std::uint64_t __attribute__((vector_size(32)));
 
+// Lanes picked from two vectors (index i < 8: a's lane i, else b's lane i - 8).
+#if defined(__clang__)
+#define WAFERSIM_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define WAFERSIM_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, V{__VA_ARGS__})
+#endif
+// Within each half: lanes 0 1 of a and b interleaved (lo), lanes 2 3 (hi), as unpacks do.
+inline V interleave_lo(V a, V b) { return WAFERSIM_SHUFFLE(a, b, 0, 8, 1, 9, 4, 12, 5, 13); }
+inline V interleave_hi(V a, V b) { return WAFERSIM_SHUFFLE(a, b, 2, 10, 3, 11, 6, 14, 7, 15); }
+// The even (low) and odd (high) words of the 64-bit lanes of lo (lanes 0 1 4 5) and hi (2 3 6 7).
+inline V even_words(V lo, V hi) { return WAFERSIM_SHUFFLE(lo, hi, 0, 2, 8, 10, 4, 6, 12, 14); }
+inline V odd_words(V lo, V hi) { return WAFERSIM_SHUFFLE(lo, hi, 1, 3, 9, 11, 5, 7, 13, 15); }
+
 inline V load(const std::uint32_t* p) {
   V v;
   std::memcpy(&v, p, sizeof v);
@@ -83,9 +96,9 @@ inline std::uint32_t hsum(V v) {
   return s;
 }
 inline std::uint32_t hor(V v) {
-  v |= __builtin_shuffle(v, V{4, 5, 6, 7, 0, 1, 2, 3});
-  v |= __builtin_shuffle(v, V{2, 3, 0, 1, 6, 7, 4, 5});
-  v |= __builtin_shuffle(v, V{1, 0, 3, 2, 5, 4, 7, 6});
+  v |= WAFERSIM_SHUFFLE(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+  v |= WAFERSIM_SHUFFLE(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+  v |= WAFERSIM_SHUFFLE(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
   return v[0];
 }
 inline V gather32(const std::uint32_t* base, V index) {
@@ -268,8 +281,8 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
     o = select(gt(dy, y), splat(index(Port::South)), o);
     o = select(gt(x, dx), splat(index(Port::West)), o);
     o = select(gt(dx, x), splat(index(Port::East)), o);
-    const V64 lo = reinterpret_cast<V64>(__builtin_shuffle(payload, info, V{0, 8, 1, 9, 4, 12, 5, 13}));
-    const V64 hi = reinterpret_cast<V64>(__builtin_shuffle(payload, info, V{2, 10, 3, 11, 6, 14, 7, 15}));
+    const V64 lo = reinterpret_cast<V64>(interleave_lo(payload, info));
+    const V64 hi = reinterpret_cast<V64>(interleave_hi(payload, info));
     V new_heads{};
 #pragma GCC unroll 4
     for (std::uint32_t cc = 0; cc < kColors; ++cc) {
@@ -284,8 +297,8 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       V64 hl, hh;
       std::memcpy(&hl, h, sizeof hl);
       std::memcpy(&hh, h + 4, sizeof hh);
-      const V64 ml = reinterpret_cast<V64>(__builtin_shuffle(nh, nh, V{0, 0, 1, 1, 4, 4, 5, 5}));
-      const V64 mh = reinterpret_cast<V64>(__builtin_shuffle(nh, nh, V{2, 2, 3, 3, 6, 6, 7, 7}));
+      const V64 ml = reinterpret_cast<V64>(interleave_lo(nh, nh));
+      const V64 mh = reinterpret_cast<V64>(interleave_hi(nh, nh));
       hl = (lo & ml) | (hl & ~ml);
       hh = (hi & mh) | (hh & ~mh);
       std::memcpy(h, &hl, sizeof hl);
@@ -366,8 +379,8 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
     V64 glo, ghi;
     gather_heads(heads, q * static_cast<std::uint32_t>(S) + slots, glo, ghi);
     const V plo = reinterpret_cast<V>(glo), phi = reinterpret_cast<V>(ghi);
-    const V payload = __builtin_shuffle(plo, phi, V{0, 2, 8, 10, 4, 6, 12, 14});
-    const V info = __builtin_shuffle(plo, phi, V{1, 3, 9, 11, 5, 7, 13, 15});
+    const V payload = even_words(plo, phi);
+    const V info = odd_words(plo, phi);
     const V color = q & (kColors - 1);
     if (o < 4) {
       std::uint32_t* const cr = F(kCredits + o);

@@ -123,8 +123,10 @@ class LaneRouters {
     return kArrivals + (parity * kPorts + p) * 4 + w;
   }
   [[nodiscard]] std::uint32_t at(std::uint32_t field, std::uint32_t r) const { return base(field)[r]; }
-  [[nodiscard]] const std::uint32_t* base(std::uint32_t field) const { return words_.data() + field * stride_ + pad_; }
-  std::uint32_t* base(std::uint32_t field) { return words_.data() + field * stride_ + pad_; }
+  [[nodiscard]] const std::uint32_t* base(std::uint32_t field) const {
+    return words_.data() + std::size_t{field} * stride_ + pad_;
+  }
+  std::uint32_t* base(std::uint32_t field) { return words_.data() + std::size_t{field} * stride_ + pad_; }
   struct Acc;
   void visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* ramp_full, Ends& ends, const Totals& totals,
              Acc& acc);
