@@ -129,7 +129,7 @@ inline void gather_heads(const std::uint64_t* base, V index, V64& lo, V64& hi) {
 }  // namespace
 
 LaneRouters::LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_t depth)
-    : width_(width), height_(height), routers_(width * height), groups_((width * height + 7) / 8), depth_(depth) {
+    : width_(width), routers_(width * height), groups_((width * height + 7) / 8), depth_(depth) {
   if (depth_ == 0 || depth_ > kMaxDepth) throw std::logic_error("LaneRouters: queue depth must be 1 .. 127");
   pad_ = width_ + 16;
   stride_ = groups_ * 8 + 2 * pad_;

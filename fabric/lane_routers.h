@@ -140,7 +140,7 @@ class LaneRouters {
     return std::size_t{q} * stride_ + pad_ + ((r & ~7u) | (l & 1u) | (l >> 1 & 1u) << 2 | (l >> 2 & 1u) << 1);
   }
 
-  std::uint32_t width_, height_, routers_, groups_, depth_;
+  std::uint32_t width_, routers_, groups_, depth_;
   std::uint32_t pad_, stride_;
   std::vector<std::uint32_t> words_;         // kFields arrays
   std::vector<std::uint64_t> heads_;         // [queue] arrays: the head wavelet
