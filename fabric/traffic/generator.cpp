@@ -79,15 +79,16 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
 double TrafficGenerator::expected_moves() const {
   // The mean hops over destinations drawn for every source in turn (a stream of its own, so
   // the run's draws are untouched), plus the ejection.
+  constexpr std::uint32_t kDraws = 4096;
   const std::uint32_t w = mesh_.geometry().width();
   SplitMix64 rng(0x1a9e5);
-  std::uint64_t hops = 0, draws = 0;
-  for (std::uint32_t i = 0; i < 4096; ++i, ++draws) {
+  std::uint64_t hops = 0;
+  for (std::uint32_t i = 0; i < kDraws; ++i) {
     const std::uint32_t src = i % routers_, dst = pattern_.destination(src, rng);
     const auto dx = static_cast<std::int64_t>(src % w) - dst % w, dy = static_cast<std::int64_t>(src / w) - dst / w;
     hops += static_cast<std::uint64_t>((dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy));
   }
-  return options_.rate * (static_cast<double>(hops) / static_cast<double>(draws) + 1.0);
+  return options_.rate * (static_cast<double>(hops) / kDraws + 1.0);
 }
 
 void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_t size, sim::Cycle at) {
