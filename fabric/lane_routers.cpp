@@ -7,6 +7,8 @@
 #include <immintrin.h>
 #endif
 
+#include "fabric/link_take.h"
+
 namespace wafersim::fabric {
 namespace {
 
@@ -158,13 +160,6 @@ void LaneRouters::inject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t
   base(arrival(parity, index(Port::Ramp), kColor))[r] = c;
   base(arrival(parity, index(Port::Ramp), kPayload))[r] = f.payload;
   base(arrival(parity, index(Port::Ramp), kInfo))[r] = f.info;
-}
-
-std::uint32_t LaneRouters::route(std::uint32_t x, std::uint32_t y, std::uint32_t payload) {
-  const std::uint32_t dx = destination_x(payload), dy = destination_y(payload);
-  if (dx != x) return dx > x ? index(Port::East) : index(Port::West);
-  if (dy != y) return dy > y ? index(Port::South) : index(Port::North);
-  return index(Port::Ramp);
 }
 
 Flit LaneRouters::queued_flit(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) const {
@@ -435,7 +430,7 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       const Flit f = ring[qr * depth + ring_head];
       ring_head = static_cast<std::uint8_t>(ring_head + 1u == depth ? 0u : ring_head + 1u);
       heads_[head_index(q, r0 + l)] = f.payload | std::uint64_t{f.info} << 32;
-      F(kRequests + route(F(kX)[l], F(kY)[l], f.payload))[l] |= 1u << q;
+      F(kRequests + xy_route(F(kX)[l], F(kY)[l], f.payload))[l] |= 1u << q;
     }
   }
 }
