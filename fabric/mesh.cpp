@@ -532,7 +532,7 @@ std::uint64_t Mesh::link_stalled_of(std::uint32_t b, std::uint32_t o, std::uint3
 
 std::uint64_t Mesh::occupancy_of(std::uint32_t b, std::uint32_t p) const {
   return blocks_[b].occupancy[p] + std::uint64_t{queued_in(b, p)} * processed_ +
-         (cycle_unfinished() ? unfinished_queued(b, p) : 0);
+         (cycle_unfinished() ? port_unfinished(block_router_[b], p) : 0);
 }
 
 std::uint32_t Mesh::queued_in(std::uint32_t b, std::uint32_t p) const {
@@ -977,9 +977,19 @@ std::uint64_t Mesh::port_occupancy(std::uint32_t r, std::uint32_t p) const {
   return block_[r] == kNone ? 0 : occupancy_of(block_[r], p);
 }
 
+std::uint32_t Mesh::port_queued(std::uint32_t r, std::uint32_t p) const {
+  if (lanes_) return lanes_->queued(r, p);
+  return block_[r] == kNone ? 0 : queued_in(block_[r], p);
+}
+
+bool Mesh::port_arriving(std::uint32_t r, std::uint32_t p, std::uint32_t parity) const {
+  if (lanes_) return lanes_->arriving(r, p, parity);
+  return block_[r] != kNone && (blocks_[block_[r]].in[parity].ports >> p & 1u);
+}
+
+// The cycle evaluated last, t = evaluated_ - 1, takes in the arrivals of cycle t - 1 (parity evaluated_).
 std::uint64_t Mesh::port_unfinished(std::uint32_t r, std::uint32_t p) const {
-  if (lanes_) return lanes_->queued(r, p) + (lanes_->arriving(r, p, evaluated_ & 1u) ? 1u : 0u);
-  return block_[r] == kNone ? 0 : unfinished_queued(block_[r], p);
+  return port_queued(r, p) + (port_arriving(r, p, evaluated_ & 1u) ? 1u : 0u);
 }
 
 void Mesh::check_deadlock(sim::Cycle now) {
@@ -990,11 +1000,7 @@ void Mesh::check_deadlock(sim::Cycle now) {
   if (now - last_progress_ >= config_.deadlock_timeout) throw sim::SimulationError(deadlock_report(now));
 }
 
-// The cycle evaluated last, t = evaluated_ - 1, takes in the arrivals of cycle t - 1 (parity evaluated_).
-std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p) const {
-  return queued_in(b, p) + ((blocks_[b].in[evaluated_ & 1u].ports >> p) & 1u);
-}
-
+// (Per color: as port_unfinished.)
 std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c) const {
   const Arrivals& a = blocks_[b].in[evaluated_ & 1u];
   const bool arriving = ((a.ports >> p) & 1u) && a.color[p] == c;
@@ -1004,12 +1010,9 @@ std::uint64_t Mesh::unfinished_queued(std::uint32_t b, std::uint32_t p, std::uin
 std::uint64_t Mesh::occupancy_integral() const {
   std::uint64_t sum = 0;
   for (std::uint64_t v : dir_occupancy_) sum += v;
-  if (cycle_unfinished() && lanes_)
+  if (cycle_unfinished())
     for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
       for (std::uint32_t p = 0; p < kPorts; ++p) sum += port_unfinished(r, p);
-  else if (cycle_unfinished())
-    for (std::uint32_t b = 0; b < blocks_.size(); ++b)
-      for (std::uint32_t p = 0; p < kPorts; ++p) sum += unfinished_queued(b, p);
   return sum;
 }
 

@@ -416,7 +416,6 @@ class Mesh final : public sim::Clocked {
   // before the mesh stopped the cycle): its occupancy is then counted from the current state.
   [[nodiscard]] bool cycle_unfinished() const { return evaluated_ > processed_; }
   // Wavelets queued in that cycle in input p (and color c) of block b.
-  [[nodiscard]] std::uint64_t unfinished_queued(std::uint32_t b, std::uint32_t p) const;
   [[nodiscard]] std::uint64_t unfinished_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c) const;
   void notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
@@ -439,6 +438,10 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint64_t port_forwarded(std::uint32_t r, std::uint32_t p) const;
   [[nodiscard]] std::uint64_t port_stalled(std::uint32_t r, std::uint32_t p) const;
   [[nodiscard]] std::uint64_t port_occupancy(std::uint32_t r, std::uint32_t p) const;
+  // Wavelets in input p's queues; whether one for input p is in the arrival register of
+  // `parity`; those queued in the cycle evaluated but not yet written (cycle_unfinished()).
+  [[nodiscard]] std::uint32_t port_queued(std::uint32_t r, std::uint32_t p) const;
+  [[nodiscard]] bool port_arriving(std::uint32_t r, std::uint32_t p, std::uint32_t parity) const;
   [[nodiscard]] std::uint64_t port_unfinished(std::uint32_t r, std::uint32_t p) const;
   [[nodiscard]] std::string describe_queue(std::uint32_t r, std::uint32_t p, std::uint32_t c) const;
 

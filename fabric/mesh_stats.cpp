@@ -54,11 +54,7 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "forwarded_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = 0;
-        if (lanes_)
-          for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
-            sum += lanes_->forwarded(r, static_cast<std::uint32_t>(p));
-        else
-          for (const Block& k : blocks_) sum += k.out.forwarded[p];
+        for (std::uint32_t r = 0; r < geometry_.routers(); ++r) sum += port_forwarded(r, static_cast<std::uint32_t>(p));
         return static_cast<double>(sum);
       },
       "wavelets", "wavelets forwarded, per output direction (north, east, south, west, ramp)");
@@ -66,11 +62,7 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "credit_stalls_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = 0;
-        if (lanes_)
-          for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
-            sum += lanes_->stalled(r, static_cast<std::uint32_t>(p));
-        else
-          for (std::uint32_t b = 0; b < blocks_.size(); ++b) sum += stalled_of(b, static_cast<std::uint32_t>(p));
+        for (std::uint32_t r = 0; r < geometry_.routers(); ++r) sum += port_stalled(r, static_cast<std::uint32_t>(p));
         return static_cast<double>(sum);
       },
       "output-color-cycles", "credit stalls, per output direction (north, east, south, west, ramp)");
@@ -78,11 +70,9 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "occupancy_integral_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = dir_occupancy_[p];
-        if (cycle_unfinished() && lanes_)
+        if (cycle_unfinished())
           for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
             sum += port_unfinished(r, static_cast<std::uint32_t>(p));
-        else if (cycle_unfinished())
-          for (std::uint32_t b = 0; b < blocks_.size(); ++b) sum += unfinished_queued(b, static_cast<std::uint32_t>(p));
         return static_cast<double>(sum);
       },
       "wavelet-cycles", "queue occupancy integral, per input direction (north, east, south, west, ramp)");

@@ -15,21 +15,10 @@ constexpr std::uint32_t kLinkInputs = kAllPorts & ~bit(Port::Ramp);
 LinkCounters Mesh::link_counters(std::uint32_t r, std::uint32_t p) const {
   if (r >= geometry_.routers() || p >= kPorts) throw std::out_of_range("Mesh::link_counters: no such router port");
   LinkCounters out;
-  if (lanes_) {
-    out.forwarded = port_forwarded(r, p);
-    out.stalled = port_stalled(r, p);
-    out.occupancy = per_router_ ? port_occupancy(r, p) : 0;
-    out.queued = lanes_->queued(r, p) + ((kLinkInputs >> p & 1u) && lanes_->arriving(r, p, (processed_ + 1) & 1u));
-    return out;
-  }
-  const std::uint32_t b = block_[r];
-  if (b == kNone) return out;
-  const Block& k = blocks_[b];
-  const std::uint32_t arriving = (k.in[(processed_ + 1) & 1u].ports & kLinkInputs) >> p & 1u;
-  out.forwarded = k.out.forwarded[p];
-  out.stalled = stalled_of(b, p);
-  out.occupancy = per_router_ ? occupancy_of(b, p) : 0;
-  out.queued = queued_in(b, p) + arriving;
+  out.forwarded = port_forwarded(r, p);
+  out.stalled = port_stalled(r, p);
+  out.occupancy = per_router_ ? port_occupancy(r, p) : 0;
+  out.queued = port_queued(r, p) + ((kLinkInputs >> p & 1u) && port_arriving(r, p, (processed_ + 1) & 1u) ? 1u : 0u);
   return out;
 }
 
