@@ -17,6 +17,7 @@
 #include "sim/errors.h"
 #include "sim/stats/formatters.h"
 #include "sim/stats/stats.h"
+#include "tests/support/traffic_results.h"
 
 namespace wafersim::fabric::fabric_lanes_test {
 namespace {
@@ -79,15 +80,8 @@ Outcome run(const FabricConfig& f, const MeshGeometry& g, const TrafficOptions& 
 }
 
 void expect_same(const Outcome& a, const Outcome& b, const std::string& what) {
-  EXPECT_EQ(a.result.offered, b.result.offered) << what;
-  EXPECT_EQ(a.result.accepted, b.result.accepted) << what;
-  EXPECT_EQ(a.result.latency_avg, b.result.latency_avg) << what;
-  EXPECT_EQ(a.result.latency_p50, b.result.latency_p50) << what;
-  EXPECT_EQ(a.result.latency_p99, b.result.latency_p99) << what;
-  EXPECT_EQ(a.result.latency_max, b.result.latency_max) << what;
-  EXPECT_EQ(a.result.packets, b.result.packets) << what;
-  EXPECT_EQ(a.result.cycles, b.result.cycles) << what;
-  EXPECT_EQ(a.result.drained, b.result.drained) << what;
+  SCOPED_TRACE(what);
+  test::expect_same_result(a.result, b.result);
   // (Sinks are told of arrivals in the order the routers are swept, which differs within a
   // cycle: the same deliveries, in any order.)
   auto sorted = [](auto v) {
@@ -160,7 +154,7 @@ TEST(Lanes, SameResultForPacketsWithoutRecordsAndWithoutIdleSkipping) {
   expect_same(a, c, "lanes without idle skipping");
 }
 
-// Counters run in 32-bit lanes and are folded into 64-bit ones every 2^16 cycles.
+// Counters run in 32-bit lanes and are folded into 64-bit ones every 2^16 sweeps.
 TEST(Lanes, CountersStayExactPastTheirFold) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   TrafficOptions o;
@@ -212,30 +206,23 @@ TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   // Uniform on 8 x 8: 5.25 hops on average and the ejection, 6.25 moves a packet; the lanes from
   // 1.25 moves per router and cycle on.
-  TrafficOptions o;
-  o.rate = 0.21;
-  StandaloneTraffic single(fabric(), MeshGeometry(8, 8, 0), xy(), o);
-  EXPECT_TRUE(single.mesh().lanes());
-  o.rate = 0.19;
-  StandaloneTraffic light(fabric(), MeshGeometry(8, 8, 0), xy(), o);
-  EXPECT_FALSE(light.mesh().lanes());
+  auto lanes = [](const char* pattern, double rate, std::uint32_t packet_size = 1, std::uint32_t side = 8) {
+    TrafficOptions o;
+    o.pattern = pattern;
+    o.rate = rate;
+    o.packet_size = packet_size;
+    return StandaloneTraffic(fabric(), MeshGeometry(side, side, 0), xy(), o).mesh().lanes();
+  };
+  EXPECT_TRUE(lanes("uniform", 0.21));
+  EXPECT_FALSE(lanes("uniform", 0.19));
   // To (x + 1, y + 1) with wrap-around: 7/8 x 1 + 1/8 x 7 hops in each dimension, 4.5 moves a
   // packet.
-  o.pattern = "neighbor";
-  o.rate = 0.27;
-  StandaloneTraffic near(fabric(), MeshGeometry(8, 8, 0), xy(), o);
-  EXPECT_FALSE(near.mesh().lanes());
-  o.rate = 0.28;
-  StandaloneTraffic nearer(fabric(), MeshGeometry(8, 8, 0), xy(), o);
-  EXPECT_TRUE(nearer.mesh().lanes());
-  o.pattern = "uniform";
+  EXPECT_FALSE(lanes("neighbor", 0.27));
+  EXPECT_TRUE(lanes("neighbor", 0.28));
+  EXPECT_FALSE(lanes("uniform", 0.3, 1, 80));  // beyond LaneRouters::kMaxRouters
+  EXPECT_FALSE(lanes("uniform", 0.3, 2));
+  TrafficOptions o;
   o.rate = 0.3;
-  StandaloneTraffic big(fabric(), MeshGeometry(80, 80, 0), xy(), o);
-  EXPECT_FALSE(big.mesh().lanes());  // beyond LaneRouters::kMaxRouters
-  o.packet_size = 2;
-  StandaloneTraffic pairs(fabric(), MeshGeometry(8, 8, 0), xy(), o);
-  EXPECT_FALSE(pairs.mesh().lanes());
-  o.packet_size = 1;
   StandaloneTraffic scripted(fabric(), MeshGeometry(8, 8, 0), xy(), o);
   scripted.generator().add_packet({0, 0}, {3, 3}, 3, sim::Cycle(5));  // before any wavelet: lanes off
   EXPECT_FALSE(scripted.mesh().lanes());

@@ -15,6 +15,7 @@
 #include "fabric/traffic/pattern.h"
 #include "fabric/traffic/standalone.h"
 #include "sim/errors.h"
+#include "tests/support/traffic_results.h"
 
 namespace wafersim::fabric::traffic::fabric_traffic_test {
 namespace {
@@ -41,20 +42,7 @@ TrafficResult run(std::uint32_t k, TrafficOptions o, const FabricConfig& f = fab
   return t.run();
 }
 
-// Every field of two results equal (runs that must not be told apart).
-void expect_same_result(const TrafficResult& a, const TrafficResult& b) {
-  EXPECT_EQ(a.offered, b.offered);
-  EXPECT_EQ(a.accepted, b.accepted);
-  EXPECT_EQ(a.latency_avg, b.latency_avg);
-  EXPECT_EQ(a.latency_min, b.latency_min);
-  EXPECT_EQ(a.latency_p50, b.latency_p50);
-  EXPECT_EQ(a.latency_p99, b.latency_p99);
-  EXPECT_EQ(a.latency_max, b.latency_max);
-  EXPECT_EQ(a.packets, b.packets);
-  EXPECT_EQ(a.cycles, b.cycles);
-  EXPECT_EQ(a.drained, b.drained);
-  EXPECT_EQ(a.undelivered, b.undelivered);
-}
+using test::expect_same_result;
 
 TEST(Patterns, PermutationsOnAnEightByEightMesh) {
   SplitMix64 rng(1);
