@@ -269,7 +269,6 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
     store(valid, V{});  // (senders store only in cycles they visit)
     const V c = load(F(arrival(in, p, kColor)));
     const V payload = load(F(arrival(in, p, kPayload))), info = load(F(arrival(in, p, kInfo)));
-    store(F(kQueuedIn + p), load(F(kQueuedIn + p)) - v);
     const V dx = payload & 0xffffu, dy = payload >> 16;
     V o = splat(index(Port::Ramp));
     o = select(gt(y, dy), splat(index(Port::North)), o);
@@ -319,7 +318,12 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       }
       // Occupancy: the wavelets queued at each input in this cycle, before the grants.
 #pragma GCC unroll 5
-  for (std::uint32_t p = 0; p < kPorts; ++p) store(F(kOccupancy + p), load(F(kOccupancy + p)) + load(F(kQueuedIn + p)));
+  for (std::uint32_t p = 0; p < kPorts; ++p) {
+    V queued{};
+#pragma GCC unroll 4
+    for (std::uint32_t c = 0; c < kColors; ++c) queued += load(F(kCount + p * kColors + c));
+    store(F(kOccupancy + p), load(F(kOccupancy + p)) + queued);
+  }
 
   // Arbitrate each output (round robin over queue q = input * 4 + color, after the last grant)
   // and send the granted heads.
@@ -401,7 +405,6 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
   for (std::uint32_t p = 0; p < kPorts; ++p) {
     const V colors = (popped >> (p * kColors)) & 15u;
     const V n = popcount4(colors);
-    store(F(kQueuedIn + p), load(F(kQueuedIn + p)) - n);
     acc.queued[p] += n;
     if (p < 4) {
       store(F(kReturned + out * 4 + (p ^ 2u)) + steps[p], nibble_bytes(colors));

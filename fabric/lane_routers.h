@@ -74,7 +74,11 @@ class LaneRouters {
   [[nodiscard]] std::uint64_t stalled(std::uint32_t r, std::uint32_t p) const { return counter(kStalled + p, r); }
   [[nodiscard]] std::uint64_t occupancy(std::uint32_t r, std::uint32_t p) const { return counter(kOccupancy + p, r); }
   // Wavelets in input p's queues (of color c), and the i-th of queue (p, c) (0: the head).
-  [[nodiscard]] std::uint32_t queued(std::uint32_t r, std::uint32_t p) const { return at(kQueuedIn + p, r); }
+  [[nodiscard]] std::uint32_t queued(std::uint32_t r, std::uint32_t p) const {
+    std::uint32_t n = 0;
+    for (std::uint32_t c = 0; c < kColors; ++c) n += queued(r, p, c);
+    return n;
+  }
   [[nodiscard]] std::uint32_t queued(std::uint32_t r, std::uint32_t p, std::uint32_t c) const {
     return at(kCount + p * kColors + c, r);
   }
@@ -107,8 +111,7 @@ class LaneRouters {
     kForwarded = kReturned + 2 * 4,       // [output]: counted since the last fold (see fold())
     kStalled = kForwarded + kPorts,       // [output]: likewise
     kOccupancy = kStalled + kPorts,       // [input]: likewise
-    kQueuedIn = kOccupancy + kPorts,      // [input]: wavelets queued
-    kFields = kQueuedIn + kPorts,
+    kFields = kOccupancy + kPorts,
   };
   static constexpr std::uint32_t kCounters = 3 * kPorts;  // kForwarded .. kOccupancy
   // Counters run in 32-bit lanes and are added to 64-bit ones every 2^16 sweeps (a lane adds at
