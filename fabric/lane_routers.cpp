@@ -17,6 +17,7 @@ using V = std::uint32_t __attribute__((vector_size(32)));
 using VS = std::int32_t __attribute__((vector_size(32)));
 using VF = float __attribute__((vector_size(32)));
 using V64 = std::uint64_t __attribute__((vector_size(32)));
+using V8 = std::uint8_t __attribute__((vector_size(32)));
 
 // Lanes picked from two vectors (index i < 8: a's lane i, else b's lane i - 8).
 #if defined(__clang__)
@@ -38,6 +39,14 @@ inline V load(const std::uint32_t* p) {
 }
 inline void store(std::uint32_t* p, V v) { std::memcpy(p, &v, sizeof v); }
 inline V splat(std::uint32_t x) { return V{} + x; }
+inline V64 select64(V64 m, V64 a, V64 b) {
+#if defined(__AVX2__)
+  return reinterpret_cast<V64>(
+      _mm256_blendv_epi8(reinterpret_cast<__m256i>(b), reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(m)));
+#else
+  return (a & m) | (b & ~m);
+#endif
+}
 // Lanes as masks (all ones or zero) from comparisons.
 inline V eq(V a, V b) { return reinterpret_cast<V>(a == b); }
 inline V gt(V a, V b) { return reinterpret_cast<V>(reinterpret_cast<VS>(a) > reinterpret_cast<VS>(b)); }
@@ -74,24 +83,16 @@ inline V bit_index(V one_bit) {
   const VF f = __builtin_convertvector(reinterpret_cast<VS>(one_bit), VF);
   return (reinterpret_cast<V>(f) >> 23) - 127u;
 }
-// Bit 7 of each byte set where the byte is zero (bytes below 0x80), other bits clear.
-inline V zero_bytes(V x) {
-  const V lo = splat(0x7f7f7f7fu);
-  return ~(((x & lo) + lo) | x | lo);
+// Bits 0 .. 3: bytes 0 .. 3 are zero. (Each byte's flag moved to bit 28 + byte by one
+// multiplication: the partial products never share a bit, so nothing carries.)
+inline V zero_byte_flags(V x) {
+  const V z = reinterpret_cast<V>(reinterpret_cast<V8>(x) == V8{}) & 0x01010101u;
+  return (z * 0x10204080u) >> 28;
 }
-// Those flags (bit 7 of bytes 0 .. 3) as bits 0 .. 3.
-inline V byte_flags(V f) {
-  V v = f >> 7;
-  v |= v >> 7;
-  v |= v >> 14;
-  return v & 15u;
-}
-// Bits 0 .. 3 as the low bits of bytes 0 .. 3.
-inline V nibble_bytes(V m) { return (m & 1u) | (m & 2u) << 7 | (m & 4u) << 14 | (m & 8u) << 21; }
-inline V popcount4(V m) {
-  const V x = m - ((m >> 1) & 5u);
-  return (x & 3u) + ((x >> 2) & 3u);
-}
+// Bits 0 .. 3 as the low bits of bytes 0 .. 3 (likewise by one multiplication).
+inline V nibble_bytes(V m) { return (m * 0x00204081u) & 0x01010101u; }
+// The sum of the four bytes, each at most 63.
+inline V byte_sum(V b) { return (b * 0x01010101u) >> 24; }
 inline std::uint32_t hsum(V v) {
   std::uint32_t s = 0;
   for (std::uint32_t l = 0; l < 8; ++l) s += v[l];
@@ -133,10 +134,9 @@ inline void gather_heads(const std::uint64_t* base, V index, V64& lo, V64& hi) {
 LaneRouters::LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_t depth)
     : width_(width), routers_(width * height), groups_((width * height + 7) / 8), depth_(depth) {
   if (depth_ == 0 || depth_ > kMaxDepth) throw std::logic_error("LaneRouters: queue depth must be 1 .. 127");
-  pad_ = width_ + 16;
-  stride_ = groups_ * 8 + 2 * pad_;
-  words_.assign(std::size_t{kFields} * stride_, 0);
-  heads_.assign(std::size_t{kQueues} * stride_, 0);
+  if (width_ > kMaxWidth || routers_ > kMaxRouters) throw std::logic_error("LaneRouters: mesh too wide or too large");
+  words_.assign(kFields * kStride, 0);
+  heads_.assign(kQueues * kStride, 0);
   const std::uint32_t full = depth_ * 0x01010101u;
   for (std::uint32_t r = 0; r < groups_ * 8; ++r) {
     // (Lanes past the last router sit beyond the mesh: they are never sent anything.)
@@ -208,9 +208,9 @@ bool LaneRouters::idle(std::uint32_t r0, std::uint32_t in) const {
 
 // Counts a sweep adds up in lanes and totals once at its end.
 struct LaneRouters::Acc {
-  V queued[kPorts]{};   // [input]: wavelets that left its queues
-  V sent[kPorts]{};     // [input]: wavelets sent into it over links (one per lane)
-  V colors[kColors]{};  // grants per color
+  V queued[kPorts]{};  // [input]: wavelets that left its queues
+  V sent[kPorts]{};    // [input]: wavelets sent into it over links (one per lane)
+  V colors[2]{};       // [i]: grants of color i (low 16 bits) and of color i + 2 (high)
 };
 
 std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, const std::uint64_t* ramp_full, Ends& ends,
@@ -234,7 +234,8 @@ std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, const std::uin
   busy_ = busy;
   std::uint64_t granted = 0;
   for (std::uint32_t c = 0; c < kColors; ++c) {
-    const std::uint32_t n = hsum(acc.colors[c]);
+    const V half = c < 2 ? acc.colors[c] & 0xffffu : acc.colors[c - 2] >> 16;
+    const std::uint32_t n = hsum(half);
     totals.color_forwarded[c] += n;
     granted += n;
   }
@@ -249,10 +250,10 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
   // (Locals, not members, from here: the vector stores may alias anything and would force
   // members to be reloaded after each.)
   const std::uint32_t in = (t + 1) & 1u, out = t & 1u;
-  const std::size_t S = stride_;
-  std::uint32_t* const W = words_.data() + pad_ + r0;  // field f of router r0 + l: W[f * S + l]
-  const auto F = [W, S](std::uint32_t f) { return W + f * S; };
-  std::uint64_t* const heads = heads_.data() + pad_;
+  constexpr std::size_t S = kStride;
+  std::uint32_t* const W = words_.data() + kPad + r0;  // field f of router r0 + l: W[f * S + l]
+  const auto F = [W](std::uint32_t f) { return W + f * kStride; };
+  std::uint64_t* const heads = heads_.data() + kPad;
   const std::uint32_t routers = routers_, depth = depth_;
   std::uint8_t* const ring_heads = ring_head_.data();
   Flit* const ring = ring_.data();
@@ -261,7 +262,8 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
   const V x = load(F(kX)), y = load(F(kY));
 
   // Take in what arrived: into an empty queue as its head (with its request), else behind it.
-  V behind{};  // bit q: a wavelet queued behind the head of queue q
+  V behind{};         // bit q: a wavelet queued behind the head of queue q
+  V added[kPorts]{};  // [output]: requests of the new heads
 #pragma GCC unroll 5
   for (std::uint32_t p = 0; p < kPorts; ++p) {
     std::uint32_t* const valid = F(arrival(in, p, kValid));
@@ -269,41 +271,46 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
     store(valid, V{});  // (senders store only in cycles they visit)
     const V c = load(F(arrival(in, p, kColor)));
     const V payload = load(F(arrival(in, p, kPayload))), info = load(F(arrival(in, p, kInfo)));
+    std::uint32_t* const count = F(kCount + p);
+    const V n0 = load(count);
+    const V shift = c << 3u;
+    const V empty = eq((n0 >> shift) & 0xffu, V{});
+    store(count, n0 + ((v & 1u) << shift));
+    const V bit = splat(1u << (p * kColors)) << c;
+    const V nh = v & empty;
+    behind |= v & ~empty & bit;
+    // The new heads' outputs by XY routing (from a link input, only on or out: see xy_route_from).
+    const V nb = nh & bit;
     const V dx = payload & 0xffffu, dy = payload >> 16;
-    V o = splat(index(Port::Ramp));
-    o = select(gt(y, dy), splat(index(Port::North)), o);
-    o = select(gt(dy, y), splat(index(Port::South)), o);
-    o = select(gt(x, dx), splat(index(Port::West)), o);
-    o = select(gt(dx, x), splat(index(Port::East)), o);
+    const V south = gt(dy, y), north = gt(y, dy);
+    if (p == index(Port::North)) {
+      added[index(Port::South)] |= nb & south;
+      added[index(Port::Ramp)] |= nb & ~south;
+    } else if (p == index(Port::South)) {
+      added[index(Port::North)] |= nb & north;
+      added[index(Port::Ramp)] |= nb & ~north;
+    } else {
+      const V east = gt(dx, x), west = gt(x, dx);
+      const V column = nb & ~(east | west);
+      if (p != index(Port::East)) added[index(Port::East)] |= nb & east;
+      if (p != index(Port::West)) added[index(Port::West)] |= nb & west;
+      added[index(Port::South)] |= column & south;
+      added[index(Port::North)] |= column & north;
+      added[index(Port::Ramp)] |= column & ~(south | north);
+    }
     const V64 lo = reinterpret_cast<V64>(interleave_lo(payload, info));
     const V64 hi = reinterpret_cast<V64>(interleave_hi(payload, info));
-    V new_heads{};
 #pragma GCC unroll 4
     for (std::uint32_t cc = 0; cc < kColors; ++cc) {
-      const std::uint32_t q = p * kColors + cc;
-      const V m = v & eq(c, splat(cc));
-      std::uint32_t* const count = F(kCount + q);
-      const V n0 = load(count);
-      const V empty = eq(n0, V{});
-      const V nh = m & empty;
-      store(count, n0 - m);
-      std::uint64_t* const h = heads + std::size_t{q} * S + r0;
+      const V m = nh & eq(c, splat(cc));
+      std::uint64_t* const h = heads + std::size_t{p * kColors + cc} * S + r0;
       V64 hl, hh;
       std::memcpy(&hl, h, sizeof hl);
       std::memcpy(&hh, h + 4, sizeof hh);
-      const V64 ml = reinterpret_cast<V64>(interleave_lo(nh, nh));
-      const V64 mh = reinterpret_cast<V64>(interleave_hi(nh, nh));
-      hl = (lo & ml) | (hl & ~ml);
-      hh = (hi & mh) | (hh & ~mh);
+      hl = select64(reinterpret_cast<V64>(interleave_lo(m, m)), lo, hl);
+      hh = select64(reinterpret_cast<V64>(interleave_hi(m, m)), hi, hh);
       std::memcpy(h, &hl, sizeof hl);
       std::memcpy(h + 4, &hh, sizeof hh);
-      new_heads |= nh & (1u << q);
-      behind |= (m & ~empty) & (1u << q);
-    }
-#pragma GCC unroll 5
-    for (std::uint32_t oo = 0; oo < kPorts; ++oo) {
-      std::uint32_t* const rq = F(kRequests + oo);
-      store(rq, load(rq) | (new_heads & eq(o, splat(oo))));
     }
   }
   if (!none(behind))
@@ -312,17 +319,17 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
         const auto q = static_cast<std::uint32_t>(__builtin_ctz(m));
         const std::uint32_t p = q / kColors;
         const std::size_t qr = std::size_t{q} * routers + r0 + l;
-        std::uint32_t pos = ring_heads[qr] + F(kCount + q)[l] - 2u;  // (the count has it and the head)
+        // (The count has it and the head.)
+        std::uint32_t pos = ring_heads[qr] + (F(kCount + p)[l] >> (8 * (q % kColors)) & 0xffu) - 2u;
         if (pos >= depth) pos -= depth;
         ring[qr * depth + pos] = Flit{F(arrival(in, p, kPayload))[l], F(arrival(in, p, kInfo))[l]};
       }
       // Occupancy: the wavelets queued at each input in this cycle, before the grants.
 #pragma GCC unroll 5
   for (std::uint32_t p = 0; p < kPorts; ++p) {
-    V queued{};
-#pragma GCC unroll 4
-    for (std::uint32_t c = 0; c < kColors; ++c) queued += load(F(kCount + p * kColors + c));
-    store(F(kOccupancy + p), load(F(kOccupancy + p)) + queued);
+    const V n = load(F(kCount + p));
+    const V pairs = (n & 0x00ff00ffu) + (n >> 8 & 0x00ff00ffu);
+    store(F(kOccupancy + p), load(F(kOccupancy + p)) + ((pairs + (pairs >> 16)) & 0xffffu));
   }
 
   // Arbitrate each output (round robin over queue q = input * 4 + color, after the last grant)
@@ -339,7 +346,7 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       const V credits = load(cr) + load(ret);
       store(ret, V{});
       store(cr, credits);
-      blocked = byte_flags(zero_bytes(credits));
+      blocked = zero_byte_flags(credits);
     } else {
       // (Lanes past the last router read its word: they request nothing.)
       const V r = splat(r0) + lanes;
@@ -349,7 +356,7 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
                 15u;
     }
     std::uint32_t* const rqp = F(kRequests + o);
-    const V rq = load(rqp);
+    const V rq = load(rqp) | added[o];
     const V bl = blocked * 0x11111u;  // for each input
     if (const V stalled = rq & bl; !none(stalled))
       for (std::uint32_t l = 0; l < 8; ++l)
@@ -362,7 +369,10 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
         }
     const V open = rq & ~bl;
     const V any = ~eq(open, V{});
-    if (none(any)) continue;
+    if (none(any)) {
+      store(rqp, rq);
+      continue;
+    }
     std::uint32_t* const last = F(kLast + o);
     const V prev = load(last);
     V start = prev + 1u;
@@ -400,34 +410,35 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
   }
   if (none(popped)) return;
 
-    // Pop the granted heads: credits back upstream (or to the ramp's endpoint), counters.
+  // Pop the granted heads: credits back upstream (or to the ramp's endpoint), counters; the
+  // wavelet behind a granted head becomes the head (its request from the next cycle).
+  V advance{};  // bit q: queue q has a wavelet behind its popped head
+  V granted{};  // grants per color, a byte each
 #pragma GCC unroll 5
   for (std::uint32_t p = 0; p < kPorts; ++p) {
     const V colors = (popped >> (p * kColors)) & 15u;
-    const V n = popcount4(colors);
-    acc.queued[p] += n;
+    const V popped_bytes = nibble_bytes(colors);
+    acc.queued[p] += byte_sum(popped_bytes);
+    granted += popped_bytes;
+    std::uint32_t* const count = F(kCount + p);
+    const V left = load(count) - popped_bytes;
+    store(count, left);
+    advance |= (colors & ~zero_byte_flags(left)) << (p * kColors);
     if (p < 4) {
-      store(F(kReturned + out * 4 + (p ^ 2u)) + steps[p], nibble_bytes(colors));
+      store(F(kReturned + out * 4 + (p ^ 2u)) + steps[p], popped_bytes);
     } else if (!none(colors)) {
       for (std::uint32_t l = 0; l < 8; ++l)
         for (std::uint32_t m = colors[l]; m; m &= m - 1)
           ends.ramp_freed(r0 + l, static_cast<std::uint32_t>(__builtin_ctz(m)), t);
     }
   }
-#pragma GCC unroll 4
-  for (std::uint32_t cc = 0; cc < kColors; ++cc) {
-    const V v = (popped >> cc) & 0x11111u;  // one bit per input
-    acc.colors[cc] += (v + (v >> 4) + (v >> 8) + (v >> 12) + (v >> 16)) & 7u;
-  }
-  for (std::uint32_t qs = hor(popped); qs; qs &= qs - 1) {
-    const auto q = static_cast<std::uint32_t>(__builtin_ctz(qs));
-    const V one = (popped >> q) & 1u;
-    std::uint32_t* const count = F(kCount + q);
-    const V left = load(count) - one;
-    store(count, left);
-    // The wavelet behind a granted head becomes the head (its request from the next cycle).
-    for (std::uint32_t m = lanes_of(gt(left, V{}) & eq(one, splat(1u))); m; m &= m - 1) {
-      const auto l = static_cast<std::uint32_t>(__builtin_ctz(m));
+  // (At most 5 a lane, and at most kMaxRouters / 8 groups: no half overflows in a sweep.)
+  acc.colors[0] += granted & 0x00ff00ffu;       // colors 0 and 2
+  acc.colors[1] += granted >> 8 & 0x00ff00ffu;  // colors 1 and 3
+  if (none(advance)) return;
+  for (std::uint32_t l = 0; l < 8; ++l)
+    for (std::uint32_t m = advance[l]; m; m &= m - 1) {
+      const auto q = static_cast<std::uint32_t>(__builtin_ctz(m));
       const std::size_t qr = std::size_t{q} * routers + r0 + l;
       std::uint8_t& ring_head = ring_heads[qr];
       const Flit f = ring[qr * depth + ring_head];
@@ -435,7 +446,6 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       heads_[head_index(q, r0 + l)] = f.payload | std::uint64_t{f.info} << 32;
       F(kRequests + xy_route(F(kX)[l], F(kY)[l], f.payload))[l] |= 1u << q;
     }
-  }
 }
 
 }  // namespace wafersim::fabric

@@ -21,6 +21,8 @@ class LaneRouters {
   // allocated with the rings behind the heads), and past the caches that costs more than the
   // lanes save (docs/performance.md, "Thirteenth pass").
   static constexpr std::uint32_t kMaxRouters = 4096;
+  // Rows of at most 240 routers: the arrays are padded by a row and a group on either side.
+  static constexpr std::uint32_t kMaxWidth = 240;
   static constexpr std::uint32_t kQueues = kPorts * kColors;  // per router, queue q = port * kColors + color
   // Whether this build has them: with AVX2 (WAFERSIM_ARCH x86-64-v3 or later). Without, the
   // same code in SSE pairs runs at a fraction of the routers' own sweep, so it is not offered.
@@ -80,7 +82,7 @@ class LaneRouters {
     return n;
   }
   [[nodiscard]] std::uint32_t queued(std::uint32_t r, std::uint32_t p, std::uint32_t c) const {
-    return at(kCount + p * kColors + c, r);
+    return at(kCount + p, r) >> (8 * c) & 0xffu;
   }
   [[nodiscard]] Flit queued_flit(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) const;
   // Credits of color c left on link output o (0 .. 3) of router r (returned ones from the next cycle).
@@ -97,14 +99,18 @@ class LaneRouters {
   [[nodiscard]] std::uint64_t allocated_bytes() const;
 
  private:
-  // The per-router arrays, by field (each `stride_` words: padding, then routers, then padding,
-  // so that stores shifted by a row stay inside).
+  // The per-router arrays, by field (each kStride words: padding, then routers, then padding,
+  // so that stores shifted by a row stay inside). The stride is fixed, so that a field is a
+  // constant offset from a group's first router; 16 words more than the padded routers, so that
+  // the fields of a group fall into different cache sets.
+  static constexpr std::uint32_t kPad = kMaxWidth + 16;
+  static constexpr std::size_t kStride = kMaxRouters + 2 * kPad + 16;
   enum Field : std::uint32_t {
     kX = 0,
     kY,
     kArrivals,                            // [parity][input][valid, color, payload, info]
-    kCount = kArrivals + 2 * kPorts * 4,  // [queue]: wavelets queued
-    kRequests = kCount + kQueues,         // [output]: bit q, the head of queue q requests it
+    kCount = kArrivals + 2 * kPorts * 4,  // [input]: wavelets queued, a byte per color
+    kRequests = kCount + kPorts,          // [output]: bit q, the head of queue q requests it
     kLast = kRequests + kPorts,           // [output]: the queue granted last
     kCredits = kLast + kPorts,            // [output 0 .. 3]: credits, a byte per color
     kReturned = kCredits + 4,             // [parity][output 0 .. 3]: credits returned in that cycle
@@ -126,10 +132,8 @@ class LaneRouters {
     return kArrivals + (parity * kPorts + p) * 4 + w;
   }
   [[nodiscard]] std::uint32_t at(std::uint32_t field, std::uint32_t r) const { return base(field)[r]; }
-  [[nodiscard]] const std::uint32_t* base(std::uint32_t field) const {
-    return words_.data() + std::size_t{field} * stride_ + pad_;
-  }
-  std::uint32_t* base(std::uint32_t field) { return words_.data() + std::size_t{field} * stride_ + pad_; }
+  [[nodiscard]] const std::uint32_t* base(std::uint32_t field) const { return words_.data() + field * kStride + kPad; }
+  std::uint32_t* base(std::uint32_t field) { return words_.data() + field * kStride + kPad; }
   struct Acc;
   void visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* ramp_full, Ends& ends, const Totals& totals,
              Acc& acc);
@@ -139,11 +143,10 @@ class LaneRouters {
   // two interleaving unpacks of payloads and infos leave them).
   [[nodiscard]] std::size_t head_index(std::uint32_t q, std::uint32_t r) const {
     const std::uint32_t l = r & 7u;
-    return std::size_t{q} * stride_ + pad_ + ((r & ~7u) | (l & 1u) | (l >> 1 & 1u) << 2 | (l >> 2 & 1u) << 1);
+    return q * kStride + kPad + ((r & ~7u) | (l & 1u) | (l >> 1 & 1u) << 2 | (l >> 2 & 1u) << 1);
   }
 
   std::uint32_t width_, routers_, groups_, depth_;
-  std::uint32_t pad_, stride_;
   std::vector<std::uint32_t> words_;         // kFields arrays
   std::vector<std::uint64_t> heads_;         // [queue] arrays: the head wavelet
   std::vector<std::uint32_t> ramp_credits_;  // [router]: the ramp input's credits, a byte per color

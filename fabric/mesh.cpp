@@ -143,8 +143,8 @@ bool Mesh::use_lanes(std::uint32_t colors) {
   lanes_.reset();
   lane_colors_ = 0;
   if (!LaneRouters::kAvailable || colors == 0 || colors > LaneRouters::kColors || colors > colors_ || !xy_ ||
-      geometry_.routers() > LaneRouters::kMaxRouters || hop_ != 1 || ramp_ != 1 || link_stats_ ||
-      options_.trace_counters != StatsDetail::Totals || depth_ > LaneRouters::kMaxDepth)
+      geometry_.routers() > LaneRouters::kMaxRouters || geometry_.width() > LaneRouters::kMaxWidth || hop_ != 1 ||
+      ramp_ != 1 || link_stats_ || options_.trace_counters != StatsDetail::Totals || depth_ > LaneRouters::kMaxDepth)
     return false;
   lanes_ = std::make_unique<LaneRouters>(geometry_.width(), geometry_.height(), depth_);
   lane_colors_ = colors;

@@ -119,7 +119,7 @@ class Mesh final : public sim::Clocked {
   // the first wavelet is sent; returns whether the lanes are used: in builds with AVX2, with XY
   // routing, 1-cycle hops and ramps, no per-color link counters or tracing counters, at most
   // LaneRouters::kColors colors, queues of at most LaneRouters::kMaxDepth and meshes of at
-  // most LaneRouters::kMaxRouters.
+  // most LaneRouters::kMaxRouters routers in rows of at most LaneRouters::kMaxWidth.
   bool use_lanes(std::uint32_t colors);
   [[nodiscard]] bool lanes() const { return lanes_ != nullptr; }
 
