@@ -68,6 +68,8 @@ inline std::uint32_t lanes_of(V m) {
   return b;
 #endif
 }
+// Bit l: lane l is not zero.
+inline std::uint32_t nonzero_lanes(V v) { return lanes_of(~eq(v, V{})); }
 inline bool none(V v) {
 #if defined(__AVX2__)
   const auto x = reinterpret_cast<__m256i>(v);
@@ -97,12 +99,6 @@ inline std::uint32_t hsum(V v) {
   std::uint32_t s = 0;
   for (std::uint32_t l = 0; l < 8; ++l) s += v[l];
   return s;
-}
-inline std::uint32_t hor(V v) {
-  v |= WAFERSIM_SHUFFLE(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
-  v |= WAFERSIM_SHUFFLE(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
-  v |= WAFERSIM_SHUFFLE(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
-  return v[0];
 }
 inline V gather32(const std::uint32_t* base, V index) {
 #if defined(__AVX2__)
@@ -198,14 +194,6 @@ void LaneRouters::fold() {
   }
 }
 
-bool LaneRouters::idle(std::uint32_t r0, std::uint32_t in) const {
-  V a{};
-  for (std::uint32_t p = 0; p < kPorts; ++p)
-    a |= load(base(arrival(in, p, kValid)) + r0) | load(base(kRequests + p) + r0);
-  for (std::uint32_t o = 0; o < 4; ++o) a |= load(base(kReturned + in * 4 + o) + r0);
-  return none(a);
-}
-
 // Counts a sweep adds up in lanes and totals once at its end.
 struct LaneRouters::Acc {
   V queued[kPorts]{};  // [input]: wavelets that left its queues
@@ -222,9 +210,19 @@ std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, const std::uin
   const std::uint32_t in = (t + 1) & 1u;
   Acc acc;
   bool busy = false;
+  // A group has work if a wavelet or credit arrives or a head requests an output.
+  const std::uint32_t* const arriving = base(arrival(in, 0, kValid));
+  const std::uint32_t* const requests = base(kRequests);
+  const std::uint32_t* const returned = base(kReturned + in * 4);
   for (std::uint32_t g = 0; g < groups_; ++g) {
     const std::uint32_t r0 = g * 8;
-    const bool work = !idle(r0, in);
+    V a{};
+#pragma GCC unroll 5
+    for (std::uint32_t p = 0; p < kPorts; ++p)
+      a |= load(arriving + p * 4 * kStride + r0) | load(requests + p * kStride + r0);
+#pragma GCC unroll 4
+    for (std::uint32_t o = 0; o < 4; ++o) a |= load(returned + o * kStride + r0);
+    const bool work = !none(a);
     busy |= work;
     if (work || !skip_idle) {
       visit(r0, t, ramp_full, ends, totals, acc);
@@ -260,17 +258,24 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
   const std::int64_t width = width_;
   const std::int64_t steps[4] = {-width, 1, width, -1};
   const V x = load(F(kX)), y = load(F(kY));
+  // The arrival registers and returned credits of this cycle (in) and of the next (out).
+  std::uint32_t* const arrivals_in = F(arrival(in, 0, kValid));
+  std::uint32_t* const arrivals_out = F(arrival(out, 0, kValid));
+  const auto arrived = [arrivals_in](std::uint32_t p, ArrivalWord w) { return arrivals_in + (p * 4 + w) * kStride; };
+  const auto arriving = [arrivals_out](std::uint32_t p, ArrivalWord w) { return arrivals_out + (p * 4 + w) * kStride; };
+  std::uint32_t* const returned_in = F(kReturned + in * 4);
+  std::uint32_t* const returned_out = F(kReturned + out * 4);
 
   // Take in what arrived: into an empty queue as its head (with its request), else behind it.
   V behind{};         // bit q: a wavelet queued behind the head of queue q
   V added[kPorts]{};  // [output]: requests of the new heads
 #pragma GCC unroll 5
   for (std::uint32_t p = 0; p < kPorts; ++p) {
-    std::uint32_t* const valid = F(arrival(in, p, kValid));
+    std::uint32_t* const valid = arrived(p, kValid);
     const V v = load(valid);
     store(valid, V{});  // (senders store only in cycles they visit)
-    const V c = load(F(arrival(in, p, kColor)));
-    const V payload = load(F(arrival(in, p, kPayload))), info = load(F(arrival(in, p, kInfo)));
+    const V c = load(arrived(p, kColor));
+    const V payload = load(arrived(p, kPayload)), info = load(arrived(p, kInfo));
     std::uint32_t* const count = F(kCount + p);
     const V n0 = load(count);
     const V shift = c << 3u;
@@ -313,18 +318,19 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       std::memcpy(h + 4, &hh, sizeof hh);
     }
   }
-  if (!none(behind))
-    for (std::uint32_t l = 0; l < 8; ++l)
-      for (std::uint32_t m = behind[l]; m; m &= m - 1) {
-        const auto q = static_cast<std::uint32_t>(__builtin_ctz(m));
-        const std::uint32_t p = q / kColors;
-        const std::size_t qr = std::size_t{q} * routers + r0 + l;
-        // (The count has it and the head.)
-        std::uint32_t pos = ring_heads[qr] + (F(kCount + p)[l] >> (8 * (q % kColors)) & 0xffu) - 2u;
-        if (pos >= depth) pos -= depth;
-        ring[qr * depth + pos] = Flit{F(arrival(in, p, kPayload))[l], F(arrival(in, p, kInfo))[l]};
-      }
-      // Occupancy: the wavelets queued at each input in this cycle, before the grants.
+  for (std::uint32_t ls = nonzero_lanes(behind); ls; ls &= ls - 1) {
+    const auto l = static_cast<std::uint32_t>(__builtin_ctz(ls));
+    for (std::uint32_t m = behind[l]; m; m &= m - 1) {
+      const auto q = static_cast<std::uint32_t>(__builtin_ctz(m));
+      const std::uint32_t p = q / kColors;
+      const std::size_t qr = std::size_t{q} * routers + r0 + l;
+      // (The count has it and the head.)
+      std::uint32_t pos = ring_heads[qr] + (F(kCount + p)[l] >> (8 * (q % kColors)) & 0xffu) - 2u;
+      if (pos >= depth) pos -= depth;
+      ring[qr * depth + pos] = Flit{arrived(p, kPayload)[l], arrived(p, kInfo)[l]};
+    }
+  }
+  // Occupancy: the wavelets queued at each input in this cycle, before the grants.
 #pragma GCC unroll 5
   for (std::uint32_t p = 0; p < kPorts; ++p) {
     const V n = load(F(kCount + p));
@@ -342,7 +348,7 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
     V blocked;  // colors without a credit
     if (o < 4) {
       std::uint32_t* const cr = F(kCredits + o);
-      std::uint32_t* const ret = F(kReturned + in * 4 + o);
+      std::uint32_t* const ret = returned_in + o * kStride;
       const V credits = load(cr) + load(ret);
       store(ret, V{});
       store(cr, credits);
@@ -359,14 +365,15 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
     const V rq = load(rqp) | added[o];
     const V bl = blocked * 0x11111u;  // for each input
     if (const V stalled = rq & bl; !none(stalled))
-      for (std::uint32_t l = 0; l < 8; ++l)
-        if (std::uint32_t st = stalled[l]) {
-          std::uint32_t colors = (st | st >> 4 | st >> 8 | st >> 12 | st >> 16) & 15u;
-          const auto n = static_cast<std::uint32_t>(__builtin_popcount(colors));
-          F(kStalled + o)[l] += n;
-          *totals.stalled += n;
-          for (; colors; colors &= colors - 1) ++totals.color_stalled[__builtin_ctz(colors)];
-        }
+      for (std::uint32_t ls = nonzero_lanes(stalled); ls; ls &= ls - 1) {
+        const auto l = static_cast<std::uint32_t>(__builtin_ctz(ls));
+        const std::uint32_t st = stalled[l];
+        std::uint32_t colors = (st | st >> 4 | st >> 8 | st >> 12 | st >> 16) & 15u;
+        const auto n = static_cast<std::uint32_t>(__builtin_popcount(colors));
+        F(kStalled + o)[l] += n;
+        *totals.stalled += n;
+        for (; colors; colors &= colors - 1) ++totals.color_stalled[__builtin_ctz(colors)];
+      }
     const V open = rq & ~bl;
     const V any = ~eq(open, V{});
     if (none(any)) {
@@ -396,10 +403,10 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       store(cr, load(cr) - (any & (V{} + 1u) << (color << 3)));
       const std::uint32_t pp = o ^ 2u;
       const std::int64_t s = steps[o];
-      store(F(arrival(out, pp, kValid)) + s, any);
-      store(F(arrival(out, pp, kColor)) + s, color);
-      store(F(arrival(out, pp, kPayload)) + s, payload);
-      store(F(arrival(out, pp, kInfo)) + s, info);
+      store(arriving(pp, kValid) + s, any);
+      store(arriving(pp, kColor) + s, color);
+      store(arriving(pp, kPayload) + s, payload);
+      store(arriving(pp, kInfo) + s, info);
       acc.sent[pp] -= any;
     } else {
       for (std::uint32_t m = lanes_of(any); m; m &= m - 1) {
@@ -425,18 +432,20 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
     store(count, left);
     advance |= (colors & ~zero_byte_flags(left)) << (p * kColors);
     if (p < 4) {
-      store(F(kReturned + out * 4 + (p ^ 2u)) + steps[p], popped_bytes);
-    } else if (!none(colors)) {
-      for (std::uint32_t l = 0; l < 8; ++l)
+      store(returned_out + (p ^ 2u) * kStride + steps[p], popped_bytes);
+    } else {
+      for (std::uint32_t ls = nonzero_lanes(colors); ls; ls &= ls - 1) {
+        const auto l = static_cast<std::uint32_t>(__builtin_ctz(ls));
         for (std::uint32_t m = colors[l]; m; m &= m - 1)
           ends.ramp_freed(r0 + l, static_cast<std::uint32_t>(__builtin_ctz(m)), t);
+      }
     }
   }
   // (At most 5 a lane, and at most kMaxRouters / 8 groups: no half overflows in a sweep.)
   acc.colors[0] += granted & 0x00ff00ffu;       // colors 0 and 2
   acc.colors[1] += granted >> 8 & 0x00ff00ffu;  // colors 1 and 3
-  if (none(advance)) return;
-  for (std::uint32_t l = 0; l < 8; ++l)
+  for (std::uint32_t ls = nonzero_lanes(advance); ls; ls &= ls - 1) {
+    const auto l = static_cast<std::uint32_t>(__builtin_ctz(ls));
     for (std::uint32_t m = advance[l]; m; m &= m - 1) {
       const auto q = static_cast<std::uint32_t>(__builtin_ctz(m));
       const std::size_t qr = std::size_t{q} * routers + r0 + l;
@@ -446,6 +455,7 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       heads_[head_index(q, r0 + l)] = f.payload | std::uint64_t{f.info} << 32;
       F(kRequests + xy_route(F(kX)[l], F(kY)[l], f.payload))[l] |= 1u << q;
     }
+  }
 }
 
 }  // namespace wafersim::fabric

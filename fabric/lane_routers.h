@@ -137,7 +137,6 @@ class LaneRouters {
   struct Acc;
   void visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* ramp_full, Ends& ends, const Totals& totals,
              Acc& acc);
-  [[nodiscard]] bool idle(std::uint32_t r0, std::uint32_t in) const;
   [[nodiscard]] std::uint64_t head(std::uint32_t q, std::uint32_t r) const { return heads_[head_index(q, r)]; }
   // Heads are 64-bit (payload | info << 32), eight routers in the order 0 1 4 5 2 3 6 7 (as
   // two interleaving unpacks of payloads and infos leave them).
