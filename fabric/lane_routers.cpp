@@ -138,7 +138,7 @@ LaneRouters::LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_
     // (Lanes past the last router sit beyond the mesh: they are never sent anything.)
     base(kX)[r] = r % width_;
     base(kY)[r] = r / width_;
-    for (std::uint32_t o = 0; o < kPorts; ++o) base(kLast + o)[r] = kQueues - 1;
+    for (std::uint32_t o = 0; o < kPorts; ++o) base(kAfter + o)[r] = ~0u;
     for (std::uint32_t o = 0; o < 4; ++o) base(kCredits + o)[r] = full;
   }
   ramp_credits_.assign(routers_, full);
@@ -380,15 +380,13 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
       store(rqp, rq);
       continue;
     }
-    std::uint32_t* const last = F(kLast + o);
-    const V prev = load(last);
-    V start = prev + 1u;
-    start &= ~eq(start, splat(kQueues));
-    const V later = open & (splat(~0u) << start);
+    std::uint32_t* const after = F(kAfter + o);
+    const V prev = load(after);
+    const V later = open & prev;
     const V pick = select(eq(later, V{}), open, later);
     const V low = pick & (V{} - pick);
     const V q = bit_index(low) & any;
-    store(last, select(any, q, prev));
+    store(after, select(any, V{} - (low + low), prev));
     store(rqp, rq & ~low);
     popped |= low;
     store(F(kForwarded + o), load(F(kForwarded + o)) - any);

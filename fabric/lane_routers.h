@@ -111,8 +111,8 @@ class LaneRouters {
     kArrivals,                            // [parity][input][valid, color, payload, info]
     kCount = kArrivals + 2 * kPorts * 4,  // [input]: wavelets queued, a byte per color
     kRequests = kCount + kPorts,          // [output]: bit q, the head of queue q requests it
-    kLast = kRequests + kPorts,           // [output]: the queue granted last
-    kCredits = kLast + kPorts,            // [output 0 .. 3]: credits, a byte per color
+    kAfter = kRequests + kPorts,          // [output]: bits of the queues after the one granted last
+    kCredits = kAfter + kPorts,           // [output 0 .. 3]: credits, a byte per color
     kReturned = kCredits + 4,             // [parity][output 0 .. 3]: credits returned in that cycle
     kForwarded = kReturned + 2 * 4,       // [output]: counted since the last fold (see fold())
     kStalled = kForwarded + kPorts,       // [output]: likewise
