@@ -100,16 +100,6 @@ inline std::uint32_t hsum(V v) {
   for (std::uint32_t l = 0; l < 8; ++l) s += v[l];
   return s;
 }
-inline V gather32(const std::uint32_t* base, V index) {
-#if defined(__AVX2__)
-  return reinterpret_cast<V>(
-      _mm256_i32gather_epi32(reinterpret_cast<const int*>(base), reinterpret_cast<__m256i>(index), 4));
-#else
-  V v;
-  for (std::uint32_t l = 0; l < 8; ++l) v[l] = base[index[l]];
-  return v;
-#endif
-}
 // 64-bit words at base[index[l]] for lanes 0 1 4 5 (lo) and 2 3 6 7 (hi); index lanes past
 // those masked out read base[0].
 inline void gather_heads(const std::uint64_t* base, V index, V64& lo, V64& hi) {
@@ -139,7 +129,7 @@ LaneRouters::LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_
     base(kX)[r] = r % width_;
     base(kY)[r] = r / width_;
     for (std::uint32_t o = 0; o < kPorts; ++o) base(kAfter + o)[r] = ~0u;
-    for (std::uint32_t o = 0; o < 4; ++o) base(kCredits + o)[r] = full;
+    for (std::uint32_t o = 0; o < kPorts; ++o) base(kCredits + o)[r] = full;
   }
   ramp_credits_.assign(routers_, full);
   injected_.assign(routers_, 0);
@@ -201,8 +191,7 @@ struct LaneRouters::Acc {
   V colors[2]{};       // [i]: grants of color i (low 16 bits) and of color i + 2 (high)
 };
 
-std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, const std::uint64_t* ramp_full, Ends& ends,
-                                 const Totals& totals) {
+std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, Ends& ends, const Totals& totals) {
   if (++sweeps_since_fold_ == kFoldEvery) {
     fold();
     sweeps_since_fold_ = 0;
@@ -225,7 +214,7 @@ std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, const std::uin
     const bool work = !none(a);
     busy |= work;
     if (work || !skip_idle) {
-      visit(r0, t, ramp_full, ends, totals, acc);
+      visit(r0, t, ends, totals, acc);
       ++visits_;
     }
   }
@@ -243,8 +232,7 @@ std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, const std::uin
   return granted;
 }
 
-void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* ramp_full, Ends& ends,
-                        const Totals& totals, Acc& acc) {
+void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, Ends& ends, const Totals& totals, Acc& acc) {
   // (Locals, not members, from here: the vector stores may alias anything and would force
   // members to be reloaded after each.)
   const std::uint32_t in = (t + 1) & 1u, out = t & 1u;
@@ -341,26 +329,18 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
   // Arbitrate each output (round robin over queue q = input * 4 + color, after the last grant)
   // and send the granted heads.
   V popped{};
-  const V lanes = V{0, 1, 2, 3, 4, 5, 6, 7};
   const V slots = splat(r0) + V{0, 1, 4, 5, 2, 3, 6, 7};  // head_index order within the group
 #pragma GCC unroll 5
   for (std::uint32_t o = 0; o < kPorts; ++o) {
-    V blocked;  // colors without a credit
-    if (o < 4) {
-      std::uint32_t* const cr = F(kCredits + o);
+    std::uint32_t* const cr = F(kCredits + o);
+    V credits = load(cr);
+    if (o < 4) {  // (the ramp output's come back through ramp_output_freed)
       std::uint32_t* const ret = returned_in + o * kStride;
-      const V credits = load(cr) + load(ret);
+      credits += load(ret);
       store(ret, V{});
       store(cr, credits);
-      blocked = zero_byte_flags(credits);
-    } else {
-      // (Lanes past the last router read its word: they request nothing.)
-      const V r = splat(r0) + lanes;
-      const V last = splat(routers - 1);
-      blocked = gather32(reinterpret_cast<const std::uint32_t*>(ramp_full),
-                         (select(gt(r, last), last, r) * kPorts + o) * 2u) &
-                15u;
     }
+    const V blocked = zero_byte_flags(credits);  // colors without a credit
     std::uint32_t* const rqp = F(kRequests + o);
     const V rq = load(rqp) | added[o];
     const V bl = blocked * 0x11111u;  // for each input
@@ -396,9 +376,8 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* 
     const V payload = even_words(plo, phi);
     const V info = odd_words(plo, phi);
     const V color = q & (kColors - 1);
+    store(cr, credits - (any & (V{} + 1u) << (color << 3)));
     if (o < 4) {
-      std::uint32_t* const cr = F(kCredits + o);
-      store(cr, load(cr) - (any & (V{} + 1u) << (color << 3)));
       const std::uint32_t pp = o ^ 2u;
       const std::int64_t s = steps[o];
       store(arriving(pp, kValid) + s, any);

@@ -59,13 +59,14 @@ class LaneRouters {
   }
   void inject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t);
   void return_ramp_credit(std::uint32_t r, std::uint32_t c) { ramp_credits_[r] += 1u << (8 * c); }
+  // The endpoint took a wavelet of color c that router r ejected (a credit for its ramp output,
+  // from the next sweep on).
+  void ramp_output_freed(std::uint32_t r, std::uint32_t c) { base(kCredits + index(Port::Ramp))[r] += 1u << (8 * c); }
 
   // One cycle of every router with work (of every router without `skip_idle`): takes in what
   // arrived, counts occupancy, grants each output round robin over (input, color), moves the
-  // granted wavelets. `ramp_full[r * 5 + 4]` holds the colors router r's ramp output has no
-  // credit for. Returns the grants.
-  std::uint64_t sweep(std::uint64_t t, bool skip_idle, const std::uint64_t* ramp_full, Ends& ends,
-                      const Totals& totals);
+  // granted wavelets. Returns the grants.
+  std::uint64_t sweep(std::uint64_t t, bool skip_idle, Ends& ends, const Totals& totals);
   // Whether any router holds or is sent a wavelet or owes a credit (the mesh stays awake).
   [[nodiscard]] bool busy() const { return busy_; }
   [[nodiscard]] std::uint64_t group_visits() const { return visits_; }
@@ -85,7 +86,8 @@ class LaneRouters {
     return at(kCount + p, r) >> (8 * c) & 0xffu;
   }
   [[nodiscard]] Flit queued_flit(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) const;
-  // Credits of color c left on link output o (0 .. 3) of router r (returned ones from the next cycle).
+  // Credits of color c left on output o of router r (a link's returned ones from the next cycle;
+  // the ramp's: what its endpoint can still take).
   [[nodiscard]] std::uint32_t credits(std::uint32_t r, std::uint32_t o, std::uint32_t c) const {
     return at(kCredits + o, r) >> (8 * c) & 0xffu;
   }
@@ -112,8 +114,8 @@ class LaneRouters {
     kCount = kArrivals + 2 * kPorts * 4,  // [input]: wavelets queued, a byte per color
     kRequests = kCount + kPorts,          // [output]: bit q, the head of queue q requests it
     kAfter = kRequests + kPorts,          // [output]: bits of the queues after the one granted last
-    kCredits = kAfter + kPorts,           // [output 0 .. 3]: credits, a byte per color
-    kReturned = kCredits + 4,             // [parity][output 0 .. 3]: credits returned in that cycle
+    kCredits = kAfter + kPorts,           // [output]: credits, a byte per color
+    kReturned = kCredits + kPorts,        // [parity][output 0 .. 3]: credits returned in that cycle
     kForwarded = kReturned + 2 * 4,       // [output]: counted since the last fold (see fold())
     kStalled = kForwarded + kPorts,       // [output]: likewise
     kOccupancy = kStalled + kPorts,       // [input]: likewise
@@ -135,8 +137,7 @@ class LaneRouters {
   [[nodiscard]] const std::uint32_t* base(std::uint32_t field) const { return words_.data() + field * kStride + kPad; }
   std::uint32_t* base(std::uint32_t field) { return words_.data() + field * kStride + kPad; }
   struct Acc;
-  void visit(std::uint32_t r0, std::uint64_t t, const std::uint64_t* ramp_full, Ends& ends, const Totals& totals,
-             Acc& acc);
+  void visit(std::uint32_t r0, std::uint64_t t, Ends& ends, const Totals& totals, Acc& acc);
   [[nodiscard]] std::uint64_t head(std::uint32_t q, std::uint32_t r) const { return heads_[head_index(q, r)]; }
   // Heads are 64-bit (payload | info << 32), eight routers in the order 0 1 4 5 2 3 6 7 (as
   // two interleaving unpacks of payloads and infos leave them).

@@ -399,6 +399,7 @@ void Mesh::read(sim::Cycle now) {
   for (const Return& ret : ep_returns_) {
     --rx_[std::size_t{ep_block_[ret.target]} * colors_ + ret.color].occ;
     full_[ep_full(ret.target)] &= ~(std::uint64_t{1} << ret.color);
+    if (lanes_) lanes_->ramp_output_freed(ret.target, ret.color);  // (lanes have no edge channels)
     if (sleepers_) rouse(ep_router_[ret.target]);
   }
   ep_returns_.clear();
@@ -957,7 +958,7 @@ void Mesh::LaneEnds::ramp_freed(std::uint32_t r, std::uint32_t c, std::uint64_t 
 std::uint64_t Mesh::sweep_lanes(std::uint64_t t) {
   const LaneRouters::Totals totals{&forwarded_, &stalled_, color_forwarded_, color_stalled_, dir_queued_};
   const std::uint64_t visits = lanes_->group_visits();
-  const std::uint64_t granted = lanes_->sweep(t, idle_skip_, full_.data(), lane_ends_, totals);
+  const std::uint64_t granted = lanes_->sweep(t, idle_skip_, lane_ends_, totals);
   router_evaluations_ += (lanes_->group_visits() - visits) * 8;
   return granted;
 }
