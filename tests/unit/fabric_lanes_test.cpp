@@ -111,10 +111,16 @@ TEST(Lanes, SameDeliveriesAndStatisticsAsTheRoutersOwnSweep) {
     std::uint32_t w, h, depth, colors;
   };
   const Case cases[] = {
-      {"uniform", 0.1, 8, 8, 8, 4},   {"uniform", 0.6, 8, 8, 2, 4},  // saturated: credit stalls
-      {"uniform", 0.4, 16, 16, 4, 2}, {"transpose", 0.3, 8, 8, 8, 1}, {"tornado", 0.5, 12, 7, 3, 3},
-      {"hotspot", 0.2, 9, 5, 8, 4},   {"neighbor", 0.9, 5, 3, 1, 4},  {"bit-complement", 0.35, 16, 8, 127, 4},
+      {"uniform", 0.1, 8, 8, 8, 4},
+      {"uniform", 0.6, 8, 8, 2, 4},  // saturated: credit stalls
+      {"uniform", 0.4, 16, 16, 4, 2},
+      {"transpose", 0.3, 8, 8, 8, 1},
+      {"tornado", 0.5, 12, 7, 3, 3},
+      {"hotspot", 0.2, 9, 5, 8, 4},
+      {"neighbor", 0.9, 5, 3, 1, 4},
+      {"bit-complement", 0.35, 16, 8, 127, 4},
       {"shuffle", 0.25, 8, 4, 6, 2},
+      {"uniform", 0.3, LaneRouters::kMaxWidth, 2, 4, 4},  // the widest rows: shifted stores at the padding
   };
   for (const Case& c : cases) {
     TrafficOptions o;
@@ -200,6 +206,10 @@ TEST(Lanes, UsedOnlyWhereTheModelFits) {
   EXPECT_FALSE(lanes(two, xy(), 3));  // more than the fabric has
   Mesh large(f, MeshGeometry(64, 65, 0), xy(), nullptr);
   EXPECT_FALSE(large.use_lanes(4));
+  Mesh widest(f, MeshGeometry(LaneRouters::kMaxWidth, 2, 0), xy(), nullptr);
+  EXPECT_TRUE(widest.use_lanes(4));
+  Mesh wider(f, MeshGeometry(LaneRouters::kMaxWidth + 1, 2, 0), xy(), nullptr);
+  EXPECT_FALSE(wider.use_lanes(4));
 }
 
 TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
@@ -254,6 +264,52 @@ TEST(Lanes, SendsOutsideThePromiseAreLogicErrors) {
 
 // Nothing pops router (1, 0)'s ramp: its receive queue fills, then the queues behind it, until
 // nothing moves; the report names the full queues and why their heads wait.
+// An endpoint that takes a wavelet only every third cycle: the ramp output runs out of credit
+// and gets it back when the endpoint pops, in the same cycles as in the routers' own sweep.
+TEST(Lanes, ASlowEndpointThrottlesTheRampOutputAsTheRoutersOwnSweepDoes) {
+  if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
+  struct Run {
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> popped;  // (cycle, payload)
+    std::uint64_t stalls = 0, ramp_stalls = 0, sent = 0;
+  };
+  auto run = [](bool lanes) {
+    FabricConfig f = fabric(2);
+    Mesh mesh(f, MeshGeometry(4, 2, 0), xy(), nullptr);
+    EXPECT_EQ(mesh.use_lanes(lanes ? 2 : 0), lanes);
+    const std::uint32_t sink = 3;  // (3, 0)
+    Run out;
+    for (std::uint64_t t = 0; t < 400; ++t) {
+      const sim::Cycle now(t);
+      mesh.read(now);
+      mesh.evaluate(now);
+      for (std::uint32_t src : {0u, 4u, 7u}) {  // (0, 0), (0, 1), (3, 1)
+        const hw::Color c(static_cast<std::uint8_t>(src & 1u));
+        if (t < 300 && mesh.can_send(src, c)) {
+          mesh.send(src, c, Flit::make(pack_destination(3, 0), static_cast<std::uint32_t>(t * 8 + src), true, true),
+                    now);
+          ++out.sent;
+        }
+      }
+      if (const std::uint64_t colors = mesh.visible(sink); t % 3 == 0 && colors != 0) {  // (one a cycle)
+        const hw::Color c(static_cast<std::uint8_t>(__builtin_ctzll(colors)));
+        out.popped.emplace_back(t, mesh.front(sink, c).payload);
+        mesh.pop(sink, c, now);
+      }
+      mesh.write(now);
+    }
+    out.stalls = mesh.credit_stalls();
+    out.ramp_stalls = mesh.link_counters(sink, index(Port::Ramp)).stalled;
+    return out;
+  };
+  const Run lanes = run(true), own = run(false);
+  EXPECT_EQ(lanes.sent, own.sent);
+  EXPECT_TRUE(lanes.popped == own.popped);
+  EXPECT_EQ(lanes.stalls, own.stalls);
+  EXPECT_EQ(lanes.ramp_stalls, own.ramp_stalls);
+  EXPECT_GT(lanes.ramp_stalls, 100u);  // the endpoint is the bottleneck
+  EXPECT_GT(lanes.popped.size(), 100u);
+}
+
 TEST(Lanes, ADeadlockIsReportedWithTheStuckQueues) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   FabricConfig f = fabric(2);
