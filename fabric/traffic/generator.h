@@ -128,7 +128,7 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   // kLaneMoves on: below it most routers idle in most cycles and the routers' own sweep, which
   // visits only busy ones, is faster (docs/performance.md, "Thirteenth pass").
   [[nodiscard]] double expected_moves() const;
-  static constexpr double kLaneMoves = 1.25;
+  static constexpr double kLaneMoves = 1.0;
   // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
   void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
   std::uint32_t new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);

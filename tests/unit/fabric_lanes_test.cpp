@@ -215,7 +215,7 @@ TEST(Lanes, UsedOnlyWhereTheModelFits) {
 TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   // Uniform on 8 x 8: 5.25 hops on average and the ejection, 6.25 moves a packet; the lanes from
-  // 1.25 moves per router and cycle on.
+  // 1 move per router and cycle on.
   auto lanes = [](const char* pattern, double rate, std::uint32_t packet_size = 1, std::uint32_t side = 8) {
     TrafficOptions o;
     o.pattern = pattern;
@@ -223,12 +223,12 @@ TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
     o.packet_size = packet_size;
     return StandaloneTraffic(fabric(), MeshGeometry(side, side, 0), xy(), o).mesh().lanes();
   };
-  EXPECT_TRUE(lanes("uniform", 0.21));
-  EXPECT_FALSE(lanes("uniform", 0.19));
+  EXPECT_TRUE(lanes("uniform", 0.17));
+  EXPECT_FALSE(lanes("uniform", 0.15));
   // To (x + 1, y + 1) with wrap-around: 7/8 x 1 + 1/8 x 7 hops in each dimension, 4.5 moves a
   // packet.
-  EXPECT_FALSE(lanes("neighbor", 0.27));
-  EXPECT_TRUE(lanes("neighbor", 0.28));
+  EXPECT_FALSE(lanes("neighbor", 0.22));
+  EXPECT_TRUE(lanes("neighbor", 0.23));
   EXPECT_FALSE(lanes("uniform", 0.3, 1, 80));  // beyond LaneRouters::kMaxRouters
   EXPECT_FALSE(lanes("uniform", 0.3, 2));
   TrafficOptions o;
