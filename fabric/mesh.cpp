@@ -209,8 +209,7 @@ std::uint32_t Mesh::touched_routers() const {
   return n;
 }
 
-std::uint32_t Mesh::ensure_ep_block(std::uint32_t ep) {
-  if (ep_block_[ep] != kNone) return ep_block_[ep];
+std::uint32_t Mesh::new_ep_block(std::uint32_t ep) {
   const auto b = static_cast<std::uint32_t>(ep_last_send_.size());
   ep_block_[ep] = b;
   rx_.resize(rx_.size() + colors_);
@@ -247,7 +246,7 @@ void Mesh::wake_self(sim::Cycle at) {
   engine_->wake(this, at);
 }
 
-void Mesh::notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
+void Mesh::tell_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
   const std::uint32_t n = geometry_.routers();
   if (ep < n) {
     if (ramp_listener_) ramp_listener_->on_arrival(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)), at);
@@ -258,7 +257,7 @@ void Mesh::notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
   }
 }
 
-void Mesh::notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
+void Mesh::tell_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
   const std::uint32_t n = geometry_.routers();
   if (ep < n) {
     if (ramp_listener_) ramp_listener_->on_credit(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)), at);
@@ -296,7 +295,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
                     ep, c, lane_colors_));
   if (lanes_ ? !lanes_->ramp_credit(r, c) : b != kNone && credits_[credit_index(b, p, c)] == 0)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
-  const std::uint32_t eb = ep_block_[ep] != kNone ? ep_block_[ep] : ensure_ep_block(ep);
+  const std::uint32_t eb = ensure_ep_block(ep);
   const std::uint64_t stamp = now.count() + 1;
   if (ep_last_send_[eb] == stamp)
     throw std::logic_error(fmt::format("fabric: endpoint {} sent twice in cycle {}", ep, now.count()));
@@ -327,7 +326,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   wake_self(now + sim::Cycle(ramp_));
 }
 
-void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
+Flit Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
   const std::uint32_t c = color.id();
   Fronts& fronts = ep_fronts_[ep];
   if (!((fronts.visible >> c) & 1u)) empty_receive_queue("pop", c);
@@ -336,6 +335,7 @@ void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
     throw std::logic_error(fmt::format("fabric: endpoint {} popped twice in cycle {}", ep, now.count()));
   ep_last_pop_[eb] = now.count() + 1;
   RxQueue& q = rx_[std::size_t{eb} * colors_ + c];
+  const Flit popped = q.front;
   const std::uint64_t cb = std::uint64_t{1} << c;
   if (--q.count == 0) {
     fronts.visible &= ~cb;
@@ -349,6 +349,7 @@ void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
   }
   ep_returns_.push_back(Return{ep, c});
   wake_self(now + sim::Cycle(1));
+  return popped;
 }
 
 // ---- the cycle -----------------------------------------------------------------------

@@ -68,8 +68,7 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
   if (xy_) sink_packet_.assign(std::size_t{routers_} * options_.colors, kNone);
   multi_ = xy_ && options_.packet_size > 1;
   if (xy_ && !multi_ && expected_moves() >= kLaneMoves) mesh_.use_lanes(options_.colors);
-  mesh_.set_arrival_listener(this);
-  mesh_.set_edge_listener(this);
+  mesh_.set_endpoint_listener(this);
   if (engine_) {
     engine_->add(this);
     engine_->wake(this, sim::Cycle(0));
@@ -204,8 +203,7 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
       (static_cast<std::uint32_t>(__builtin_ctzll(rotate(visible, sink_rr_[sink]))) + sink_rr_[sink]) & 63u;
   sink_rr_[sink] = static_cast<std::uint8_t>((c + 1) & 63u);
   const hw::Color color(static_cast<std::uint8_t>(c));
-  const Flit f = mesh_.front(sink, color);
-  mesh_.pop(sink, color, now);
+  const Flit f = mesh_.pop(sink, color, now);
   --sink_pending_[sink];
   ++ejected_wavelets_;
   const std::uint64_t t = now.count();
@@ -367,21 +365,10 @@ sim::Cycle TrafficGenerator::write(sim::Cycle now) {
   return sim::Cycle(std::max(next, t + 1));
 }
 
-void TrafficGenerator::on_arrival(hw::PeCoord pe, hw::Color, sim::Cycle at) {
-  const std::uint32_t sink = mesh_.geometry().router(pe);
-  if (sink_pending_[sink]++ == 0) sinks_.push_back(sink);
+void TrafficGenerator::on_arrival(std::uint32_t ep, std::uint32_t, sim::Cycle at) {
+  if (sink_pending_[ep]++ == 0) sinks_.push_back(ep);
   wake(at);
 }
-
-void TrafficGenerator::on_credit(hw::PeCoord, hw::Color, sim::Cycle) {}
-
-void TrafficGenerator::on_arrival(EdgeSide side, std::uint32_t channel, hw::Color, sim::Cycle at) {
-  const std::uint32_t sink = mesh_.edge_endpoint(side, channel);
-  if (sink_pending_[sink]++ == 0) sinks_.push_back(sink);
-  wake(at);
-}
-
-void TrafficGenerator::on_credit(EdgeSide, std::uint32_t, hw::Color, sim::Cycle) {}
 
 void TrafficGenerator::wake(sim::Cycle at) {
   if (!engine_ || at == last_wake_) return;

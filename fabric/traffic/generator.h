@@ -7,14 +7,12 @@
 #include <functional>
 #include <vector>
 
-#include "fabric/edge_listener.h"
 #include "fabric/mesh.h"
 #include "fabric/traffic/bernoulli.h"
 #include "fabric/traffic/measurement.h"
 #include "fabric/traffic/pattern.h"
 #include "fabric/traffic/rng.h"
 #include "fabric/traffic/traffic_options.h"
-#include "hw/ramp.h"
 #include "sim/engine/clocked.h"
 #include "sim/stats/stats.h"
 
@@ -41,7 +39,7 @@ namespace wafersim::fabric::traffic {
 // Contract: uses the mesh only from evaluate(); with an engine, ends the simulation
 // (sc_stop) in the cycle it finishes; without one, the owner ticks it after the mesh in
 // every phase and stops when finished() is true.
-class TrafficGenerator final : public sim::Clocked, public hw::RampListener, public EdgeListener {
+class TrafficGenerator final : public sim::Clocked, public EndpointListener {
  public:
   TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engine* engine);
 
@@ -75,12 +73,8 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   sim::Cycle write(sim::Cycle now) override;
   [[nodiscard]] std::string describe() const override;
 
-  // hw::RampListener
-  void on_arrival(hw::PeCoord pe, hw::Color c, sim::Cycle at) override;
-  void on_credit(hw::PeCoord pe, hw::Color c, sim::Cycle at) override;
-  // EdgeListener: static routes may end in an edge channel; its sink drains it too.
-  void on_arrival(EdgeSide side, std::uint32_t channel, hw::Color c, sim::Cycle at) override;
-  void on_credit(EdgeSide side, std::uint32_t channel, hw::Color c, sim::Cycle at) override;
+  // EndpointListener: the ramps' sinks, and the edge channels' (static routes may end in one).
+  void on_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) override;
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;
