@@ -63,6 +63,8 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
     s.colors = masks[r];
     if (s.colors) schedule(r, process_.gap(s.rng), 0);
   }
+  active_sources_.resize(routers_);
+  sinks_.resize(mesh.endpoints());
   sink_pending_.assign(mesh.endpoints(), 0);
   sink_rr_.assign(mesh.endpoints(), 0);
   if (xy_) sink_packet_.assign(std::size_t{routers_} * options_.colors, kNone);
@@ -123,9 +125,8 @@ inline void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::u
 inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size,
                                                   std::uint64_t now, bool measured) {
   std::uint32_t id;
-  if (!free_packets_.empty()) {
-    id = free_packets_.back();
-    free_packets_.pop_back();
+  if (free_count_) {
+    id = free_packets_[--free_count_];
   } else {
     if (packets_.size() >= Flit::kTagMask)
       throw sim::SimulationError(fmt::format(
@@ -134,6 +135,7 @@ inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32
           Flit::kTagMask));
     id = static_cast<std::uint32_t>(packets_.size());
     packets_.emplace_back();
+    free_packets_.resize(packets_.size());
   }
   packets_[id] = Packet{now, sources_[src].seq++, src, dst, kNone, size, 0, 0, 0, measured};
   ++generated_packets_;
@@ -156,7 +158,7 @@ inline void TrafficGenerator::enqueue(std::uint32_t src, std::uint32_t id) {
   s.tail = id;
   if (!s.active) {
     s.active = true;
-    active_sources_.push_back(src);
+    active_sources_[active_count_++] = src;
   }
 }
 
@@ -193,7 +195,7 @@ void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
   if (p.sent < p.size) return;
   s.head = p.next;
   if (s.head == kNone) s.tail = kNone;
-  if (by_cycle) free_packets_.push_back(id);
+  if (by_cycle) free_packets_[free_count_++] = id;
 }
 
 void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
@@ -256,7 +258,7 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
     --measured_outstanding_;
   }
   if (observer_) observer_(Delivery{p.src, p.dst, c, p.size, p.seq, p.created, t});
-  free_packets_.push_back(id);
+  free_packets_[free_count_++] = id;
 }
 
 void TrafficGenerator::evaluate(sim::Cycle now) {
@@ -274,7 +276,7 @@ void TrafficGenerator::evaluate(sim::Cycle now) {
       finish(now);
       return;
     }
-  } else if (t >= window_end_ && active_sources_.empty() && sinks_.empty() && mesh_.idle()) {
+  } else if (t >= window_end_ && active_count_ == 0 && sink_count_ == 0 && mesh_.idle()) {
     drained_ = true;
     finish(now);
     return;
@@ -319,22 +321,24 @@ void TrafficGenerator::evaluate(sim::Cycle now) {
     enqueue(sp.src, new_packet(sp.src, sp.dst, sp.size, t, true));
   }
 
-  std::size_t kept = 0;
-  for (std::uint32_t src : active_sources_) {
+  std::uint32_t kept = 0;
+  for (std::uint32_t i = 0; i < active_count_; ++i) {
+    const std::uint32_t src = active_sources_[i];
     inject(src, now);
     if (sources_[src].head != kNone)
       active_sources_[kept++] = src;
     else
       sources_[src].active = false;
   }
-  active_sources_.resize(kept);
+  active_count_ = kept;
 
   kept = 0;
-  for (std::uint32_t sink : sinks_) {
+  for (std::uint32_t i = 0; i < sink_count_; ++i) {
+    const std::uint32_t sink = sinks_[i];
     eject(sink, now);
     if (sink_pending_[sink]) sinks_[kept++] = sink;
   }
-  sinks_.resize(kept);
+  sink_count_ = kept;
 }
 
 void TrafficGenerator::finish(sim::Cycle now) {
@@ -347,7 +351,7 @@ sim::Cycle TrafficGenerator::write(sim::Cycle now) {
     if (engine_) sc_core::sc_stop();
     return sim::Cycle::never();
   }
-  if (!active_sources_.empty() || !sinks_.empty()) return now + sim::Cycle(1);
+  if (active_count_ || sink_count_) return now + sim::Cycle(1);
   const std::uint64_t t = now.count();
   std::uint64_t next = std::max<std::uint64_t>(window_end_, t + 1);
   if (!xy_ && t + 1 >= window_end_) next = t + 1;  // waiting for the fabric to empty
@@ -366,7 +370,7 @@ sim::Cycle TrafficGenerator::write(sim::Cycle now) {
 }
 
 void TrafficGenerator::on_arrival(std::uint32_t ep, std::uint32_t, sim::Cycle at) {
-  if (sink_pending_[ep]++ == 0) sinks_.push_back(ep);
+  if (sink_pending_[ep]++ == 0) sinks_[sink_count_++] = ep;
   wake(at);
 }
 

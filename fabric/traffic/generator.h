@@ -151,16 +151,22 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> far_;
   std::uint64_t far_min_ = BernoulliProcess::kNever;
   std::uint64_t calendar_count_ = 0;
+  // The lists below are sized for their longest and hold their first *_count_ entries (appending
+  // never reallocates: code that might would make the hot paths that append spill registers).
+  // Sources with packets queued (each listed once).
   std::vector<std::uint32_t> active_sources_;
+  std::uint32_t active_count_ = 0;
   std::vector<Packet> packets_;
   // Ids of delivered packets, reused last-freed first. (Not linked through the packets: taking
   // one would read a record the fabric's sweep has pushed out of the caches.)
   std::vector<std::uint32_t> free_packets_;
+  std::uint32_t free_count_ = 0;
   std::vector<Scripted> scripted_;  // sorted by cycle when the run starts
   std::size_t next_scripted_ = 0;
   bool scripted_sorted_ = true;
 
-  std::vector<std::uint32_t> sinks_;         // endpoints with wavelets visible or on the way
+  std::vector<std::uint32_t> sinks_;  // endpoints with wavelets visible or on the way (each listed once)
+  std::uint32_t sink_count_ = 0;
   std::vector<std::uint32_t> sink_pending_;  // per endpoint: wavelets on the way or visible
   std::vector<std::uint8_t> sink_rr_;
   std::vector<std::uint32_t> sink_packet_;  // XY: [router * colors + color] packet in progress
