@@ -446,6 +446,19 @@ class Mesh final : public sim::Clocked {
   void tell_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void tell_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void wake_self(sim::Cycle at);
+  // send()'s checks: one send per endpoint and cycle (stamped), a head's destination in the mesh.
+  void stamp_send(std::uint32_t ep, std::uint64_t now) {
+    std::uint64_t& last = ep_last_send_[ensure_ep_block(ep)];
+    if (last == now + 1) sent_twice(ep, now);
+    last = now + 1;
+  }
+  void check_head(Flit f) const {
+    if (f.head() && !geometry_.contains(destination_x(f.payload), destination_y(f.payload))) head_outside(f);
+  }
+  [[noreturn]] void outside_promise(std::uint32_t ep, std::uint32_t c) const;
+  [[noreturn]] void no_credit(std::uint32_t ep, std::uint32_t c) const;
+  [[noreturn]] void sent_twice(std::uint32_t ep, std::uint64_t now) const;
+  [[noreturn]] void head_outside(Flit f) const;
   [[noreturn]] void empty_receive_queue(const char* what, std::uint32_t c) const;
   [[noreturn]] void route_error(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) const;
   void check_deadlock(sim::Cycle now);
@@ -548,6 +561,9 @@ class Mesh final : public sim::Clocked {
   // cycle, whose router is listed to run and whose wavelet counts as queued from the next
   // (read()).
   std::vector<Return> ramp_sent_[2];
+  // The same for the lanes (whose routers need no listing): wavelets sent, in total and per color.
+  std::uint32_t lane_sent_[2] = {};
+  std::uint32_t lane_sent_colors_[2][LaneRouters::kColors] = {};
   // The sleeping routers: how many, and the credit stalls they add in each cycle (in total and
   // per color; the colors with any in sleep_colors_).
   std::uint32_t sleepers_ = 0;
