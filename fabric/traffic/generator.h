@@ -90,11 +90,15 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   struct Source {
     std::uint64_t next_packet = BernoulliProcess::kNever;  // cycle of its next random packet
     SplitMix64 rng;
-    std::uint32_t head = kNone, tail = kNone;  // FIFO of packets not yet fully sent
-    std::uint64_t colors = 0;                  // colors it may send on
+    // Its queue: a packet created into an empty queue without a record (see by_cycle) is held
+    // as its wavelet in `first`; the others, behind it, in a FIFO of records not yet fully sent.
+    Flit first;
+    std::uint32_t head = kNone, tail = kNone;
+    std::uint64_t colors = 0;  // colors it may send on
     std::uint64_t seq = 0;
     std::uint8_t rr = 0;
-    bool active = false;
+    bool has_first = false;
+    bool active = false;  // its queue is not empty (it is in active_sources_)
   };
   struct Scripted {
     std::uint64_t at;
@@ -107,6 +111,9 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   // (cycle_tag), so the sink reads no record (latencies under 2^28 cycles). Static routes'
   // wavelets always carry such a tag.
   [[nodiscard]] bool carries_cycle(std::uint32_t size) const { return size == 1 && !observer_; }
+  // Whether a packet of `size` wavelets needs no record once sent: XY's that carry their cycle,
+  // and every static route's.
+  [[nodiscard]] bool by_cycle(std::uint32_t size) const { return !xy_ || carries_cycle(size); }
   static constexpr std::uint32_t kMeasuredTag = 1u << (Flit::kTagBits - 1);
   static constexpr std::uint32_t kCycleTagMask = kMeasuredTag - 1;
   static std::uint32_t cycle_tag(std::uint64_t created, bool measured) {
@@ -125,10 +132,20 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   static constexpr double kLaneMoves = 1.25;
   // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
   void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
+  // Queues a new packet at source src.
+  void create(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);
+  // The wavelet of a single-wavelet packet without a record, from src to dst.
+  [[nodiscard]] Flit tagged_wavelet(std::uint32_t src, std::uint32_t dst, std::uint64_t created, bool measured) const;
   std::uint32_t new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);
   void enqueue(std::uint32_t src, std::uint32_t id);
+  // The first of source s's colors, round robin from the one after the last used, with a credit
+  // at its ramp (kNone: none has).
+  [[nodiscard]] std::uint32_t open_color(std::uint32_t src, const Source& s) const;
   void inject(std::uint32_t src, sim::Cycle now);
   void eject(std::uint32_t sink, sim::Cycle now);
+  [[noreturn]] void inside_packet(std::uint32_t sink, std::uint32_t c) const;
+  [[noreturn]] void misdelivered(std::uint32_t to, std::uint32_t sink, std::uint32_t c) const;
+  [[noreturn]] void out_of_order(std::uint32_t id, std::uint32_t sink, std::uint32_t c) const;
   void finish(sim::Cycle now);
   void wake(sim::Cycle at);
 
