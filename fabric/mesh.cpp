@@ -327,6 +327,15 @@ void Mesh::outside_promise(std::uint32_t ep, std::uint32_t c) const {
                   ep, c, lane_colors_));
 }
 
+void Mesh::popped_twice(std::uint32_t ep, std::uint64_t now) const {
+  throw std::logic_error(fmt::format("fabric: endpoint {} popped twice in cycle {}", ep, now));
+}
+
+void Mesh::unconnected(std::uint32_t r, std::uint32_t o, std::uint32_t c) const {
+  throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
+                                     geometry_.name(r), c, port_name(port_at(o))));
+}
+
 void Mesh::no_credit(std::uint32_t ep, std::uint32_t c) const {
   throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
 }
@@ -345,8 +354,7 @@ Flit Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
   Fronts& fronts = ep_fronts_[ep];
   if (!((fronts.visible >> c) & 1u)) empty_receive_queue("pop", c);
   const std::uint32_t eb = ep_block_[ep];
-  if (ep_last_pop_[eb] == now.count() + 1)
-    throw std::logic_error(fmt::format("fabric: endpoint {} popped twice in cycle {}", ep, now.count()));
+  if (ep_last_pop_[eb] == now.count() + 1) popped_twice(ep, now.count());
   ep_last_pop_[eb] = now.count() + 1;
   RxQueue& q = rx_[std::size_t{eb} * colors_ + c];
   const Flit popped = q.front;
@@ -461,9 +469,7 @@ void Mesh::evaluate(sim::Cycle now) { evaluated_ = now.count() + 1; }
 
 inline void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
   const std::uint32_t ep = endpoint_beyond(r, port_at(o));
-  if (ep == kNone)
-    throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
-                                       geometry_.name(r), c, port_name(port_at(o))));
+  if (ep == kNone) unconnected(r, o, c);
   RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
   if (++rq.occ >= depth_) full_[ep_full(ep)] |= std::uint64_t{1} << c;
   // (The size less one, not wheel_mask_: the sweep this is inlined into compiles about 1% shorter.)

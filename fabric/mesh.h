@@ -459,6 +459,8 @@ class Mesh final : public sim::Clocked {
   [[noreturn]] void no_credit(std::uint32_t ep, std::uint32_t c) const;
   [[noreturn]] void sent_twice(std::uint32_t ep, std::uint64_t now) const;
   [[noreturn]] void head_outside(Flit f) const;
+  [[noreturn]] void popped_twice(std::uint32_t ep, std::uint64_t now) const;
+  [[noreturn]] void unconnected(std::uint32_t r, std::uint32_t o, std::uint32_t c) const;
   [[noreturn]] void empty_receive_queue(const char* what, std::uint32_t c) const;
   [[noreturn]] void route_error(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) const;
   void check_deadlock(sim::Cycle now);

@@ -190,7 +190,7 @@ inline std::uint32_t TrafficGenerator::open_color(std::uint32_t src, const Sourc
   return kNone;
 }
 
-void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
+inline void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
   Source& s = sources_[src];
   if (s.has_first) {
     const std::uint32_t c = open_color(src, s);
@@ -227,7 +227,7 @@ void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
   if (tagged) free_packets_[free_count_++] = id;
 }
 
-void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
+inline void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
   const std::uint64_t visible = mesh_.visible(sink);
   if (!visible) return;
   const std::uint32_t c =
@@ -240,26 +240,34 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
   const std::uint64_t t = now.count();
   measurement_.ejected(t);
   if (!xy_) {
-    const std::uint64_t latency = tag_latency(f, t), created = t - latency;
-    if (f.tag() & kMeasuredTag) measurement_.latency(latency);
-    ++delivered_packets_;
-    if (observer_) observer_(Delivery{f.payload, sink, c, 1, 0, created, t});
+    receive_static(sink, c, f, t);
     return;
   }
-  if (f.head() && f.tail() && carries_cycle(1)) {
-    // A single-wavelet packet without a record (see carries_cycle): its destination is in its
-    // payload, its creation cycle and measured mark in its tag.
-    const MeshGeometry& g = mesh_.geometry();
-    if (multi_ && sink_packet_[std::size_t{sink} * options_.colors + c] != kNone) inside_packet(sink, c);
-    if (const std::uint32_t to = g.router(destination_x(f.payload), destination_y(f.payload)); to != sink)
-      misdelivered(to, sink, c);
-    ++delivered_packets_;
-    if (f.tag() & kMeasuredTag) {
-      measurement_.latency(tag_latency(f, t));
-      --measured_outstanding_;
-    }
+  if (!(f.head() && f.tail() && carries_cycle(1))) {
+    receive_record(sink, c, f, t);
     return;
   }
+  // A single-wavelet packet without a record (see carries_cycle): its destination is in its
+  // payload, its creation cycle and measured mark in its tag.
+  const MeshGeometry& g = mesh_.geometry();
+  if (multi_ && sink_packet_[std::size_t{sink} * options_.colors + c] != kNone) inside_packet(sink, c);
+  if (const std::uint32_t to = g.router(destination_x(f.payload), destination_y(f.payload)); to != sink)
+    misdelivered(to, sink, c);
+  ++delivered_packets_;
+  if (f.tag() & kMeasuredTag) {
+    measurement_.latency(tag_latency(f, t));
+    --measured_outstanding_;
+  }
+}
+
+void TrafficGenerator::receive_static(std::uint32_t sink, std::uint32_t c, Flit f, std::uint64_t t) {
+  const std::uint64_t latency = tag_latency(f, t), created = t - latency;
+  if (f.tag() & kMeasuredTag) measurement_.latency(latency);
+  ++delivered_packets_;
+  if (observer_) observer_(Delivery{f.payload, sink, c, 1, 0, created, t});
+}
+
+void TrafficGenerator::receive_record(std::uint32_t sink, std::uint32_t c, Flit f, std::uint64_t t) {
   const std::uint32_t id = f.tag();
   Packet& p = packets_[id];
   std::uint32_t& current = sink_packet_[std::size_t{sink} * options_.colors + c];

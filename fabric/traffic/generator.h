@@ -143,6 +143,10 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   [[nodiscard]] std::uint32_t open_color(std::uint32_t src, const Source& s) const;
   void inject(std::uint32_t src, sim::Cycle now);
   void eject(std::uint32_t sink, sim::Cycle now);
+  // eject()'s for a static route's wavelet `f` of color c popped in cycle t, and for a wavelet
+  // of a packet with a record.
+  void receive_static(std::uint32_t sink, std::uint32_t c, Flit f, std::uint64_t t);
+  void receive_record(std::uint32_t sink, std::uint32_t c, Flit f, std::uint64_t t);
   [[noreturn]] void inside_packet(std::uint32_t sink, std::uint32_t c) const;
   [[noreturn]] void misdelivered(std::uint32_t to, std::uint32_t sink, std::uint32_t c) const;
   [[noreturn]] void out_of_order(std::uint32_t id, std::uint32_t sink, std::uint32_t c) const;
