@@ -209,8 +209,7 @@ std::uint32_t Mesh::touched_routers() const {
   return n;
 }
 
-std::uint32_t Mesh::ensure_ep_block(std::uint32_t ep) {
-  if (ep_block_[ep] != kNone) return ep_block_[ep];
+std::uint32_t Mesh::new_ep_block(std::uint32_t ep) {
   const auto b = static_cast<std::uint32_t>(ep_last_send_.size());
   ep_block_[ep] = b;
   rx_.resize(rx_.size() + colors_);
@@ -247,7 +246,7 @@ void Mesh::wake_self(sim::Cycle at) {
   engine_->wake(this, at);
 }
 
-void Mesh::notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
+void Mesh::tell_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
   const std::uint32_t n = geometry_.routers();
   if (ep < n) {
     if (ramp_listener_) ramp_listener_->on_arrival(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)), at);
@@ -258,7 +257,7 @@ void Mesh::notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
   }
 }
 
-void Mesh::notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
+void Mesh::tell_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
   const std::uint32_t n = geometry_.routers();
   if (ep < n) {
     if (ramp_listener_) ramp_listener_->on_credit(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)), at);
@@ -287,55 +286,78 @@ void Mesh::empty_receive_queue(const char* what, std::uint32_t c) const {
 void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   const std::uint32_t c = color.id();
   if (c >= colors_) throw std::logic_error(fmt::format("fabric: send on color {} of {}", c, colors_));
-  const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
-  std::uint32_t b = lanes_ ? kNone : block_[r];
-  if (lanes_ && (ep >= geometry_.routers() || c >= lane_colors_ || !f.head() || !f.tail()))
-    throw std::logic_error(
-        fmt::format("fabric: endpoint {} sent a wavelet on color {}, but the mesh was promised single-wavelet "
-                    "packets from ramps on colors below {} (Mesh::use_lanes)",
-                    ep, c, lane_colors_));
-  if (lanes_ ? !lanes_->ramp_credit(r, c) : b != kNone && credits_[credit_index(b, p, c)] == 0)
-    throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
-  const std::uint32_t eb = ep_block_[ep] != kNone ? ep_block_[ep] : ensure_ep_block(ep);
-  const std::uint64_t stamp = now.count() + 1;
-  if (ep_last_send_[eb] == stamp)
-    throw std::logic_error(fmt::format("fabric: endpoint {} sent twice in cycle {}", ep, now.count()));
-  ep_last_send_[eb] = stamp;
-  if (xy_ && f.head() && !geometry_.contains(destination_x(f.payload), destination_y(f.payload)))
-    throw std::logic_error(fmt::format("fabric: packet head for ({}, {}) outside the mesh", destination_x(f.payload),
-                                       destination_y(f.payload)));
-  if (lanes_) {
+  const std::uint64_t t = now.count();
+  if (lanes_) {  // (the same checks in the same order as below; a ramp's endpoint is its router)
+    if (ep >= geometry_.routers() || c >= lane_colors_ || !f.head() || !f.tail()) outside_promise(ep, c);
+    if (!lanes_->ramp_credit(ep, c)) no_credit(ep, c);
+    stamp_send(ep, t);
+    check_head(f);
     ++in_network_;
     ++injected_;
-    lanes_->inject(r, c, f, now.count());
-    ramp_sent_[now.count() & 1u].push_back(Return{r, c});
+    lanes_->inject(ep, c, f, t);
+    ++lane_sent_[t & 1u];
+    ++lane_sent_colors_[t & 1u][c];
     wake_self(now + sim::Cycle(ramp_));
     return;
   }
+  const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
+  std::uint32_t b = block_[r];
+  if (b != kNone && credits_[credit_index(b, p, c)] == 0) no_credit(ep, c);
+  stamp_send(ep, t);
+  if (xy_) check_head(f);
   if (b == kNone) b = new_tile(r);
   blocks_[b].used = 1;
   --credits_[credit_index(b, p, c)];
   ++in_network_;
   ++injected_;
   if (ramp_ == 1 && ep < geometry_.routers()) {  // a ramp: through the arrival register
-    blocks_[b].in[now.count() & 1u].put(p, c, f);
-    ramp_sent_[now.count() & 1u].push_back(Return{b, c});
+    blocks_[b].in[t & 1u].put(p, c, f);
+    ramp_sent_[t & 1u].push_back(Return{b, c});
   } else {
-    wheel_[(now.count() + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
+    wheel_[(t + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
     ++wheel_count_;
   }
   wake_self(now + sim::Cycle(ramp_));
 }
 
-void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
+void Mesh::outside_promise(std::uint32_t ep, std::uint32_t c) const {
+  throw std::logic_error(
+      fmt::format("fabric: endpoint {} sent a wavelet on color {}, but the mesh was promised single-wavelet "
+                  "packets from ramps on colors below {} (Mesh::use_lanes)",
+                  ep, c, lane_colors_));
+}
+
+void Mesh::popped_twice(std::uint32_t ep, std::uint64_t now) const {
+  throw std::logic_error(fmt::format("fabric: endpoint {} popped twice in cycle {}", ep, now));
+}
+
+void Mesh::unconnected(std::uint32_t r, std::uint32_t o, std::uint32_t c) const {
+  throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
+                                     geometry_.name(r), c, port_name(port_at(o))));
+}
+
+void Mesh::no_credit(std::uint32_t ep, std::uint32_t c) const {
+  throw std::logic_error(fmt::format("fabric: endpoint {} sent on color {} without a credit", ep, c));
+}
+
+void Mesh::sent_twice(std::uint32_t ep, std::uint64_t now) const {
+  throw std::logic_error(fmt::format("fabric: endpoint {} sent twice in cycle {}", ep, now));
+}
+
+void Mesh::head_outside(Flit f) const {
+  throw std::logic_error(fmt::format("fabric: packet head for ({}, {}) outside the mesh", destination_x(f.payload),
+                                     destination_y(f.payload)));
+}
+
+Flit Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
   const std::uint32_t c = color.id();
   Fronts& fronts = ep_fronts_[ep];
   if (!((fronts.visible >> c) & 1u)) empty_receive_queue("pop", c);
   const std::uint32_t eb = ep_block_[ep];
-  if (ep_last_pop_[eb] == now.count() + 1)
-    throw std::logic_error(fmt::format("fabric: endpoint {} popped twice in cycle {}", ep, now.count()));
+  if (ep_last_pop_[eb] == now.count() + 1) popped_twice(ep, now.count());
   ep_last_pop_[eb] = now.count() + 1;
   RxQueue& q = rx_[std::size_t{eb} * colors_ + c];
+  const Flit popped = q.front;
   const std::uint64_t cb = std::uint64_t{1} << c;
   if (--q.count == 0) {
     fronts.visible &= ~cb;
@@ -349,6 +371,7 @@ void Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
   }
   ep_returns_.push_back(Return{ep, c});
   wake_self(now + sim::Cycle(1));
+  return popped;
 }
 
 // ---- the cycle -----------------------------------------------------------------------
@@ -403,6 +426,13 @@ void Mesh::read(sim::Cycle now) {
     if (sleepers_) rouse(ep_router_[ret.target]);
   }
   ep_returns_.clear();
+  if (const std::uint32_t parity = (now.count() + 1) & 1u; lane_sent_[parity]) {
+    last_progress_ = now;
+    dir_queued_[index(Port::Ramp)] += lane_sent_[parity];
+    for (std::uint32_t c = 0; c < lane_colors_; ++c) color_queued_[c] += lane_sent_colors_[parity][c];
+    lane_sent_[parity] = 0;
+    std::fill(std::begin(lane_sent_colors_[parity]), std::end(lane_sent_colors_[parity]), 0u);
+  }
   if (auto& sent = ramp_sent_[(now.count() + 1) & 1u]; !sent.empty()) {
     last_progress_ = now;
     for (const Return& s : sent) {
@@ -440,9 +470,7 @@ void Mesh::evaluate(sim::Cycle now) { evaluated_ = now.count() + 1; }
 
 inline void Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
   const std::uint32_t ep = endpoint_beyond(r, port_at(o));
-  if (ep == kNone)
-    throw std::logic_error(fmt::format("fabric: router {} forwarded color {} {} where nothing is connected",
-                                       geometry_.name(r), c, port_name(port_at(o))));
+  if (ep == kNone) unconnected(r, o, c);
   RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
   if (++rq.occ >= depth_) full_[ep_full(ep)] |= std::uint64_t{1} << c;
   // (The size less one, not wheel_mask_: the sweep this is inlined into compiles about 1% shorter.)
@@ -939,7 +967,7 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   check_deadlock(now);
 
   if (!active_.empty() || sleepers_ || (lanes_ && lanes_->busy()) || !input_returns_.empty() || !ep_returns_.empty() ||
-      !ramp_sent_[0].empty() || !ramp_sent_[1].empty())
+      !ramp_sent_[0].empty() || !ramp_sent_[1].empty() || lane_sent_[0] || lane_sent_[1])
     return now + sim::Cycle(1);
   if (wheel_count_)
     for (std::uint64_t j = 1; j < wheel_.size(); ++j)

@@ -51,6 +51,17 @@ struct LinkCounters {
 
 class Endpoint;
 
+// Hears of every wavelet on its way into an endpoint's receive queue, by endpoint index
+// (Mesh::endpoints()): for one component that serves all the endpoints (synthetic traffic),
+// without the ramp and edge listeners' conversions. While one is set, those hear nothing,
+// credits included (its owner polls can_send()).
+class EndpointListener {
+ public:
+  virtual ~EndpointListener() = default;
+  // A wavelet of color c is on its way into endpoint ep's receive queue, visible from cycle `at`.
+  virtual void on_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) = 0;
+};
+
 // Timing (docs/fabric.md): a wavelet granted an output in cycle t is in the next router's
 // input queue, visible to its arbitration, from t + hop_latency, and in an endpoint's
 // receive queue from t + ramp_latency; one sent by an endpoint in cycle t is in its
@@ -89,6 +100,7 @@ class Mesh final : public sim::Clocked {
   hw::RampPort& edge_channel(EdgeSide side, std::uint32_t channel);
   void set_arrival_listener(hw::RampListener* listener) { ramp_listener_ = listener; }
   void set_edge_listener(EdgeListener* listener) { edge_listener_ = listener; }
+  void set_endpoint_listener(EndpointListener* listener) { endpoint_listener_ = listener; }
 
   // Endpoint-level access used by the ramps, the edge channels and synthetic traffic.
   // Endpoint e < routers() is router e's ramp; then the west channels, then the east ones.
@@ -110,8 +122,8 @@ class Mesh final : public sim::Clocked {
     if (!((ep_fronts_[ep].visible >> c.id()) & 1u)) empty_receive_queue("front", c.id());
     return rx_[std::size_t{ep_block_[ep]} * colors_ + c.id()].front;
   }
-  // Pops the head of color c (at most one pop per cycle per endpoint).
-  void pop(std::uint32_t ep, hw::Color c, sim::Cycle now);
+  // Pops the head of color c and returns it (at most one pop per cycle per endpoint).
+  Flit pop(std::uint32_t ep, hw::Color c, sim::Cycle now);
 
   // A promise that from now on only the ramps send, and only single-wavelet XY packets on
   // colors 0 .. colors - 1 (0: no promise): lets the mesh sweep its routers eight at a time in
@@ -382,7 +394,9 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] Flit queued_flit(const Slot& q, std::uint32_t i) const {
     return i == 0 ? q.front : flits_[q.buf + ring_position(q, i)];
   }
-  std::uint32_t ensure_ep_block(std::uint32_t ep);
+  // Endpoint ep's block (its receive queues and cycle stamps), allocated if need be.
+  std::uint32_t ensure_ep_block(std::uint32_t ep) { return ep_block_[ep] != kNone ? ep_block_[ep] : new_ep_block(ep); }
+  std::uint32_t new_ep_block(std::uint32_t ep);
   // The router beyond output o (0 .. 3) of r, or kNone at the mesh boundary.
   [[nodiscard]] std::uint32_t next_router(std::uint32_t r, std::uint32_t o) const {
     if (boundary_[r] & (1u << o)) return kNone;
@@ -417,9 +431,36 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] bool cycle_unfinished() const { return evaluated_ > processed_; }
   // Wavelets queued in that cycle in input p (and color c) of block b.
   [[nodiscard]] std::uint64_t unfinished_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c) const;
-  void notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
-  void notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
+  // Tells the listeners that a wavelet is on its way into endpoint ep, visible from `at`, or
+  // that a credit comes back to it, usable from `at`.
+  void notify_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
+    if (endpoint_listener_)
+      endpoint_listener_->on_arrival(ep, c, at);
+    else
+      tell_arrival(ep, c, at);
+  }
+  void notify_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at) {
+    if (!endpoint_listener_) tell_credit(ep, c, at);
+  }
+  // The ramp or edge listener's side of those.
+  void tell_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
+  void tell_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void wake_self(sim::Cycle at);
+  // send()'s checks: one send per endpoint and cycle (stamped), a head's destination in the mesh.
+  void stamp_send(std::uint32_t ep, std::uint64_t now) {
+    std::uint64_t& last = ep_last_send_[ensure_ep_block(ep)];
+    if (last == now + 1) sent_twice(ep, now);
+    last = now + 1;
+  }
+  void check_head(Flit f) const {
+    if (f.head() && !geometry_.contains(destination_x(f.payload), destination_y(f.payload))) head_outside(f);
+  }
+  [[noreturn]] void outside_promise(std::uint32_t ep, std::uint32_t c) const;
+  [[noreturn]] void no_credit(std::uint32_t ep, std::uint32_t c) const;
+  [[noreturn]] void sent_twice(std::uint32_t ep, std::uint64_t now) const;
+  [[noreturn]] void head_outside(Flit f) const;
+  [[noreturn]] void popped_twice(std::uint32_t ep, std::uint64_t now) const;
+  [[noreturn]] void unconnected(std::uint32_t r, std::uint32_t o, std::uint32_t c) const;
   [[noreturn]] void empty_receive_queue(const char* what, std::uint32_t c) const;
   [[noreturn]] void route_error(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f) const;
   void check_deadlock(sim::Cycle now);
@@ -522,6 +563,9 @@ class Mesh final : public sim::Clocked {
   // cycle, whose router is listed to run and whose wavelet counts as queued from the next
   // (read()).
   std::vector<Return> ramp_sent_[2];
+  // The same for the lanes (whose routers need no listing): wavelets sent, in total and per color.
+  std::uint32_t lane_sent_[2] = {};
+  std::uint32_t lane_sent_colors_[2][LaneRouters::kColors] = {};
   // The sleeping routers: how many, and the credit stalls they add in each cycle (in total and
   // per color; the colors with any in sleep_colors_).
   std::uint32_t sleepers_ = 0;
@@ -544,6 +588,7 @@ class Mesh final : public sim::Clocked {
 
   hw::RampListener* ramp_listener_ = nullptr;
   EdgeListener* edge_listener_ = nullptr;
+  EndpointListener* endpoint_listener_ = nullptr;
   sim::Cycle last_wake_request_ = sim::Cycle::never();
 
   std::uint64_t in_network_ = 0;

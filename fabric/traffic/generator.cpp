@@ -63,13 +63,14 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
     s.colors = masks[r];
     if (s.colors) schedule(r, process_.gap(s.rng), 0);
   }
+  active_sources_.resize(routers_);
+  sinks_.resize(mesh.endpoints());
   sink_pending_.assign(mesh.endpoints(), 0);
   sink_rr_.assign(mesh.endpoints(), 0);
   if (xy_) sink_packet_.assign(std::size_t{routers_} * options_.colors, kNone);
   multi_ = xy_ && options_.packet_size > 1;
   if (xy_ && !multi_ && expected_moves() >= kLaneMoves) mesh_.use_lanes(options_.colors);
-  mesh_.set_arrival_listener(this);
-  mesh_.set_edge_listener(this);
+  mesh_.set_endpoint_listener(this);
   if (engine_) {
     engine_->add(this);
     engine_->wake(this, sim::Cycle(0));
@@ -121,22 +122,8 @@ inline void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::u
   }
 }
 
-inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size,
-                                                  std::uint64_t now, bool measured) {
-  std::uint32_t id;
-  if (!free_packets_.empty()) {
-    id = free_packets_.back();
-    free_packets_.pop_back();
-  } else {
-    if (packets_.size() >= Flit::kTagMask)
-      throw sim::SimulationError(fmt::format(
-          "synthetic traffic: more than {} packets waiting at the sources; the offered load is far beyond what the "
-          "fabric accepts (lower --rate or shorten --warmup/--measure/--drain)",
-          Flit::kTagMask));
-    id = static_cast<std::uint32_t>(packets_.size());
-    packets_.emplace_back();
-  }
-  packets_[id] = Packet{now, sources_[src].seq++, src, dst, kNone, size, 0, 0, 0, measured};
+inline void TrafficGenerator::create(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now,
+                                     bool measured) {
   ++generated_packets_;
   generated_wavelets_ += size;
   queued_wavelets_ += size;
@@ -145,6 +132,40 @@ inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32
     ++measured_outstanding_;
     ++measured_created_;
   }
+  Source& s = sources_[src];
+  if (s.active || !by_cycle(size)) {
+    enqueue(src, new_packet(src, dst, size, now, measured));
+    return;
+  }
+  s.first = tagged_wavelet(src, dst, now, measured);
+  s.has_first = true;
+  ++s.seq;
+  s.active = true;
+  active_sources_[active_count_++] = src;
+}
+
+inline Flit TrafficGenerator::tagged_wavelet(std::uint32_t src, std::uint32_t dst, std::uint64_t created,
+                                             bool measured) const {
+  const std::uint32_t w = mesh_.geometry().width();
+  return Flit::make(xy_ ? pack_destination(dst % w, dst / w) : src, cycle_tag(created, measured), true, true);
+}
+
+inline std::uint32_t TrafficGenerator::new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size,
+                                                  std::uint64_t now, bool measured) {
+  std::uint32_t id;
+  if (free_count_) {
+    id = free_packets_[--free_count_];
+  } else {
+    if (packets_.size() >= Flit::kTagMask)
+      throw sim::SimulationError(fmt::format(
+          "synthetic traffic: more than {} packets waiting at the sources; the offered load is far beyond what the "
+          "fabric accepts (lower --rate or shorten --warmup/--measure/--drain)",
+          Flit::kTagMask));
+    id = static_cast<std::uint32_t>(packets_.size());
+    packets_.emplace_back();
+    free_packets_.resize(packets_.size());
+  }
+  packets_[id] = Packet{now, sources_[src].seq++, src, dst, kNone, size, 0, 0, 0, measured};
   return id;
 }
 
@@ -157,94 +178,102 @@ inline void TrafficGenerator::enqueue(std::uint32_t src, std::uint32_t id) {
   s.tail = id;
   if (!s.active) {
     s.active = true;
-    active_sources_.push_back(src);
+    active_sources_[active_count_++] = src;
   }
 }
 
-void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
+inline std::uint32_t TrafficGenerator::open_color(std::uint32_t src, const Source& s) const {
+  for (std::uint64_t m = rotate(s.colors, s.rr); m; m &= m - 1) {
+    const std::uint32_t c = (static_cast<std::uint32_t>(__builtin_ctzll(m)) + s.rr) & 63u;
+    if (mesh_.can_send(src, hw::Color(static_cast<std::uint8_t>(c)))) return c;
+  }
+  return kNone;
+}
+
+inline void TrafficGenerator::inject(std::uint32_t src, sim::Cycle now) {
   Source& s = sources_[src];
+  if (s.has_first) {
+    const std::uint32_t c = open_color(src, s);
+    if (c == kNone) return;
+    mesh_.send(src, hw::Color(static_cast<std::uint8_t>(c)), s.first, now);
+    s.rr = static_cast<std::uint8_t>((c + 1) & 63u);
+    s.has_first = false;
+    --queued_wavelets_;
+    return;
+  }
   const std::uint32_t id = s.head;
   Packet& p = packets_[id];
   std::uint32_t c = p.color;
   if (p.sent == 0) {
-    std::uint32_t chosen = kNone;
-    for (std::uint64_t m = rotate(s.colors, s.rr); m; m &= m - 1) {
-      const std::uint32_t cand = (static_cast<std::uint32_t>(__builtin_ctzll(m)) + s.rr) & 63u;
-      if (mesh_.can_send(src, hw::Color(static_cast<std::uint8_t>(cand)))) {
-        chosen = cand;
-        break;
-      }
-    }
-    if (chosen == kNone) return;
-    c = chosen;
+    c = open_color(src, s);
+    if (c == kNone) return;
     p.color = static_cast<std::uint8_t>(c);
     s.rr = static_cast<std::uint8_t>((c + 1) & 63u);
   } else if (!mesh_.can_send(src, hw::Color(static_cast<std::uint8_t>(c)))) {
     return;
   }
-  const std::uint32_t w = mesh_.geometry().width();
-  const bool by_cycle = !xy_ || carries_cycle(p.size);
-  const std::uint32_t tag = by_cycle ? cycle_tag(p.created, p.measured) : id;
-  const Flit f = xy_ ? Flit::make(p.sent == 0 ? pack_destination(p.dst % w, p.dst / w) : p.sent, tag, p.sent == 0,
-                                  p.sent + 1 == p.size)
-                     : Flit::make(src, tag, true, true);
+  const bool tagged = by_cycle(p.size);
+  const Flit f = tagged ? tagged_wavelet(src, p.dst, p.created, p.measured)
+                 : p.sent
+                     ? Flit::make(p.sent, id, false, p.sent + 1 == p.size)
+                     : Flit::make(pack_destination(p.dst % mesh_.geometry().width(), p.dst / mesh_.geometry().width()),
+                                  id, true, p.size == 1);
   mesh_.send(src, hw::Color(static_cast<std::uint8_t>(c)), f, now);
   ++p.sent;
   --queued_wavelets_;
   if (p.sent < p.size) return;
   s.head = p.next;
   if (s.head == kNone) s.tail = kNone;
-  if (by_cycle) free_packets_.push_back(id);
+  if (tagged) free_packets_[free_count_++] = id;
 }
 
-void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
+inline void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
   const std::uint64_t visible = mesh_.visible(sink);
   if (!visible) return;
   const std::uint32_t c =
       (static_cast<std::uint32_t>(__builtin_ctzll(rotate(visible, sink_rr_[sink]))) + sink_rr_[sink]) & 63u;
   sink_rr_[sink] = static_cast<std::uint8_t>((c + 1) & 63u);
   const hw::Color color(static_cast<std::uint8_t>(c));
-  const Flit f = mesh_.front(sink, color);
-  mesh_.pop(sink, color, now);
+  const Flit f = mesh_.pop(sink, color, now);
   --sink_pending_[sink];
   ++ejected_wavelets_;
   const std::uint64_t t = now.count();
   measurement_.ejected(t);
   if (!xy_) {
-    const std::uint64_t latency = tag_latency(f, t), created = t - latency;
-    if (f.tag() & kMeasuredTag) measurement_.latency(latency);
-    ++delivered_packets_;
-    if (observer_) observer_(Delivery{f.payload, sink, c, 1, 0, created, t});
+    receive_static(sink, c, f, t);
     return;
   }
-  if (f.head() && f.tail() && carries_cycle(1)) {
-    // A single-wavelet packet without a record (see carries_cycle): its destination is in its
-    // payload, its creation cycle and measured mark in its tag.
-    const MeshGeometry& g = mesh_.geometry();
-    if (multi_ && sink_packet_[std::size_t{sink} * options_.colors + c] != kNone)
-      throw std::logic_error(
-          fmt::format("synthetic traffic: a single-wavelet packet was ejected at {} on color {} "
-                      "inside another packet",
-                      g.name(sink), c));
-    if (const std::uint32_t to = g.router(destination_x(f.payload), destination_y(f.payload)); to != sink)
-      throw std::logic_error(
-          fmt::format("synthetic traffic: a packet for {} was ejected at {} on color {}", g.name(to), g.name(sink), c));
-    ++delivered_packets_;
-    if (f.tag() & kMeasuredTag) {
-      measurement_.latency(tag_latency(f, t));
-      --measured_outstanding_;
-    }
+  if (!(f.head() && f.tail() && carries_cycle(1))) {
+    receive_record(sink, c, f, t);
     return;
   }
+  // A single-wavelet packet without a record (see carries_cycle): its destination is in its
+  // payload, its creation cycle and measured mark in its tag.
+  const MeshGeometry& g = mesh_.geometry();
+  if (multi_ && sink_packet_[std::size_t{sink} * options_.colors + c] != kNone) inside_packet(sink, c);
+  if (const std::uint32_t to = g.router(destination_x(f.payload), destination_y(f.payload)); to != sink)
+    misdelivered(to, sink, c);
+  ++delivered_packets_;
+  if (f.tag() & kMeasuredTag) {
+    measurement_.latency(tag_latency(f, t));
+    --measured_outstanding_;
+  }
+}
+
+void TrafficGenerator::receive_static(std::uint32_t sink, std::uint32_t c, Flit f, std::uint64_t t) {
+  const std::uint64_t latency = tag_latency(f, t), created = t - latency;
+  if (f.tag() & kMeasuredTag) measurement_.latency(latency);
+  ++delivered_packets_;
+  if (observer_) observer_(Delivery{f.payload, sink, c, 1, 0, created, t});
+}
+
+void TrafficGenerator::receive_record(std::uint32_t sink, std::uint32_t c, Flit f, std::uint64_t t) {
   const std::uint32_t id = f.tag();
   Packet& p = packets_[id];
   std::uint32_t& current = sink_packet_[std::size_t{sink} * options_.colors + c];
   const bool in_order = p.dst == sink && p.color == c &&
                         (f.head() ? current == kNone && p.received == 0 : current == id && f.payload == p.received);
-  if (!in_order)
-    throw std::logic_error(fmt::format(
-        "synthetic traffic: wavelet {} of packet {} ({} -> {}) ejected out of order at {} on color {}", p.received, id,
-        mesh_.geometry().name(p.src), mesh_.geometry().name(p.dst), mesh_.geometry().name(sink), c));
+  if (!in_order) out_of_order(id, sink, c);
   ++p.received;
   if (!f.tail()) {
     current = id;
@@ -258,7 +287,27 @@ void TrafficGenerator::eject(std::uint32_t sink, sim::Cycle now) {
     --measured_outstanding_;
   }
   if (observer_) observer_(Delivery{p.src, p.dst, c, p.size, p.seq, p.created, t});
-  free_packets_.push_back(id);
+  free_packets_[free_count_++] = id;
+}
+
+void TrafficGenerator::inside_packet(std::uint32_t sink, std::uint32_t c) const {
+  throw std::logic_error(
+      fmt::format("synthetic traffic: a single-wavelet packet was ejected at {} on color {} inside another packet",
+                  mesh_.geometry().name(sink), c));
+}
+
+void TrafficGenerator::misdelivered(std::uint32_t to, std::uint32_t sink, std::uint32_t c) const {
+  const MeshGeometry& g = mesh_.geometry();
+  throw std::logic_error(
+      fmt::format("synthetic traffic: a packet for {} was ejected at {} on color {}", g.name(to), g.name(sink), c));
+}
+
+void TrafficGenerator::out_of_order(std::uint32_t id, std::uint32_t sink, std::uint32_t c) const {
+  const Packet& p = packets_[id];
+  const MeshGeometry& g = mesh_.geometry();
+  throw std::logic_error(
+      fmt::format("synthetic traffic: wavelet {} of packet {} ({} -> {}) ejected out of order at {} on color {}",
+                  p.received, id, g.name(p.src), g.name(p.dst), g.name(sink), c));
 }
 
 void TrafficGenerator::evaluate(sim::Cycle now) {
@@ -276,7 +325,7 @@ void TrafficGenerator::evaluate(sim::Cycle now) {
       finish(now);
       return;
     }
-  } else if (t >= window_end_ && active_sources_.empty() && sinks_.empty() && mesh_.idle()) {
+  } else if (t >= window_end_ && active_count_ == 0 && sink_count_ == 0 && mesh_.idle()) {
     drained_ = true;
     finish(now);
     return;
@@ -303,12 +352,14 @@ void TrafficGenerator::evaluate(sim::Cycle now) {
     }
     // Scheduling never adds to this cycle's bucket (the next packet is at least a cycle later).
     auto& due = calendar_[t % kCalendar];
+    const std::uint32_t size = xy_ ? options_.packet_size : 1;
+    const bool measured = measurement_.in_window(t);
     for (std::size_t i = 0; i < due.size(); ++i) {
       const std::uint32_t r = due[i];
       Source& s = sources_[r];
       if (s.next_packet != t) throw std::logic_error("synthetic traffic: a source missed its injection cycle");
       const std::uint32_t dst = xy_ ? pattern_.destination(r, s.rng) : r;  // static: the routes decide
-      enqueue(r, new_packet(r, dst, xy_ ? options_.packet_size : 1, t, measurement_.in_window(t)));
+      create(r, dst, size, t, measured);
       const std::uint64_t gap = process_.gap(s.rng);
       schedule(r, gap >= BernoulliProcess::kNever ? BernoulliProcess::kNever : t + 1 + gap, t);
     }
@@ -318,25 +369,27 @@ void TrafficGenerator::evaluate(sim::Cycle now) {
   while (next_scripted_ < scripted_.size() && scripted_[next_scripted_].at <= t) {
     const Scripted& sp = scripted_[next_scripted_++];
     if (sp.at < t) throw std::logic_error("synthetic traffic: a scripted packet was scheduled in the past");
-    enqueue(sp.src, new_packet(sp.src, sp.dst, sp.size, t, true));
+    create(sp.src, sp.dst, sp.size, t, true);
   }
 
-  std::size_t kept = 0;
-  for (std::uint32_t src : active_sources_) {
+  std::uint32_t kept = 0;
+  for (std::uint32_t i = 0; i < active_count_; ++i) {
+    const std::uint32_t src = active_sources_[i];
     inject(src, now);
-    if (sources_[src].head != kNone)
+    if (sources_[src].has_first || sources_[src].head != kNone)
       active_sources_[kept++] = src;
     else
       sources_[src].active = false;
   }
-  active_sources_.resize(kept);
+  active_count_ = kept;
 
   kept = 0;
-  for (std::uint32_t sink : sinks_) {
+  for (std::uint32_t i = 0; i < sink_count_; ++i) {
+    const std::uint32_t sink = sinks_[i];
     eject(sink, now);
     if (sink_pending_[sink]) sinks_[kept++] = sink;
   }
-  sinks_.resize(kept);
+  sink_count_ = kept;
 }
 
 void TrafficGenerator::finish(sim::Cycle now) {
@@ -349,7 +402,7 @@ sim::Cycle TrafficGenerator::write(sim::Cycle now) {
     if (engine_) sc_core::sc_stop();
     return sim::Cycle::never();
   }
-  if (!active_sources_.empty() || !sinks_.empty()) return now + sim::Cycle(1);
+  if (active_count_ || sink_count_) return now + sim::Cycle(1);
   const std::uint64_t t = now.count();
   std::uint64_t next = std::max<std::uint64_t>(window_end_, t + 1);
   if (!xy_ && t + 1 >= window_end_) next = t + 1;  // waiting for the fabric to empty
@@ -367,21 +420,10 @@ sim::Cycle TrafficGenerator::write(sim::Cycle now) {
   return sim::Cycle(std::max(next, t + 1));
 }
 
-void TrafficGenerator::on_arrival(hw::PeCoord pe, hw::Color, sim::Cycle at) {
-  const std::uint32_t sink = mesh_.geometry().router(pe);
-  if (sink_pending_[sink]++ == 0) sinks_.push_back(sink);
+void TrafficGenerator::on_arrival(std::uint32_t ep, std::uint32_t, sim::Cycle at) {
+  if (sink_pending_[ep]++ == 0) sinks_[sink_count_++] = ep;
   wake(at);
 }
-
-void TrafficGenerator::on_credit(hw::PeCoord, hw::Color, sim::Cycle) {}
-
-void TrafficGenerator::on_arrival(EdgeSide side, std::uint32_t channel, hw::Color, sim::Cycle at) {
-  const std::uint32_t sink = mesh_.edge_endpoint(side, channel);
-  if (sink_pending_[sink]++ == 0) sinks_.push_back(sink);
-  wake(at);
-}
-
-void TrafficGenerator::on_credit(EdgeSide, std::uint32_t, hw::Color, sim::Cycle) {}
 
 void TrafficGenerator::wake(sim::Cycle at) {
   if (!engine_ || at == last_wake_) return;

@@ -7,14 +7,12 @@
 #include <functional>
 #include <vector>
 
-#include "fabric/edge_listener.h"
 #include "fabric/mesh.h"
 #include "fabric/traffic/bernoulli.h"
 #include "fabric/traffic/measurement.h"
 #include "fabric/traffic/pattern.h"
 #include "fabric/traffic/rng.h"
 #include "fabric/traffic/traffic_options.h"
-#include "hw/ramp.h"
 #include "sim/engine/clocked.h"
 #include "sim/stats/stats.h"
 
@@ -41,7 +39,7 @@ namespace wafersim::fabric::traffic {
 // Contract: uses the mesh only from evaluate(); with an engine, ends the simulation
 // (sc_stop) in the cycle it finishes; without one, the owner ticks it after the mesh in
 // every phase and stops when finished() is true.
-class TrafficGenerator final : public sim::Clocked, public hw::RampListener, public EdgeListener {
+class TrafficGenerator final : public sim::Clocked, public EndpointListener {
  public:
   TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engine* engine);
 
@@ -75,12 +73,8 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   sim::Cycle write(sim::Cycle now) override;
   [[nodiscard]] std::string describe() const override;
 
-  // hw::RampListener
-  void on_arrival(hw::PeCoord pe, hw::Color c, sim::Cycle at) override;
-  void on_credit(hw::PeCoord pe, hw::Color c, sim::Cycle at) override;
-  // EdgeListener: static routes may end in an edge channel; its sink drains it too.
-  void on_arrival(EdgeSide side, std::uint32_t channel, hw::Color c, sim::Cycle at) override;
-  void on_credit(EdgeSide side, std::uint32_t channel, hw::Color c, sim::Cycle at) override;
+  // EndpointListener: the ramps' sinks, and the edge channels' (static routes may end in one).
+  void on_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at) override;
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;
@@ -96,11 +90,15 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   struct Source {
     std::uint64_t next_packet = BernoulliProcess::kNever;  // cycle of its next random packet
     SplitMix64 rng;
-    std::uint32_t head = kNone, tail = kNone;  // FIFO of packets not yet fully sent
-    std::uint64_t colors = 0;                  // colors it may send on
+    // Its queue: a packet created into an empty queue without a record (see by_cycle) is held
+    // as its wavelet in `first`; the others, behind it, in a FIFO of records not yet fully sent.
+    Flit first;
+    std::uint32_t head = kNone, tail = kNone;
+    std::uint64_t colors = 0;  // colors it may send on
     std::uint64_t seq = 0;
     std::uint8_t rr = 0;
-    bool active = false;
+    bool has_first = false;
+    bool active = false;  // its queue is not empty (it is in active_sources_)
   };
   struct Scripted {
     std::uint64_t at;
@@ -113,6 +111,9 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   // (cycle_tag), so the sink reads no record (latencies under 2^28 cycles). Static routes'
   // wavelets always carry such a tag.
   [[nodiscard]] bool carries_cycle(std::uint32_t size) const { return size == 1 && !observer_; }
+  // Whether a packet of `size` wavelets needs no record once sent: XY's that carry their cycle,
+  // and every static route's.
+  [[nodiscard]] bool by_cycle(std::uint32_t size) const { return !xy_ || carries_cycle(size); }
   static constexpr std::uint32_t kMeasuredTag = 1u << (Flit::kTagBits - 1);
   static constexpr std::uint32_t kCycleTagMask = kMeasuredTag - 1;
   static std::uint32_t cycle_tag(std::uint64_t created, bool measured) {
@@ -131,10 +132,24 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   static constexpr double kLaneMoves = 1.0;
   // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
   void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
+  // Queues a new packet at source src.
+  void create(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);
+  // The wavelet of a single-wavelet packet without a record, from src to dst.
+  [[nodiscard]] Flit tagged_wavelet(std::uint32_t src, std::uint32_t dst, std::uint64_t created, bool measured) const;
   std::uint32_t new_packet(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now, bool measured);
   void enqueue(std::uint32_t src, std::uint32_t id);
+  // The first of source s's colors, round robin from the one after the last used, with a credit
+  // at its ramp (kNone: none has).
+  [[nodiscard]] std::uint32_t open_color(std::uint32_t src, const Source& s) const;
   void inject(std::uint32_t src, sim::Cycle now);
   void eject(std::uint32_t sink, sim::Cycle now);
+  // eject()'s for a static route's wavelet `f` of color c popped in cycle t, and for a wavelet
+  // of a packet with a record.
+  void receive_static(std::uint32_t sink, std::uint32_t c, Flit f, std::uint64_t t);
+  void receive_record(std::uint32_t sink, std::uint32_t c, Flit f, std::uint64_t t);
+  [[noreturn]] void inside_packet(std::uint32_t sink, std::uint32_t c) const;
+  [[noreturn]] void misdelivered(std::uint32_t to, std::uint32_t sink, std::uint32_t c) const;
+  [[noreturn]] void out_of_order(std::uint32_t id, std::uint32_t sink, std::uint32_t c) const;
   void finish(sim::Cycle now);
   void wake(sim::Cycle at);
 
@@ -157,16 +172,22 @@ class TrafficGenerator final : public sim::Clocked, public hw::RampListener, pub
   std::vector<std::pair<std::uint64_t, std::uint32_t>> far_;
   std::uint64_t far_min_ = BernoulliProcess::kNever;
   std::uint64_t calendar_count_ = 0;
+  // The lists below are sized for their longest and hold their first *_count_ entries (appending
+  // never reallocates: code that might would make the hot paths that append spill registers).
+  // Sources with packets queued (each listed once).
   std::vector<std::uint32_t> active_sources_;
+  std::uint32_t active_count_ = 0;
   std::vector<Packet> packets_;
   // Ids of delivered packets, reused last-freed first. (Not linked through the packets: taking
   // one would read a record the fabric's sweep has pushed out of the caches.)
   std::vector<std::uint32_t> free_packets_;
+  std::uint32_t free_count_ = 0;
   std::vector<Scripted> scripted_;  // sorted by cycle when the run starts
   std::size_t next_scripted_ = 0;
   bool scripted_sorted_ = true;
 
-  std::vector<std::uint32_t> sinks_;         // endpoints with wavelets visible or on the way
+  std::vector<std::uint32_t> sinks_;  // endpoints with wavelets visible or on the way (each listed once)
+  std::uint32_t sink_count_ = 0;
   std::vector<std::uint32_t> sink_pending_;  // per endpoint: wavelets on the way or visible
   std::vector<std::uint8_t> sink_rr_;
   std::vector<std::uint32_t> sink_packet_;  // XY: [router * colors + color] packet in progress

@@ -50,13 +50,7 @@ Pattern Pattern::make(const std::string& name, std::uint32_t width, std::uint32_
                                     hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
 }
 
-std::uint32_t Pattern::uniform_other(std::uint32_t src, SplitMix64& rng) const {
-  const std::uint32_t d = rng.below(w_ * h_ - 1);
-  return d >= src ? d + 1 : d;
-}
-
-std::uint32_t Pattern::destination(std::uint32_t src, SplitMix64& rng) const {
-  if (kind_ == PatternKind::Uniform) return uniform_other(src, rng);  // (no division for the common case)
+std::uint32_t Pattern::non_uniform(std::uint32_t src, SplitMix64& rng) const {
   const std::uint32_t x = src % w_, y = src / w_, n = w_ * h_;
   switch (kind_) {
     case PatternKind::Uniform:

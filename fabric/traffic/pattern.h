@@ -25,7 +25,9 @@ class Pattern {
 
   // Destination router of a packet created at `src` (may be `src` itself for the
   // permutations, e.g. the diagonal under transpose; never under uniform).
-  [[nodiscard]] std::uint32_t destination(std::uint32_t src, SplitMix64& rng) const;
+  [[nodiscard]] std::uint32_t destination(std::uint32_t src, SplitMix64& rng) const {
+    return kind_ == PatternKind::Uniform ? uniform_other(src, rng) : non_uniform(src, rng);
+  }
 
   [[nodiscard]] PatternKind kind() const { return kind_; }
   [[nodiscard]] const std::string& name() const { return name_; }
@@ -37,7 +39,13 @@ class Pattern {
  private:
   Pattern(PatternKind k, std::string name, std::uint32_t w, std::uint32_t h)
       : kind_(k), name_(std::move(name)), w_(w), h_(h) {}
-  [[nodiscard]] std::uint32_t uniform_other(std::uint32_t src, SplitMix64& rng) const;
+  // A router other than src, uniformly.
+  [[nodiscard]] std::uint32_t uniform_other(std::uint32_t src, SplitMix64& rng) const {
+    const std::uint32_t d = rng.below(w_ * h_ - 1);
+    return d >= src ? d + 1 : d;
+  }
+  // destination() under the other patterns.
+  [[nodiscard]] std::uint32_t non_uniform(std::uint32_t src, SplitMix64& rng) const;
 
   PatternKind kind_;
   std::string name_;

@@ -9,19 +9,6 @@ namespace wafersim::sim::stats {
 Histogram::Histogram(std::uint64_t bucket_width, std::size_t buckets)
     : width_(bucket_width == 0 ? 1 : bucket_width), buckets_(buckets, 0) {}
 
-void Histogram::add(std::uint64_t sample, std::uint64_t count) {
-  if (count == 0) return;
-  std::uint64_t b = width_ == 1 ? sample : sample / width_;
-  if (b < buckets_.size())
-    buckets_[b] += count;
-  else
-    overflow_ += count;
-  if (samples_ == 0 || sample < min_) min_ = sample;
-  if (sample > max_) max_ = sample;
-  samples_ += count;
-  sum_ += sample * count;
-}
-
 void Histogram::clear() {
   std::fill(buckets_.begin(), buckets_.end(), 0);
   overflow_ = samples_ = sum_ = min_ = max_ = 0;
@@ -40,17 +27,27 @@ std::uint64_t Histogram::quantile(double q) const {
 }
 
 Stat::Stat(std::string name, std::string unit, std::string description, std::function<double()> value)
-    : kind_(Kind::Scalar), name_(std::move(name)), unit_(std::move(unit)), description_(std::move(description)),
+    : kind_(Kind::Scalar),
+      name_(std::move(name)),
+      unit_(std::move(unit)),
+      description_(std::move(description)),
       value_(std::move(value)) {}
 
 Stat::Stat(std::string name, std::string unit, std::string description, std::function<std::size_t()> size,
            std::function<double(std::size_t)> element)
-    : kind_(Kind::Vector), name_(std::move(name)), unit_(std::move(unit)), description_(std::move(description)),
-      size_(std::move(size)), element_(std::move(element)) {}
+    : kind_(Kind::Vector),
+      name_(std::move(name)),
+      unit_(std::move(unit)),
+      description_(std::move(description)),
+      size_(std::move(size)),
+      element_(std::move(element)) {}
 
 Stat::Stat(std::string name, std::string unit, std::string description, const Histogram* histogram)
-    : kind_(Kind::Distribution), name_(std::move(name)), unit_(std::move(unit)),
-      description_(std::move(description)), histogram_(histogram) {}
+    : kind_(Kind::Distribution),
+      name_(std::move(name)),
+      unit_(std::move(unit)),
+      description_(std::move(description)),
+      histogram_(histogram) {}
 
 Group::Group(std::string name, Group* parent) : name_(std::move(name)), parent_(parent) {}
 
@@ -63,8 +60,7 @@ Group& Group::group(std::string_view name) {
 
 void Group::add(Stat s) {
   for (const auto& existing : stats_)
-    if (existing.name() == s.name())
-      throw std::logic_error("duplicate statistic '" + path() + "." + s.name() + "'");
+    if (existing.name() == s.name()) throw std::logic_error("duplicate statistic '" + path() + "." + s.name() + "'");
   stats_.push_back(std::move(s));
 }
 
@@ -83,9 +79,8 @@ void Group::formula(std::string_view name, std::function<double()> value, std::s
   add(std::move(s));
 }
 
-void Group::vector(std::string_view name, std::function<std::size_t()> size,
-                   std::function<double(std::size_t)> element, std::string_view unit, std::string_view description,
-                   bool integral) {
+void Group::vector(std::string_view name, std::function<std::size_t()> size, std::function<double(std::size_t)> element,
+                   std::string_view unit, std::string_view description, bool integral) {
   Stat s(std::string(name), std::string(unit), std::string(description), std::move(size), std::move(element));
   s.set_integral(integral);
   add(std::move(s));

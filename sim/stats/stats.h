@@ -18,7 +18,18 @@ class Histogram {
  public:
   // Buckets [0,w), [w,2w), ... up to `buckets` of them; larger samples go to overflow.
   explicit Histogram(std::uint64_t bucket_width = 1, std::size_t buckets = 1024);
-  void add(std::uint64_t sample, std::uint64_t count = 1);
+  void add(std::uint64_t sample, std::uint64_t count = 1) {
+    if (count == 0) return;
+    const std::uint64_t b = width_ == 1 ? sample : sample / width_;
+    if (b < buckets_.size())
+      buckets_[b] += count;
+    else
+      overflow_ += count;
+    if (samples_ == 0 || sample < min_) min_ = sample;
+    if (sample > max_) max_ = sample;
+    samples_ += count;
+    sum_ += sample * count;
+  }
   void clear();
 
   [[nodiscard]] std::uint64_t samples() const { return samples_; }
@@ -87,8 +98,7 @@ class Group {
   Group& group(std::string_view name);
 
   // A counter the model increments; read at dump time.
-  void counter(std::string_view name, const std::uint64_t* value, std::string_view unit,
-               std::string_view description);
+  void counter(std::string_view name, const std::uint64_t* value, std::string_view unit, std::string_view description);
   // A value computed at dump time (a ratio, a mean, a figure derived from counters).
   void formula(std::string_view name, std::function<double()> value, std::string_view unit,
                std::string_view description, bool integral = false);
