@@ -142,10 +142,11 @@ void LaneRouters::inject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t
   const std::uint32_t parity = t & 1u;
   ramp_credits_[r] -= 1u << (8 * c);
   injected_[r] = 1;
-  base(arrival(parity, index(Port::Ramp), kValid))[r] = ~0u;
-  base(arrival(parity, index(Port::Ramp), kColor))[r] = c;
-  base(arrival(parity, index(Port::Ramp), kPayload))[r] = f.payload;
-  base(arrival(parity, index(Port::Ramp), kInfo))[r] = f.info;
+  std::uint32_t* const a = base(arrival(parity, index(Port::Ramp), kValid)) + r;
+  a[kValid * kStride] = ~0u;
+  a[kColor * kStride] = c;
+  a[kPayload * kStride] = f.payload;
+  a[kInfo * kStride] = f.info;
 }
 
 Flit LaneRouters::queued_flit(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) const {
