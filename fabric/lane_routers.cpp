@@ -237,8 +237,7 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, Ends& ends, const Tot
   // (Locals, not members, from here: the vector stores may alias anything and would force
   // members to be reloaded after each.)
   const std::uint32_t in = (t + 1) & 1u, out = t & 1u;
-  constexpr std::size_t S = kStride;
-  std::uint32_t* const W = words_.data() + kPad + r0;  // field f of router r0 + l: W[f * S + l]
+  std::uint32_t* const W = words_.data() + kPad + r0;  // field f of router r0 + l: W[f * kStride + l]
   const auto F = [W](std::uint32_t f) { return W + f * kStride; };
   std::uint64_t* const heads = heads_.data() + kPad;
   const std::uint32_t routers = routers_, depth = depth_;
@@ -297,7 +296,7 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, Ends& ends, const Tot
 #pragma GCC unroll 4
     for (std::uint32_t cc = 0; cc < kColors; ++cc) {
       const V m = nh & eq(c, splat(cc));
-      std::uint64_t* const h = heads + std::size_t{p * kColors + cc} * S + r0;
+      std::uint64_t* const h = heads + (p * kColors + cc) * kStride + r0;
       V64 hl, hh;
       std::memcpy(&hl, h, sizeof hl);
       std::memcpy(&hh, h + 4, sizeof hh);
@@ -372,7 +371,7 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, Ends& ends, const Tot
     popped |= low;
     store(F(kForwarded + o), load(F(kForwarded + o)) - any);
     V64 glo, ghi;
-    gather_heads(heads, q * static_cast<std::uint32_t>(S) + slots, glo, ghi);
+    gather_heads(heads, q * static_cast<std::uint32_t>(kStride) + slots, glo, ghi);
     const V plo = reinterpret_cast<V>(glo), phi = reinterpret_cast<V>(ghi);
     const V payload = even_words(plo, phi);
     const V info = odd_words(plo, phi);

@@ -17,7 +17,7 @@ class LaneRouters {
  public:
   static constexpr std::uint32_t kColors = 4;      // colors a lane router queues (0 .. 3)
   static constexpr std::uint32_t kMaxDepth = 127;  // credits are counted in bytes
-  // Meshes up to 64 x 64 routers: a sweep streams about 600 bytes of state a router (2 KB are
+  // Meshes up to 64 x 64 routers: a sweep streams about 500 bytes of state a router (2 KB are
   // allocated with the rings behind the heads), and past the caches that costs more than the
   // lanes save (docs/performance.md, "Thirteenth pass").
   static constexpr std::uint32_t kMaxRouters = 4096;
