@@ -39,20 +39,14 @@ inline V load(const std::uint32_t* p) {
 }
 inline void store(std::uint32_t* p, V v) { std::memcpy(p, &v, sizeof v); }
 inline V splat(std::uint32_t x) { return V{} + x; }
-inline V64 select64(V64 m, V64 a, V64 b) {
-#if defined(__AVX2__)
-  return reinterpret_cast<V64>(
-      _mm256_blendv_epi8(reinterpret_cast<__m256i>(b), reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(m)));
-#else
-  return (a & m) | (b & ~m);
-#endif
-}
 // Lanes as masks (all ones or zero) from comparisons.
 inline V eq(V a, V b) { return reinterpret_cast<V>(a == b); }
 inline V gt(V a, V b) { return reinterpret_cast<V>(reinterpret_cast<VS>(a) > reinterpret_cast<VS>(b)); }
-inline V select(V m, V a, V b) {
+// a where m is set, else b (m all ones or zero in each lane; 32- or 64-bit lanes).
+template <typename T>
+inline T select(T m, T a, T b) {
 #if defined(__AVX2__)
-  return reinterpret_cast<V>(
+  return reinterpret_cast<T>(
       _mm256_blendv_epi8(reinterpret_cast<__m256i>(b), reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(m)));
 #else
   return (a & m) | (b & ~m);
@@ -300,8 +294,8 @@ void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, Ends& ends, const Tot
       V64 hl, hh;
       std::memcpy(&hl, h, sizeof hl);
       std::memcpy(&hh, h + 4, sizeof hh);
-      hl = select64(reinterpret_cast<V64>(interleave_lo(m, m)), lo, hl);
-      hh = select64(reinterpret_cast<V64>(interleave_hi(m, m)), hi, hh);
+      hl = select(reinterpret_cast<V64>(interleave_lo(m, m)), lo, hl);
+      hh = select(reinterpret_cast<V64>(interleave_hi(m, m)), hi, hh);
       std::memcpy(h, &hl, sizeof hl);
       std::memcpy(h + 4, &hh, sizeof hh);
     }
