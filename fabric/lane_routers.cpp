@@ -9,6 +9,12 @@
 
 #include "fabric/link_take.h"
 
+// (Without AVX, GCC notes that 32-byte vector arguments change the ABI; these helpers are
+// internal and inline, so no call crosses an ABI boundary.)
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__AVX__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace wafersim::fabric {
 namespace {
 
