@@ -209,7 +209,7 @@ std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, Ends& ends, co
     V a{};
 #pragma GCC unroll 5
     for (std::uint32_t p = 0; p < kPorts; ++p)
-      a |= load(arriving + p * 4 * kStride + r0) | load(requests + p * kStride + r0);
+      a |= load(arriving + p * kStride * 4 + r0) | load(requests + p * kStride + r0);
 #pragma GCC unroll 4
     for (std::uint32_t o = 0; o < 4; ++o) a |= load(returned + o * kStride + r0);
     const bool work = !none(a);
