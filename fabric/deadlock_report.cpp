@@ -44,7 +44,7 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
     return lanes_ ? 0u : slots_[slot_index(block_[r], p, c)].route;
   };
   auto no_credit = [this](std::uint32_t r, std::uint32_t o, std::uint32_t c) {
-    if (lanes_ && o < 4) return lanes_->credits(r, o, c) == 0;
+    if (lanes_) return lanes_->credits(r, o, c) == 0;  // (the ramp output's too)
     return ((downstream_full(r, o) >> c) & 1u) != 0;
   };
 
