@@ -224,7 +224,7 @@ std::uint64_t Mesh::allocated_bytes() const {
          v(credits_) + v(owned_by_) + v(requests_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) +
          v(flits_) + v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_fronts_) + v(rx_) +
          v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) + active_.allocated_bytes() + work_.allocated_bytes() +
-         v(unfull_) + v(ramp_sent_[0]) + v(ramp_sent_[1]) + (lanes_ ? lanes_->allocated_bytes() : 0);
+         v(unfull_) + v(ramp_sent_blocks_[0]) + v(ramp_sent_blocks_[1]) + (lanes_ ? lanes_->allocated_bytes() : 0);
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -295,8 +295,7 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
     ++in_network_;
     ++injected_;
     lanes_->inject(ep, c, f, t);
-    ++lane_sent_[t & 1u];
-    ++lane_sent_colors_[t & 1u][c];
+    count_ramp_send(t, c);
     wake_self(now + sim::Cycle(ramp_));
     return;
   }
@@ -312,7 +311,8 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   ++injected_;
   if (ramp_ == 1 && ep < geometry_.routers()) {  // a ramp: through the arrival register
     blocks_[b].in[t & 1u].put(p, c, f);
-    ramp_sent_[t & 1u].push_back(Return{b, c});
+    count_ramp_send(t, c);
+    ramp_sent_blocks_[t & 1u].push_back(b);
   } else {
     wheel_[(t + ramp_) & wheel_mask_].push_back(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f});
     ++wheel_count_;
@@ -426,21 +426,17 @@ void Mesh::read(sim::Cycle now) {
     if (sleepers_) rouse(ep_router_[ret.target]);
   }
   ep_returns_.clear();
-  if (const std::uint32_t parity = (now.count() + 1) & 1u; lane_sent_[parity]) {
+  if (const std::uint32_t parity = (now.count() + 1) & 1u; ramp_sent_[parity]) {
     last_progress_ = now;
-    dir_queued_[index(Port::Ramp)] += lane_sent_[parity];
-    for (std::uint32_t c = 0; c < lane_colors_; ++c) color_queued_[c] += lane_sent_colors_[parity][c];
-    lane_sent_[parity] = 0;
-    std::fill(std::begin(lane_sent_colors_[parity]), std::end(lane_sent_colors_[parity]), 0u);
-  }
-  if (auto& sent = ramp_sent_[(now.count() + 1) & 1u]; !sent.empty()) {
-    last_progress_ = now;
-    for (const Return& s : sent) {
-      if (!lanes_) active_.insert(s.target);
-      ++dir_queued_[index(Port::Ramp)];
-      ++color_queued_[s.color];
+    dir_queued_[index(Port::Ramp)] += ramp_sent_[parity];
+    ramp_sent_[parity] = 0;
+    std::uint32_t* const colors = ramp_sent_colors_[parity];
+    for (std::uint32_t c = 0; c < colors_; ++c) {
+      color_queued_[c] += colors[c];
+      colors[c] = 0;
     }
-    sent.clear();
+    for (std::uint32_t b : ramp_sent_blocks_[parity]) active_.insert(b);
+    ramp_sent_blocks_[parity].clear();
   }
 
   auto& bucket = wheel_[now.count() & wheel_mask_];
@@ -967,7 +963,7 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   check_deadlock(now);
 
   if (!active_.empty() || sleepers_ || (lanes_ && lanes_->busy()) || !input_returns_.empty() || !ep_returns_.empty() ||
-      !ramp_sent_[0].empty() || !ramp_sent_[1].empty() || lane_sent_[0] || lane_sent_[1])
+      ramp_sent_[0] || ramp_sent_[1])
     return now + sim::Cycle(1);
   if (wheel_count_)
     for (std::uint64_t j = 1; j < wheel_.size(); ++j)

@@ -446,6 +446,11 @@ class Mesh final : public sim::Clocked {
   void tell_arrival(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void tell_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void wake_self(sim::Cycle at);
+  // Counts a wavelet sent by a ramp in cycle t on color c (see ramp_sent_).
+  void count_ramp_send(std::uint64_t t, std::uint32_t c) {
+    ++ramp_sent_[t & 1u];
+    ++ramp_sent_colors_[t & 1u][c];
+  }
   // send()'s checks: one send per endpoint and cycle (stamped), a head's destination in the mesh.
   void stamp_send(std::uint32_t ep, std::uint64_t now) {
     std::uint64_t& last = ep_last_send_[ensure_ep_block(ep)];
@@ -559,13 +564,12 @@ class Mesh final : public sim::Clocked {
   std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
   std::vector<Return> unfull_;  // full_ bits to clear when the cycle ends (slots freed in full queues)
   // Over a 1-cycle ramp an endpoint's wavelet goes into its router's arrival register (port
-  // Ramp) when sent, not through the wheel. [cycle parity]: [block, color] of those sent in a
-  // cycle, whose router is listed to run and whose wavelet counts as queued from the next
-  // (read()).
-  std::vector<Return> ramp_sent_[2];
-  // The same for the lanes (whose routers need no listing): wavelets sent, in total and per color.
-  std::uint32_t lane_sent_[2] = {};
-  std::uint32_t lane_sent_colors_[2][LaneRouters::kColors] = {};
+  // Ramp) when sent, not through the wheel, and counts as queued from the next cycle (read()).
+  // [cycle parity]: those sent in a cycle, in total and per color, and (the routers' own sweep)
+  // the blocks whose routers are to run.
+  std::uint32_t ramp_sent_[2] = {};
+  std::uint32_t ramp_sent_colors_[2][64] = {};
+  std::vector<std::uint32_t> ramp_sent_blocks_[2];
   // The sleeping routers: how many, and the credit stalls they add in each cycle (in total and
   // per color; the colors with any in sleep_colors_).
   std::uint32_t sleepers_ = 0;
