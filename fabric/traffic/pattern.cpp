@@ -50,7 +50,7 @@ Pattern Pattern::make(const std::string& name, std::uint32_t width, std::uint32_
                                     hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
 }
 
-std::uint32_t Pattern::non_uniform(std::uint32_t src, SplitMix64& rng) const {
+std::uint32_t Pattern::by_kind(std::uint32_t src, SplitMix64& rng) const {
   const std::uint32_t x = src % w_, y = src / w_, n = w_ * h_;
   switch (kind_) {
     case PatternKind::Uniform:

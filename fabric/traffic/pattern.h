@@ -26,7 +26,7 @@ class Pattern {
   // Destination router of a packet created at `src` (may be `src` itself for the
   // permutations, e.g. the diagonal under transpose; never under uniform).
   [[nodiscard]] std::uint32_t destination(std::uint32_t src, SplitMix64& rng) const {
-    return kind_ == PatternKind::Uniform ? uniform_other(src, rng) : non_uniform(src, rng);
+    return kind_ == PatternKind::Uniform ? uniform_other(src, rng) : by_kind(src, rng);
   }
 
   [[nodiscard]] PatternKind kind() const { return kind_; }
@@ -44,8 +44,8 @@ class Pattern {
     const std::uint32_t d = rng.below(w_ * h_ - 1);
     return d >= src ? d + 1 : d;
   }
-  // destination() under the other patterns.
-  [[nodiscard]] std::uint32_t non_uniform(std::uint32_t src, SplitMix64& rng) const;
+  // destination() through the switch over all patterns (destination() takes uniform inline).
+  [[nodiscard]] std::uint32_t by_kind(std::uint32_t src, SplitMix64& rng) const;
 
   PatternKind kind_;
   std::string name_;
