@@ -1,6 +1,7 @@
 #pragma once
-// The whole platform as a SystemC module tree: cluster -> wafers (and, as they land,
-// MemoryX and the SwarmX tree). Children are owned by their parents.
+// The platform's systems as a SystemC module tree: cluster -> wafers. Children are owned by
+// their parents. (A training run's MemoryX and SwarmX tree are assembled by
+// platforms/streaming_cluster around stand-ins for the wafers.)
 
 #include <systemc>
 

@@ -28,7 +28,7 @@ PlatformFigures figures(const PlatformSpec& p) {
     if (tier->capacity.bits > 0) f.memoryx_read_bytes_per_s += tier->read_bandwidth.bytes_per_s();
   f.max_params = f.memoryx_capacity_bytes / p.memoryx.bytes_per_param;
   f.systems = p.cluster.systems;
-  auto shape = fabric::swarmx::tree_shape(p.cluster.systems, p.swarmx);
+  auto shape = swarmx::tree_shape(p.cluster.systems, p.swarmx);
   f.swarmx_nodes = shape.nodes_per_plane * p.swarmx.planes;
   f.swarmx_depth = shape.levels;
   f.swarmx_bandwidth_bits_per_s = p.swarmx.planes * p.swarmx.port_bandwidth.bits_per_s;

@@ -22,11 +22,11 @@ PlatformSpec PlatformSpec::read(Section root) {
   p.system.io_ports = static_cast<std::uint32_t>(sys.integer("io_ports", 12, 1, 1024, "external I/O ports"));
   p.system.io_port_bandwidth = sys.bandwidth("io_port_bandwidth", units::Bandwidth{100e9}, units::Bandwidth{1e6},
                                              units::Bandwidth{1e15}, "bandwidth of each I/O port, each direction");
-  p.swarmx = fabric::swarmx::SwarmXConfig::read(root.section("swarmx", "SwarmX broadcast/reduce tree"));
+  p.swarmx = swarmx::SwarmXConfig::read(root.section("swarmx", "SwarmX broadcast/reduce tree"));
   p.memoryx = memoryx::MemoryXConfig::read(root.section("memoryx", "MemoryX weight and optimizer-state store"));
   auto cl = root.section("cluster", "the cluster of systems");
-  p.cluster.systems = static_cast<std::uint32_t>(
-      cl.integer("systems", 1, 1, 4096, "CS-X systems (wafers) trained in data parallel"));
+  p.cluster.systems =
+      static_cast<std::uint32_t>(cl.integer("systems", 1, 1, 4096, "CS-X systems (wafers) trained in data parallel"));
   return p;
 }
 

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "fabric/fabric_config.h"
-#include "fabric/swarmx/swarmx_config.h"
 #include "hw/pe_config.h"
 #include "memoryx/memoryx_config.h"
 #include "sim/config/loader.h"
 #include "sim/config/schema.h"
+#include "swarmx/swarmx_config.h"
 
 namespace wafersim::platforms {
 
@@ -32,7 +32,7 @@ struct PlatformSpec {
   hw::WaferConfig wafer;
   fabric::FabricConfig fabric;
   SystemConfig system;
-  fabric::swarmx::SwarmXConfig swarmx;
+  swarmx::SwarmXConfig swarmx;
   memoryx::MemoryXConfig memoryx;
   ClusterConfig cluster;
 

@@ -26,7 +26,7 @@ const char* to_string(Activity a) {
 }
 
 StepTimeline step_timeline(const memoryx::MemoryX& mx,
-                           const std::vector<const fabric::edge::EdgeEndpoint*>& endpoints) {
+                           const std::vector<const platforms::edge::EdgeEndpoint*>& endpoints) {
   StepTimeline t;
   const auto& streams = mx.streams();
   for (std::uint32_t s = 0; s < streams.size(); ++s) {

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fabric/edge/edge_endpoint.h"
 #include "memoryx/memoryx.h"
+#include "platforms/edge/edge_endpoint.h"
 #include "sim/picos.h"
 #include "sim/stats/stats.h"
 
@@ -51,7 +51,7 @@ struct StepTimeline {
 // written in MemoryX; an update over the optimizer's work on a layer; compute over the
 // endpoints' busy intervals.
 StepTimeline step_timeline(const memoryx::MemoryX& memoryx,
-                           const std::vector<const fabric::edge::EdgeEndpoint*>& endpoints);
+                           const std::vector<const platforms::edge::EdgeEndpoint*>& endpoints);
 
 // Breaks the intervals down over [start, end) (exposed time by priority).
 StepBreakdown breakdown(const std::vector<ActivityInterval>& intervals, sim::Picos start, sim::Picos end);

@@ -4,8 +4,8 @@
 
 namespace wafersim::platforms {
 
-fabric::edge::EdgeIoConfig edge_io_config(const PlatformSpec& spec) {
-  fabric::edge::EdgeIoConfig io;
+platforms::edge::EdgeIoConfig edge_io_config(const PlatformSpec& spec) {
+  platforms::edge::EdgeIoConfig io;
   io.io_ports = spec.system.io_ports;
   io.io_port_bandwidth = spec.system.io_port_bandwidth;
   io.edge_io_channels = spec.fabric.edge_io_channels;
@@ -25,10 +25,10 @@ memoryx::StreamPortConfig stream_port_config(const PlatformSpec& spec) {
   return p;
 }
 
-EndpointFactory model_endpoints(const fabric::edge::ModelEndpointConfig& config) {
-  return [config](const char* name, std::uint32_t index, const fabric::edge::EdgeIoConfig& io,
-                  sim::stats::Group& stats) -> std::unique_ptr<fabric::edge::EdgeEndpoint> {
-    return std::make_unique<fabric::edge::ModelEndpoint>(name, io, index, config, stats);
+EndpointFactory model_endpoints(const platforms::edge::ModelEndpointConfig& config) {
+  return [config](const char* name, std::uint32_t index, const platforms::edge::EdgeIoConfig& io,
+                  sim::stats::Group& stats) -> std::unique_ptr<platforms::edge::EdgeEndpoint> {
+    return std::make_unique<platforms::edge::ModelEndpoint>(name, io, index, config, stats);
   };
 }
 
@@ -43,8 +43,7 @@ StreamingCluster::StreamingCluster(const sc_core::sc_module_name& name, const Pl
       std::make_unique<memoryx::MemoryX>("memoryx", spec_.memoryx, stream_port_config(spec_), std::move(layers),
                                          optimizer, memoryx::MemoryXOptions{options.functional, options.seed}, g);
   const std::uint32_t n = spec_.cluster.systems;
-  swarmx_ =
-      std::make_unique<fabric::swarmx::SwarmX>("swarmx", spec_.swarmx, n, io.plane_bandwidth(), options.functional, g);
+  swarmx_ = std::make_unique<swarmx::SwarmX>("swarmx", spec_.swarmx, n, io.plane_bandwidth(), options.functional, g);
   for (std::uint32_t e = 0; e < n; ++e) endpoints_.push_back(endpoints(fmt::format("wafer{}", e).c_str(), e, io, g));
   for (std::uint32_t p = 0; p < spec_.swarmx.planes; ++p) {
     memoryx_->stream_out(p).connect(swarmx_->root_in(p));
@@ -56,8 +55,8 @@ StreamingCluster::StreamingCluster(const sc_core::sc_module_name& name, const Pl
   }
 }
 
-std::vector<const fabric::edge::EdgeEndpoint*> StreamingCluster::endpoints() const {
-  std::vector<const fabric::edge::EdgeEndpoint*> out;
+std::vector<const platforms::edge::EdgeEndpoint*> StreamingCluster::endpoints() const {
+  std::vector<const platforms::edge::EdgeEndpoint*> out;
   for (const auto& e : endpoints_) out.push_back(e.get());
   return out;
 }

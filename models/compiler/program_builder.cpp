@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "models/compiler/disassemble.h"
+#include "hw/isa/disassemble.h"
 
 namespace wafersim::models::compiler {
 using hw::isa::Descriptor;
@@ -392,7 +392,7 @@ std::shared_ptr<const hw::isa::Program> ProgramBuilder::finish() {
     p_->code[f.pc].ops[f.slot] = Operand::i(labels_[f.label]);
   }
   p_->text.clear();
-  for (std::uint32_t pc = 0; pc < p_->code.size(); ++pc) p_->text.push_back(instruction_text(*p_, pc));
+  for (std::uint32_t pc = 0; pc < p_->code.size(); ++pc) p_->text.push_back(hw::isa::instruction_text(*p_, pc));
   finished_ = true;
   return p_;
 }

@@ -21,7 +21,7 @@ Tensor swarmx_sum(const std::vector<Tensor>& per_replica, std::uint32_t arity);
 
 struct StepPlan {
   std::uint32_t replicas = 1;      // wafers in data parallel, replica e on samples [e B/N, (e+1) B/N)
-  std::uint32_t arity = 4;         // SwarmX fan-out (fabric::swarmx::SwarmXConfig::arity())
+  std::uint32_t arity = 4;         // SwarmX fan-out (swarmx::SwarmXConfig::arity())
   std::uint32_t microbatches = 1;  // per replica, its samples in equal consecutive pieces whose
                                    // gradients are summed left to right in fp32
   // 1 / (replicas x microbatches) in fp32: the optimizer's gradient_scale for the mean gradient

@@ -13,7 +13,6 @@
 
 #include "models/resident/kernel_decode_attention.h"
 #include "models/resident/resident_program.h"
-#include "models/runtime/executor.h"
 
 namespace wafersim::models::resident {
 
@@ -45,6 +44,9 @@ struct ResidentDecode {
   std::vector<std::uint32_t> prefill_inputs;   // parallel prefill: its model inputs' tensors
 };
 
+// The tensors of the model's inputs other than labels, in the model's order.
+std::vector<std::uint32_t> model_inputs(const compiler::CompiledModel& cm);
+
 // Contract: `model` has sequence 1 (one token per sample per step); `capacity` is the KV
 // cache's length (>= positions). With `prompt_model` (the same model with sequence `prompt`)
 // the prompt runs as one parallel prefill whose keys and values are then copied into the
@@ -54,35 +56,5 @@ ResidentDecode compile_resident_decode(const ModelSpec& model, const compiler::T
                                        std::uint64_t positions, std::uint64_t capacity,
                                        compiler::Accumulate accumulate = compiler::Accumulate::Fp32,
                                        const ModelSpec* prompt_model = nullptr);
-
-// The inputs of every position (token ids below the vocabulary, activations in [-1, 1)),
-// deterministic in `seed` and the same in both modes: data.preload becomes exactly those of
-// rp's positions; with a parallel prefill, prefill_data->preload those of the prompt (position
-// p of sample b is the prefill's token b x prompt + p).
-void add_position_inputs(const ResidentDecode& rd, runtime::HostData& data, std::uint64_t seed,
-                         runtime::HostData* prefill_data = nullptr);
-
-// After an attention step ran: the cache holds the step's key and value at its position
-// (values widened), and the output equals models/reference attention over the cached keys
-// and values for that position, bit for bit.
-runtime::Check check_decode_attention(runtime::Executor& exec, const ResidentDecode& rd,
-                                      const DecodeAttentionStep& step);
-
-// The parallel prefill's keys and values per fill (token-major, as runtime::Executor::read
-// gives them), read when the prefill has run, before the executor continues with rp.
-struct PrefillKv {
-  std::vector<runtime::Bits> k, v;
-};
-PrefillKv read_prefill_kv(runtime::Executor& exec, const ResidentDecode& rd);
-
-// After a fill ran: the cache holds the prefill's keys and values (`kv`) at positions
-// [0, prompt), values widened, bit for bit.
-runtime::Check check_kv_cache_fill(runtime::Executor& exec, const ResidentDecode& rd, std::size_t fill,
-                                   const PrefillKv& kv);
-
-// The checks of rp's step `program` that the executor does not make (attention steps, and
-// fills against `kv`): empty for the others.
-std::vector<runtime::Check> check_resident_step(runtime::Executor& exec, const ResidentDecode& rd, std::size_t program,
-                                                const PrefillKv* kv = nullptr);
 
 }  // namespace wafersim::models::resident

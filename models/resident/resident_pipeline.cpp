@@ -25,7 +25,7 @@
 #include "models/reference/embedding.h"
 #include "models/reference/format.h"
 #include "models/reference/norms.h"
-#include "models/resident/resident_runtime.h"
+#include "models/resident/resident_program.h"
 #include "sim/errors.h"
 
 namespace wafersim::models::resident {
@@ -42,18 +42,6 @@ namespace nm = hw::numerics;
 namespace {
 
 bool fusable(LayerKind k) { return k == LayerKind::Gelu || k == LayerKind::Silu || k == LayerKind::Relu; }
-
-// The inputs row y of a stage multiplies, and the outputs it computes.
-compiler::Span ins(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
-  return cut == PipelineCut::RowsIn ? compiler::split(s.f_in, s.rows, y) : compiler::Span{0, s.f_in};
-}
-compiler::Span outs(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
-  return cut == PipelineCut::RowsOut ? compiler::split(s.f_out, s.rows, y) : compiler::Span{0, s.f_out};
-}
-// Whether row y rounds (and sends or stores) its outputs.
-bool rounds(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
-  return cut == PipelineCut::RowsOut || y + 1 == s.rows;
-}
 
 // The relay color row y of stage i sends on (two per stage, alternating stage by stage).
 std::uint8_t relay_color(std::size_t stage, std::uint32_t y) {
@@ -146,6 +134,16 @@ Frame frame(PipelineCut cut, const PipelineStage& s, bool first, bool last, std:
 }
 
 }  // namespace
+
+compiler::Span row_inputs(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsIn ? compiler::split(s.f_in, s.rows, y) : compiler::Span{0, s.f_in};
+}
+compiler::Span row_outputs(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsOut ? compiler::split(s.f_out, s.rows, y) : compiler::Span{0, s.f_out};
+}
+bool row_rounds(PipelineCut cut, const PipelineStage& s, std::uint32_t y) {
+  return cut == PipelineCut::RowsOut || y + 1 == s.rows;
+}
 
 const char* to_string(PipelineCut c) { return c == PipelineCut::RowsIn ? "rows-in" : "rows-out"; }
 
@@ -518,10 +516,10 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
           const std::vector<std::uint64_t> band_list = p.band_tokens(ph, band);
           const std::uint64_t band_tokens = band_list.size();
           const bool place = ph == 0;
-          const compiler::Span o = outs(cut, s, y), a = ins(cut, s, y);
+          const compiler::Span o = row_outputs(cut, s, y), a = row_inputs(cut, s, y);
           const auto c = static_cast<std::uint32_t>(o.size());
           const bool rows_in = cut == PipelineCut::RowsIn;
-          const bool round = rounds(cut, s, y);
+          const bool round = row_rounds(cut, s, y);
           // Rows-out: outputs of the rows above to relay; rows-in: fp32 sums from the row above.
           const auto above = static_cast<std::uint32_t>(rows_in ? 0 : o.lo);
           const bool sums_in = rows_in && y > 0, sums_out = rows_in && y + 1 < s.rows;
@@ -1021,62 +1019,6 @@ PipeBits expect_pipeline(const PipelineProgram& p) {
     x = std::move(y);
   }
   return x;
-}
-
-PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, bool check) {
-  auto& engine = wafer.engine();
-  auto& cores = wafer.cores();
-  PipelineResult r;
-  if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  r.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
-  const std::uint64_t flops0 = cores.total(&hw::CoreCounters::flops);
-  const PipelineStage& s = p.stages.back();
-  const DType dt = compiler::hw_dtype(p.model.dtype);
-  const std::uint32_t esz = hw::size_of(dt);
-  r.output.assign(p.tokens * s.f_out, 0);
-  r.end = r.start;
-  for (std::size_t phase = 0; phase < p.phases.size(); ++phase) {
-    const auto& ph = p.phases[phase];
-    // Each phase's programs once the one before has finished (the host feeds the next tokens).
-    const std::uint64_t at = r.end;
-    for (const auto& pl : ph.code) cores.replace(hw::PeCoord{pl.x0, pl.y0}, pl.program);
-    sc_core::sc_start();
-    if (engine.failed()) engine.rethrow_failure();
-    cores.check();
-    if (cores.busy_count() > 0) cores.check_finished();
-    r.end = std::max(at, cores.finish_cycle());
-    r.phase_cycles.push_back(r.end - at);
-    // The last stage's outputs of the phase's tokens.
-    for (std::uint32_t band = 0; band < p.replicas; ++band) {
-      const std::vector<std::uint64_t> list = p.band_tokens(phase, band);
-      for (std::uint32_t y = 0; y < s.rows; ++y) {
-        if (!rounds(p.cut, s, y)) continue;
-        const compiler::Span o = outs(p.cut, s, y);
-        const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(band * s.rows + y)};
-        std::vector<std::uint8_t> bytes(list.size() * o.size() * esz);
-        cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
-        for (std::size_t j = 0; j < list.size(); ++j)
-          for (std::uint64_t k = 0; k < o.size(); ++k) {
-            std::uint32_t v = 0;
-            std::memcpy(&v, bytes.data() + (j * o.size() + k) * esz, esz);
-            r.output[list[j] * s.f_out + o.lo + k] = v;
-          }
-      }
-    }
-  }
-  r.flops = cores.total(&hw::CoreCounters::flops) - flops0;
-  if (check) {
-    const PipeBits want = expect_pipeline(p);
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      ++r.compared;
-      if (want[i] == r.output[i]) continue;
-      if (!r.mismatches)
-        r.first_mismatch = fmt::format("token {} output {}: got 0x{:08x}, expected 0x{:08x}", i / s.f_out, i % s.f_out,
-                                       r.output[i], want[i]);
-      ++r.mismatches;
-    }
-  }
-  return r;
 }
 
 }  // namespace wafersim::models::resident

@@ -14,7 +14,6 @@
 #include "models/compiler/layer_program.h"
 #include "models/compiler/target.h"
 #include "models/model_spec.h"
-#include "platforms/wafer.h"
 
 namespace wafersim::models::resident {
 
@@ -151,19 +150,10 @@ PipelineProgram compile_pipeline(const ModelSpec& model, const compiler::Target&
 // the elementwise program.
 PipeBits expect_pipeline(const PipelineProgram& p);
 
-struct PipelineResult {
-  std::uint64_t start = 0, end = 0;         // cycles
-  std::vector<std::uint64_t> phase_cycles;  // per phase: from its programs' load until every PE is idle
-  PipeBits output;
-  std::uint64_t compared = 0, mismatches = 0;
-  std::string first_mismatch;
-  std::uint64_t flops = 0;  // executed by the PEs
-  [[nodiscard]] std::uint64_t cycles() const { return end - start; }
-};
-
-// Contract: loads every stage's program on `wafer` (built with p.routes), runs the simulation
-// until every PE is idle, reads the last stage's outputs and compares them with
-// expect_pipeline (when `check`). Throws sim::SimulationError on a deadlock.
-PipelineResult run_pipeline(const PipelineProgram& p, platforms::Wafer& wafer, bool check = true);
+// The inputs row y of a stage multiplies, the outputs it computes, and whether it rounds (and
+// sends or stores) its outputs.
+compiler::Span row_inputs(PipelineCut cut, const PipelineStage& s, std::uint32_t y);
+compiler::Span row_outputs(PipelineCut cut, const PipelineStage& s, std::uint32_t y);
+bool row_rounds(PipelineCut cut, const PipelineStage& s, std::uint32_t y);
 
 }  // namespace wafersim::models::resident

@@ -123,4 +123,8 @@ ResidentProgram compile_resident_program(const ModelSpec& model, const Target& t
   return rp;
 }
 
+void append_bits(std::vector<std::uint8_t>& out, std::uint32_t bits, std::uint32_t esz) {
+  for (std::uint32_t b = 0; b < esz; ++b) out.push_back(static_cast<std::uint8_t>(bits >> (8 * b)));
+}
+
 }  // namespace wafersim::models::resident

@@ -41,4 +41,7 @@ std::pair<compiler::MatmulArgs, ResidentWeights> reserve_resident_matmul(const c
 ResidentProgram compile_resident_program(const ModelSpec& model, const compiler::Target& target,
                                          compiler::Accumulate accumulate = compiler::Accumulate::Fp32);
 
+// Appends the low `esz` bytes of `bits` to `out`, least significant first (an SRAM image).
+void append_bits(std::vector<std::uint8_t>& out, std::uint32_t bits, std::uint32_t esz);
+
 }  // namespace wafersim::models::resident

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "hw/isa/disassemble.h"
 #include "models/compiler/compiler.h"
-#include "models/compiler/disassemble.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
 #include "sim/app/resident_report.h"
@@ -35,7 +35,7 @@ struct CompileCommand {
       if (!f) throw sim::InputError(fmt::format("--emit: cannot write '{}'", emit));
       for (const auto& p : cm.programs) {
         f << fmt::format(";; ===== step: {} =====\n", p.name());
-        f << models::compiler::disassemble(p.code);
+        f << hw::isa::disassemble(p.code);
       }
     }
     if (json) {

@@ -12,14 +12,14 @@
 
 #include "memoryx/optimizer.h"
 #include "models/compiler/compiler.h"
-#include "models/resident/resident_decode.h"
-#include "models/resident/resident_pipeline.h"
 #include "models/resident/resident_plan.h"
-#include "models/resident/resident_runtime.h"
-#include "models/runtime/executor.h"
-#include "models/training/training_run.h"
 #include "platforms/cluster.h"
+#include "platforms/inference/decode_run.h"
+#include "platforms/inference/pipeline_run.h"
+#include "platforms/inference/place_weights.h"
 #include "platforms/run_trace.h"
+#include "platforms/runtime/executor.h"
+#include "platforms/training/training_run.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
 #include "sim/app/resident_report.h"
@@ -117,11 +117,11 @@ struct RunCommand {
     if (model.model.empty()) throw sim::InputError("--train needs a model (--model MODEL)");
     auto loaded = platform.load();
     auto m = model.load();
-    models::training::TrainingConfig cfg;
+    platforms::training::TrainingConfig cfg;
     cfg.steps = steps;
-    cfg.timing = models::training::parse_timing_source(timing);
+    cfg.timing = platforms::training::parse_timing_source(timing);
     cfg.functional = functional;
-    cfg.arithmetic = models::training::parse_wafer_arithmetic(wafer_arithmetic);
+    cfg.arithmetic = platforms::training::parse_wafer_arithmetic(wafer_arithmetic);
     cfg.check = !no_check;
     cfg.seed = sim.seed;
     cfg.max_cycles = sim.max_cycles;
@@ -132,10 +132,10 @@ struct RunCommand {
     RunDir dir = RunDir::create(sim.out, "train");
     sim::stats::Group root("");
     const auto t0 = std::chrono::steady_clock::now();
-    const auto r = models::training::run_training(loaded.spec, m.spec, cfg, root);
+    const auto r = platforms::training::run_training(loaded.spec, m.spec, cfg, root);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(r.wafer.cycles()), "ok");
-    auto j = models::training::to_json(r);
+    auto j = platforms::training::to_json(r);
     dir.write("training.json", j.dump(2) + "\n");
     if (sim.json) {
       j["wall_seconds"] = wall;
@@ -148,7 +148,7 @@ struct RunCommand {
         r.platform, r.wafers, r.wafers == 1 ? "" : "s", r.batch_per_wafer, steps, steps == 1 ? "" : "s",
         memoryx::to_string(r.optimizer.kind));
     std::cout << fmt::format("  wafer compute {} cycles per step per wafer ({}){}\n", r.wafer.cycles(),
-                             r.wafer.source == models::training::TimingSource::Simulated
+                             r.wafer.source == platforms::training::TimingSource::Simulated
                                  ? "every layer program simulated at cycle level on one wafer"
                                  : "the compiler's analytic bounds",
                              r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
@@ -173,7 +173,7 @@ struct RunCommand {
       std::cout << fmt::format("  loss          {}: {}\n", fmt::join(r.layers.loss_layers, ", "),
                                sim::format(r.layers.loss));
     std::cout << "  per step (cluster loop: MemoryX -> SwarmX -> wafers -> SwarmX -> MemoryX; exposed = not hidden):\n";
-    std::cout << models::training::format_report(r);
+    std::cout << platforms::training::format_report(r);
     std::cout << fmt::format("  total         {} for {} step{}: {:.1f} samples/s\n", sim::format(r.total()), steps,
                              steps == 1 ? "" : "s", r.samples_per_second());
     std::cout << fmt::format("  wall time     {:.3f} s\n", wall);
@@ -192,7 +192,7 @@ struct RunCommand {
     models::compiler::CompileOptions options = model.options(true);
     options.plan_missing_code = plan_missing_code;
     const auto cm = models::compiler::compile(m.spec, target, options);
-    run_compiled(loaded, cm, models::runtime::make_host_data(cm, sim.seed));
+    run_compiled(loaded, cm, platforms::runtime::make_host_data(cm, sim.seed));
   }
 
   // Weight-resident inference: the prefill of the prompt with every linear layer's weights
@@ -205,8 +205,8 @@ struct RunCommand {
     if (decode_tokens) return run_decode(loaded, m, target);
     if (prompt_len) m = models::load_model(model.model, with_sequence(prompt_len));
     auto rp = models::resident::compile_resident_program(m.spec, target, model.options(true).accumulate);
-    auto data = models::runtime::make_host_data(rp.cm, sim.seed);
-    models::resident::place_weights(rp, data);
+    auto data = platforms::runtime::make_host_data(rp.cm, sim.seed);
+    platforms::inference::place_weights(rp, data);
     const models::resident::ClusterTarget ct{target, loaded.spec.cluster.systems,
                                              loaded.spec.system.io_bandwidth_bits_per_s()};
     std::optional<models::resident::ResidentPlan> plan;
@@ -235,15 +235,15 @@ struct RunCommand {
     if (!token_by_token) whole = models::load_model(model.model, with_sequence(prompt));
     auto rd = models::resident::compile_resident_decode(one.spec, target, prompt, prompt + decode_tokens, capacity,
                                                         model.options(true).accumulate, whole ? &whole->spec : nullptr);
-    auto data = models::runtime::make_host_data(rd.rp.cm, sim.seed);
-    models::runtime::HostData prefill_data;
+    auto data = platforms::runtime::make_host_data(rd.rp.cm, sim.seed);
+    platforms::runtime::HostData prefill_data;
     if (rd.prefill) {
-      prefill_data = models::runtime::make_host_data(rd.prefill->cm, sim.seed);
-      models::resident::add_position_inputs(rd, data, sim.seed, &prefill_data);
-      models::resident::place_weights(*rd.prefill, prefill_data);
+      prefill_data = platforms::runtime::make_host_data(rd.prefill->cm, sim.seed);
+      platforms::inference::add_position_inputs(rd, data, sim.seed, &prefill_data);
+      platforms::inference::place_weights(*rd.prefill, prefill_data);
     } else {
-      models::resident::add_position_inputs(rd, data, sim.seed);
-      models::resident::place_weights(rd.rp, data);
+      platforms::inference::add_position_inputs(rd, data, sim.seed);
+      platforms::inference::place_weights(rd.rp, data);
     }
     run_compiled(loaded, rd.rp.cm, std::move(data), nullptr, &rd, std::move(prefill_data));
   }
@@ -269,7 +269,7 @@ struct RunCommand {
     platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
     const auto t0 = std::chrono::steady_clock::now();
-    const auto r = models::resident::run_pipeline(p, wafer, !no_check);
+    const auto r = platforms::inference::run_pipeline(p, wafer, !no_check);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const models::resident::ClusterTarget ct{target, loaded.spec.cluster.systems,
                                              loaded.spec.system.io_bandwidth_bits_per_s()};
@@ -408,10 +408,10 @@ struct RunCommand {
   // With a decode run's parallel prefill, the prefill's steps (with `prefill_data`) run first
   // and the executor then continues with `cm` on the same wafer.
   void run_compiled(const platforms::LoadedPlatform& loaded, const models::compiler::CompiledModel& cm,
-                    models::runtime::HostData data, const models::resident::ResidentPlan* plan = nullptr,
+                    platforms::runtime::HostData data, const models::resident::ResidentPlan* plan = nullptr,
                     const models::resident::ResidentDecode* decode = nullptr,
-                    models::runtime::HostData prefill_data = {}) const {
-    std::vector<std::pair<std::string, models::runtime::Check>> decode_checks;
+                    platforms::runtime::HostData prefill_data = {}) const {
+    std::vector<std::pair<std::string, platforms::runtime::Check>> decode_checks;
     const bool resident = cm.options.placement == models::compiler::PlacementKind::Resident;
     platforms::BuildOptions build = sim.build_options();
     build.routes = cm.routes;
@@ -435,8 +435,8 @@ struct RunCommand {
     auto& wafer = cluster.wafer(0);
     if (tracing) tracing->attach(wafer, 0);
     const models::compiler::CompiledModel* prefill = decode && decode->prefill ? &decode->prefill->cm : nullptr;
-    models::runtime::Executor exec(prefill ? *prefill : cm, wafer, prefill ? std::move(prefill_data) : std::move(data),
-                                   {check});
+    platforms::runtime::Executor exec(prefill ? *prefill : cm, wafer,
+                                      prefill ? std::move(prefill_data) : std::move(data), {check});
     exec.add_stats(prefill ? wafer.stats().group("model").group("prefill") : wafer.stats().group("model"));
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
@@ -472,19 +472,19 @@ struct RunCommand {
           after(i);
         }
       };
-      models::resident::PrefillKv kv;
+      platforms::inference::PrefillKv kv;
       if (prefill) {
         // The prefill, then its keys and values (read for the fills' checks) and the decode
         // steps' token ids through the host socket.
         run_steps([](std::size_t) {});
-        if (check) kv = models::resident::read_prefill_kv(exec, *decode);
+        if (check) kv = platforms::inference::read_prefill_kv(exec, *decode);
         exec.continue_with(cm, std::move(data));
         exec.add_stats(wafer.stats().group("model"));
         sc_core::sc_start(exec.load_inputs());
       }
       run_steps([&](std::size_t i) {
         if (decode && check)
-          for (auto& c : models::resident::check_resident_step(exec, *decode, i, prefill ? &kv : nullptr))
+          for (auto& c : platforms::inference::check_resident_step(exec, *decode, i, prefill ? &kv : nullptr))
             decode_checks.emplace_back(exec.results().back().name(), std::move(c));
       });
     } catch (const sim::LimitReached&) {

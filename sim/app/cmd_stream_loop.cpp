@@ -45,10 +45,10 @@ struct StreamLoopCommand {
     if (layers == 0 || layers > total)
       throw sim::InputError(fmt::format("--layers: expected 1 .. {}, found {}", total, layers));
     if (steps == 0 || steps > 1000) throw sim::InputError(fmt::format("--steps: expected 1 .. 1000, found {}", steps));
-    fabric::edge::ModelEndpointConfig ec;
-    ec.rates =
-        fabric::edge::LayerRates{quantity<units::Bandwidth>(forward, units::Dimension::Bandwidth, "--forward-rate"),
-                                 quantity<units::Bandwidth>(backward, units::Dimension::Bandwidth, "--backward-rate")};
+    platforms::edge::ModelEndpointConfig ec;
+    ec.rates = platforms::edge::LayerRates{
+        quantity<units::Bandwidth>(forward, units::Dimension::Bandwidth, "--forward-rate"),
+        quantity<units::Bandwidth>(backward, units::Dimension::Bandwidth, "--backward-rate")};
     ec.loss_time = quantity<units::Duration>(loss, units::Dimension::Duration, "--loss-time");
     ec.layers = layers;
     ec.seed = sim.seed;

@@ -2,8 +2,6 @@
 // latency-throughput curve over several loads (each point in its own process).
 
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -18,6 +16,7 @@
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
 #include "sim/app/trace_args.h"
+#include "sim/child_process.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
@@ -258,48 +257,17 @@ struct TrafficCommand {
       std::cerr << fmt::format("wafersim traffic: curve written to {}\n", (dir.path() / "curve.csv").string());
   }
 
-  // Runs one point in a child process (a fresh SystemC kernel) and returns its JSON.
+  // Runs one point in a child process (a fresh SystemC kernel) and returns its JSON; an error
+  // names the rate it stopped at.
   nlohmann::ordered_json run_in_child(const platforms::LoadedPlatform& loaded, const TrafficOptions& o,
                                       const std::string& out) const {
-    int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-    std::cout.flush();
-    std::cerr.flush();
-    const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-    if (pid == 0) {
-      close(fds[0]);
-      int code = sim::kExitOk;
-      try {
-        const std::string text = point_json(loaded, o, run_point(loaded, o, out, true), !routes_file.empty()).dump();
-        std::size_t done = 0;
-        while (done < text.size()) {
-          const ssize_t n = ::write(fds[1], text.data() + done, text.size() - done);
-          if (n <= 0) break;
-          done += static_cast<std::size_t>(n);
-        }
-      } catch (const sim::Error& e) {
-        std::cerr << "wafersim: error: rate " << o.rate << ": " << e.what() << "\n";
-        code = e.exit_code();
-      } catch (const std::exception& e) {
-        std::cerr << "wafersim: internal error: rate " << o.rate << ": " << e.what() << "\n";
-        code = sim::kExitInternal;
-      }
-      close(fds[1]);
-      _exit(code);
+    try {
+      return sim::run_in_child(
+          [&] { return point_json(loaded, o, run_point(loaded, o, out, true), !routes_file.empty()); },
+          fmt::format("the traffic run at rate {}", o.rate));
+    } catch (const sim::Error& e) {
+      throw sim::Error(e.exit_code(), fmt::format("the sweep stopped at rate {}: {}", o.rate, e.what()));
     }
-    close(fds[1]);
-    std::string text;
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : sim::kExitInternal;
-    if (code != sim::kExitOk)
-      throw sim::Error(static_cast<sim::ExitCode>(code), fmt::format("the sweep stopped at rate {}", o.rate));
-    return nlohmann::ordered_json::parse(text);
   }
 };
 

@@ -35,9 +35,11 @@ struct ValidateCommand {
 
 void add_validate_command(CLI::App& app) {
   auto cmd = std::make_shared<ValidateCommand>();
-  CLI::App* sub = app.add_subcommand("validate", "check configuration files (platforms; models and sweeps as they land)");
+  CLI::App* sub =
+      app.add_subcommand("validate", "check configuration files: platforms, models, sweeps and PE programs");
   sub->add_option("files", cmd->files, "files to check")->required();
-  sub->add_option("--set", cmd->set, "override applied to each file before checking (repeatable)")->type_name("KEY=VALUE");
+  sub->add_option("--set", cmd->set, "override applied to each file before checking (repeatable)")
+      ->type_name("KEY=VALUE");
   sub->footer("Prints FILE:LINE:COL: error: key.path: message for every problem; exit code 2 if any.");
   sub->callback([cmd] { cmd->execute(); });
 }

@@ -12,7 +12,7 @@
 namespace wafersim::app {
 using models::compiler::CompiledModel;
 using models::compiler::LayerProgram;
-using models::runtime::StepResult;
+using platforms::runtime::StepResult;
 
 void ModelArgs::add(CLI::App& cmd) {
   cmd.add_option("--model-set", set, "override a model key, e.g. --model-set batch=4 (repeatable)")

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "models/compiler/compiled_model.h"
-#include "models/runtime/executor.h"
 #include "platforms/platform_spec.h"
+#include "platforms/runtime/executor.h"
 
 namespace wafersim::app {
 
@@ -42,8 +42,8 @@ void print_mapping(std::ostream& out, const models::compiler::CompiledModel& cm,
 
 // One step's figures: simulated beside the bound.
 nlohmann::ordered_json run_json(const models::compiler::CompiledModel& cm,
-                                const std::deque<models::runtime::StepResult>& results);
+                                const std::deque<platforms::runtime::StepResult>& results);
 void print_run(std::ostream& out, const models::compiler::CompiledModel& cm,
-               const std::deque<models::runtime::StepResult>& results);
+               const std::deque<platforms::runtime::StepResult>& results);
 
 }  // namespace wafersim::app

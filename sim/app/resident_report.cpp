@@ -159,7 +159,7 @@ struct Phases {
   std::uint64_t tokens = 0;
 };
 
-Phases phases(const models::compiler::CompiledModel& cm, const std::deque<models::runtime::StepResult>& results) {
+Phases phases(const models::compiler::CompiledModel& cm, const std::deque<platforms::runtime::StepResult>& results) {
   Phases ph;
   ph.tokens = cm.model.batch * cm.model.sequence;
   if (results.empty()) return ph;
@@ -179,7 +179,7 @@ Phases phases(const models::compiler::CompiledModel& cm, const std::deque<models
 }  // namespace
 
 nlohmann::ordered_json resident_run_json(const models::compiler::CompiledModel& cm,
-                                         const std::deque<models::runtime::StepResult>& results,
+                                         const std::deque<platforms::runtime::StepResult>& results,
                                          const ResidentPlan* plan, double clock) {
   const Phases ph = phases(cm, results);
   nlohmann::ordered_json j;
@@ -199,7 +199,7 @@ nlohmann::ordered_json resident_run_json(const models::compiler::CompiledModel& 
 }
 
 void print_resident_run(std::ostream& out, const models::compiler::CompiledModel& cm,
-                        const std::deque<models::runtime::StepResult>& results, const ResidentPlan* plan,
+                        const std::deque<platforms::runtime::StepResult>& results, const ResidentPlan* plan,
                         double clock) {
   const Phases ph = phases(cm, results);
   out << fmt::format("  weights       placed in SRAM once before the first layer ({} cycles, untimed image load)\n",
@@ -228,7 +228,7 @@ struct DecodePhases {
 };
 
 DecodePhases decode_phases(const models::resident::ResidentDecode& rd,
-                           const std::deque<models::runtime::StepResult>& results) {
+                           const std::deque<platforms::runtime::StepResult>& results) {
   DecodePhases ph;
   ph.prompt = rd.prompt;
   ph.tokens = rd.positions - rd.prompt;
@@ -254,7 +254,7 @@ DecodePhases decode_phases(const models::resident::ResidentDecode& rd,
 }  // namespace
 
 nlohmann::ordered_json decode_run_json(const models::resident::ResidentDecode& rd,
-                                       const std::deque<models::runtime::StepResult>& results, double clock) {
+                                       const std::deque<platforms::runtime::StepResult>& results, double clock) {
   const DecodePhases ph = decode_phases(rd, results);
   nlohmann::ordered_json j;
   j["weight_placement_cycles"] = ph.placement;
@@ -272,7 +272,7 @@ nlohmann::ordered_json decode_run_json(const models::resident::ResidentDecode& r
 }
 
 void print_decode_run(std::ostream& out, const models::resident::ResidentDecode& rd,
-                      const std::deque<models::runtime::StepResult>& results, double clock) {
+                      const std::deque<platforms::runtime::StepResult>& results, double clock) {
   const DecodePhases ph = decode_phases(rd, results);
   out << fmt::format("  weights       placed in SRAM once before the first layer (untimed image load)\n");
   if (ph.parallel) {

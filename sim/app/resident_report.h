@@ -11,7 +11,7 @@
 #include "models/compiler/compiled_model.h"
 #include "models/resident/resident_decode.h"
 #include "models/resident/resident_plan.h"
-#include "models/runtime/executor.h"
+#include "platforms/runtime/executor.h"
 
 namespace wafersim::app {
 
@@ -23,17 +23,17 @@ void print_resident(std::ostream& out, const models::resident::ResidentPlan& pla
 // A resident run's phases: the weight placement, the simulated prefill (the loss, when the
 // model has one, is left out), and the plan's decode bound when `plan` is given.
 nlohmann::ordered_json resident_run_json(const models::compiler::CompiledModel& cm,
-                                         const std::deque<models::runtime::StepResult>& results,
+                                         const std::deque<platforms::runtime::StepResult>& results,
                                          const models::resident::ResidentPlan* plan, double clock_hz);
 void print_resident_run(std::ostream& out, const models::compiler::CompiledModel& cm,
-                        const std::deque<models::runtime::StepResult>& results,
+                        const std::deque<platforms::runtime::StepResult>& results,
                         const models::resident::ResidentPlan* plan, double clock_hz);
 
 // A token-by-token run: prefill (the prompt's positions) and decode cycles, per token and
 // tokens/s at the clock.
 nlohmann::ordered_json decode_run_json(const models::resident::ResidentDecode& rd,
-                                       const std::deque<models::runtime::StepResult>& results, double clock_hz);
+                                       const std::deque<platforms::runtime::StepResult>& results, double clock_hz);
 void print_decode_run(std::ostream& out, const models::resident::ResidentDecode& rd,
-                      const std::deque<models::runtime::StepResult>& results, double clock_hz);
+                      const std::deque<platforms::runtime::StepResult>& results, double clock_hz);
 
 }  // namespace wafersim::app

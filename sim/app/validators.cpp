@@ -55,7 +55,6 @@ bool is_sweep_file(const std::string& path) {
 }  // namespace
 
 std::string validate_file(const std::string& path, const std::vector<std::string>& overrides) {
-  // Route-table files join this list as their parser lands.
   auto ends_with = [&](const char* ext) {
     const std::string e(ext);
     return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;

@@ -1,8 +1,8 @@
 #pragma once
 // The tracing of one run: the window clock, the tables of windowed counters, the timeline and
 // the waveform file, and meta.json that describes them (docs/trace.md). Created at assembly
-// only when tracing is asked for; producers (fabric/trace, sim/trace/link_tracer, and the PE
-// core's as it lands) register with it.
+// only when tracing is asked for; producers (fabric/trace, hw/trace, sim/trace/link_tracer)
+// register with it.
 
 #include <cstdint>
 #include <filesystem>

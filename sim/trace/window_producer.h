@@ -1,6 +1,6 @@
 #pragma once
-// A producer of windowed counters for the Recorder: the fabric's congestion windows today,
-// the PE cores' busy cycles and SRAM use as they land.
+// A producer of windowed counters for the Recorder: the fabric's congestion windows
+// (fabric/trace) and the PE cores' busy cycles and SRAM use (hw/trace).
 
 #include <cstdint>
 

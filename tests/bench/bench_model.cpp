@@ -2,7 +2,7 @@
 // each in its own; SystemC elaborates once per process):
 //  * BM_CompiledGemm/tokens:T/features:F/side:S/timing_only:B: one linear layer Y = X W (T
 //    tokens, F -> F features, fp16, accumulating in fp16, inference) compiled by
-//    models/compiler for an S x S grid of `tiny` PEs and run by models/runtime as `wafersim
+//    models/compiler for an S x S grid of `tiny` PEs and run by platforms/runtime as `wafersim
 //    run --model` does. Counters: active PE-cycles (the cores' busy cycles) and core ticks per
 //    CPU second of the simulation alone (loading, compiling and checking excluded). The
 //    functional run checks every output bit for bit against the host.
@@ -28,15 +28,15 @@
 #include <string>
 
 #include "models/compiler/compiler.h"
-#include "models/runtime/executor.h"
 #include "platforms/cluster.h"
+#include "platforms/runtime/executor.h"
 #include "sim/errors.h"
 
 namespace {
 
 namespace platforms = wafersim::platforms;
 namespace compiler = wafersim::models::compiler;
-namespace runtime = wafersim::models::runtime;
+namespace runtime = wafersim::platforms::runtime;
 
 double cpu_seconds() {
   timespec t{};

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "models/compiler/compiler.h"
-#include "models/runtime/executor.h"
 #include "platforms/cluster.h"
+#include "platforms/runtime/executor.h"
 
 namespace wafersim::test {
 
@@ -22,7 +22,7 @@ struct ModelRun {
   models::compiler::CompiledModel compiled;
   std::unique_ptr<sim::stats::Group> stats;
   std::unique_ptr<platforms::Cluster> cluster;
-  std::unique_ptr<models::runtime::Executor> exec;
+  std::unique_ptr<platforms::runtime::Executor> exec;
 
   // Compiles `model_yaml` (or a preset name) for `platform` and builds the wafer.
   ModelRun(const std::string& platform_name, const std::vector<std::string>& platform_set,
@@ -37,12 +37,12 @@ struct ModelRun {
     build.routes = compiled.routes;
     stats = std::make_unique<sim::stats::Group>("");
     cluster = std::make_unique<platforms::Cluster>("cluster", platform.spec, build, *stats);
-    exec = std::make_unique<models::runtime::Executor>(compiled, cluster->wafer(0),
-                                                       models::runtime::make_host_data(compiled, seed));
+    exec = std::make_unique<platforms::runtime::Executor>(compiled, cluster->wafer(0),
+                                                          platforms::runtime::make_host_data(compiled, seed));
   }
 
   // Runs every step; returns the results.
-  const std::deque<models::runtime::StepResult>& run() {
+  const std::deque<platforms::runtime::StepResult>& run() {
     const sc_core::sc_time load = exec->load_inputs();
     sc_core::sc_start(load);
     for (std::size_t i = 0; i < exec->steps(); ++i) {
@@ -58,7 +58,7 @@ struct ModelRun {
 
 // Every step ran its checks and passed them, and the analytical bound (positive) is never
 // above the step's simulated cycles.
-inline void expect_all_checked(const std::deque<models::runtime::StepResult>& results) {
+inline void expect_all_checked(const std::deque<platforms::runtime::StepResult>& results) {
   for (const auto& r : results) {
     EXPECT_FALSE(r.checks.empty()) << r.name();
     for (const auto& c : r.checks) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "models/resident/resident_pipeline.h"
 #include "platforms/cluster.h"
+#include "platforms/inference/pipeline_run.h"
 
 namespace wafersim::test {
 
@@ -35,12 +35,13 @@ struct PipeRig {
     stats = std::make_unique<sim::stats::Group>("");
     cluster = std::make_unique<platforms::Cluster>(o.name.c_str(), platform.spec, build, *stats);
   }
-  models::resident::PipelineResult run() { return models::resident::run_pipeline(program, cluster->wafer(0)); }
+  platforms::inference::PipelineResult run() { return platforms::inference::run_pipeline(program, cluster->wafer(0)); }
 };
 
 // Every output checked and equal to the host's, exactly `cycles`, and the run's own bound
 // (positive) not above them.
-inline void expect_checked_run(const PipeRig& rig, const models::resident::PipelineResult& r, std::uint64_t cycles) {
+inline void expect_checked_run(const PipeRig& rig, const platforms::inference::PipelineResult& r,
+                               std::uint64_t cycles) {
   EXPECT_EQ(r.compared, rig.program.tokens * rig.program.stages.back().f_out);
   EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
   EXPECT_EQ(r.cycles(), cycles);
@@ -51,7 +52,7 @@ inline void expect_checked_run(const PipeRig& rig, const models::resident::Pipel
 // How many outputs of the run differ from the host's expectation for `other` (a program
 // changed in one parameter: the test shows the expectation depends on it).
 inline std::uint64_t differences(const models::resident::PipelineProgram& other,
-                                 const models::resident::PipelineResult& r) {
+                                 const platforms::inference::PipelineResult& r) {
   const auto want = models::resident::expect_pipeline(other);
   std::uint64_t differ = 0;
   for (std::size_t i = 0; i < want.size(); ++i) differ += want[i] != r.output[i];

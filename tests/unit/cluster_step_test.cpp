@@ -15,8 +15,8 @@
 #include <sstream>
 #include <vector>
 
-#include "fabric/edge/model_endpoint.h"
 #include "memoryx/reference_optimizer.h"
+#include "platforms/edge/model_endpoint.h"
 #include "platforms/step_timeline.h"
 #include "platforms/streaming_cluster.h"
 #include "sim/errors.h"
@@ -31,7 +31,7 @@ using units::Bandwidth;
 struct Loop {
   sim::stats::Group stats{"root"};
   std::unique_ptr<StreamingCluster> cluster;
-  Loop(const std::string& preset, std::vector<memoryx::LayerSpec> layers, fabric::edge::ModelEndpointConfig ec,
+  Loop(const std::string& preset, std::vector<memoryx::LayerSpec> layers, platforms::edge::ModelEndpointConfig ec,
        bool functional = false, const memoryx::OptimizerConfig& opt = {}) {
     const auto spec = load_platform(preset).spec;
     ec.layers = static_cast<std::uint32_t>(layers.size());
@@ -41,9 +41,9 @@ struct Loop {
   }
 };
 
-fabric::edge::ModelEndpointConfig rates(double forward_bps, double backward_bps, double loss_s) {
-  fabric::edge::ModelEndpointConfig ec;
-  ec.rates = fabric::edge::LayerRates{Bandwidth{forward_bps}, Bandwidth{backward_bps}};
+platforms::edge::ModelEndpointConfig rates(double forward_bps, double backward_bps, double loss_s) {
+  platforms::edge::ModelEndpointConfig ec;
+  ec.rates = platforms::edge::LayerRates{Bandwidth{forward_bps}, Bandwidth{backward_bps}};
   ec.loss_time = units::Duration{loss_s};
   return ec;
 }
@@ -193,7 +193,7 @@ void expect_reference_weights(const std::string& preset, std::vector<memoryx::La
       std::vector<std::vector<float>> g(n, std::vector<float>(layers[l].params));
       for (std::uint32_t e = 0; e < n; ++e)
         for (std::size_t k = 0; k < g[e].size(); ++k)
-          g[e][k] = fabric::edge::ModelEndpoint::default_gradient(1, e, l, step, k);
+          g[e][k] = platforms::edge::ModelEndpoint::default_gradient(1, e, l, step, k);
       // One switch level here (n <= arity): the sum is ((g0 + g1) + g2) + ...
       ASSERT_LE(n, a);
       std::vector<const std::vector<float>*> order;

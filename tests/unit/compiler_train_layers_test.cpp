@@ -24,8 +24,8 @@ using models::compiler::Phase;
 
 using test::expect_all_checked;
 
-const models::runtime::StepResult& step(const std::deque<models::runtime::StepResult>& results,
-                                        const std::string& layer, Phase phase) {
+const platforms::runtime::StepResult& step(const std::deque<platforms::runtime::StepResult>& results,
+                                           const std::string& layer, Phase phase) {
   auto it =
       std::find_if(results.begin(), results.end(), [&](const auto& r) { return r.layer == layer && r.phase == phase; });
   if (it == results.end()) throw std::runtime_error("no step " + layer);

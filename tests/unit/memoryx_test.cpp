@@ -13,9 +13,9 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "fabric/edge/model_endpoint.h"
 #include "memoryx/memoryx.h"
 #include "memoryx/reference_optimizer.h"
+#include "platforms/edge/model_endpoint.h"
 #include "sim/errors.h"
 #include "sim/stats/stats.h"
 
@@ -195,7 +195,7 @@ TEST(MemoryXOptimizer, BadHyperParametersAreInputErrors) {
 struct Standalone {
   sim::stats::Group stats{"root"};
   std::unique_ptr<MemoryX> mx;
-  std::unique_ptr<fabric::edge::ModelEndpoint> ep;
+  std::unique_ptr<platforms::edge::ModelEndpoint> ep;
 
   Standalone(const MemoryXConfig& c, std::vector<LayerSpec> layers, Bandwidth rate, bool functional = false) {
     StreamPortConfig ports;
@@ -203,17 +203,17 @@ struct Standalone {
     ports.chunk_bytes = 4 * KiB;
     ports.port_bandwidth = Bandwidth{100e9};
     ports.buffer_chunks = 4;
-    fabric::edge::EdgeIoConfig io;
+    platforms::edge::EdgeIoConfig io;
     io.io_ports = 1;
     io.planes = 1;
     io.buffer_chunks = 4;
-    fabric::edge::ModelEndpointConfig ec;
+    platforms::edge::ModelEndpointConfig ec;
     ec.layers = static_cast<std::uint32_t>(layers.size());
-    ec.rates = fabric::edge::LayerRates{rate, rate};
+    ec.rates = platforms::edge::LayerRates{rate, rate};
     ec.functional = functional;
     mx = std::make_unique<MemoryX>("memoryx", c, ports, std::move(layers), OptimizerConfig{},
                                    MemoryXOptions{functional, 7}, stats);
-    ep = std::make_unique<fabric::edge::ModelEndpoint>("wafer0", io, 0, ec, stats);
+    ep = std::make_unique<platforms::edge::ModelEndpoint>("wafer0", io, 0, ec, stats);
     mx->stream_out(0).connect(ep->weights_in(0));
     ep->gradients_out(0).connect(mx->gradient_in(0));
   }
@@ -314,7 +314,8 @@ TEST(MemoryXFunctional, OneEndpointStepMatchesTheReference) {
   for (std::uint32_t step = 0; step < 2; ++step)
     for (std::uint32_t l = 0; l < 2; ++l) {
       std::vector<float> g(16384);
-      for (std::size_t k = 0; k < g.size(); ++k) g[k] = fabric::edge::ModelEndpoint::default_gradient(1, 0, l, step, k);
+      for (std::size_t k = 0; k < g.size(); ++k)
+        g[k] = platforms::edge::ModelEndpoint::default_gradient(1, 0, l, step, k);
       reference_step(OptimizerConfig{}, ref[l], g);
     }
   for (std::uint32_t l = 0; l < 2; ++l) {

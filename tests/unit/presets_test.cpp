@@ -81,13 +81,13 @@ TEST(Presets, ClusterShapes) {
 }
 
 TEST(Presets, SwarmXTreeShape) {
-  fabric::swarmx::SwarmXConfig c;
-  using fabric::swarmx::tree_shape;
+  swarmx::SwarmXConfig c;
+  using swarmx::tree_shape;
   EXPECT_EQ(tree_shape(1, c).levels, 1u);
   EXPECT_EQ(tree_shape(4, c).switches, 1u);
   EXPECT_EQ(tree_shape(5, c).switches, 3u);  // 2 leaves-level + root
   EXPECT_EQ(tree_shape(64, c).levels, 3u);
-  c.fanout = fabric::swarmx::Fanout::TwoOneToTwo;
+  c.fanout = swarmx::Fanout::TwoOneToTwo;
   EXPECT_EQ(tree_shape(4, c).switches, 3u);
   EXPECT_EQ(tree_shape(4, c).nodes_per_plane, 2u);
   EXPECT_EQ(tree_shape(4, c).levels, 2u);

@@ -9,8 +9,8 @@
 
 #include <systemc>
 
-#include "models/resident/resident_pipeline.h"
 #include "platforms/cluster.h"
+#include "platforms/inference/pipeline_run.h"
 #include "sim/errors.h"
 #include "tests/support/pipe_rig.h"
 #include "tests/support/run_wafersim.h"
@@ -19,7 +19,7 @@
 namespace wafersim::resident_pipeline_block_test {
 namespace {
 using models::resident::PipelineProgram;
-using models::resident::PipelineResult;
+using platforms::inference::PipelineResult;
 using test::differences;
 using test::PipeRig;
 

@@ -10,12 +10,12 @@
 #include <systemc>
 
 #include "models/reference/linear.h"
-#include "models/resident/resident_pipeline.h"
 #include "models/resident/resident_plan.h"
 #include "models/resident/resident_program.h"
-#include "models/resident/resident_runtime.h"
-#include "models/runtime/executor.h"
 #include "platforms/cluster.h"
+#include "platforms/inference/pipeline_run.h"
+#include "platforms/inference/place_weights.h"
+#include "platforms/runtime/executor.h"
 #include "sim/errors.h"
 #include "tests/support/pipe_rig.h"
 #include "tests/support/run_wafersim.h"
@@ -24,7 +24,7 @@
 namespace wafersim::resident_pipeline_test {
 namespace {
 using models::resident::PipelineProgram;
-using models::resident::PipelineResult;
+using platforms::inference::PipelineResult;
 using test::differences;
 using test::PipeRig;
 
@@ -61,18 +61,18 @@ struct LayerByLayer {
   models::resident::ResidentProgram rp;
   std::unique_ptr<sim::stats::Group> stats;
   std::unique_ptr<platforms::Cluster> cluster;
-  std::unique_ptr<models::runtime::Executor> exec;
+  std::unique_ptr<platforms::runtime::Executor> exec;
   LayerByLayer(const std::vector<std::string>& set, const models::ModelSpec& m) {
     const auto platform = platforms::load_platform("tiny", set);
     const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
     rp = models::resident::compile_resident_program(m, target);
-    auto data = models::runtime::make_host_data(rp.cm, 1);
-    models::resident::place_weights(rp, data);
+    auto data = platforms::runtime::make_host_data(rp.cm, 1);
+    platforms::inference::place_weights(rp, data);
     platforms::BuildOptions build;
     build.routes = rp.cm.routes;
     stats = std::make_unique<sim::stats::Group>("");
     cluster = std::make_unique<platforms::Cluster>("lbl", platform.spec, build, *stats);
-    exec = std::make_unique<models::runtime::Executor>(rp.cm, cluster->wafer(0), std::move(data));
+    exec = std::make_unique<platforms::runtime::Executor>(rp.cm, cluster->wafer(0), std::move(data));
   }
   // Cycles from the first layer's start to the end of the last one before the loss (step 0
   // places the weights; the pipeline has no loss).

@@ -15,11 +15,11 @@
 #include "models/compiler/routes.h"
 #include "models/reference/attention.h"
 #include "models/resident/kernel_decode_attention.h"
-#include "models/resident/resident_decode.h"
 #include "models/resident/resident_plan.h"
-#include "models/resident/resident_runtime.h"
-#include "models/runtime/executor.h"
 #include "platforms/cluster.h"
+#include "platforms/inference/decode_run.h"
+#include "platforms/inference/place_weights.h"
+#include "platforms/runtime/executor.h"
 #include "sim/errors.h"
 #include "tests/support/model_rig.h"
 #include "tests/support/run_wafersim.h"
@@ -167,7 +167,7 @@ struct SideBySide {
   models::resident::ResidentProgram resident;
   std::unique_ptr<sim::stats::Group> stats;
   std::unique_ptr<platforms::Cluster> cluster;
-  std::unique_ptr<models::runtime::Executor> exec_s, exec_r;
+  std::unique_ptr<platforms::runtime::Executor> exec_s, exec_r;
 
   explicit SideBySide(const models::ModelSpec& m, const std::vector<std::string>& platform_set = {})
       : platform(platforms::load_platform("tiny-cluster", platform_set)) {
@@ -176,19 +176,19 @@ struct SideBySide {
     o.training = false;
     streaming = models::compiler::compile(m, target, o);
     resident = models::resident::compile_resident_program(m, target);
-    auto data_s = models::runtime::make_host_data(streaming, 7);
-    auto data_r = models::runtime::make_host_data(resident.cm, 7);
+    auto data_s = platforms::runtime::make_host_data(streaming, 7);
+    auto data_r = platforms::runtime::make_host_data(resident.cm, 7);
     EXPECT_EQ(data_s.host, data_r.host);
-    models::resident::place_weights(resident, data_r);
+    platforms::inference::place_weights(resident, data_r);
     platforms::BuildOptions build;
     build.routes = streaming.routes;  // the same layout and colors: the same route table
     stats = std::make_unique<sim::stats::Group>("");
     cluster = std::make_unique<platforms::Cluster>("cluster", platform.spec, build, *stats);
-    exec_s = std::make_unique<models::runtime::Executor>(streaming, cluster->wafer(0), std::move(data_s));
-    exec_r = std::make_unique<models::runtime::Executor>(resident.cm, cluster->wafer(1), std::move(data_r));
+    exec_s = std::make_unique<platforms::runtime::Executor>(streaming, cluster->wafer(0), std::move(data_s));
+    exec_r = std::make_unique<platforms::runtime::Executor>(resident.cm, cluster->wafer(1), std::move(data_r));
   }
 
-  void run(models::runtime::Executor& e, std::size_t wafer) {
+  void run(platforms::runtime::Executor& e, std::size_t wafer) {
     sc_core::sc_start(e.load_inputs());
     for (std::size_t i = 0; i < e.steps(); ++i) {
       e.start(i);
@@ -209,7 +209,7 @@ struct SideBySide {
   }
 };
 
-void expect_checked(const std::deque<models::runtime::StepResult>& results) {
+void expect_checked(const std::deque<platforms::runtime::StepResult>& results) {
   for (std::size_t i = 1; i < results.size(); ++i) {
     const auto& r = results[i];
     EXPECT_FALSE(r.checks.empty()) << r.name();
@@ -219,7 +219,7 @@ void expect_checked(const std::deque<models::runtime::StepResult>& results) {
   }
 }
 
-void expect_checked_streaming(const std::deque<models::runtime::StepResult>& results) {
+void expect_checked_streaming(const std::deque<platforms::runtime::StepResult>& results) {
   for (const auto& r : results)
     for (const auto& c : r.checks) EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.first_mismatch;
 }
@@ -372,7 +372,7 @@ TEST(ResidentDecode, StepsAppendTheKvCacheAndMatchTheReferenceBitForBit) {
   const ref::Tensor v32 = v.converted(ref::Format::FP32);
   const ref::Tensor want = ref::attention_forward(q, k, v, {H, KV, true});
   auto cache = [&](const ref::Tensor& x, std::uint32_t keys) {
-    models::runtime::Bits c(std::uint64_t{B} * KV * hd * S, 0);
+    platforms::runtime::Bits c(std::uint64_t{B} * KV * hd * S, 0);
     for (std::uint32_t b = 0; b < B; ++b)
       for (std::uint32_t g = 0; g < KV; ++g)
         for (std::uint32_t d = 0; d < hd; ++d)
@@ -382,13 +382,13 @@ TEST(ResidentDecode, StepsAppendTheKvCacheAndMatchTheReferenceBitForBit) {
     return c;
   };
   auto token = [&](const ref::Tensor& x, std::uint32_t pos) {
-    models::runtime::Bits r;
+    platforms::runtime::Bits r;
     for (std::uint32_t b = 0; b < B; ++b)
       for (std::uint64_t f = 0; f < x.cols(); ++f)
         r.push_back(static_cast<std::uint32_t>(x.bits(x.at(std::uint64_t{b} * S + pos, f))));
     return r;
   };
-  models::runtime::HostData data;
+  platforms::runtime::HostData data;
   data.preload.emplace_back(0, cache(k, P));
   data.preload.emplace_back(1, cache(v32, P));
   for (std::uint32_t i = 0; i < steps; ++i) {
@@ -430,7 +430,7 @@ TEST(ResidentDecode, StepsAppendTheKvCacheAndMatchTheReferenceBitForBit) {
   build.routes = cm.routes;
   sim::stats::Group stats("");
   platforms::Cluster cluster("cluster", platform.spec, build, stats);
-  models::runtime::Executor exec(cm, cluster.wafer(0), std::move(data));
+  platforms::runtime::Executor exec(cm, cluster.wafer(0), std::move(data));
   sc_core::sc_start(exec.load_inputs());
   for (std::uint32_t i = 0; i < steps; ++i) {
     exec.start(i);
@@ -452,6 +452,7 @@ TEST(ResidentDecode, StepsAppendTheKvCacheAndMatchTheReferenceBitForBit) {
 TEST(ResidentDecode, TokenByTokenCacheEqualsTheParallelPrefillsKeysAndValues) {
   namespace cc = models::compiler;
   namespace rs = models::resident;
+  namespace inf = platforms::inference;
   const std::vector<std::string> heads{"transformer.heads=8", "transformer.kv_heads=8"};
   const auto full = models::load_model("tiny-transformer", heads).spec;  // sequence 8, batch 2
   auto one_set = heads;
@@ -464,21 +465,21 @@ TEST(ResidentDecode, TokenByTokenCacheEqualsTheParallelPrefillsKeysAndValues) {
   auto dec = rs::compile_resident_decode(one, target, prompt, S, S);
   ASSERT_EQ(dec.position_start.size(), S);
   ASSERT_EQ(dec.attention.size(), S);
-  auto data_p = models::runtime::make_host_data(par.cm, 3);
-  auto data_d = models::runtime::make_host_data(dec.rp.cm, 3);
+  auto data_p = platforms::runtime::make_host_data(par.cm, 3);
+  auto data_d = platforms::runtime::make_host_data(dec.rp.cm, 3);
   ASSERT_EQ(data_p.host, data_d.host);  // the same parameters
-  rs::add_position_inputs(dec, data_d, 3);
+  inf::add_position_inputs(dec, data_d, 3);
   // Position p of sample b gets the parallel run's token (b, p).
   const auto ids = static_cast<std::uint32_t>(par.cm.tensor("tokens"));
-  const models::runtime::Bits* tokens = nullptr;
+  const platforms::runtime::Bits* tokens = nullptr;
   for (const auto& [t, bits] : data_p.preload)
     if (t == ids) tokens = &bits;
   ASSERT_NE(tokens, nullptr);
   ASSERT_EQ(data_d.preload.size(), S);
   for (std::uint64_t p = 0; p < S; ++p)
     for (std::uint64_t b = 0; b < B; ++b) data_d.preload[p].second.at(b) = tokens->at(b * S + p);
-  rs::place_weights(par, data_p);
-  rs::place_weights(dec.rp, data_d);
+  inf::place_weights(par, data_p);
+  inf::place_weights(dec.rp, data_d);
 
   // Two one-wafer platforms, each with its layout's routes.
   platforms::BuildOptions build_p, build_d;
@@ -487,11 +488,11 @@ TEST(ResidentDecode, TokenByTokenCacheEqualsTheParallelPrefillsKeysAndValues) {
   sim::stats::Group stats("");
   platforms::Cluster cluster_p("parallel", platform.spec, build_p, stats.group("parallel"));
   platforms::Cluster cluster_d("decode", platform.spec, build_d, stats.group("decode"));
-  models::runtime::Executor ep(par.cm, cluster_p.wafer(0), std::move(data_p));
-  models::runtime::Executor ed(dec.rp.cm, cluster_d.wafer(0), std::move(data_d));
-  models::runtime::Bits k, v;                 // the parallel prefill's, read while they are live
-  std::vector<models::runtime::Bits> logits;  // the token-by-token run's, per position
-  auto run = [&](models::runtime::Executor& e, const rs::ResidentDecode* d) {
+  platforms::runtime::Executor ep(par.cm, cluster_p.wafer(0), std::move(data_p));
+  platforms::runtime::Executor ed(dec.rp.cm, cluster_d.wafer(0), std::move(data_d));
+  platforms::runtime::Bits k, v;                 // the parallel prefill's, read while they are live
+  std::vector<platforms::runtime::Bits> logits;  // the token-by-token run's, per position
+  auto run = [&](platforms::runtime::Executor& e, const rs::ResidentDecode* d) {
     sc_core::sc_start(e.load_inputs());
     for (std::size_t i = 0; i < e.steps(); ++i) {
       e.start(i);
@@ -506,7 +507,7 @@ TEST(ResidentDecode, TokenByTokenCacheEqualsTheParallelPrefillsKeysAndValues) {
       if (d)
         for (const auto& a : d->attention)
           if (a.program == i) {
-            const auto c = rs::check_decode_attention(e, *d, a);
+            const auto c = inf::check_decode_attention(e, *d, a);
             EXPECT_TRUE(c.passed()) << a.args.layer << ": " << c.first_mismatch;
             EXPECT_EQ(c.compared, B * (8 * 2 + 8 * 2));  // (k, v) x 8 features, and 8 x 2 outputs, per sample
           }
@@ -545,7 +546,7 @@ TEST(ResidentDecode, TokenByTokenCacheEqualsTheParallelPrefillsKeysAndValues) {
         ASSERT_EQ(logits[p].at(b * V + f), want.at((b * S + p) * V + f)) << "position " << p << " sample " << b;
   // The check fails when what it compares is stale: position 5's step against tensors that
   // now hold position 7's key and value.
-  EXPECT_GT(rs::check_decode_attention(ed, dec, dec.attention[prompt]).mismatches, 0u);
+  EXPECT_GT(inf::check_decode_attention(ed, dec, dec.attention[prompt]).mismatches, 0u);
   // Decode steps attend to more keys than the first prompt positions.
   EXPECT_LT(ed.results()[dec.attention.front().program].cycles(), ed.results()[dec.attention.back().program].cycles());
 }
@@ -555,6 +556,7 @@ TEST(ResidentDecode, TokenByTokenCacheEqualsTheParallelPrefillsKeysAndValues) {
 // the same caches and the same logits at every position, bit for bit, in fewer cycles.
 TEST(ResidentDecode, ParallelPrefillLeavesTheKvCacheForTheDecodeSteps) {
   namespace rs = models::resident;
+  namespace inf = platforms::inference;
   namespace cc = models::compiler;
   const auto one = models::load_model("tiny-transformer", {"sequence=1"}).spec;  // 4 heads, 2 kv heads
   const std::uint64_t S = 8, B = one.batch, prompt = 5, V = 32;
@@ -570,12 +572,12 @@ TEST(ResidentDecode, ParallelPrefillLeavesTheKvCacheForTheDecodeSteps) {
   ASSERT_EQ(par.attention.size(), S - prompt);
   EXPECT_EQ(par.prefill->cm.layout.tokens_per_pe, prompt);
   EXPECT_EQ(par.prefill->cm.layout.columns, B);
-  auto data_p = models::runtime::make_host_data(par.rp.cm, 3);
-  auto data_pre = models::runtime::make_host_data(par.prefill->cm, 3);
-  auto data_t = models::runtime::make_host_data(tbt.rp.cm, 3);
+  auto data_p = platforms::runtime::make_host_data(par.rp.cm, 3);
+  auto data_pre = platforms::runtime::make_host_data(par.prefill->cm, 3);
+  auto data_t = platforms::runtime::make_host_data(tbt.rp.cm, 3);
   ASSERT_EQ(data_pre.host, data_t.host);  // the same parameters
-  rs::add_position_inputs(par, data_p, 3, &data_pre);
-  rs::add_position_inputs(tbt, data_t, 3);
+  inf::add_position_inputs(par, data_p, 3, &data_pre);
+  inf::add_position_inputs(tbt, data_t, 3);
   // The same tokens: the prefill's token (b, p) is the token-by-token run's position p.
   ASSERT_EQ(data_pre.preload.size(), 1u);
   ASSERT_EQ(data_t.preload.size(), S);
@@ -584,8 +586,8 @@ TEST(ResidentDecode, ParallelPrefillLeavesTheKvCacheForTheDecodeSteps) {
     for (std::uint64_t b = 0; b < B; ++b)
       ASSERT_EQ(data_t.preload[p].second.at(b),
                 p < prompt ? data_pre.preload[0].second.at(b * prompt + p) : data_p.preload[p - prompt].second.at(b));
-  rs::place_weights(*par.prefill, data_pre);
-  rs::place_weights(tbt.rp, data_t);
+  inf::place_weights(*par.prefill, data_pre);
+  inf::place_weights(tbt.rp, data_t);
 
   platforms::BuildOptions build_p, build_t;
   build_p.routes = par.rp.cm.routes;
@@ -593,11 +595,11 @@ TEST(ResidentDecode, ParallelPrefillLeavesTheKvCacheForTheDecodeSteps) {
   sim::stats::Group stats("");
   platforms::Cluster cluster_p("parallel", platform.spec, build_p, stats.group("parallel"));
   platforms::Cluster cluster_t("tokens", platform.spec, build_t, stats.group("tokens"));
-  models::runtime::Executor ep(par.prefill->cm, cluster_p.wafer(0), std::move(data_pre));
-  models::runtime::Executor et(tbt.rp.cm, cluster_t.wafer(0), std::move(data_t));
-  std::vector<models::runtime::Bits> logits_p, logits_t;  // per decode position / per position
-  auto steps = [&](models::runtime::Executor& e, const rs::ResidentDecode& d, const rs::PrefillKv* kv,
-                   std::vector<models::runtime::Bits>* logits) {
+  platforms::runtime::Executor ep(par.prefill->cm, cluster_p.wafer(0), std::move(data_pre));
+  platforms::runtime::Executor et(tbt.rp.cm, cluster_t.wafer(0), std::move(data_t));
+  std::vector<platforms::runtime::Bits> logits_p, logits_t;  // per decode position / per position
+  auto steps = [&](platforms::runtime::Executor& e, const rs::ResidentDecode& d, const inf::PrefillKv* kv,
+                   std::vector<platforms::runtime::Bits>* logits) {
     for (std::size_t i = 0; i < e.steps(); ++i) {
       e.start(i);
       sc_core::sc_start();
@@ -607,7 +609,7 @@ TEST(ResidentDecode, ParallelPrefillLeavesTheKvCacheForTheDecodeSteps) {
       EXPECT_LE(r.bound.cycles, r.cycles()) << r.name();
       if (logits && r.layer == "head") logits->push_back(e.read(static_cast<std::uint32_t>(d.rp.cm.tensor("head"))));
       if (&e == &ep && !kv) continue;  // the prefill: the executor's checks only
-      for (const auto& c : rs::check_resident_step(e, d, i, kv)) {
+      for (const auto& c : inf::check_resident_step(e, d, i, kv)) {
         EXPECT_TRUE(c.passed()) << r.name() << " " << c.what << ": " << c.first_mismatch;
         EXPECT_GT(c.compared, 0u) << r.name();
       }
@@ -618,7 +620,7 @@ TEST(ResidentDecode, ParallelPrefillLeavesTheKvCacheForTheDecodeSteps) {
   steps(ep, par, nullptr, nullptr);
   expect_checked(ep.results());
   const auto prefill_logits = ep.read(static_cast<std::uint32_t>(par.prefill->cm.tensor("head")));
-  const rs::PrefillKv kv = rs::read_prefill_kv(ep, par);
+  const inf::PrefillKv kv = inf::read_prefill_kv(ep, par);
   const std::size_t n_prefill = ep.results().size();
   ep.continue_with(par.rp.cm, std::move(data_p));
   sc_core::sc_start(ep.load_inputs());
@@ -627,10 +629,10 @@ TEST(ResidentDecode, ParallelPrefillLeavesTheKvCacheForTheDecodeSteps) {
   EXPECT_EQ(ep.results()[n_prefill].layer, "h0.attn.kv_fill");
   EXPECT_GT(ep.results()[n_prefill].bound.cycles, 0u);
   // A fill's check fails when the cache does not hold what the prefill left.
-  rs::PrefillKv wrong = kv;
+  inf::PrefillKv wrong = kv;
   wrong.k[0][7] ^= 1;
-  EXPECT_EQ(rs::check_kv_cache_fill(ep, par, 0, wrong).mismatches, 1u);
-  EXPECT_EQ(rs::check_kv_cache_fill(ep, par, 0, kv).mismatches, 0u);
+  EXPECT_EQ(inf::check_kv_cache_fill(ep, par, 0, wrong).mismatches, 1u);
+  EXPECT_EQ(inf::check_kv_cache_fill(ep, par, 0, kv).mismatches, 0u);
 
   sc_core::sc_start(et.load_inputs());
   steps(et, tbt, nullptr, &logits_t);

@@ -19,8 +19,8 @@
 #include "models/reference/task.h"
 #include "models/reference/training.h"
 #include "models/sparsity.h"
-#include "models/training/training_run.h"
 #include "platforms/platform_spec.h"
+#include "platforms/training/training_run.h"
 #include "sim/config/diagnostics.h"
 #include "sim/errors.h"
 #include "tests/support/temp_dir.h"
@@ -167,8 +167,9 @@ TEST(Sparsity, BadMaskFilesNameFileLineAndColumn) {
 }  // namespace
 }  // namespace wafersim::models::sparsity_test
 
-namespace wafersim::models::training::sparsity_test {
+namespace wafersim::platforms::training::sparsity_test {
 namespace {
+using namespace wafersim::models;  // the model specs, the compiler and the references
 
 TrainingReport train(const std::vector<std::string>& model_set, std::uint32_t wafers, std::uint32_t steps,
                      bool functional, const memoryx::OptimizerConfig& opt = {}) {
@@ -320,4 +321,4 @@ TEST(SparseTraining, MasksStayZeroWithAdamAndWeightDecay) {
 TEST(SparseTraining, MasksStayZeroWithAdamW) { expect_masked_training(memoryx::OptimizerKind::AdamW, 0.05F); }
 
 }  // namespace
-}  // namespace wafersim::models::training::sparsity_test
+}  // namespace wafersim::platforms::training::sparsity_test

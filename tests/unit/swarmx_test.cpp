@@ -10,12 +10,12 @@
 #include <memory>
 #include <vector>
 
-#include "fabric/swarmx/swarmx.h"
 #include "memoryx/reference_optimizer.h"
 #include "sim/stats/stats.h"
+#include "swarmx/swarmx.h"
 #include "tests/support/chunk_modules.h"
 
-namespace wafersim::fabric::swarmx::swarmx_test {
+namespace wafersim::swarmx::swarmx_test {
 namespace {
 using sim::Picos;
 using test::ChunkSink;
@@ -321,4 +321,4 @@ TEST(SwarmX, MismatchedGradientChunksAreASimulationError) {
 }
 
 }  // namespace
-}  // namespace wafersim::fabric::swarmx::swarmx_test
+}  // namespace wafersim::swarmx::swarmx_test

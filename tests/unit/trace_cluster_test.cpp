@@ -33,8 +33,8 @@ TEST(TraceCluster, LinkWindowsAddUpToEachLinksBytes) {
   opt.window_cycles = 3000;  // about 2.7 us: a 4 KiB chunk at 100 Gb/s (328 ns) spans window edges
   platforms::RunTrace trace(opt, tmp.path(), spec, 0);
   sim::stats::Group root("");
-  fabric::edge::ModelEndpointConfig ec;
-  ec.rates = fabric::edge::LayerRates{units::Bandwidth{200e9}, units::Bandwidth{100e9}};
+  platforms::edge::ModelEndpointConfig ec;
+  ec.rates = platforms::edge::LayerRates{units::Bandwidth{200e9}, units::Bandwidth{100e9}};
   ec.loss_time = units::Duration{2e-6};
   ec.layers = 3;
   platforms::StreamingCluster cluster("cluster", spec, {{"l0", 60000}, {"l1", 30000}, {"l2", 45000}}, {},

@@ -1,4 +1,4 @@
-// Weight-streaming training of compiled models on clusters (models/training): layer compute
+// Weight-streaming training of compiled models on clusters (platforms/training): layer compute
 // times from the compiled programs on one simulated wafer drive the cluster loop; a step takes
 // exactly the documented time when the wafers are the bound; functional runs on 1, 2 and 4
 // wafers end with the host reference's data-parallel weights bit for bit.
@@ -25,15 +25,16 @@
 #include "models/reference/task.h"
 #include "models/reference/tolerance.h"
 #include "models/reference/training.h"
-#include "models/training/replica_gradients.h"
-#include "models/training/training_run.h"
 #include "platforms/streaming_cluster.h"
+#include "platforms/training/replica_gradients.h"
+#include "platforms/training/training_run.h"
 #include "sim/errors.h"
 #include "sim/stats/formatters.h"
 #include "tests/support/temp_dir.h"
 
-namespace wafersim::models::training::training_test {
+namespace wafersim::platforms::training::training_test {
 namespace {
+using namespace wafersim::models;  // the model specs, the compiler and the references
 using platforms::Activity;
 using sim::Picos;
 
@@ -449,7 +450,7 @@ TEST(Training, ServedGradientsNeedTheirExactWeights) {
   for (bool perturb : {false, true}) {
     auto grads = std::make_shared<ReplicaGradients>(model, c, task, m.batch, 1);
     grads->serve(tr);
-    fabric::edge::ModelEndpointConfig ec;
+    platforms::edge::ModelEndpointConfig ec;
     ReplicaGradients::attach(grads, ec);
     for (std::uint32_t l = 0; l < 2; ++l) {
       std::vector<float> w = tr->weights[0][l];
@@ -539,4 +540,4 @@ layers:
 }
 
 }  // namespace
-}  // namespace wafersim::models::training::training_test
+}  // namespace wafersim::platforms::training::training_test

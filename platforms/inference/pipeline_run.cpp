@@ -1,0 +1,74 @@
+#include "platforms/inference/pipeline_run.h"
+
+#include <fmt/format.h>
+
+#include <systemc>
+
+#include <algorithm>
+#include <cstring>
+
+#include "hw/numerics/dtype.h"
+#include "models/compiler/compiled_model.h"
+
+namespace wafersim::platforms::inference {
+namespace compiler = models::compiler;
+using hw::DType;
+using models::resident::PipelineStage;
+
+PipelineResult run_pipeline(const PipelineProgram& p, Wafer& wafer, bool check) {
+  auto& engine = wafer.engine();
+  auto& cores = wafer.cores();
+  PipelineResult r;
+  if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  r.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
+  const std::uint64_t flops0 = cores.total(&hw::CoreCounters::flops);
+  const PipelineStage& s = p.stages.back();
+  const DType dt = compiler::hw_dtype(p.model.dtype);
+  const std::uint32_t esz = hw::size_of(dt);
+  r.output.assign(p.tokens * s.f_out, 0);
+  r.end = r.start;
+  for (std::size_t phase = 0; phase < p.phases.size(); ++phase) {
+    const auto& ph = p.phases[phase];
+    // Each phase's programs once the one before has finished (the host feeds the next tokens).
+    const std::uint64_t at = r.end;
+    for (const auto& pl : ph.code) cores.replace(hw::PeCoord{pl.x0, pl.y0}, pl.program);
+    sc_core::sc_start();
+    if (engine.failed()) engine.rethrow_failure();
+    cores.check();
+    if (cores.busy_count() > 0) cores.check_finished();
+    r.end = std::max(at, cores.finish_cycle());
+    r.phase_cycles.push_back(r.end - at);
+    // The last stage's outputs of the phase's tokens.
+    for (std::uint32_t band = 0; band < p.replicas; ++band) {
+      const std::vector<std::uint64_t> list = p.band_tokens(phase, band);
+      for (std::uint32_t y = 0; y < s.rows; ++y) {
+        if (!models::resident::row_rounds(p.cut, s, y)) continue;
+        const compiler::Span o = models::resident::row_outputs(p.cut, s, y);
+        const hw::PeCoord pe{static_cast<std::uint16_t>(s.x), static_cast<std::uint16_t>(band * s.rows + y)};
+        std::vector<std::uint8_t> bytes(list.size() * o.size() * esz);
+        cores.core(pe).sram().read(p.out_addr, bytes.data(), static_cast<std::uint32_t>(bytes.size()));
+        for (std::size_t j = 0; j < list.size(); ++j)
+          for (std::uint64_t k = 0; k < o.size(); ++k) {
+            std::uint32_t v = 0;
+            std::memcpy(&v, bytes.data() + (j * o.size() + k) * esz, esz);
+            r.output[list[j] * s.f_out + o.lo + k] = v;
+          }
+      }
+    }
+  }
+  r.flops = cores.total(&hw::CoreCounters::flops) - flops0;
+  if (check) {
+    const PipeBits want = models::resident::expect_pipeline(p);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ++r.compared;
+      if (want[i] == r.output[i]) continue;
+      if (!r.mismatches)
+        r.first_mismatch = fmt::format("token {} output {}: got 0x{:08x}, expected 0x{:08x}", i / s.f_out, i % s.f_out,
+                                       r.output[i], want[i]);
+      ++r.mismatches;
+    }
+  }
+  return r;
+}
+
+}  // namespace wafersim::platforms::inference

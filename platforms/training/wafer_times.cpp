@@ -1,0 +1,108 @@
+#include "platforms/training/wafer_times.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <systemc>
+
+#include "platforms/runtime/executor.h"
+#include "platforms/runtime/host_data.h"
+#include "platforms/wafer.h"
+#include "sim/child_process.h"
+#include "sim/errors.h"
+
+namespace wafersim::platforms::training {
+
+nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
+                                 runtime::HostData data, std::uint64_t seed, bool check, std::uint64_t max_cycles,
+                                 const std::function<void(const runtime::Executor&)>& after) {
+  using namespace sc_core;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.seed = seed;
+  build.routes = cm.routes;
+  if (max_cycles) build.max_cycles = sim::Cycle(max_cycles);
+  platforms::Wafer wafer("wafer0", spec, build, root);
+  runtime::Executor exec(cm, wafer, std::move(data), {check});
+  const sc_time load = exec.load_inputs();
+  sc_start(SC_ZERO_TIME);
+  sc_start(load);
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < exec.steps(); ++i) {
+    exec.start(i);
+    while (sc_pending_activity()) {
+      sc_start(sc_max_time() - sc_time_stamp(), SC_EXIT_ON_STARVATION);
+      if (wafer.engine().failed()) wafer.engine().rethrow_failure();
+      if (max_cycles && wafer.engine().now().count() >= max_cycles)
+        throw sim::LimitReached(fmt::format("the wafer run of '{}' reached {} cycles", cm.model.name, max_cycles));
+    }
+    const auto& r = exec.finish(i);
+    std::uint64_t compared = 0, bad = 0;
+    std::string first;
+    nlohmann::json value;
+    for (const auto& c : r.checks) {
+      if (c.value) value = *c.value;
+      compared += c.compared;
+      bad += c.mismatches;
+      if (c.mismatches && first.empty()) first = fmt::format("{}: {}: {}", r.name(), c.what, c.first_mismatch);
+    }
+    out.push_back(
+        {{"cycles", r.cycles()}, {"compared", compared}, {"mismatches", bad}, {"first", first}, {"value", value}});
+  }
+  if (after) after(exec);
+  return out;
+}
+
+WaferTimes wafer_times(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
+                       const nlohmann::json& programs) {
+  WaferTimes t;
+  t.source = TimingSource::Simulated;
+  t.clock_hz = spec.wafer.clock.hz;
+  if (programs.size() != cm.programs.size())
+    throw sim::SimulationError(fmt::format("the wafer run of '{}' returned {} programs, expected {}", cm.model.name,
+                                           programs.size(), cm.programs.size()));
+  for (std::size_t i = 0; i < cm.programs.size(); ++i) {
+    ProgramTime p;
+    p.layer = cm.programs[i].layer;
+    p.phase = cm.programs[i].phase;
+    p.cycles = programs[i]["cycles"].get<std::uint64_t>();
+    p.mismatches = programs[i]["mismatches"].get<std::uint64_t>();
+    t.checked += programs[i]["compared"].get<std::uint64_t>();
+    if (p.mismatches && t.first_mismatch.empty()) t.first_mismatch = programs[i]["first"].get<std::string>();
+    t.mismatches += p.mismatches;
+    t.programs.push_back(p);
+  }
+  return t;
+}
+
+const char* to_string(TimingSource s) { return s == TimingSource::Simulated ? "simulated" : "bound"; }
+
+TimingSource parse_timing_source(const std::string& text) {
+  if (text == "simulated") return TimingSource::Simulated;
+  if (text == "bound") return TimingSource::Bound;
+  throw sim::InputError(fmt::format("unknown timing source '{}': expected 'simulated' or 'bound'", text));
+}
+
+std::uint64_t WaferTimes::cycles() const {
+  std::uint64_t n = 0;
+  for (const auto& p : programs) n += p.cycles;
+  return n;
+}
+
+WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
+                             std::uint64_t seed, bool check, std::uint64_t max_cycles) {
+  const nlohmann::json progs = sim::run_in_child(
+      [&] { return run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check, max_cycles); },
+      fmt::format("the wafer run of '{}'", cm.model.name));
+  return wafer_times(spec, cm, progs);
+}
+
+WaferTimes bound_programs(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm) {
+  WaferTimes t;
+  t.source = TimingSource::Bound;
+  t.clock_hz = spec.wafer.clock.hz;
+  for (const auto& p : cm.programs) t.programs.push_back(ProgramTime{p.layer, p.phase, p.bound.cycles, 0});
+  return t;
+}
+
+}  // namespace wafersim::platforms::training
