@@ -217,8 +217,8 @@ layers:
 // layer-by-layer resident run of the same model on the same 16 x 16 grid.
 TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   const test::TempDir dir;
-  const std::string run = "run tiny --set wafer.width=16 --set wafer.height=16 --model " + kExamples +
-                          "decoder-block.yaml --placement resident --inference --json --out " + dir.path().string();
+  const std::string run = "infer tiny --set wafer.width=16 --set wafer.height=16 --model " + kExamples +
+                          "decoder-block.yaml --json --out " + dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
   const auto j = nlohmann::json::parse(pipe.out);
@@ -258,8 +258,7 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   ASSERT_EQ(two_whole.code, 0) << two_whole.out;
   EXPECT_EQ(nlohmann::json::parse(two_whole.out)["cycles"], 4990);
   // LayerNorm sublayers on tiny: 3195 pipelined, a prefill of 4871 layer by layer.
-  const std::string ln = "run tiny --model " + kExamples +
-                         "layernorm-mlp.yaml --placement resident --inference --json --out " + dir.path().string();
+  const std::string ln = "infer tiny --model " + kExamples + "layernorm-mlp.yaml --json --out " + dir.path().string();
   const auto ln_pipe = test::wafersim(ln + " --pipeline");
   ASSERT_EQ(ln_pipe.code, 0) << ln_pipe.out;
   EXPECT_EQ(nlohmann::json::parse(ln_pipe.out)["cycles"], 3195);
@@ -268,9 +267,7 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   ASSERT_EQ(ln_lbl.code, 0) << ln_lbl.out;
   EXPECT_EQ(nlohmann::json::parse(ln_lbl.out)["inference"]["prefill_cycles"], 4871);
   // Refusals exit with 2 and name the layer.
-  const auto tf = test::wafersim(
-      "run tiny --model tiny-transformer --placement resident --inference --pipeline --out " + dir.path().string(),
-      true);
+  const auto tf = test::wafersim("infer tiny --model tiny-transformer --pipeline --out " + dir.path().string(), true);
   EXPECT_EQ(tf.code, 2) << tf.out;
   EXPECT_NE(tf.out.find("more stages than columns are not covered yet"), std::string::npos) << tf.out;
   const auto many = test::wafersim(run + " --pipeline --decode-tokens 8", true);
@@ -284,8 +281,7 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
 TEST(ResidentPipelineBlock, TinyTransformerFromTokenIdsAgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run =
-      "run tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --placement resident "
-      "--inference --json --out " +
+      "infer tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --json --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 3");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -319,9 +315,9 @@ TEST(ResidentPipelineBlock, TinyTransformerFromTokenIdsAgainstLayerByLayer) {
 TEST(ResidentPipelineBlock, GptStyleTinyTransformerWithLearnedPositions) {
   const test::TempDir dir;
   const std::string run =
-      "run tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --model-set "
+      "infer tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --model-set "
       "transformer.positions=learned --model-set transformer.norm=layernorm --model-set transformer.activation=gelu "
-      "--model-set transformer.bias=true --placement resident --inference --json --out " +
+      "--model-set transformer.bias=true --json --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -356,8 +352,8 @@ TEST(ResidentPipelineBlock, GptStyleTinyTransformerWithLearnedPositions) {
 TEST(ResidentPipelineBlock, TwoBlocksOn24x16AgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run =
-      "run tiny --set wafer.width=24 --set wafer.height=16 --model tiny-transformer --model-set transformer.layers=2 "
-      "--placement resident --inference --decode-tokens 3 --json --out " +
+      "infer tiny --set wafer.width=24 --set wafer.height=16 --model tiny-transformer --model-set transformer.layers=2 "
+      "--decode-tokens 3 --json --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline");
   ASSERT_EQ(pipe.code, 0) << pipe.out;

@@ -397,7 +397,7 @@ layers:
 TEST(ResidentPipeline, Cli) {
   const test::TempDir dir;
   const std::string out = " --out " + dir.path().string();
-  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline --json" + out);
+  const auto r = test::wafersim("infer tiny --model tiny-mlp --pipeline --json" + out);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["cycles"], 1033);
@@ -407,21 +407,18 @@ TEST(ResidentPipeline, Cli) {
   EXPECT_EQ(j["checked"], 32);
   EXPECT_EQ(j["mismatches"], 0);
   EXPECT_EQ(j["stages"].size(), 2u);
-  const auto text = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline" + out);
+  const auto text = test::wafersim("infer tiny --model tiny-mlp --pipeline" + out);
   ASSERT_EQ(text.code, 0) << text.out;
   EXPECT_NE(text.out.find("1033 simulated"), std::string::npos) << text.out;
-  const auto one = test::wafersim(
-      "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 1 --json" + out);
+  const auto one = test::wafersim("infer tiny --model tiny-mlp --pipeline --pipeline-replicas 1 --json" + out);
   ASSERT_EQ(one.code, 0) << one.out;
   EXPECT_EQ(nlohmann::json::parse(one.out)["cycles"], 1164);
-  const auto bad = test::wafersim(
-      "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 5" + out, true);
+  const auto bad = test::wafersim("infer tiny --model tiny-mlp --pipeline --pipeline-replicas 5" + out, true);
   EXPECT_EQ(bad.code, 2) << bad.out;
-  const auto tf =
-      test::wafersim("run tiny --model tiny-transformer --placement resident --inference --pipeline" + out, true);
+  const auto tf = test::wafersim("infer tiny --model tiny-transformer --pipeline" + out, true);
   EXPECT_EQ(tf.code, 2) << tf.out;
   EXPECT_NE(tf.out.find("not covered yet"), std::string::npos) << tf.out;
-  const auto streaming = test::wafersim("run tiny --model tiny-mlp --inference --pipeline" + out, true);
+  const auto streaming = test::wafersim("infer tiny --model tiny-mlp --placement streaming --pipeline" + out, true);
   EXPECT_EQ(streaming.code, 2) << streaming.out;
 }
 
