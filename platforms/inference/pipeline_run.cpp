@@ -9,6 +9,7 @@
 
 #include "hw/numerics/dtype.h"
 #include "models/compiler/compiled_model.h"
+#include "models/resident/pipeline_expect.h"
 
 namespace wafersim::platforms::inference {
 namespace compiler = models::compiler;

@@ -40,13 +40,7 @@ nlohmann::ordered_json pipeline_json(const platforms::PlatformSpec& spec, const 
                       {"column", s.x},
                       {"rows", s.rows},
                       {"v", s.v},
-                      {"form", s.embedding    ? "embedding"
-                               : s.attention  ? "attention"
-                               : s.layer_norm ? "layernorm"
-                               : s.norm       ? "rmsnorm"
-                               : s.add        ? "add"
-                               : s.dot        ? "dot"
-                                              : "fmac"},
+                      {"form", models::resident::form_name(s)},
                       {"kv_cache_bytes", s.cache_bytes},
                       {"latency_bound", s.latency_bound},
                       {"interval_bound", s.interval_bound}});
@@ -65,25 +59,8 @@ void print_pipeline(const platforms::PlatformSpec& spec, const models::ModelSpec
       model.name, spec.name, spec.wafer.width, spec.wafer.height, units::format(spec.wafer.clock));
   for (const auto& s : p.stages)
     std::cout << fmt::format(
-        "  stage         {}{}: column {}, {} rows, {} -> {} ({}{}); bound per token {} (latency), {} "
-        "(interval)\n",
-        s.gated ? s.name + " & " + s.up
-        : s.qkv ? s.name + " & " + s.up + " & " + s.v
-                : s.name,
-        s.fused.empty() ? "" : " + " + s.fused, s.x, s.rows, s.f_in, s.f_out,
-        s.add ? fmt::format("residual add: the previous stage's outputs and stage {}'s input, carried", s.skip_from)
-        : s.attention
-            ? fmt::format("causal attention, {} heads / {} kv heads: every row its heads over the cached keys; KV "
-                          "cache {} B per row ({} sequences x {} positions)",
-                          s.heads, s.kv_heads, s.cache_bytes, s.cache_sequences, s.capacity)
-        : s.embedding
-            ? fmt::format("embedding of {} ids: every row its features of the table, copies the token's row{}",
-                          s.vocabulary, s.positions ? " plus its position's" : "")
-        : s.layer_norm ? "layernorm: every row the mean and variance of the whole input, then its features"
-        : s.norm       ? "rmsnorm: every row the statistics of the whole input, then its features"
-        : s.dot        ? "a dot product per output"
-                       : "an FMAC per input",
-        s.carry_out ? fmt::format("; then passes on {} skip values", s.carry_out) : std::string(), s.latency_bound,
+        "  stage         {}: column {}, {} rows, {} -> {} ({}); bound per token {} (latency), {} (interval)\n",
+        models::resident::stage_layers(s), s.x, s.rows, s.f_in, s.f_out, models::resident::describe(s), s.latency_bound,
         s.interval_bound);
   std::cout << fmt::format(
       "  tokens        {} (batch x sequence), in flight together{} on {} pipeline{} (bands of {} rows; {})\n", p.tokens,

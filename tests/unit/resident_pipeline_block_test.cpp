@@ -19,6 +19,7 @@
 namespace wafersim::resident_pipeline_block_test {
 namespace {
 using models::resident::PipelineProgram;
+using models::resident::StageKind;
 using platforms::inference::PipelineResult;
 using test::differences;
 using test::PipeRig;
@@ -37,9 +38,9 @@ TEST(ResidentPipelineBlock, LayerNormStagesMatchTheReference) {
   PipeRig rig({}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 6u);
-  EXPECT_TRUE(st[0].norm && st[0].layer_norm);
-  EXPECT_TRUE(st[4].norm && st[4].layer_norm);
-  EXPECT_FALSE(st[1].norm);
+  EXPECT_EQ(st[0].kind, StageKind::LayerNorm);
+  EXPECT_EQ(st[4].kind, StageKind::LayerNorm);
+  EXPECT_FALSE(models::resident::is_norm(st[1].kind));
   const PipelineResult r = rig.run();
   expect_run(rig, r, 3195);
   // The expectation depends on beta and on the mean: with another beta, or as an RMSNorm,
@@ -48,7 +49,7 @@ TEST(ResidentPipelineBlock, LayerNormStagesMatchTheReference) {
   other.stages[4].weight2[3] ^= 0x0100;
   EXPECT_GT(differences(other, r), 0u);
   PipelineProgram rms = rig.program;
-  rms.stages[0].layer_norm = false;
+  rms.stages[0].kind = StageKind::RmsNorm;
   EXPECT_GT(differences(rms, r), 0u);
 }
 
@@ -83,11 +84,11 @@ TEST(ResidentPipelineBlock, GroupedQueryAttentionWithAKvCacheMatchesTheReference
   PipeRig rig({}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 3u);
-  EXPECT_TRUE(st[0].qkv);
+  EXPECT_EQ(st[0].kind, StageKind::Qkv);
   EXPECT_EQ(st[0].up, "k");
   EXPECT_EQ(st[0].v, "v");
   EXPECT_EQ(st[0].f_out, 32u);
-  EXPECT_TRUE(st[1].attention);
+  EXPECT_EQ(st[1].kind, StageKind::Attention);
   EXPECT_EQ(st[1].f_in, 32u);
   EXPECT_EQ(st[1].f_out, 16u);
   EXPECT_EQ(rig.program.replicas, 1u);
@@ -122,11 +123,11 @@ TEST(ResidentPipelineBlock, DecoderBlockOn16x16MatchesTheReference) {
   PipeRig rig({"wafer.width=16", "wafer.height=16"}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 11u);
-  EXPECT_TRUE(st[1].qkv);
-  EXPECT_TRUE(st[2].attention);
-  EXPECT_TRUE(st[4].add);
+  EXPECT_EQ(st[1].kind, StageKind::Qkv);
+  EXPECT_EQ(st[2].kind, StageKind::Attention);
+  EXPECT_EQ(st[4].kind, StageKind::Add);
   EXPECT_EQ(st[4].skip_from, 0u);
-  EXPECT_TRUE(st[6].gated);
+  EXPECT_EQ(st[6].kind, StageKind::Gated);
   EXPECT_EQ(st[8].skip_from, 5u);
   EXPECT_EQ(st[2].carry_in, 16u);
   const PipelineResult r = rig.run();
@@ -379,7 +380,7 @@ TEST(ResidentPipelineBlock, EmbeddingStageMatchesTheReference) {
   PipeRig rig({"wafer.width=16", "wafer.height=16"}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 12u);
-  EXPECT_TRUE(st[0].embedding);
+  EXPECT_EQ(st[0].kind, StageKind::Embedding);
   EXPECT_EQ(st[0].vocabulary, 32u);
   EXPECT_EQ(st[0].weight.size(), 32u * 16);
   for (auto id : rig.program.input) EXPECT_LT(id, 32u);
