@@ -120,7 +120,7 @@ void RunTrace::attach(Wafer& wafer, std::uint32_t index) {
   }
 }
 
-void RunTrace::attach(StreamingCluster& cluster) {
+void RunTrace::attach(Cluster& cluster) {
   if (!recorder_->options().windows && !recorder_->options().timeline) return;
   links_ = std::make_unique<sim::trace::LinkTracer>(*recorder_);
   auto& sx = cluster.swarmx();
@@ -150,7 +150,7 @@ void RunTrace::attach(StreamingCluster& cluster) {
   }
 }
 
-void RunTrace::record_steps(const StreamingCluster& cluster, const StepTimeline& timeline) {
+void RunTrace::record_steps(const Cluster& cluster, const StepTimeline& timeline) {
   {
     const auto path = recorder_->dir() / "steps.json";
     nlohmann::ordered_json j;

@@ -15,8 +15,8 @@
 #include "fabric/trace/router_probe.h"
 #include "hw/trace/core_timeline.h"
 #include "hw/trace/core_windows.h"
+#include "platforms/cluster.h"
 #include "platforms/step_timeline.h"
-#include "platforms/streaming_cluster.h"
 #include "platforms/wafer.h"
 #include "sim/trace/link_tracer.h"
 #include "sim/trace/recorder.h"
@@ -45,10 +45,10 @@ class RunTrace {
   // process (overlapping phases spread over numbered tracks) and a row of phases.json.
   void phase(std::uint32_t wafer, std::string name, sim::Cycle start, sim::Cycle end, sim::trace::Args args = {});
   // Traces every chunk link of the cluster (MemoryX, SwarmX, wafer edges).
-  void attach(StreamingCluster& cluster);
+  void attach(Cluster& cluster);
   // After the run: MemoryX's streams, gradients and updates and the steps on the timeline;
   // the per-step breakdown as steps.json.
-  void record_steps(const StreamingCluster& cluster, const StepTimeline& timeline);
+  void record_steps(const Cluster& cluster, const StepTimeline& timeline);
   // Closes the windows at `end` cycles (or after the last cycle an attached wafer ticked, if
   // later: a run stopped inside a tick includes it) and writes every file; returns their names.
   std::vector<std::string> finish(sim::Cycle end);

@@ -30,6 +30,8 @@ struct BuildOptions {
   fabric::StatsDetail trace_counters = fabric::StatsDetail::Totals;
   // PE cores move no data values (hw::CoreParams::timing_only).
   bool timing_only = false;
+  // The engine is advanced by direct calls, not by SystemC (a co-simulated cluster's wafer).
+  bool driven = false;
 };
 
 class Wafer : public sc_core::sc_module {

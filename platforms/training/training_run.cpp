@@ -7,7 +7,6 @@
 
 #include "models/compiler/compiler.h"
 #include "models/reference/task.h"
-#include "platforms/streaming_cluster.h"
 #include "platforms/training/replica_gradients.h"
 #include "sim/errors.h"
 
@@ -29,6 +28,7 @@ sim::Picos TrainingReport::total() const { return timeline.steps.empty() ? sim::
 TrainingReport run_training(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                             const TrainingConfig& config, sim::stats::Group& stats) {
   if (config.steps == 0) throw sim::InputError("training needs at least one step");
+  if (config.cluster == ClusterMode::Cosim) return run_cosim(spec, model, config, stats);
   const bool programs = config.functional && config.arithmetic == WaferArithmetic::Programs;
   if (config.arithmetic == WaferArithmetic::Programs && !config.functional)
     throw sim::InputError("the programs' wafer arithmetic needs a functional run (--functional)");
@@ -91,9 +91,13 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
         program_trajectory(spec, cm, r.layers, *task, ref.initial_parameters(config.seed), plan));
     grads->serve(r.trajectory);
   }
-  r.cluster = std::make_shared<platforms::StreamingCluster>(
-      "cluster", spec, r.layers.memoryx_layers(), r.optimizer, platforms::model_endpoints(ec),
-      platforms::StreamingOptions{config.functional, config.seed}, stats);
+  platforms::ClusterParts parts;
+  parts.layers = r.layers.memoryx_layers();
+  parts.optimizer = r.optimizer;
+  parts.functional = config.functional;
+  parts.seed = config.seed;
+  parts.stand_ins = platforms::model_endpoints(ec);
+  r.cluster = std::make_shared<platforms::Cluster>("cluster", spec, std::move(parts), stats);
   auto& cluster = *r.cluster;
   if (config.functional) {
     r.initial = ref.initial_parameters(config.seed);
@@ -120,10 +124,19 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
   return r;
 }
 
+const char* to_string(ClusterMode m) { return m == ClusterMode::Cosim ? "cosim" : "replay"; }
+
+ClusterMode parse_cluster_mode(const std::string& text) {
+  if (text == "cosim") return ClusterMode::Cosim;
+  if (text == "replay") return ClusterMode::Replay;
+  throw sim::InputError(fmt::format("unknown cluster model '{}': expected 'cosim' or 'replay'", text));
+}
+
 nlohmann::ordered_json to_json(const TrainingReport& r) {
   nlohmann::ordered_json j;
   j["model"] = r.model;
   j["platform"] = r.platform;
+  j["cluster_model"] = to_string(r.mode);
   j["wafers"] = r.wafers;
   j["batch_per_wafer"] = r.batch_per_wafer;
   j["optimizer"] = memoryx::to_string(r.optimizer.kind);
@@ -150,6 +163,14 @@ nlohmann::ordered_json to_json(const TrainingReport& r) {
   j["loss_ps"] = r.layers.loss.count();
   j["stream_bytes_per_step"] = r.stream_bytes_per_step();
   j["steps"] = platforms::to_json(r.timeline);
+  if (r.mode == ClusterMode::Cosim) {
+    j["threads"] = r.threads;
+    j["window_ps"] = r.window.count();
+    j["windows"] = r.windows;
+    j["program_cycles"] = r.program_cycles;
+    j["program_waits"] = r.program_waits;
+    if (r.checked) j["result_elements_checked"] = r.checked;
+  }
   if (!r.losses.empty()) j["losses"] = r.losses;
   j["total_ps"] = r.total().count();
   j["samples_per_second"] = r.samples_per_second();

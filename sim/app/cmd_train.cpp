@@ -24,11 +24,19 @@ void TrainArgs::add(CLI::App& cmd, const std::string& group) {
                "carry values: a synthetic task, each wafer's gradients, SwarmX sums, MemoryX optimizer (the model "
                "needs a loss layer)")
       ->group(group);
-  cmd.add_option("--wafer-arithmetic", wafer_arithmetic,
-                 "with --functional: each wafer's gradients from the 'host' reference (models/reference) or from the "
-                 "compiled 'programs' run on a simulated wafer per wafer and step with the weights MemoryX streams "
-                 "(tiny models: steps x wafers cycle-level runs; every layer needs PE code)")
+  cmd.add_option("--cluster-model", cluster_model,
+                 "'cosim': every wafer's mesh and PEs simulated with MemoryX and SwarmX in one run, each wafer on a "
+                 "host thread; 'replay': one wafer simulated once, its layer times replayed by a stand-in per system "
+                 "(clusters too large to co-simulate; docs/training.md gives its error)")
       ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--threads", threads, "co-simulation: host threads for the wafers (default: the machine's cores)")
+      ->check(CLI::Range(1u, 1024u))
+      ->group(group);
+  cmd.add_option("--wafer-arithmetic", wafer_arithmetic,
+                 "replay with --functional: each wafer's gradients from the 'host' reference (models/reference, the "
+                 "replay's default) or from the compiled 'programs' run on a simulated wafer per wafer and step "
+                 "(a co-simulation's gradients are always the wafers' own)")
       ->group(group);
   cmd.add_option("--timing", timing,
                  "each layer's compute from 'simulated' (the compiled programs at cycle level on one wafer) or "
@@ -49,12 +57,27 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
       "wafersim train: {} on {}, weight-streaming training: {} wafer{} x batch {}, {} step{}, {}\n", r.model,
       r.platform, r.wafers, r.wafers == 1 ? "" : "s", r.batch_per_wafer, t.steps, t.steps == 1 ? "" : "s",
       memoryx::to_string(r.optimizer.kind));
-  std::cout << fmt::format("  wafer compute {} cycles per step per wafer ({}){}\n", r.wafer.cycles(),
-                           r.wafer.source == TimingSource::Simulated
-                               ? "every layer program simulated at cycle level on one wafer"
-                               : "the compiler's analytic bounds",
-                           r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
-  if (t.functional)
+  using platforms::training::ClusterMode;
+  if (r.mode == ClusterMode::Cosim) {
+    std::cout << fmt::format(
+        "  cluster model cosim: MemoryX, SwarmX and {} wafer{} (mesh, PEs, edge) in one simulation, {} host thread{}, "
+        "{} windows of {}\n",
+        r.wafers, r.wafers == 1 ? "" : "s", r.threads, r.threads == 1 ? "" : "s", r.windows, sim::format(r.window));
+    std::cout << fmt::format("  wafer compute {} cycles in wafer 0's first step (its programs as co-simulated){}\n",
+                             r.wafer.cycles(),
+                             r.checked ? fmt::format(", {} result elements checked on every wafer", r.checked) : "");
+  } else {
+    std::cout
+        << "  cluster model replay: one wafer simulated once, its layer times replayed by a stand-in per system\n";
+    std::cout << fmt::format("  wafer compute {} cycles per step per wafer ({}){}\n", r.wafer.cycles(),
+                             r.wafer.source == TimingSource::Simulated
+                                 ? "every layer program simulated at cycle level on one wafer"
+                                 : "the compiler's analytic bounds",
+                             r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
+  }
+  if (t.functional && r.mode == ClusterMode::Cosim)
+    std::cout << "  gradients     the wafers' own: the compiled programs' arithmetic on every wafer's PEs\n";
+  else if (t.functional)
     std::cout << fmt::format(
         "  gradients     {}\n",
         r.trajectory ? fmt::format("the compiled programs' ({} wafer runs, {} result elements checked; MemoryX's "
@@ -97,7 +120,11 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.steps = t.steps;
   cfg.timing = platforms::training::parse_timing_source(t.timing);
   cfg.functional = t.functional;
-  cfg.arithmetic = platforms::training::parse_wafer_arithmetic(t.wafer_arithmetic);
+  cfg.cluster = platforms::training::parse_cluster_mode(t.cluster_model);
+  cfg.threads = t.threads;
+  cfg.explicit_arithmetic = !t.wafer_arithmetic.empty();
+  cfg.arithmetic = cfg.explicit_arithmetic ? platforms::training::parse_wafer_arithmetic(t.wafer_arithmetic)
+                                           : platforms::training::WaferArithmetic::Host;
   cfg.check = !w.check.no_check;
   cfg.seed = w.sim.seed;
   cfg.max_cycles = w.sim.max_cycles;
@@ -141,8 +168,9 @@ void add_train_command(CLI::App& app) {
   sub->footer(
       "Examples:\n"
       "  wafersim train tiny-cluster --model tiny-mlp --steps 20\n"
-      "  wafersim train cs2-cluster --model gpt3-xl --timing bound\n"
-      "  wafersim train tiny-cluster --model tiny-mlp --functional --wafer-arithmetic programs --steps 3\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --functional --steps 3 --threads 2\n"
+      "  wafersim train cs2-cluster --model gpt3-xl --cluster-model replay --timing bound\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --functional --cluster-model replay --wafer-arithmetic programs\n"
       "Writes config.yaml, stats.json, stats.txt, run.json and training.json (every step's breakdown) into the\n"
       "output folder (docs/training.md).");
   sub->callback([w, t] { train(*w, *t); });
