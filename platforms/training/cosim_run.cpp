@@ -62,8 +62,16 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   parts.build.timing_only = !config.functional;
   if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);
   parts.threads = config.threads ? config.threads : sim::parallel::Team::hardware_threads();
+  if (config.trace) {
+    config.trace->configure(parts.build);
+    parts.threads = 1;
+  }
   r.cluster = std::make_shared<platforms::Cluster>("cluster", spec, std::move(parts), stats);
   auto& cluster = *r.cluster;
+  if (config.trace) {
+    for (std::uint32_t e = 0; e < r.wafers; ++e) config.trace->attach(cluster.wafer(e), e);
+    config.trace->attach(cluster);
+  }
   std::shared_ptr<const models::reference::SyntheticTask> task;
   if (config.functional)
     task = std::make_shared<const models::reference::SyntheticTask>(model, ref->format(), config.seed);
@@ -89,6 +97,18 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   for (std::uint32_t e = 0; e < r.wafers; ++e)
     if (!wafers[e]->finished())
       throw sim::SimulationError(fmt::format("wafer {} did not finish its programs:\n{}", e, cluster.describe_state()));
+  if (config.trace) {
+    config.trace->record_steps(cluster, r.timeline);
+    for (std::uint32_t e = 0; e < r.wafers; ++e)
+      for (std::size_t s = 0; s < wafers[e]->programs().size(); ++s)
+        for (std::size_t i = 0; i < cm->programs.size(); ++i) {
+          const auto& p = wafers[e]->programs()[s][i];
+          config.trace->phase(e, fmt::format("step {} {}", s, cm->programs[i].name()), sim::Cycle(p.first_in),
+                              sim::Cycle(p.end),
+                              {sim::trace::Arg::num("step", static_cast<double>(s)),
+                               sim::trace::Arg::num("waited_cycles", static_cast<double>(p.first_in - p.start))});
+        }
+  }
 
   // Wafer 0's first step as the wafer's times (each program from its first wavelet in); each
   // layer's compute from them.
@@ -122,6 +142,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
       r.layers.unflatten(l, cluster.memoryx().weights(l), r.final_parameters);
   }
+  r.uncomputed_gradients = wafers[0]->uncomputed_gradients();
   r.threads = cluster.threads();
   r.windows = cluster.windows();
   r.window = cluster.window();

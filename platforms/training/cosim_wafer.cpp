@@ -19,6 +19,23 @@ namespace {
 
 const std::string kGradientSuffix = ".grad";
 
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The reference's name of a compiled host tensor's parameter: the same, but a norm's gain and
+// shift are the compiler's "<norm>.weight" and "<norm>.bias" and the reference's "<norm>.gamma"
+// and "<norm>.beta".
+bool same_parameter(const std::string& host, const std::string& param) {
+  if (host == param) return true;
+  for (const auto& [compiled, reference] : {std::pair<std::string, std::string>{".weight", ".gamma"},
+                                            std::pair<std::string, std::string>{".bias", ".beta"}})
+    if (ends_with(host, compiled) && ends_with(param, reference) &&
+        host.compare(0, host.size() - compiled.size(), param, 0, param.size() - reference.size()) == 0)
+      return true;
+  return false;
+}
+
 }  // namespace
 
 CosimWafer::CosimWafer(const models::compiler::CompiledModel& cm, platforms::Wafer& wafer, edge::WaferEdge& edge,
@@ -66,7 +83,7 @@ CosimWafer::CosimWafer(const models::compiler::CompiledModel& cm, platforms::Waf
     }
     for (std::uint32_t l = 0; l < L; ++l)
       for (const auto& slot : layers_.layers[l].parameters) {
-        if (slot.name != param) continue;
+        if (!same_parameter(param, slot.name)) continue;
         if (h.gradient) {
           grad_of_[t] = l;
           offset_of_[t] = slot.offset;
@@ -77,13 +94,32 @@ CosimWafer::CosimWafer(const models::compiler::CompiledModel& cm, platforms::Waf
   }
   for (std::size_t i = 0; i < P; ++i)
     for (const auto& st : cm_.programs[i].streams)
+      for (const auto& seg : st.segments)
+        if (st.into_wafer && sources[seg.tensor].layer < 0)
+          throw sim::InputError(
+              fmt::format("program '{}' streams host tensor '{}', which is no parameter MemoryX "
+                          "streams",
+                          cm_.programs[i].name(), cm_.host_tensors[seg.tensor].name));
+  for (std::size_t i = 0; i < P; ++i)
+    for (const auto& st : cm_.programs[i].streams)
       if (!st.into_wafer)
         for (const auto& seg : st.segments)
           if (grad_of_.at(seg.tensor) >= 0)
             last_writer_[static_cast<std::size_t>(grad_of_[seg.tensor])] = static_cast<int>(i);
-  for (std::uint32_t l = 0; l < L; ++l)
-    if (last_writer_[l] < 0)
-      throw sim::InputError(fmt::format("layer '{}': no program computes its weight gradient", layers_.layers[l].name));
+  // A layer whose gradient no program computes (a norm's gain and bias): a functional run has
+  // no values for it; a timing run sends its chunks when the layer's backward pass ends (or,
+  // without one, the step's last program).
+  for (std::uint32_t l = 0; l < L; ++l) {
+    if (last_writer_[l] >= 0) continue;
+    if (plan_.functional)
+      throw sim::InputError(
+          fmt::format("layer '{}': no compiled program computes its weight gradient, so a "
+                      "functional co-simulation has none to send (a timing run sends its chunks "
+                      "when the layer's backward ends)",
+                      layers_.layers[l].name));
+    last_writer_[l] = last_reader_[L + l] >= 0 ? last_reader_[L + l] : static_cast<int>(P) - 1;
+    untimed_gradients_.push_back(layers_.layers[l].name);
+  }
   edge_.set_sources(std::move(sources));
   if (plan_.functional) edge_.set_on_staged([this](const sim::stream::Chunk& c) { on_staged(c); });
   if (plan_.functional && !plan_.task) throw std::logic_error("CosimWafer: a functional run needs its task");
@@ -102,7 +138,7 @@ void CosimWafer::on_staged(const sim::stream::Chunk& c) {
   for (std::size_t t = 0; t < cm_.host_tensors.size(); ++t) {
     if (cm_.host_tensors[t].gradient) continue;
     for (const auto& slot : layer.parameters) {
-      if (slot.name != cm_.host_tensors[t].name) continue;
+      if (!same_parameter(cm_.host_tensors[t].name, slot.name)) continue;
       auto& image = exec_.data().host[t];
       const std::uint64_t lo = std::max(first, slot.offset), hi = std::min(first + n, slot.offset + image.size());
       for (std::uint64_t k = lo; k < hi; ++k) {

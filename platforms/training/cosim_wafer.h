@@ -56,6 +56,9 @@ class CosimWafer final : public platforms::WaferDriver {
   // summed; and the result elements compared (all equal).
   [[nodiscard]] const std::vector<double>& losses() const { return losses_; }
   [[nodiscard]] std::uint64_t checked() const { return checked_; }
+  // Timing runs: the layers whose weight gradient no program computes (sent when the layer's
+  // backward pass ends).
+  [[nodiscard]] const std::vector<std::string>& uncomputed_gradients() const { return untimed_gradients_; }
   // Functional: the weight gradients each step sent, per cluster layer (FP32).
   [[nodiscard]] const std::vector<std::vector<std::vector<float>>>& gradients() const { return gradients_; }
 
@@ -87,6 +90,7 @@ class CosimWafer final : public platforms::WaferDriver {
   std::vector<double> losses_;
   std::uint64_t checked_ = 0;
   std::vector<std::vector<std::vector<float>>> gradients_;
+  std::vector<std::string> untimed_gradients_;
 };
 
 }  // namespace wafersim::platforms::training

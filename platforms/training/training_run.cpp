@@ -99,6 +99,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
   parts.stand_ins = platforms::model_endpoints(ec);
   r.cluster = std::make_shared<platforms::Cluster>("cluster", spec, std::move(parts), stats);
   auto& cluster = *r.cluster;
+  if (config.trace) config.trace->attach(cluster);
   if (config.functional) {
     r.initial = ref.initial_parameters(config.seed);
     // MemoryX prunes the masked weights of sparse layers (exactly zero from the start).
@@ -109,6 +110,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
   }
   r.timeline = platforms::run_training_steps(cluster, config.steps);
   platforms::add_stats(stats.group("training"), r.timeline);
+  if (config.trace) config.trace->record_steps(cluster, r.timeline);
   if (config.functional) {
     r.losses = grads->step_losses();
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
@@ -169,6 +171,7 @@ nlohmann::ordered_json to_json(const TrainingReport& r) {
     j["windows"] = r.windows;
     j["program_cycles"] = r.program_cycles;
     j["program_waits"] = r.program_waits;
+    if (!r.uncomputed_gradients.empty()) j["uncomputed_gradients"] = r.uncomputed_gradients;
     if (r.checked) j["result_elements_checked"] = r.checked;
   }
   if (!r.losses.empty()) j["losses"] = r.losses;

@@ -17,6 +17,7 @@
 #include "models/model_spec.h"
 #include "platforms/cluster.h"
 #include "platforms/platform_spec.h"
+#include "platforms/run_trace.h"
 #include "platforms/step_timeline.h"
 #include "platforms/training/cluster_model.h"
 #include "platforms/training/program_trajectory.h"
@@ -52,6 +53,10 @@ struct TrainingConfig {
   // The optimizer; its gradient_scale is replaced by 1 / wafers (the mean of the wafers'
   // gradients, each the mean over its samples).
   memoryx::OptimizerConfig optimizer;
+  // Tracing (may be null): the cluster's links, MemoryX's records and the steps; co-simulated,
+  // every wafer's fabric and cores and its programs as phases (the wafers then run on one
+  // thread: the recorder is shared).
+  platforms::RunTrace* trace = nullptr;
 };
 
 struct TrainingReport {
@@ -76,6 +81,9 @@ struct TrainingReport {
   // and the cycles it waited for that wavelet.
   std::vector<std::vector<std::uint64_t>> program_cycles, program_waits;
   std::uint64_t checked = 0;  // co-simulation, functional: result elements compared on every wafer
+  // Co-simulation: layers whose weight gradient no compiled program computes (a norm's gain):
+  // their chunks leave when the layer's backward pass ends.
+  std::vector<std::string> uncomputed_gradients;
   // The cluster's modules (and what ran on the wafers): `stats` refers to their counters, so
   // they live as long as the report.
   std::shared_ptr<platforms::Cluster> cluster;

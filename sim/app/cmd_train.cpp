@@ -6,9 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
+#include <memory>
 
 #include "memoryx/optimizer.h"
+#include "platforms/run_trace.h"
 #include "platforms/training/training_run.h"
 #include "sim/app/workflows.h"
 #include "sim/errors.h"
@@ -75,6 +78,11 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
                                  : "the compiler's analytic bounds",
                              r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
   }
+  if (!r.uncomputed_gradients.empty())
+    std::cout << fmt::format(
+        "  note          no program computes the weight gradient of {}: those chunks leave "
+        "when the layer's backward pass ends\n",
+        fmt::join(r.uncomputed_gradients, ", "));
   if (t.functional && r.mode == ClusterMode::Cosim)
     std::cout << "  gradients     the wafers' own: the compiled programs' arithmetic on every wafer's PEs\n";
   else if (t.functional)
@@ -132,20 +140,38 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.optimizer.learning_rate = t.learning_rate;
   cfg.compile = w.model.options(true);
   RunDir dir = RunDir::create(w.sim.out, "train");
+  const sim::trace::TraceOptions trace_options = w.trace.options();
+  std::unique_ptr<platforms::RunTrace> tracing;
+  if (trace_options.any()) {
+    if (trace_options.vcd && cfg.cluster == platforms::training::ClusterMode::Replay)
+      throw sim::InputError("--trace vcd: the replay simulates no wafer fabric to probe (use --cluster-model cosim)");
+    tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), loaded.spec, 0);
+    cfg.trace = tracing.get();
+  }
   sim::stats::Group root("");
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = platforms::training::run_training(loaded.spec, m.spec, cfg, root);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(r.wafer.cycles()), "ok");
+  std::string trace_dir;
+  if (tracing) {
+    tracing->finish(
+        sim::Cycle(static_cast<std::uint64_t>(std::ceil(r.total().seconds() * loaded.spec.wafer.clock.hz - 1e-9))));
+    trace_dir = tracing->dir().string();
+  }
   auto j = platforms::training::to_json(r);
   dir.write("training.json", j.dump(2) + "\n");
   if (w.sim.json) {
     j["wall_seconds"] = wall;
     j["out"] = dir.path().string();
+    if (!trace_dir.empty()) j["trace"] = trace_dir;
     std::cout << j.dump(2) << "\n";
     return;
   }
   print_training(r, t, wall, dir);
+  if (!trace_dir.empty())
+    std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes its page)\n", trace_dir,
+                             dir.path().string());
 }
 
 void add_train_command(CLI::App& app) {
@@ -164,6 +190,7 @@ void add_train_command(CLI::App& app) {
       ->required();
   w->model.add(*sub, ModelArgs::Use::Train);
   t->add(*sub, "Training");
+  w->trace.add(*sub);
   sub->add_flag("--no-check", w->check.no_check, "do not compare the wafer's results with the host's expectation");
   sub->footer(
       "Examples:\n"

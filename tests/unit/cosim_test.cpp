@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <memory>
@@ -285,6 +286,35 @@ TEST(Cosim, WhatOnlyTheReplayCanDoIsAnInputError) {
   host.functional = true;
   host.explicit_arithmetic = true;
   fails(host, "host arithmetic");
+}
+
+}  // namespace
+}  // namespace wafersim::platforms::training::cosim_test
+
+namespace wafersim::platforms::training::cosim_test {
+namespace {
+
+// --trace on a co-simulated training run: every wafer's congestion windows, the cluster's
+// links, the steps and every wafer's programs as phases in one folder, on one report page.
+TEST(Cosim, TrainingRunsAreTracedWithEveryWaferAndLink) {
+  test::TempDir dir;
+  const auto out = dir.path() / "run";
+  const auto r = test::wafersim(
+      "train tiny-cluster --model tiny-mlp --steps 2 --trace windows,timeline --out " + out.string(), true);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* f : {"fabric-w0.csv", "fabric-w1.csv", "pe-w0.csv", "pe-w1.csv", "links.csv", "steps.json",
+                        "phases.json", "timeline.json"})
+    EXPECT_TRUE(std::filesystem::exists(out / "trace" / f)) << f;
+  const auto phases = nlohmann::json::parse(test::slurp(out / "trace" / "phases.json"));
+  EXPECT_EQ(phases["phases"].size(), 2u * 2u * 9u);  // wafers x steps x programs
+  const std::string links = test::slurp(out / "trace" / "meta.json");
+  for (const char* link : {"MemoryX to SwarmX (weights)", "to wafer1 (weights)", "wafer1 to SwarmX (gradients)"})
+    EXPECT_NE(links.find(link), std::string::npos) << link;
+  const auto report = test::wafersim("report " + out.string(), true);
+  ASSERT_EQ(report.code, 0) << report.out;
+  const std::string page = test::slurp(out / "report.html");
+  EXPECT_NE(page.find("MemoryX out (weights)"), std::string::npos);
+  EXPECT_NE(page.find("wafer edges out (gradients)"), std::string::npos);
 }
 
 }  // namespace

@@ -493,9 +493,10 @@ TEST(Training, CommandLineRunsOnThePrograms) {
   const char* names[2] = {"host", "programs"};
   for (int k = 0; k < 2; ++k) {
     const auto out = dir.path() / names[k];
-    const std::string cmd = std::string(WAFERSIM_BINARY) +
-                            " train tiny-cluster --model tiny-mlp --steps 2 --cluster-model replay --functional --wafer-arithmetic " +
-                            names[k] + " --out " + out.string() + " > " + out.string() + ".txt 2>&1";
+    const std::string cmd =
+        std::string(WAFERSIM_BINARY) +
+        " train tiny-cluster --model tiny-mlp --steps 2 --cluster-model replay --functional --wafer-arithmetic " +
+        names[k] + " --out " + out.string() + " > " + out.string() + ".txt 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(out.string() + ".txt");
     j[k] = nlohmann::json::parse(read_file(out / "training.json"));
     EXPECT_EQ(j[k]["wafer_arithmetic"], names[k]);
