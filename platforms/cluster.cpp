@@ -71,12 +71,15 @@ void Cluster::build_training(ClusterParts& parts, sim::stats::Group& g) {
     for (std::uint32_t e = 0; e < n; ++e)
       endpoints_.push_back(parts.stand_ins(fmt::format("wafer{}", e).c_str(), e, io, g));
   } else {
-    window_ = sim::to_picos(spec_.system.edge_latency);
+    const Picos latency = sim::to_picos(spec_.system.edge_latency);
+    if (parts.window > latency)
+      throw std::logic_error("cluster: a co-simulation window longer than the edge latency (the lookahead)");
+    window_ = parts.window == Picos(0) ? latency : parts.window;
     BuildOptions build = parts.build;
     build.driven = true;
     edge::WaferEdgeConfig wc;
     wc.io = io;
-    wc.latency = window_;
+    wc.latency = latency;
     wc.chunk_bytes = ports.chunk_bytes;
     // Two layers' streams: the one the PEs read and the next one arriving.
     wc.staging_chunks = 2 * largest;
@@ -86,7 +89,7 @@ void Cluster::build_training(ClusterParts& parts, sim::stats::Group& g) {
       wafers_.push_back(std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, build, g));
       auto& w = *wafers_.back();
       auto bridge = std::make_unique<edge::EdgeBridge>(
-          fmt::format("wafer{}_edge_links", e).c_str(), io, e, window_,
+          fmt::format("wafer{}_edge_links", e).c_str(), io, e, latency,
           [this] { sync_event_.notify(sc_core::SC_ZERO_TIME); }, g, fmt::format("wafer{}", e));
       bridges_.push_back(bridge.get());
       endpoints_.push_back(std::move(bridge));

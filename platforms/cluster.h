@@ -67,6 +67,9 @@ struct ClusterParts {
   EndpointFactory stand_ins;  // the replay: one stand-in per system; empty: co-simulated wafers
   BuildOptions build;         // the co-simulated wafers' build (routes, timing_only)
   unsigned threads = 1;       // host threads for the wafers (co-simulation)
+  // The co-simulation's window: at most the edge latency (the lookahead); 0: the latency. Any
+  // window within it gives the same results.
+  sim::Picos window{0};
 };
 
 class Cluster : public sc_core::sc_module {

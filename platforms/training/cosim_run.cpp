@@ -62,6 +62,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   parts.build.timing_only = !config.functional;
   if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);
   parts.threads = config.threads ? config.threads : sim::parallel::Team::hardware_threads();
+  parts.window = config.window;
   if (config.trace) {
     config.trace->configure(parts.build);
     parts.threads = 1;

@@ -250,6 +250,20 @@ TEST(Cosim, StatisticsAreTheSameForAnyThreadCount) {
   }
 }
 
+// Any window within the lookahead gives the same run: a third of the edge latency makes three
+// times the windows and the same step times and program cycles, wafer by wafer.
+TEST(Cosim, AShorterWindowGivesTheSameRun) {
+  const auto whole = train("tiny-cluster", {}, cosim(2, 2));
+  TrainingConfig third = cosim(2, 2);
+  third.window = sim::Picos(100000 / 3);
+  const auto short_windows = train("tiny-cluster", {}, third);
+  EXPECT_GT(short_windows["windows"].get<std::uint64_t>(), 2 * whole["windows"].get<std::uint64_t>());
+  EXPECT_EQ(short_windows["steps"], whole["steps"]);
+  EXPECT_EQ(short_windows["program_cycles"], whole["program_cycles"]);
+  EXPECT_EQ(short_windows["program_waits"], whole["program_waits"]);
+  EXPECT_EQ(short_windows["fabric_in"], whole["fabric_in"]);
+}
+
 // The wafers' own gradients: 2 wafers, 2 steps with Adam. The co-simulation's losses and
 // MemoryX's final weights equal, bit for bit, the replay whose gradients come from the same
 // programs run wafer by wafer (whose distance to the host reference docs/training.md bounds).
