@@ -294,6 +294,13 @@ void WaferEdge::move_in(Cycle now) {
   }
 }
 
+WaferEdge::Counters WaferEdge::counters_at(Cycle at) const {
+  Counters c = n_;
+  if (starving_ && at.count() > starve_since_) c.starved += at.count() - starve_since_;
+  if (holding_ && at.count() > hold_since_) c.held_gradients += at.count() - hold_since_;
+  return c;
+}
+
 void WaferEdge::move_out(Cycle now) {
   if (gradients_waiting() >= config_.io.buffer_chunks) {
     if (!holding_) {

@@ -105,6 +105,9 @@ class WaferEdge final : public sim::Clocked, public fabric::EdgeListener, public
     std::uint64_t gradient_busy_ps = 0, gradient_blocked_ps = 0;
   };
   [[nodiscard]] const Counters& counters() const { return n_; }
+  // The counters at the start of cycle `at` (no earlier than the last cycle evaluated), with
+  // the waits still going on (starved, held_gradients) counted up to it.
+  [[nodiscard]] Counters counters_at(sim::Cycle at) const;
 
  private:
   struct Port {

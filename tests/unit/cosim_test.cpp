@@ -8,8 +8,10 @@
 
 #include <systemc>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <memory>
@@ -329,6 +331,60 @@ TEST(Cosim, TrainingRunsAreTracedWithEveryWaferAndLink) {
   const std::string page = test::slurp(out / "report.html");
   EXPECT_NE(page.find("MemoryX out (weights)"), std::string::npos);
   EXPECT_NE(page.find("wafer edges out (gradients)"), std::string::npos);
+}
+
+// The sum of column `name` of a trace table (CSV with a header line).
+std::uint64_t column_sum(const std::filesystem::path& csv, const std::string& name) {
+  std::istringstream in(test::slurp(csv));
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> head;
+  std::istringstream h(line);
+  for (std::string f; std::getline(h, f, ',');) head.push_back(f);
+  const auto col = static_cast<std::size_t>(std::find(head.begin(), head.end(), name) - head.begin());
+  EXPECT_LT(col, head.size()) << name << " in " << csv;
+  std::uint64_t sum = 0;
+  while (std::getline(in, line)) {
+    std::istringstream r(line);
+    std::string f;
+    for (std::size_t i = 0; i <= col && std::getline(r, f, ','); ++i) {
+    }
+    sum += std::stoull(f);
+  }
+  return sum;
+}
+
+// A SwarmX link slowed 100 times, traced: every cycle a wafer's PEs stalled at their fabric
+// inputs is in their windows, and every wavelet and waiting cycle of its edge in the edge's
+// windows (the weights' path between the links and the PEs), on one report page.
+TEST(Cosim, TheWindowsAccountForEveryStalledCycle) {
+  test::TempDir dir;
+  const auto out = dir.path() / "run";
+  const auto r = test::wafersim(
+      "train tiny-cluster --model tiny-mlp --steps 1 --set \"swarmx.port_bandwidth=1 Gb/s\" "
+      "--trace windows --out " +
+          out.string(),
+      true);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto stats = nlohmann::json::parse(test::slurp(out / "stats.json"))["stats"]["cluster"];
+  for (int w = 0; w < 2; ++w) {
+    const auto& wafer = stats[fmt::format("wafer{}", w)];
+    const auto pe = out / "trace" / fmt::format("pe-w{}.csv", w);
+    const auto fabric_in = wafer["cores"]["stall"]["fabric_in"].get<std::uint64_t>();
+    EXPECT_GT(fabric_in, 1000000u);
+    EXPECT_EQ(column_sum(pe, "stall_fabric_in"), fabric_in);
+    const auto edge = out / "trace" / fmt::format("edge-w{}.csv", w);
+    for (const char* c : {"wavelets_in", "wavelets_out", "starved", "fabric_blocked", "io_limited_in", "io_limited_out",
+                          "held_gradients"})
+      EXPECT_EQ(column_sum(edge, c), wafer["edge"][c].get<std::uint64_t>()) << c << " of wafer " << w;
+    EXPECT_GT(wafer["edge"]["starved"].get<std::uint64_t>(), 0u);
+  }
+  const auto report = test::wafersim("report " + out.string(), true);
+  ASSERT_EQ(report.code, 0) << report.out;
+  const std::string page = test::slurp(out / "report.html");
+  for (const char* s :
+       {"wafer edges into the meshes (weights)", "meshes into wafer edges (gradients)", "held_gradients"})
+    EXPECT_NE(page.find(s), std::string::npos) << s;
 }
 
 }  // namespace
