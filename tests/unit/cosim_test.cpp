@@ -232,17 +232,21 @@ TEST(Cosim, OneWaferWithUnlimitedLinksRunsEveryProgramAsAlone) {
   for (const auto& step : co["program_cycles"]) EXPECT_EQ(step, want);
 }
 
-// stats.json byte for byte with 1, 2 and 4 host threads (2 wafers; 4 threads oversubscribe).
+// stats.json byte for byte with 1, 2, 3 and 4 host threads for 4 wafers (3: a thread runs two;
+// 4 oversubscribe the 2 cores a test may have).
 TEST(Cosim, StatisticsAreTheSameForAnyThreadCount) {
   test::TempDir dir;
   std::string first;
-  for (const char* threads : {"1", "2", "4"}) {
+  for (const char* threads : {"1", "2", "3", "4"}) {
     const auto out = dir.path() / threads;
-    const auto r = test::wafersim("train tiny-cluster --model tiny-mlp --steps 2 --functional --threads " +
-                                      std::string(threads) + " --out " + out.string(),
-                                  true);
+    const auto r = test::wafersim(
+        "train tiny-cluster --set cluster.systems=4 --model tiny-mlp --steps 2 --functional "
+        "--threads " +
+            std::string(threads) + " --out " + out.string(),
+        true);
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find(std::string("cluster model cosim")), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(std::string(threads) + " host thread"), std::string::npos) << r.out;
     const std::string stats = test::slurp(out / "stats.json");
     ASSERT_FALSE(stats.empty());
     if (first.empty())
