@@ -438,6 +438,7 @@ struct RunCommand {
     platforms::runtime::Executor exec(prefill ? *prefill : cm, wafer,
                                       prefill ? std::move(prefill_data) : std::move(data), {check});
     exec.add_stats(prefill ? wafer.stats().group("model").group("prefill") : wafer.stats().group("model"));
+    if (resident) add_inference_stats(wafer.stats(), cm, decode);
     std::vector<const sim::Engine*> engines;
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
 
