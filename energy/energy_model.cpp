@@ -2,6 +2,8 @@
 
 namespace wafersim::energy {
 
+static_assert(kLaneClasses == hw::kLaneClasses, "one coefficient row per lane class the cores count");
+
 Breakdown& Breakdown::operator+=(const Breakdown& o) {
   lanes += o.lanes;
   instructions += o.instructions;
