@@ -145,4 +145,14 @@ std::vector<runtime::Check> check_resident_step(runtime::Executor& exec, const R
   return out;
 }
 
+runtime::ModelRunHooks decode_hooks(const ResidentDecode& rd) {
+  auto kv = std::make_shared<PrefillKv>();
+  runtime::ModelRunHooks h;
+  h.after_first = [&rd, kv](runtime::Executor& exec) { *kv = read_prefill_kv(exec, rd); };
+  h.after_step = [&rd, kv](runtime::Executor& exec, std::size_t i) {
+    return check_resident_step(exec, rd, i, rd.prefill ? kv.get() : nullptr);
+  };
+  return h;
+}
+
 }  // namespace wafersim::platforms::inference

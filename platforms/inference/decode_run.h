@@ -3,10 +3,12 @@
 // attention steps and the KV cache fills against models/reference.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/resident/resident_decode.h"
 #include "platforms/runtime/executor.h"
+#include "platforms/runtime/model_run.h"
 
 namespace wafersim::platforms::inference {
 
@@ -42,5 +44,10 @@ runtime::Check check_kv_cache_fill(runtime::Executor& exec, const ResidentDecode
 // fills against `kv`): empty for the others.
 std::vector<runtime::Check> check_resident_step(runtime::Executor& exec, const ResidentDecode& rd, std::size_t program,
                                                 const PrefillKv* kv = nullptr);
+
+// The checks a decode run makes beyond the executor's, as hooks of runtime::ModelRun: with a
+// parallel prefill, its keys and values read once it has run; every attention step and fill
+// of rd.rp checked (check_resident_step).
+runtime::ModelRunHooks decode_hooks(const ResidentDecode& rd);
 
 }  // namespace wafersim::platforms::inference

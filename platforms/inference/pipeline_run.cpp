@@ -9,6 +9,7 @@
 
 #include "hw/numerics/dtype.h"
 #include "models/compiler/compiled_model.h"
+#include "models/resident/pipeline_expect.h"
 
 namespace wafersim::platforms::inference {
 namespace compiler = models::compiler;
@@ -68,6 +69,30 @@ PipelineResult run_pipeline(const PipelineProgram& p, Wafer& wafer, bool check) 
       ++r.mismatches;
     }
   }
+  return r;
+}
+
+PipelineSimulation::PipelineSimulation(const PlatformSpec& spec, BuildOptions build, sim::stats::Group& root,
+                                       const PipelineProgram& p)
+    : spec_(spec), p_(p) {
+  build.routes = p.routes;
+  cluster_ = std::make_unique<Cluster>("cluster", spec, build, root);
+}
+
+PipelineResult PipelineSimulation::run(bool check) {
+  PipelineResult r = run_pipeline(p_, wafer(), check);
+  const double tps =
+      r.cycles() ? static_cast<double>(p_.tokens) * spec_.wafer.clock.hz / static_cast<double>(r.cycles()) : 0;
+  auto& g = wafer().stats().group("pipeline");
+  g.formula(
+      "tokens", [v = static_cast<double>(p_.tokens)] { return v; }, "tokens", "tokens through the pipeline");
+  g.formula(
+      "cycles", [v = static_cast<double>(r.cycles())] { return v; }, "cycles", "simulated cycles of the pipelined run");
+  g.formula(
+      "bound_cycles", [v = static_cast<double>(p_.bound_cycles())] { return v; }, "cycles",
+      "lower bound of the simulated mapping");
+  g.formula(
+      "tokens_per_s", [v = tps] { return v; }, "tokens/s", "tokens per second at the platform clock");
   return r;
 }
 

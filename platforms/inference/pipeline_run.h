@@ -4,11 +4,14 @@
 // read back and checked (docs/compiler.md, "The pipeline, simulated").
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/resident/resident_pipeline.h"
+#include "platforms/cluster.h"
 #include "platforms/wafer.h"
+#include "sim/stats/stats.h"
 
 namespace wafersim::platforms::inference {
 
@@ -29,5 +32,21 @@ struct PipelineResult {
 // until every PE is idle, reads the last stage's outputs and compares them with
 // expect_pipeline (when `check`). Throws sim::SimulationError on a deadlock.
 PipelineResult run_pipeline(const PipelineProgram& p, Wafer& wafer, bool check = true);
+
+// The pipeline on wafer 0 of a platform: the platform assembled with the pipeline's routes.
+class PipelineSimulation {
+ public:
+  // Contract: assembles `spec` under `root` with p.routes; `p` must outlive this.
+  PipelineSimulation(const PlatformSpec& spec, BuildOptions build, sim::stats::Group& root, const PipelineProgram& p);
+  // Runs the pipeline (run_pipeline) and adds its figures to wafer 0's "pipeline" statistics:
+  // tokens, cycles, the bound and tokens/s at the platform clock.
+  PipelineResult run(bool check);
+  [[nodiscard]] Wafer& wafer() { return cluster_->wafer(0); }
+
+ private:
+  const PlatformSpec& spec_;
+  const PipelineProgram& p_;
+  std::unique_ptr<Cluster> cluster_;
+};
 
 }  // namespace wafersim::platforms::inference

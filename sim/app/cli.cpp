@@ -63,8 +63,8 @@ platforms::BuildOptions SimArgs::build_options() const {
   return o;
 }
 
-RunLimits SimArgs::limits() const {
-  RunLimits l;
+sim::RunLimits SimArgs::limits() const {
+  sim::RunLimits l;
   l.max_cycles = max_cycles ? sim::Cycle(max_cycles) : sim::Cycle::never();
   l.max_wall_seconds = max_wall;
   return l;
@@ -146,13 +146,16 @@ int run_cli(int argc, char** argv) {
       "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
       "  wafersim traffic tiny --pattern uniform --rate 0.3   synthetic traffic on the fabric\n"
       "  wafersim exec tiny --program prog.s           run hand-written PE programs (docs/isa.md)\n"
-      "  wafersim run tiny-cluster --model tiny-mlp --train --steps 3   data-parallel training steps\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --steps 3   data-parallel training steps\n"
       "  wafersim report RUN_DIR                       an HTML page of a run traced with --trace\n"
       "  wafersim compile gpt3-xl --platform wse2      map a model onto a wafer (docs/compiler.md)\n"
       "  wafersim run tiny --model tiny-mlp            train one step of a model on a simulated wafer\n"
+      "  wafersim infer tiny --model tiny-transformer --decode-tokens 2   inference, weights resident\n"
       "Run 'wafersim COMMAND --help' for a command's options.");
 
   add_run_command(app);
+  add_train_command(app);
+  add_infer_command(app);
   add_info_command(app);
   add_validate_command(app);
   add_schema_command(app);

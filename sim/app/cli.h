@@ -11,8 +11,8 @@
 #include "platforms/platform_spec.h"
 #include "platforms/wafer.h"
 #include "sim/app/run_dir.h"
-#include "sim/app/run_driver.h"
 #include "sim/app/sweep/catalog.h"
+#include "sim/run_loop.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::app {
@@ -36,7 +36,7 @@ struct SimArgs {
   bool json = false;
   void add(CLI::App& cmd);
   [[nodiscard]] platforms::BuildOptions build_options() const;
-  [[nodiscard]] RunLimits limits() const;
+  [[nodiscard]] sim::RunLimits limits() const;
 };
 
 // Writes the files every run leaves in its folder: config.yaml (the resolved platform,
@@ -52,6 +52,8 @@ std::string& invocation_text();
 
 // Command factories, called in this order by main.
 void add_run_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_infer_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_schema_command(CLI::App& app);

@@ -73,7 +73,7 @@ void add_compile_command(CLI::App& app) {
   sub->add_option("model", cmd->model.model, help + ")")->required();
   sub->add_option("--platform,-p", cmd->platform, "platform: a YAML file or a built-in preset")->capture_default_str();
   sub->add_option("--set", cmd->set, "override a platform key (repeatable)")->type_name("KEY=VALUE");
-  cmd->model.add(*sub);
+  cmd->model.add(*sub, ModelArgs::Use::Compile);
   sub->add_flag("--json", cmd->json, "print the mapping as one JSON object");
   sub->add_option("--emit", cmd->emit, "also generate every PE program and write them to FILE as assembly")
       ->type_name("FILE");

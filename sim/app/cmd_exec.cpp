@@ -140,10 +140,10 @@ struct ExecCommand {
     for (std::size_t i = 0; i < cluster.wafer_count(); ++i) engines.push_back(&cluster.wafer(i).engine());
 
     Progress progress("exec", 0, "cycles", Progress::terminal() && !sim.json);
-    RunOutcome outcome;
+    sim::RunOutcome outcome;
     try {
-      outcome = run_simulation(wafer.engine(), engines, sim::Cycle::never(), sim.limits(), progress,
-                               [&] { return wafer.cores().failed(); });
+      outcome = sim::run_simulation(wafer.engine(), engines, sim::Cycle::never(), sim.limits(), progress,
+                                    [&] { return wafer.cores().failed(); });
     } catch (const sim::LimitReached&) {
       write_run_files(dir, loaded, root, invocation_text(), progress.elapsed_seconds(), wafer.engine().cycles(),
                       "limit");

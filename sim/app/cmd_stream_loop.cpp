@@ -14,6 +14,7 @@
 #include "platforms/step_timeline.h"
 #include "platforms/streaming_cluster.h"
 #include "sim/app/cli.h"
+#include "sim/app/progress.h"
 #include "sim/app/trace_args.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"

@@ -28,9 +28,8 @@ struct Sweepable {
   void (*add)(CLI::App&);
 };
 constexpr Sweepable kSweepable[] = {
-    {"run", add_run_command},
-    {"traffic", add_traffic_command},
-    {"exec", add_exec_command},
+    {"run", add_run_command},         {"train", add_train_command}, {"infer", add_infer_command},
+    {"traffic", add_traffic_command}, {"exec", add_exec_command},
 };
 
 // Options the sweep sets itself on every point.

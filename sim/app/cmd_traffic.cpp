@@ -159,10 +159,10 @@ struct TrafficCommand {
     gen.add_stats(wafer.stats().group("traffic"));
     Progress progress("traffic", o.warmup + o.measure, "cycles", Progress::terminal() && !sim.json && !quiet);
     const sim::Engine& engine = wafer.engine();
-    RunOutcome outcome;
+    sim::RunOutcome outcome;
     try {
-      outcome = run_simulation(engine, {&engine}, sim::Cycle::never(), sim.limits(), progress,
-                               [&gen] { return gen.finished(); });
+      outcome = sim::run_simulation(engine, {&engine}, sim::Cycle::never(), sim.limits(), progress,
+                                    [&gen] { return gen.finished(); });
     } catch (const sim::SimulationError& e) {
       const std::string msg = e.what();
       const sim::Cycle at = engine.first_cycle_at_or_after(sc_core::sc_time_stamp());

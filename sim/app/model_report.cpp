@@ -14,14 +14,16 @@ using models::compiler::CompiledModel;
 using models::compiler::LayerProgram;
 using platforms::runtime::StepResult;
 
-void ModelArgs::add(CLI::App& cmd) {
+void ModelArgs::add(CLI::App& cmd, Use use) {
   cmd.add_option("--model-set", set, "override a model key, e.g. --model-set batch=4 (repeatable)")
       ->type_name("KEY=VALUE");
-  cmd.add_option("--placement", placement,
-                 "streaming: one layer at a time on the whole wafer, weights streamed in from the edge; resident: "
-                 "weights in SRAM")
-      ->check(CLI::IsMember({"streaming", "resident"}))
-      ->capture_default_str();
+  if (use == Use::Infer) placement = "resident";
+  if (use != Use::Train)
+    cmd.add_option("--placement", placement,
+                   "streaming: one layer at a time on the whole wafer, weights streamed in from the edge; resident: "
+                   "weights in SRAM")
+        ->check(CLI::IsMember({"streaming", "resident"}))
+        ->capture_default_str();
   cmd.add_option("--accumulate", accumulate,
                  "partial sums in fp32 (fmac.f32.f16; the SRAM ports feed it at half the 16-bit rate) or native "
                  "(in the model's number format, full rate)")
@@ -34,7 +36,9 @@ void ModelArgs::add(CLI::App& cmd) {
                  "hidden dimension for its share of the tokens; an error when none fits)")
       ->check(CLI::IsMember({"auto", "columns", "groups"}))
       ->capture_default_str();
-  cmd.add_flag("--inference", inference, "forward only (no backward, no weight gradients)");
+  if (use == Use::Infer) inference = true;
+  if (use == Use::Compile || use == Use::Run)
+    cmd.add_flag("--inference", inference, "forward only (no backward, no weight gradients)");
 }
 
 models::compiler::CompileOptions ModelArgs::options(bool emit) const {

@@ -25,9 +25,13 @@ struct ModelArgs {
   std::string accumulate = "fp32";
   bool inference = false;
   std::string layout = "auto";
-  // Adds --model-set, --placement, --accumulate, --layout and --inference (the model itself is added by
-  // the command: positional for compile, --model for run).
-  void add(CLI::App& cmd);
+  // Which command the options are for: compile and run take them all; train no --placement
+  // and --inference (training streams weights); infer no --inference (and resident placement
+  // by default).
+  enum class Use : std::uint8_t { Compile, Run, Train, Infer };
+  // Adds --model-set, --accumulate, --layout and, by `use`, --placement and --inference (the
+  // model itself is added by the command: positional for compile, --model for the others).
+  void add(CLI::App& cmd, Use use);
   [[nodiscard]] models::compiler::CompileOptions options(bool emit) const;
   [[nodiscard]] models::LoadedModel load() const;
 };

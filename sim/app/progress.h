@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/run_loop.h"
+
 namespace wafersim::app {
 
-class Progress {
+class Progress final : public sim::ProgressSink {
  public:
   // `total` is the expected number of units (0 when unknown: no ETA); `unit` e.g. "cycles".
   Progress(std::string label, std::uint64_t total, std::string unit, bool enabled);
@@ -16,9 +18,9 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  void update(std::uint64_t done);
+  void update(std::uint64_t done) override;
   void set_total(std::uint64_t total) { total_ = total; }
-  void finish();
+  void finish() override;
   [[nodiscard]] double elapsed_seconds() const;
   [[nodiscard]] bool enabled() const { return enabled_; }
 

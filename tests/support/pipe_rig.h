@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/resident/pipeline_expect.h"
 #include "platforms/cluster.h"
 #include "platforms/inference/pipeline_run.h"
 

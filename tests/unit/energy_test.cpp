@@ -199,7 +199,7 @@ TEST(Energy, CompiledStepsHaveTheirEnergyAndPower) {
 
 TEST(Energy, TrainingStepsAndSamples) {
   test::TempDir dir;
-  const json s = run(dir, "t", "run tiny-cluster --model tiny-mlp --train --steps 2");
+  const json s = run(dir, "t", "train tiny-cluster --model tiny-mlp --steps 2");
   const json& e = s["energy"];
   ASSERT_TRUE(s["training"].contains("wafer_run"));
   EXPECT_GT(e["wafer"]["lanes"].get<double>(), 0);

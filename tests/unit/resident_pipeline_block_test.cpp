@@ -19,6 +19,7 @@
 namespace wafersim::resident_pipeline_block_test {
 namespace {
 using models::resident::PipelineProgram;
+using models::resident::StageKind;
 using platforms::inference::PipelineResult;
 using test::differences;
 using test::PipeRig;
@@ -37,9 +38,9 @@ TEST(ResidentPipelineBlock, LayerNormStagesMatchTheReference) {
   PipeRig rig({}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 6u);
-  EXPECT_TRUE(st[0].norm && st[0].layer_norm);
-  EXPECT_TRUE(st[4].norm && st[4].layer_norm);
-  EXPECT_FALSE(st[1].norm);
+  EXPECT_EQ(st[0].kind, StageKind::LayerNorm);
+  EXPECT_EQ(st[4].kind, StageKind::LayerNorm);
+  EXPECT_FALSE(models::resident::is_norm(st[1].kind));
   const PipelineResult r = rig.run();
   expect_run(rig, r, 3195);
   // The expectation depends on beta and on the mean: with another beta, or as an RMSNorm,
@@ -48,7 +49,7 @@ TEST(ResidentPipelineBlock, LayerNormStagesMatchTheReference) {
   other.stages[4].weight2[3] ^= 0x0100;
   EXPECT_GT(differences(other, r), 0u);
   PipelineProgram rms = rig.program;
-  rms.stages[0].layer_norm = false;
+  rms.stages[0].kind = StageKind::RmsNorm;
   EXPECT_GT(differences(rms, r), 0u);
 }
 
@@ -83,11 +84,11 @@ TEST(ResidentPipelineBlock, GroupedQueryAttentionWithAKvCacheMatchesTheReference
   PipeRig rig({}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 3u);
-  EXPECT_TRUE(st[0].qkv);
+  EXPECT_EQ(st[0].kind, StageKind::Qkv);
   EXPECT_EQ(st[0].up, "k");
   EXPECT_EQ(st[0].v, "v");
   EXPECT_EQ(st[0].f_out, 32u);
-  EXPECT_TRUE(st[1].attention);
+  EXPECT_EQ(st[1].kind, StageKind::Attention);
   EXPECT_EQ(st[1].f_in, 32u);
   EXPECT_EQ(st[1].f_out, 16u);
   EXPECT_EQ(rig.program.replicas, 1u);
@@ -122,11 +123,11 @@ TEST(ResidentPipelineBlock, DecoderBlockOn16x16MatchesTheReference) {
   PipeRig rig({"wafer.width=16", "wafer.height=16"}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 11u);
-  EXPECT_TRUE(st[1].qkv);
-  EXPECT_TRUE(st[2].attention);
-  EXPECT_TRUE(st[4].add);
+  EXPECT_EQ(st[1].kind, StageKind::Qkv);
+  EXPECT_EQ(st[2].kind, StageKind::Attention);
+  EXPECT_EQ(st[4].kind, StageKind::Add);
   EXPECT_EQ(st[4].skip_from, 0u);
-  EXPECT_TRUE(st[6].gated);
+  EXPECT_EQ(st[6].kind, StageKind::Gated);
   EXPECT_EQ(st[8].skip_from, 5u);
   EXPECT_EQ(st[2].carry_in, 16u);
   const PipelineResult r = rig.run();
@@ -217,8 +218,8 @@ layers:
 // layer-by-layer resident run of the same model on the same 16 x 16 grid.
 TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   const test::TempDir dir;
-  const std::string run = "run tiny --set wafer.width=16 --set wafer.height=16 --model " + kExamples +
-                          "decoder-block.yaml --placement resident --inference --json --out " + dir.path().string();
+  const std::string run = "infer tiny --set wafer.width=16 --set wafer.height=16 --model " + kExamples +
+                          "decoder-block.yaml --json --out " + dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
   const auto j = nlohmann::json::parse(pipe.out);
@@ -258,8 +259,7 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   ASSERT_EQ(two_whole.code, 0) << two_whole.out;
   EXPECT_EQ(nlohmann::json::parse(two_whole.out)["cycles"], 4990);
   // LayerNorm sublayers on tiny: 3195 pipelined, a prefill of 4871 layer by layer.
-  const std::string ln = "run tiny --model " + kExamples +
-                         "layernorm-mlp.yaml --placement resident --inference --json --out " + dir.path().string();
+  const std::string ln = "infer tiny --model " + kExamples + "layernorm-mlp.yaml --json --out " + dir.path().string();
   const auto ln_pipe = test::wafersim(ln + " --pipeline");
   ASSERT_EQ(ln_pipe.code, 0) << ln_pipe.out;
   EXPECT_EQ(nlohmann::json::parse(ln_pipe.out)["cycles"], 3195);
@@ -268,9 +268,7 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   ASSERT_EQ(ln_lbl.code, 0) << ln_lbl.out;
   EXPECT_EQ(nlohmann::json::parse(ln_lbl.out)["inference"]["prefill_cycles"], 4871);
   // Refusals exit with 2 and name the layer.
-  const auto tf = test::wafersim(
-      "run tiny --model tiny-transformer --placement resident --inference --pipeline --out " + dir.path().string(),
-      true);
+  const auto tf = test::wafersim("infer tiny --model tiny-transformer --pipeline --out " + dir.path().string(), true);
   EXPECT_EQ(tf.code, 2) << tf.out;
   EXPECT_NE(tf.out.find("more stages than columns are not covered yet"), std::string::npos) << tf.out;
   const auto many = test::wafersim(run + " --pipeline --decode-tokens 8", true);
@@ -284,8 +282,7 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
 TEST(ResidentPipelineBlock, TinyTransformerFromTokenIdsAgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run =
-      "run tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --placement resident "
-      "--inference --json --out " +
+      "infer tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --json --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 3");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -319,9 +316,9 @@ TEST(ResidentPipelineBlock, TinyTransformerFromTokenIdsAgainstLayerByLayer) {
 TEST(ResidentPipelineBlock, GptStyleTinyTransformerWithLearnedPositions) {
   const test::TempDir dir;
   const std::string run =
-      "run tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --model-set "
+      "infer tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --model-set "
       "transformer.positions=learned --model-set transformer.norm=layernorm --model-set transformer.activation=gelu "
-      "--model-set transformer.bias=true --placement resident --inference --json --out " +
+      "--model-set transformer.bias=true --json --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -356,8 +353,8 @@ TEST(ResidentPipelineBlock, GptStyleTinyTransformerWithLearnedPositions) {
 TEST(ResidentPipelineBlock, TwoBlocksOn24x16AgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run =
-      "run tiny --set wafer.width=24 --set wafer.height=16 --model tiny-transformer --model-set transformer.layers=2 "
-      "--placement resident --inference --decode-tokens 3 --json --out " +
+      "infer tiny --set wafer.width=24 --set wafer.height=16 --model tiny-transformer --model-set transformer.layers=2 "
+      "--decode-tokens 3 --json --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -383,7 +380,7 @@ TEST(ResidentPipelineBlock, EmbeddingStageMatchesTheReference) {
   PipeRig rig({"wafer.width=16", "wafer.height=16"}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 12u);
-  EXPECT_TRUE(st[0].embedding);
+  EXPECT_EQ(st[0].kind, StageKind::Embedding);
   EXPECT_EQ(st[0].vocabulary, 32u);
   EXPECT_EQ(st[0].weight.size(), 32u * 16);
   for (auto id : rig.program.input) EXPECT_LT(id, 32u);

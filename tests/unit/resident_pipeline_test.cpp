@@ -24,6 +24,7 @@
 namespace wafersim::resident_pipeline_test {
 namespace {
 using models::resident::PipelineProgram;
+using models::resident::StageKind;
 using platforms::inference::PipelineResult;
 using test::differences;
 using test::PipeRig;
@@ -255,9 +256,9 @@ TEST(ResidentPipeline, RmsNormStagesMatchTheReference) {
   const auto m = norm_chain();
   PipeRig rig({}, m);
   ASSERT_EQ(rig.program.stages.size(), 5u);
-  EXPECT_TRUE(rig.program.stages[1].norm);
-  EXPECT_TRUE(rig.program.stages[3].norm);
-  EXPECT_FALSE(rig.program.stages[2].norm);
+  EXPECT_EQ(rig.program.stages[1].kind, StageKind::RmsNorm);
+  EXPECT_EQ(rig.program.stages[3].kind, StageKind::RmsNorm);
+  EXPECT_FALSE(models::resident::is_norm(rig.program.stages[2].kind));
   EXPECT_EQ(rig.program.stages[1].x, 1u);
   const PipelineResult r = rig.run();
   expect_run(rig, r, 2690);
@@ -298,7 +299,7 @@ layers:
   PipeRig rig({}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 8u);
-  EXPECT_TRUE(st[3].add);
+  EXPECT_EQ(st[3].kind, StageKind::Add);
   EXPECT_EQ(st[3].skip_from, 0u);
   EXPECT_EQ(st[7].skip_from, 4u);
   for (std::size_t k : {0, 1, 2, 4, 5, 6}) EXPECT_EQ(st[k].carry_out, 16u) << k;
@@ -366,7 +367,7 @@ layers:
   PipeRig rig({}, m);
   const auto& st = rig.program.stages;
   ASSERT_EQ(st.size(), 8u);
-  EXPECT_TRUE(st[1].gated);
+  EXPECT_EQ(st[1].kind, StageKind::Gated);
   EXPECT_EQ(st[1].up, "up1");
   EXPECT_EQ(st[1].fused, "act1");
   EXPECT_EQ(st[1].fused_kind, models::LayerKind::Swiglu);
@@ -397,7 +398,7 @@ layers:
 TEST(ResidentPipeline, Cli) {
   const test::TempDir dir;
   const std::string out = " --out " + dir.path().string();
-  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline --json" + out);
+  const auto r = test::wafersim("infer tiny --model tiny-mlp --pipeline --json" + out);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["cycles"], 1033);
@@ -407,21 +408,18 @@ TEST(ResidentPipeline, Cli) {
   EXPECT_EQ(j["checked"], 32);
   EXPECT_EQ(j["mismatches"], 0);
   EXPECT_EQ(j["stages"].size(), 2u);
-  const auto text = test::wafersim("run tiny --model tiny-mlp --placement resident --inference --pipeline" + out);
+  const auto text = test::wafersim("infer tiny --model tiny-mlp --pipeline" + out);
   ASSERT_EQ(text.code, 0) << text.out;
   EXPECT_NE(text.out.find("1033 simulated"), std::string::npos) << text.out;
-  const auto one = test::wafersim(
-      "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 1 --json" + out);
+  const auto one = test::wafersim("infer tiny --model tiny-mlp --pipeline --pipeline-replicas 1 --json" + out);
   ASSERT_EQ(one.code, 0) << one.out;
   EXPECT_EQ(nlohmann::json::parse(one.out)["cycles"], 1164);
-  const auto bad = test::wafersim(
-      "run tiny --model tiny-mlp --placement resident --inference --pipeline --pipeline-replicas 5" + out, true);
+  const auto bad = test::wafersim("infer tiny --model tiny-mlp --pipeline --pipeline-replicas 5" + out, true);
   EXPECT_EQ(bad.code, 2) << bad.out;
-  const auto tf =
-      test::wafersim("run tiny --model tiny-transformer --placement resident --inference --pipeline" + out, true);
+  const auto tf = test::wafersim("infer tiny --model tiny-transformer --pipeline" + out, true);
   EXPECT_EQ(tf.code, 2) << tf.out;
   EXPECT_NE(tf.out.find("not covered yet"), std::string::npos) << tf.out;
-  const auto streaming = test::wafersim("run tiny --model tiny-mlp --inference --pipeline" + out, true);
+  const auto streaming = test::wafersim("infer tiny --model tiny-mlp --placement streaming --pipeline" + out, true);
   EXPECT_EQ(streaming.code, 2) << streaming.out;
 }
 
@@ -452,8 +450,8 @@ TEST(ResidentPipeline, ReplicasShareTheTokens) {
   EXPECT_EQ(eight.program.stages[0].rows, 1u);
   // Both forms of a stage, and so the same bits from each: fc1 with 32 outputs on its one row
   // FMACs over them; with 4 outputs per row (one pipeline of 8 rows) it takes dot products.
-  EXPECT_FALSE(eight.program.stages[0].dot);
-  EXPECT_TRUE(one.program.stages[0].dot);
+  EXPECT_EQ(eight.program.stages[0].form, models::resident::LinearForm::Fmac);
+  EXPECT_EQ(one.program.stages[0].form, models::resident::LinearForm::Dot);
   EXPECT_EQ(eight.program.bound_cycles(), 1344u);
   const PipelineResult r1 = one.run();
   expect_run(one, r1, 4332);

@@ -687,14 +687,13 @@ TEST(ResidentCli, ModelThatDoesNotFitExitsWithTwo) {
 TEST(ResidentCli, RunPrintsPrefillAndDecode) {
   const test::TempDir dir;
   const std::string out = " --out " + dir.path().string();
-  const auto r = test::wafersim("run tiny --model tiny-mlp --placement resident --inference" + out, true);
+  const auto r = test::wafersim("infer tiny --model tiny-mlp" + out, true);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("prefill"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("all "), std::string::npos) << r.out;
   const auto no = test::wafersim("run tiny --model tiny-mlp --placement resident" + out, true);
   EXPECT_EQ(no.code, 2) << no.out;
-  const auto dec = test::wafersim(
-      "run tiny --model tiny-transformer --placement resident --inference --decode-tokens 3 --json" + out);
+  const auto dec = test::wafersim("infer tiny --model tiny-transformer --decode-tokens 3 --json" + out);
   ASSERT_EQ(dec.code, 0) << dec.out;
   const auto j = nlohmann::json::parse(dec.out);
   EXPECT_EQ(j["mismatches"], 0);
@@ -706,9 +705,8 @@ TEST(ResidentCli, RunPrintsPrefillAndDecode) {
   EXPECT_EQ(j["inference"]["prefill_cycles"], 14933);
   EXPECT_EQ(j["inference"]["kv_cache_fill_cycles"], 76);
   EXPECT_EQ(j["inference"]["decode_cycles"], 21474);
-  const auto tbt = test::wafersim(
-      "run tiny --model tiny-transformer --placement resident --inference --decode-tokens 3 --token-by-token --json" +
-      out);
+  const auto tbt =
+      test::wafersim("infer tiny --model tiny-transformer --decode-tokens 3 --token-by-token --json" + out);
   ASSERT_EQ(tbt.code, 0) << tbt.out;
   const auto jt = nlohmann::json::parse(tbt.out);
   EXPECT_EQ(jt["mismatches"], 0);
@@ -717,8 +715,7 @@ TEST(ResidentCli, RunPrintsPrefillAndDecode) {
   EXPECT_EQ(jt["inference"]["kv_cache_fill_cycles"], 0);
   EXPECT_EQ(jt["inference"]["decode_cycles"], 21474);
   EXPECT_LT(j["inference"]["cycles"].get<std::uint64_t>(), jt["inference"]["cycles"].get<std::uint64_t>());
-  const auto lone =
-      test::wafersim("run tiny --model tiny-mlp --placement resident --inference --token-by-token" + out, true);
+  const auto lone = test::wafersim("infer tiny --model tiny-mlp --token-by-token" + out, true);
   EXPECT_EQ(lone.code, 2) << lone.out;
 }
 

@@ -23,7 +23,7 @@ struct RunOutput {
 RunOutput run_model(const std::string& args) {
   wafersim::test::TempDir d;
   const auto dir = d.path() / "run";
-  auto r = wafersim("run " + args + " --json --out " + dir.string(), true);
+  auto r = wafersim(args + " --json --out " + dir.string(), true);
   EXPECT_EQ(r.code, 0) << r.out;
   RunOutput run;
   run.out = nlohmann::json::parse(r.out.substr(r.out.find('{')));
@@ -66,13 +66,13 @@ void expect_same_timing(const std::string& args) {
             functional.out["sram_allocated_bytes"].get<std::uint64_t>());
 }
 
-TEST(RunTimingOnly, TinyMlpTrainingStepTakesTheFunctionalCycles) { expect_same_timing("tiny --model tiny-mlp"); }
+TEST(RunTimingOnly, TinyMlpTrainingStepTakesTheFunctionalCycles) { expect_same_timing("run tiny --model tiny-mlp"); }
 
 // Embedding, RMSNorm, causal grouped-query attention, SwiGLU, residual adds and
 // cross-entropy, forward and backward (45 steps).
 TEST(RunTimingOnly, TinyTransformerTrainingStepTakesTheFunctionalCycles) {
   expect_same_timing(
-      "tiny --model tiny-transformer --model-set transformer.heads=16 --model-set transformer.kv_heads=8");
+      "run tiny --model tiny-transformer --model-set transformer.heads=16 --model-set transformer.kv_heads=8");
 }
 
 // 72 used rows: the linear programs (forward, weight gradient) dispatch their chunks through a
@@ -88,7 +88,7 @@ TEST(RunTimingOnly, LinearsOverSeventyTwoRowsTakeTheFunctionalCycles) {
                          "inputs: [{name: x, kind: activations, features: 72}]\n"
                          "layers:\n"
                          "  - {name: fc1, kind: linear, inputs: [x], features: 40, bias: true}\n";
-  expect_same_timing("tiny --set wafer.width=3 --set wafer.height=72 --set fabric.edge_io_channels=8 --model " +
+  expect_same_timing("run tiny --set wafer.width=3 --set wafer.height=72 --set fabric.edge_io_channels=8 --model " +
                      path.string());
 }
 
@@ -112,7 +112,7 @@ struct WideModel {
                            "  - {name: act, kind: gelu, inputs: [fc1]}\n"
                            "  - {name: fc2, kind: linear, inputs: [act], features: 8, bias: true}\n"
                            "  - {name: loss, kind: cross_entropy, inputs: [fc2, labels]}\n";
-    args = "tiny --model " + path.string() + " --inference";
+    args = "infer tiny --model " + path.string() + " --placement streaming";
   }
 };
 
@@ -120,13 +120,13 @@ TEST(RunTimingOnly, StepsWithoutCodeAreAnErrorUnlessPlannedAnalytically) {
   const WideModel wide;
   wafersim::test::TempDir d;
   const auto out = " --out " + (d.path() / "r").string();
-  auto r = wafersim("run " + wide.args + " --timing-only" + out, true);
+  auto r = wafersim(wide.args + " --timing-only" + out, true);
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("layer 'embed': the weight-streaming placement has no PE code for embedding layers"),
             std::string::npos)
       << r.out;
   // Skipping steps leaves values unwritten: only without checks.
-  r = wafersim("run " + wide.args + " --plan-missing-code" + out, true);
+  r = wafersim(wide.args + " --plan-missing-code" + out, true);
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--timing-only or --no-check"), std::string::npos) << r.out;
   r = wafersim("run tiny --timing-only" + out, true);

@@ -199,15 +199,14 @@ TEST(SparseTraining, OnlyKeptWeightsStreamWithTheirIndex) {
   EXPECT_EQ(n.params_updated, 3u * (160 + 72));     // the optimizer updates kept parameters only
 }
 
-// `wafersim run tiny-cluster --model tiny-mlp --train --timing bound --json` (one SystemC
+// `wafersim train tiny-cluster --model tiny-mlp --timing bound --json` (one SystemC
 // simulation per process, so each run is its own process).
 nlohmann::json cli_train(const std::string& model_set) {
   test::TempDir dir;
   const std::string out = (dir.path() / "out.json").string();
-  const std::string cmd = std::string(WAFERSIM_BINARY) +
-                          " run tiny-cluster --model tiny-mlp --train --timing bound --steps 2 --json --out " +
-                          (dir.path() / "run").string() + (model_set.empty() ? "" : " --model-set " + model_set) +
-                          " > " + out + " 2>&1";
+  const std::string cmd =
+      std::string(WAFERSIM_BINARY) + " train tiny-cluster --model tiny-mlp --timing bound --steps 2 --json --out " +
+      (dir.path() / "run").string() + (model_set.empty() ? "" : " --model-set " + model_set) + " > " + out + " 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::ifstream in(out);
   return nlohmann::json::parse(in);

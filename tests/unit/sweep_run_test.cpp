@@ -368,7 +368,7 @@ TEST(SweepRun, FileOptionsAreRelativeToTheSweepFileAndCompiledModelsSweep) {
               "sweep:\n"
               "  name: compiled\n"
               "  platform: tiny\n"
-              "  workload: {command: run, model: ../models/m.yaml, inference: true}\n"
+              "  workload: {command: infer, model: ../models/m.yaml, placement: streaming}\n"
               "  parameters:\n"
               "    - {key: workload.accumulate, values: [fp32, native]}\n"
               "  metrics: [{name: cycles, path: summary.cycles}, {name: mismatches, path: summary.mismatches},\n"

@@ -169,16 +169,16 @@ std::string read_file(const std::filesystem::path& p) {
   return s.str();
 }
 
-// `wafersim run --train` twice with the same seed: the same stats.json, byte for byte, with
+// `wafersim train` twice with the same seed: the same stats.json, byte for byte, with
 // the per-step breakdown in it; the text report names every activity.
 TEST(Training, CommandLineRunsAreDeterministic) {
   test::TempDir dir;
   const std::string model = dir.write("mlp.yaml", kMlp);
   std::string text;
   for (const char* out : {"a", "b"}) {
-    const std::string cmd = std::string(WAFERSIM_BINARY) + " run tiny-cluster --model " + model +
-                            " --train --steps 2 --out " + (dir.path() / out).string() + " > " +
-                            (dir.path() / out).string() + ".txt 2>&1";
+    const std::string cmd = std::string(WAFERSIM_BINARY) + " train tiny-cluster --model " + model +
+                            " --steps 2 --out " + (dir.path() / out).string() + " > " + (dir.path() / out).string() +
+                            ".txt 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir.path() / (std::string(out) + ".txt"));
     text = read_file(dir.path() / (std::string(out) + ".txt"));
   }
@@ -479,7 +479,7 @@ TEST(Training, ServedGradientsNeedTheirExactWeights) {
   }
 }
 
-// `wafersim run --train --functional --wafer-arithmetic programs`: training.json names the
+// `wafersim train --functional --wafer-arithmetic programs`: training.json names the
 // arithmetic and the programs' checked elements; the losses equal the host arithmetic's (the
 // first step's weights are the same; later ones differ in the last bits only).
 TEST(Training, CommandLineRunsOnThePrograms) {
@@ -489,7 +489,7 @@ TEST(Training, CommandLineRunsOnThePrograms) {
   for (int k = 0; k < 2; ++k) {
     const auto out = dir.path() / names[k];
     const std::string cmd = std::string(WAFERSIM_BINARY) +
-                            " run tiny-cluster --model tiny-mlp --train --steps 2 --functional --wafer-arithmetic " +
+                            " train tiny-cluster --model tiny-mlp --steps 2 --functional --wafer-arithmetic " +
                             names[k] + " --out " + out.string() + " > " + out.string() + ".txt 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(out.string() + ".txt");
     j[k] = nlohmann::json::parse(read_file(out / "training.json"));

@@ -1,20 +1,37 @@
 #pragma once
-// Drives SystemC for a whole run: advances simulated time in slices, shows progress,
+// Drives SystemC for a whole run: advances simulated time in slices, reports progress,
 // enforces --max-cycles and --max-wall, and detects the end of activity.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
-#include "sim/app/progress.h"
 #include "sim/engine/engine.h"
 #include "sim/types.h"
 
-namespace wafersim::app {
+namespace wafersim::sim {
+
+// Where a run reports how far it has come (a terminal's progress line, or nothing).
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  // `done` units (reference cycles for a run) so far.
+  virtual void update(std::uint64_t done) = 0;
+  // The run stopped (ended, failed or reached a limit).
+  virtual void finish() = 0;
+};
+
+// A sink that reports nothing.
+class NoProgress final : public ProgressSink {
+ public:
+  void update(std::uint64_t /*done*/) override {}
+  void finish() override {}
+};
 
 struct RunLimits {
-  sim::Cycle max_cycles = sim::Cycle::never();  // simulated cycles of the reference clock
-  double max_wall_seconds = 0;                  // 0: no limit
+  Cycle max_cycles = Cycle::never();  // simulated cycles of the reference clock
+  double max_wall_seconds = 0;        // 0: no limit
   // When the wall-clock limit starts counting: every run_simulation() given these limits (a
   // compiled model calls it once per step) spends the same budget.
   std::chrono::steady_clock::time_point wall_start = std::chrono::steady_clock::now();
@@ -25,7 +42,7 @@ struct RunLimits {
 };
 
 struct RunOutcome {
-  sim::Cycle cycles;  // reference-clock cycles simulated
+  Cycle cycles;  // reference-clock cycles simulated
   double wall_seconds = 0;
   bool quiescent = false;  // ended because nothing was left to do
 };
@@ -33,8 +50,7 @@ struct RunOutcome {
 // Runs until `until` cycles of `reference` have passed (Cycle::never(): until no
 // activity remains) or until `done()` returns true. Throws sim::LimitReached when a limit
 // stops the run first. `engines` are checked for their own cycle limits.
-RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const sim::Engine*>& engines,
-                          sim::Cycle until, const RunLimits& limits, Progress& progress,
-                          const std::function<bool()>& done = {});
+RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const sim::Engine*>& engines, Cycle until,
+                          const RunLimits& limits, ProgressSink& progress, const std::function<bool()>& done = {});
 
-}  // namespace wafersim::app
+}  // namespace wafersim::sim

@@ -1,4 +1,4 @@
-#include "sim/app/run_driver.h"
+#include "sim/run_loop.h"
 
 #include <fmt/format.h>
 
@@ -7,19 +7,17 @@
 
 #include "sim/errors.h"
 
-namespace wafersim::app {
+namespace wafersim::sim {
 
-RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const sim::Engine*>& engines,
-                          sim::Cycle until, const RunLimits& limits, Progress& progress,
-                          const std::function<bool()>& done) {
+RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const sim::Engine*>& engines, Cycle until,
+                          const RunLimits& limits, ProgressSink& progress, const std::function<bool()>& done) {
   using namespace sc_core;
-  using sim::Cycle;
   auto start = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const Cycle last = reference.last_cycle();
   if (!until.is_never() && until > last)
-    throw sim::InputError(fmt::format("{} cycles is beyond the simulable time range: at this clock at most {} cycles",
-                                      until.count(), last.count()));
+    throw InputError(fmt::format("{} cycles is beyond the simulable time range: at this clock at most {} cycles",
+                                 until.count(), last.count()));
   Cycle stop = until;
   if (!limits.max_cycles.is_never() && limits.max_cycles <= last) stop = std::min(stop, limits.max_cycles);
   std::uint64_t slice = 1024;
@@ -37,13 +35,12 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
     Cycle target = idle ? stop : now + Cycle(slice);
     if (!stop.is_never()) target = std::min(target, stop);
     target = std::min(target, last);
-    if (target <= now)
-      throw sim::SimulationError(fmt::format("simulated time cannot advance past cycle {}", now.count()));
+    if (target <= now) throw SimulationError(fmt::format("simulated time cannot advance past cycle {}", now.count()));
     auto t0 = std::chrono::steady_clock::now();
     const sc_time before = sc_time_stamp();
     sc_start(reference.time_of(target) - before, limits.stop_at_last_event ? SC_EXIT_ON_STARVATION : SC_RUN_TO_TIME);
     if (!limits.stop_at_last_event && sc_time_stamp() == before && sc_get_status() != SC_STOPPED)
-      throw sim::SimulationError(fmt::format("simulated time did not advance past cycle {}", now.count()));
+      throw SimulationError(fmt::format("simulated time did not advance past cycle {}", now.count()));
     for (const auto* e : engines) {
       if (!e->failed()) continue;
       progress.finish();
@@ -57,13 +54,13 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - limits.wall_start).count() >
             limits.max_wall_seconds) {
       progress.finish();
-      throw sim::LimitReached(fmt::format("--max-wall {} s reached at cycle {}", limits.max_wall_seconds,
-                                          reference.first_cycle_at_or_after(sc_time_stamp()).count()));
+      throw LimitReached(fmt::format("--max-wall {} s reached at cycle {}", limits.max_wall_seconds,
+                                     reference.first_cycle_at_or_after(sc_time_stamp()).count()));
     }
     for (const auto* e : engines)
       if (e->limit_reached()) {
         progress.finish();
-        throw sim::LimitReached(
+        throw LimitReached(
             fmt::format("--max-cycles {} reached with work still pending", e->options().max_cycles.count()));
       }
   }
@@ -71,9 +68,9 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
   out.cycles = reference.first_cycle_at_or_after(sc_time_stamp());
   const bool cut_short = until.is_never() ? !out.quiescent && !(done && done()) : out.cycles < until;
   if (cut_short && !limits.max_cycles.is_never() && out.cycles >= limits.max_cycles)
-    throw sim::LimitReached(fmt::format("--max-cycles {} reached before the run ended", limits.max_cycles.count()));
+    throw LimitReached(fmt::format("--max-cycles {} reached before the run ended", limits.max_cycles.count()));
   out.wall_seconds = wall();
   return out;
 }
 
-}  // namespace wafersim::app
+}  // namespace wafersim::sim

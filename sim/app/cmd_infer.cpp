@@ -1,0 +1,234 @@
+// `wafersim infer`: inference of a compiled model on a platform: weights resident in SRAM (the
+// prefill of a prompt, decode steps with their KV caches, or the pipeline over regions) or
+// streamed (the forward pass on wafer 0); over platforms/runtime's ModelRun and
+// platforms/inference.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+
+#include "models/compiler/compiler.h"
+#include "models/resident/resident_decode.h"
+#include "models/resident/resident_plan.h"
+#include "models/resident/resident_program.h"
+#include "platforms/inference/decode_run.h"
+#include "platforms/inference/pipeline_run.h"
+#include "platforms/inference/place_weights.h"
+#include "sim/app/model_run_output.h"
+#include "sim/app/pipeline_report.h"
+#include "sim/app/workflows.h"
+#include "sim/errors.h"
+
+namespace wafersim::app {
+
+void InferArgs::add(CLI::App& cmd, const std::string& group) {
+  cmd.add_option("--prompt-len", prompt_len,
+                 "weights resident: prompt tokens per sample of the prefill (sets the model's sequence)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+      ->group(group);
+  cmd.add_option("--decode-tokens", decode_tokens,
+                 "weights resident: run token by token, the prompt (--prompt-len, default: the model's sequence minus "
+                 "K) filling each attention layer's KV cache in SRAM, then K decode steps")
+      ->type_name("K")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+      ->group(group);
+  cmd.add_flag("--token-by-token", token_by_token,
+               "with --decode-tokens: feed the prompt one position per step (each appending to the KV caches) "
+               "instead of one parallel prefill whose keys and values are then copied into the caches")
+      ->group(group);
+  cmd.add_flag("--pipeline", pipeline,
+               "weights resident: simulate the pipeline: every linear layer (with a gelu, silu or relu after it; two "
+               "of one input with swiglu after them as one stage; q, k and v of one input as one stage), causal "
+               "attention (its KV cache in SRAM), rmsnorm, layernorm, residual add and a first embedding on its own "
+               "column of PEs, all at once, the batch's tokens flowing from column to column over the fabric; with "
+               "--decode-tokens K the last K positions as decode steps after the prefill; cycles, tokens/s and the "
+               "bound (chains of these only)")
+      ->group(group);
+  cmd.add_option("--pipeline-replicas", pipeline_replicas,
+                 "with --pipeline: pipelines side by side on bands of rows, sharing the tokens (0: the number, up to "
+                 "the tokens and rows, whose estimated run is shortest)")
+      ->capture_default_str()
+      ->type_name("K")
+      ->group(group);
+  cmd.add_option("--pipeline-cut", pipeline_cut,
+                 "with --pipeline: rows-out (each row computes some outputs over every input) or rows-in (each row "
+                 "takes some inputs and continues the sums of the row above)")
+      ->check(CLI::IsMember({"rows-out", "rows-in"}))
+      ->capture_default_str()
+      ->group(group);
+}
+
+namespace {
+
+struct Inference {
+  const Workflow& w;
+  const InferArgs& a;
+  platforms::LoadedPlatform loaded;
+  models::LoadedModel m;
+  models::compiler::Target target;
+
+  [[nodiscard]] std::vector<std::string> with_sequence(std::uint64_t n) const {
+    auto s = w.model.set;
+    s.push_back(fmt::format("sequence={}", n));
+    return s;
+  }
+
+  [[nodiscard]] std::optional<models::resident::ResidentPlan> plan() const {
+    const models::resident::ClusterTarget ct{target, loaded.spec.cluster.systems,
+                                             loaded.spec.system.io_bandwidth_bits_per_s()};
+    try {
+      return models::resident::plan_resident(m.spec, ct);
+    } catch (const sim::InputError&) {
+      // The pipeline over regions needs more SRAM than the layer-by-layer run: no figures.
+      return std::nullopt;
+    }
+  }
+
+  // Weight streaming: the forward pass of one step on wafer 0.
+  void streaming() const {
+    if (a.any())
+      throw sim::InputError("--prompt-len, --decode-tokens and --pipeline need the resident placement (the default)");
+    models::compiler::CompileOptions options = w.model.options(true);
+    options.plan_missing_code = w.check.plan_missing_code;
+    const auto cm = models::compiler::compile(m.spec, target, options);
+    run_compiled_model(w, "infer", loaded, cm, platforms::runtime::make_host_data(cm, w.sim.seed));
+  }
+
+  // Weights resident: the prefill of the prompt with every linear layer's weights placed in
+  // SRAM once (step 0), then the plan's decode figures beside it.
+  void prefill() {
+    if (a.prompt_len) m = models::load_model(w.model.model, with_sequence(a.prompt_len));
+    auto rp = models::resident::compile_resident_program(m.spec, target, w.model.options(true).accumulate);
+    auto data = platforms::runtime::make_host_data(rp.cm, w.sim.seed);
+    platforms::inference::place_weights(rp, data);
+    const auto p = plan();
+    run_compiled_model(w, "infer", loaded, rp.cm, std::move(data), p ? &*p : nullptr);
+  }
+
+  // Decode steps after the prompt: the prompt as one parallel prefill whose keys and values are
+  // copied into the KV caches (or, with --token-by-token, fed one position per step), then
+  // --decode-tokens steps; every attention step checked against models/reference.
+  void decode() const {
+    const std::uint64_t capacity = m.spec.sequence;
+    if (a.decode_tokens >= capacity)
+      throw sim::InputError(
+          fmt::format("--decode-tokens {} leaves no prompt in the model's sequence of {} (the KV cache's length)",
+                      a.decode_tokens, capacity));
+    const std::uint64_t prompt = a.prompt_len ? a.prompt_len : capacity - a.decode_tokens;
+    const auto one = models::load_model(w.model.model, with_sequence(1));
+    std::optional<models::LoadedModel> whole;
+    if (!a.token_by_token) whole = models::load_model(w.model.model, with_sequence(prompt));
+    auto rd =
+        models::resident::compile_resident_decode(one.spec, target, prompt, prompt + a.decode_tokens, capacity,
+                                                  w.model.options(true).accumulate, whole ? &whole->spec : nullptr);
+    auto data = platforms::runtime::make_host_data(rd.rp.cm, w.sim.seed);
+    platforms::runtime::HostData prefill_data;
+    if (rd.prefill) {
+      prefill_data = platforms::runtime::make_host_data(rd.prefill->cm, w.sim.seed);
+      platforms::inference::add_position_inputs(rd, data, w.sim.seed, &prefill_data);
+      platforms::inference::place_weights(*rd.prefill, prefill_data);
+    } else {
+      platforms::inference::add_position_inputs(rd, data, w.sim.seed);
+      platforms::inference::place_weights(rd.rp, data);
+    }
+    run_compiled_model(w, "infer", loaded, rd.rp.cm, std::move(data), nullptr, &rd, std::move(prefill_data));
+  }
+
+  // The pipeline simulated: every layer on its own column of PEs, all at once, the batch's
+  // tokens flowing from column to column over the fabric.
+  void pipeline() const {
+    if (a.prompt_len)
+      throw sim::InputError(
+          "--pipeline runs the model's batch x sequence tokens through the pipeline (with --decode-tokens D, the "
+          "last D positions as decode steps after the prefill of the others): drop --prompt-len");
+    const auto cut =
+        a.pipeline_cut == "rows-in" ? models::resident::PipelineCut::RowsIn : models::resident::PipelineCut::RowsOut;
+    const auto p =
+        models::resident::compile_pipeline(m.spec, target, w.sim.seed, cut, a.pipeline_replicas, a.decode_tokens);
+    RunDir dir = RunDir::create(w.sim.out, "infer");
+    sim::stats::Group root("");
+    platforms::inference::PipelineSimulation simulation(loaded.spec, w.sim.build_options(), root, p);
+    const bool check = !w.check.no_check;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = simulation.run(check);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto pl = plan();
+    write_run_files(dir, loaded, root, invocation_text(), wall, simulation.wafer().engine().cycles(),
+                    r.mismatches ? "error" : "ok");
+    nlohmann::ordered_json j = pipeline_json(loaded.spec, m.spec, p, r, pl ? &*pl : nullptr);
+    dir.write("pipeline.json", j.dump(2) + "\n");
+    if (w.sim.json) {
+      j["wall_seconds"] = wall;
+      j["out"] = dir.path().string();
+      std::cout << j.dump(2) << "\n";
+    } else {
+      print_pipeline(loaded.spec, m.spec, p, r, pl ? &*pl : nullptr, check, dir.path().string());
+    }
+    if (r.mismatches)
+      throw sim::SimulationError(fmt::format("{} of {} outputs differ from models/reference; first: {}", r.mismatches,
+                                             r.compared, r.first_mismatch));
+  }
+};
+
+}  // namespace
+
+void infer(const Workflow& w, const InferArgs& a) {
+  if (w.model.model.empty()) throw sim::InputError("inference needs a model (--model MODEL)");
+  if (a.token_by_token && !a.decode_tokens) throw sim::InputError("--token-by-token needs --decode-tokens");
+  if (w.check.plan_missing_code && !w.check.timing_only && !w.check.no_check)
+    throw sim::InputError(
+        "--plan-missing-code skips steps, so later steps read values nobody wrote: add --timing-only or --no-check");
+  auto loaded = w.platform.load();
+  auto m = w.model.load();
+  const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
+  Inference run{w, a, std::move(loaded), std::move(m), target};
+  if (w.model.placement != "resident") return run.streaming();
+  if (a.pipeline) return run.pipeline();
+  if (a.decode_tokens) return run.decode();
+  run.prefill();
+}
+
+void add_infer_command(CLI::App& app) {
+  auto w = std::make_shared<Workflow>();
+  auto a = std::make_shared<InferArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "infer",
+      "inference of a compiled model: weights resident in SRAM (the prefill of a prompt, decode steps with their KV "
+      "caches, or the pipeline over regions), or streamed in from the edge (--placement streaming)");
+  w->platform.add(*sub, "tiny");
+  w->sim.add(*sub);
+  w->trace.add(*sub);
+  sub->add_option("--model,-m", w->model.model, "the model (YAML file or preset: tiny-mlp, tiny-transformer, ...)")
+      ->type_name("MODEL")
+      ->required();
+  w->model.add(*sub, ModelArgs::Use::Infer);
+  a->add(*sub, "Inference");
+  w->check.add(*sub);
+  sub->footer(
+      "Examples:\n"
+      "  wafersim infer tiny --model tiny-transformer --prompt-len 4\n"
+      "  wafersim infer tiny --model tiny-transformer --decode-tokens 2\n"
+      "  wafersim infer tiny --set wafer.width=16 --set wafer.height=16 --model examples/models/decoder-block.yaml \\\n"
+      "      --pipeline --decode-tokens 2\n"
+      "  wafersim infer tiny --model tiny-mlp --placement streaming\n"
+      "Writes config.yaml, stats.json, stats.txt and run.json into the output folder, with model.json (the\n"
+      "mapping and every step's figures) or, with --pipeline, pipeline.json (the run and each stage's bounds).\n"
+      "Weights resident: every linear layer's weights are placed in SRAM once (step 'weights') and read there\n"
+      "by the products; the run is the prefill of the prompt (--prompt-len), with prefill cycles and tokens/s\n"
+      "and the decode bound of the pipelined plan ('wafersim compile --placement resident') beside them. With\n"
+      "--decode-tokens K the prompt runs as one parallel prefill (one sample per column), its keys and values\n"
+      "are copied into each attention layer's KV cache in SRAM, then K decode steps (one token per sample and\n"
+      "step) append to it (--token-by-token: the prompt one position per step instead); every attention step\n"
+      "is checked against models/reference over the cached keys. With --pipeline (decoder-only transformers:\n"
+      "chains of linear layers with gelu, silu or relu, swiglu pairs, q/k/v with causal attention, rmsnorm,\n"
+      "layernorm, residual adds and a first embedding) every layer runs on its own column of PEs, all at\n"
+      "once, each token's activations flowing over the fabric to the next column; outputs checked bit for bit.\n"
+      "Weight streaming: the forward pass of one step on wafer 0, weights streamed in through the west edge.\n"
+      "Exit code 3 if a result differs from the host's (docs/compiler.md).");
+  sub->callback([w, a] { infer(*w, *a); });
+}
+
+}  // namespace wafersim::app

@@ -1,0 +1,151 @@
+// `wafersim train`: weight-streaming training of a compiled model on a platform's cluster
+// (MemoryX, SwarmX, every system in data parallel), over platforms/training's run_training.
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+
+#include "memoryx/optimizer.h"
+#include "platforms/training/training_run.h"
+#include "sim/app/workflows.h"
+#include "sim/errors.h"
+
+namespace wafersim::app {
+
+void TrainArgs::add(CLI::App& cmd, const std::string& group) {
+  cmd.add_option("--steps", steps, "training steps")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000000u))
+      ->group(group);
+  cmd.add_flag("--functional", functional,
+               "carry values: a synthetic task, each wafer's gradients, SwarmX sums, MemoryX optimizer (the model "
+               "needs a loss layer)")
+      ->group(group);
+  cmd.add_option("--wafer-arithmetic", wafer_arithmetic,
+                 "with --functional: each wafer's gradients from the 'host' reference (models/reference) or from the "
+                 "compiled 'programs' run on a simulated wafer per wafer and step with the weights MemoryX streams "
+                 "(tiny models: steps x wafers cycle-level runs; every layer needs PE code)")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--timing", timing,
+                 "each layer's compute from 'simulated' (the compiled programs at cycle level on one wafer) or "
+                 "'bound' (the compiler's analytic bound; for layer kinds without PE code)")
+      ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--optimizer", optimizer, "sgd, momentum, adam or adamw")->capture_default_str()->group(group);
+  cmd.add_option("--learning-rate", learning_rate, "the optimizer's learning rate")
+      ->capture_default_str()
+      ->group(group);
+}
+
+namespace {
+
+void print_training(const platforms::training::TrainingReport& r, const TrainArgs& t, double wall, const RunDir& dir) {
+  using platforms::training::TimingSource;
+  std::cout << fmt::format(
+      "wafersim train: {} on {}, weight-streaming training: {} wafer{} x batch {}, {} step{}, {}\n", r.model,
+      r.platform, r.wafers, r.wafers == 1 ? "" : "s", r.batch_per_wafer, t.steps, t.steps == 1 ? "" : "s",
+      memoryx::to_string(r.optimizer.kind));
+  std::cout << fmt::format("  wafer compute {} cycles per step per wafer ({}){}\n", r.wafer.cycles(),
+                           r.wafer.source == TimingSource::Simulated
+                               ? "every layer program simulated at cycle level on one wafer"
+                               : "the compiler's analytic bounds",
+                           r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
+  if (t.functional)
+    std::cout << fmt::format(
+        "  gradients     {}\n",
+        r.trajectory ? fmt::format("the compiled programs' ({} wafer runs, {} result elements checked; MemoryX's "
+                                   "weights equal their trajectory bit for bit)",
+                                   r.trajectory->losses.size() * r.wafers, r.trajectory->checked)
+                     : std::string("the host reference's arithmetic (models/reference)"));
+  for (const auto& l : r.layers.layers) {
+    std::string carries;
+    for (const auto& c : l.carries) carries += (carries.empty() ? " (+ " : ", ") + c;
+    if (!carries.empty()) carries += ")";
+    const std::string sparse = l.kept ? fmt::format(" (sparse: {} kept, weight density {:.4g}, {} B per stream)",
+                                                    l.kept, l.density, l.stream_bytes())
+                                      : "";
+    std::cout << fmt::format("  layer         {}{}: {} params{}, forward {}, backward {}\n", l.name, carries, l.params,
+                             sparse, sim::format(l.forward), sim::format(l.backward));
+  }
+  if (!r.layers.loss_layers.empty())
+    std::cout << fmt::format("  loss          {}: {}\n", fmt::join(r.layers.loss_layers, ", "),
+                             sim::format(r.layers.loss));
+  std::cout << "  per step (cluster loop: MemoryX -> SwarmX -> wafers -> SwarmX -> MemoryX; exposed = not hidden):\n";
+  std::cout << platforms::training::format_report(r);
+  std::cout << fmt::format("  total         {} for {} step{}: {:.1f} samples/s\n", sim::format(r.total()), t.steps,
+                           t.steps == 1 ? "" : "s", r.samples_per_second());
+  std::cout << fmt::format("  wall time     {:.3f} s\n", wall);
+  std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, training.json)\n",
+                           dir.path().string());
+}
+
+}  // namespace
+
+void train(const Workflow& w, const TrainArgs& t) {
+  if (w.model.model.empty()) throw sim::InputError("training needs a model (--model MODEL)");
+  if (w.check.timing_only || w.check.plan_missing_code)
+    throw sim::InputError(
+        "--timing-only and --plan-missing-code run one step of --model ('wafersim run'), not training");
+  if (w.model.inference) throw sim::InputError("training and --inference exclude each other");
+  auto loaded = w.platform.load();
+  auto m = w.model.load();
+  platforms::training::TrainingConfig cfg;
+  cfg.steps = t.steps;
+  cfg.timing = platforms::training::parse_timing_source(t.timing);
+  cfg.functional = t.functional;
+  cfg.arithmetic = platforms::training::parse_wafer_arithmetic(t.wafer_arithmetic);
+  cfg.check = !w.check.no_check;
+  cfg.seed = w.sim.seed;
+  cfg.max_cycles = w.sim.max_cycles;
+  cfg.optimizer.kind = memoryx::parse_optimizer_kind(t.optimizer);
+  cfg.optimizer.learning_rate = t.learning_rate;
+  cfg.compile = w.model.options(true);
+  RunDir dir = RunDir::create(w.sim.out, "train");
+  sim::stats::Group root("");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = platforms::training::run_training(loaded.spec, m.spec, cfg, root);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(r.wafer.cycles()), "ok");
+  auto j = platforms::training::to_json(r);
+  dir.write("training.json", j.dump(2) + "\n");
+  if (w.sim.json) {
+    j["wall_seconds"] = wall;
+    j["out"] = dir.path().string();
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  print_training(r, t, wall, dir);
+}
+
+void add_train_command(CLI::App& app) {
+  auto w = std::make_shared<Workflow>();
+  auto t = std::make_shared<TrainArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "train",
+      "weight-streaming training of a compiled model on a platform's cluster: MemoryX streams each layer's weights "
+      "through SwarmX to every system, gradients are summed on the way back and the optimizer updates the weights; "
+      "per-step breakdown");
+  w->platform.add(*sub, "tiny-cluster");
+  w->sim.add(*sub);
+  sub->add_option("--model,-m", w->model.model,
+                  "the model to train (YAML file or preset: tiny-mlp, tiny-transformer, ...)")
+      ->type_name("MODEL")
+      ->required();
+  w->model.add(*sub, ModelArgs::Use::Train);
+  t->add(*sub, "Training");
+  sub->add_flag("--no-check", w->check.no_check, "do not compare the wafer's results with the host's expectation");
+  sub->footer(
+      "Examples:\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --steps 20\n"
+      "  wafersim train cs2-cluster --model gpt3-xl --timing bound\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --functional --wafer-arithmetic programs --steps 3\n"
+      "Writes config.yaml, stats.json, stats.txt, run.json and training.json (every step's breakdown) into the\n"
+      "output folder (docs/training.md).");
+  sub->callback([w, t] { train(*w, *t); });
+}
+
+}  // namespace wafersim::app

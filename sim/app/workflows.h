@@ -1,0 +1,71 @@
+#pragma once
+// The options and bodies of the three simulating workflows: `run` (a platform, idle or one
+// step of a compiled model's programs), `train` (weight-streaming training on a cluster) and
+// `infer` (inference, weights resident or streamed). Each command's file adds its options and
+// calls its body; `run` also takes the older spellings (`run --train`, `run --inference`)
+// and hands them on with a one-line notice.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "sim/app/cli.h"
+#include "sim/app/model_report.h"
+#include "sim/app/trace_args.h"
+
+namespace wafersim::app {
+
+// How the results of a model run are checked.
+struct CheckArgs {
+  bool no_check = false;
+  bool timing_only = false;
+  bool plan_missing_code = false;
+  void add(CLI::App& cmd);
+};
+
+// Weight-streaming training's own options.
+struct TrainArgs {
+  std::uint32_t steps = 1;
+  bool functional = false;
+  std::string wafer_arithmetic = "host";
+  std::string timing = "simulated";
+  std::string optimizer = "adam";
+  float learning_rate = 1e-3F;
+  // `group`: the help group ("" hides them: the older `run --train` spelling).
+  void add(CLI::App& cmd, const std::string& group);
+};
+
+// Inference's own options.
+struct InferArgs {
+  std::uint64_t prompt_len = 0;
+  std::uint64_t decode_tokens = 0;
+  bool token_by_token = false;
+  bool pipeline = false;
+  std::uint32_t pipeline_replicas = 0;
+  std::string pipeline_cut = "rows-out";
+  void add(CLI::App& cmd, const std::string& group);
+  [[nodiscard]] bool any() const { return prompt_len || decode_tokens || token_by_token || pipeline; }
+};
+
+// Everything a simulating workflow reads.
+struct Workflow {
+  PlatformArgs platform;
+  SimArgs sim;
+  ModelArgs model;
+  TraceArgs trace;
+  CheckArgs check;
+};
+
+// K training steps of `w.model` on the platform's cluster; writes the run folder and prints
+// the per-step breakdown.
+void train(const Workflow& w, const TrainArgs& t);
+
+// Inference of `w.model` on the platform: weight streaming (forward on wafer 0) or weights
+// resident (the prefill, decode steps after it, or the pipeline over regions).
+void infer(const Workflow& w, const InferArgs& i);
+
+// Prints, once per process, that `old_spelling` is now `new_spelling` (stderr).
+void note_new_spelling(const std::string& old_spelling, const std::string& new_spelling);
+
+}  // namespace wafersim::app
