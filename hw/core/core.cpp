@@ -672,6 +672,7 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
   }
   ++c_.instructions;
   c_.flops += info.flops;
+  if (info.latency != isa::LatencyClass::Scalar) ++c_.lane_ops[lane_kind(info.latency, ins.type)];
   pc_ = next_pc;
   ready_at_ = now + latency;
   return Step::Progress;

@@ -86,6 +86,7 @@ struct VectorOp {
   // Timing only, per element: bytes read from the SRAM, bytes written to it, a wavelet sent.
   std::uint8_t read_bytes = 0, written_bytes = 0;
   bool sends = false;
+  std::uint8_t lane_kind = 0;  // the CoreCounters::lane_ops slot its elements count in
   std::uint32_t last_word[4] = {};
   bool has_last[4] = {};
   std::vector<Access> pending;  // [0, planned): the port accesses of the open step

@@ -42,7 +42,8 @@ struct SimArgs {
 // Writes the files every run leaves in its folder: config.yaml (the resolved platform,
 // which reproduces the run when fed back), stats.json, stats.txt and run.json (metadata:
 // command line, wall time, version; the only file that differs between identical runs).
-void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, const sim::stats::Group& stats,
+// First adds the run's energy to the statistics (platforms/energy_stats.h), once.
+void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, sim::stats::Group& stats,
                      const std::string& command_line, double wall_seconds, sim::Cycle cycles,
                      const std::string& status);
 
