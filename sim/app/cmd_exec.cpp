@@ -12,6 +12,7 @@
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
 #include "sim/app/trace_args.h"
+#include "sim/config/diagnostics.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"
 
@@ -107,6 +108,11 @@ struct ExecCommand {
     std::vector<Dump> parsed;
     for (const auto& d : dumps) parsed.push_back(parse_dump(d));
     auto placements = hw::isa::assemble_file(program);
+    if (placements.empty())
+      throw sim::config::ConfigError(sim::config::Diagnostic{
+          sim::config::Location{program, 1, 1},
+          {},
+          "the program places no code on any PE (expected at least one '.pe X,Y' block with instructions)"});
     platforms::BuildOptions build = sim.build_options();
     build.routing = fabric::Routing::Static;
     build.timing_only = timing_only;
@@ -123,7 +129,7 @@ struct ExecCommand {
       trace_options.window_cycles = 1;
       if (!trace.max_windows_given()) trace_options.max_windows = 200;
     }
-    RunDir dir = RunDir::create(sim.out, "exec");
+    RunDir dir = sim.run_dir("exec");
     std::unique_ptr<platforms::RunTrace> tracing;
     if (trace_options.any()) {
       tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), loaded.spec, 0);

@@ -65,7 +65,7 @@ struct RunCommand {
     if (!model.model.empty()) return run_model();
     auto loaded = platform.load();
     const sim::trace::TraceOptions trace_options = trace.options();
-    RunDir dir = RunDir::create(sim.out, "run");
+    RunDir dir = sim.run_dir("run");
     platforms::BuildOptions build = sim.build_options();
     std::unique_ptr<platforms::RunTrace> tracing;
     if (trace_options.any()) {
@@ -129,7 +129,7 @@ struct RunCommand {
     cfg.optimizer.learning_rate = learning_rate;
     if (model.inference) throw sim::InputError("--train and --inference exclude each other");
     cfg.compile = model.options(true);
-    RunDir dir = RunDir::create(sim.out, "train");
+    RunDir dir = sim.run_dir("train");
     sim::stats::Group root("");
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = platforms::training::run_training(loaded.spec, m.spec, cfg, root);
@@ -264,7 +264,7 @@ struct RunCommand {
         pipeline_replicas, decode_tokens);
     platforms::BuildOptions build = sim.build_options();
     build.routes = p.routes;
-    RunDir dir = RunDir::create(sim.out, "run");
+    RunDir dir = sim.run_dir("run");
     sim::stats::Group root("");
     platforms::Cluster cluster("cluster", loaded.spec, build, root);
     auto& wafer = cluster.wafer(0);
@@ -417,7 +417,7 @@ struct RunCommand {
     build.routes = cm.routes;
     build.timing_only = timing_only;
     const bool check = !no_check && !timing_only;
-    RunDir dir = RunDir::create(sim.out, "run");
+    RunDir dir = sim.run_dir("run");
     // Traces: windows start at one cycle and double (the length is known only afterwards);
     // each layer step becomes a phase on the timeline.
     sim::trace::TraceOptions trace_options = trace.options();
