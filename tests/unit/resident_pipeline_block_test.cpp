@@ -218,7 +218,8 @@ layers:
 TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run = "run tiny --set wafer.width=16 --set wafer.height=16 --model " + kExamples +
-                          "decoder-block.yaml --placement resident --inference --json --out " + dir.path().string();
+                          "decoder-block.yaml --placement resident --inference --json --force --out " +
+                          dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
   const auto j = nlohmann::json::parse(pipe.out);
@@ -259,7 +260,8 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   EXPECT_EQ(nlohmann::json::parse(two_whole.out)["cycles"], 4990);
   // LayerNorm sublayers on tiny: 3195 pipelined, a prefill of 4871 layer by layer.
   const std::string ln = "run tiny --model " + kExamples +
-                         "layernorm-mlp.yaml --placement resident --inference --json --out " + dir.path().string();
+                         "layernorm-mlp.yaml --placement resident --inference --json --force --out " +
+                         dir.path().string();
   const auto ln_pipe = test::wafersim(ln + " --pipeline");
   ASSERT_EQ(ln_pipe.code, 0) << ln_pipe.out;
   EXPECT_EQ(nlohmann::json::parse(ln_pipe.out)["cycles"], 3195);
@@ -285,7 +287,7 @@ TEST(ResidentPipelineBlock, TinyTransformerFromTokenIdsAgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run =
       "run tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --placement resident "
-      "--inference --json --out " +
+      "--inference --json --force --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 3");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -321,7 +323,7 @@ TEST(ResidentPipelineBlock, GptStyleTinyTransformerWithLearnedPositions) {
   const std::string run =
       "run tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --model-set "
       "transformer.positions=learned --model-set transformer.norm=layernorm --model-set transformer.activation=gelu "
-      "--model-set transformer.bias=true --placement resident --inference --json --out " +
+      "--model-set transformer.bias=true --placement resident --inference --json --force --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -357,7 +359,7 @@ TEST(ResidentPipelineBlock, TwoBlocksOn24x16AgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run =
       "run tiny --set wafer.width=24 --set wafer.height=16 --model tiny-transformer --model-set transformer.layers=2 "
-      "--placement resident --inference --decode-tokens 3 --json --out " +
+      "--placement resident --inference --decode-tokens 3 --json --force --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
