@@ -117,8 +117,7 @@ std::uint64_t check_fabric(const Fields& w, const Fields& tables, const fs::path
 // The PE and SRAM windows of one wafer: on `fabric`'s regions.
 void check_pe(const Fields& pe, const Fields& sram, const json& fabric, const Fields& tables, const fs::path& dir) {
   for (const char* k : {"cols", "rows", "region_size", "area"})
-    if (pe.at(k) != fabric.at(k) || sram.at(k) != fabric.at(k))
-      pe.fail(k, "the PE and SRAM windows are not on the fabric's regions");
+    if (pe.at(k) != fabric.at(k)) pe.fail(k, "the PE windows are not on the fabric's regions");
   const std::uint64_t cells = fabric.at("cols").get<std::uint64_t>() * fabric.at("rows").get<std::uint64_t>();
   pe.uints("pes", cells);
   const json& causes = pe.array("stall_causes", pe.at("stall_causes").size());

@@ -74,14 +74,17 @@ std::string closest_path(const std::string& path, const std::vector<std::string>
   for (const auto& k : known)
     if (last(k) == leaf) same.push_back(k);
   if (same.size() == 1) return same.front();
-  // Several groups have the statistic: the one nearest the path as written.
-  std::size_t best_d = std::string::npos;
+  // Several groups have the statistic: the one ending most like the path with its name fixed.
+  const std::size_t dot = path.rfind('.');
+  const std::string target = dot == std::string::npos ? leaf : path.substr(0, dot + 1) + leaf;
+  std::size_t best_common = 0;
   for (const auto& k : same) {
     std::size_t common = 0;
-    while (common < k.size() && common < path.size() && k[common] == path[common]) ++common;
-    const std::size_t d = k.size() + path.size() - 2 * common;
-    if (d < best_d) {
-      best_d = d;
+    while (common < k.size() && common < target.size() &&
+           k[k.size() - 1 - common] == target[target.size() - 1 - common])
+      ++common;
+    if (best.empty() || common > best_common || (common == best_common && k.size() < best.size())) {
+      best_common = common;
       best = k;
     }
   }
