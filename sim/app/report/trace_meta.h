@@ -15,7 +15,7 @@ namespace wafersim::app::report {
 inline constexpr std::uint64_t kMaxReportWindows = 1u << 20;
 inline constexpr std::uint64_t kMaxReportCells = 1u << 20;
 inline constexpr std::uint64_t kMaxReportColors = 4096;
-inline constexpr std::uint64_t kMaxReportBytes = 2ull << 30;  // the report's own working memory
+inline constexpr std::uint64_t kMaxReportBytes = 1ull << 30;  // the report's own working memory
 
 // Throws sim::InputError naming meta.json (or the table) and the key when anything is out of
 // place: an unknown format, a run id that is not the run's (`run`, from run.json), a count

@@ -244,7 +244,7 @@ PointOutcome run_point(const Plan& plan, const SweepDir& dir, std::size_t index,
   st["metrics"] = metrics.values;
   st["missing_metrics"] = metrics.missing;
   st["stderr_tail"] = tail_of_file(so.stderr_path);
-  write_file_atomic(pdir / "status.json", st.dump(2) + "\n");
+  write_file_atomic(pdir / "status.json", st.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   write_file_atomic(pdir / "done", out.status + "\n");
   return out;
 }
