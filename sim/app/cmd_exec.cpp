@@ -92,6 +92,22 @@ nlohmann::json dump_values(hw::CoreArray& cores, const Dump& d) {
   return values;
 }
 
+// A task declared but never started usually means a missing route or activation: the run
+// still succeeds, with a warning on stderr naming the first few.
+void warn_tasks_never_started(const hw::CoreArray& cores) {
+  std::vector<std::string> idle;
+  cores.for_each_loaded([&](const hw::Core& c) {
+    for (const auto* t : c.tasks_never_started())
+      idle.push_back(
+          fmt::format("'{}' on PE ({}, {}), declared at {}", t->name, c.coord().x, c.coord().y, t->location.str()));
+  });
+  if (idle.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < idle.size() && i < 4; ++i) list += "\n  " + idle[i];
+  if (idle.size() > 4) list += fmt::format("\n  ... and {} more", idle.size() - 4);
+  std::cerr << fmt::format("wafersim exec: warning: {} task(s) never ran:{}\n", idle.size(), list);
+}
+
 struct ExecCommand {
   PlatformArgs platform;
   SimArgs sim;
@@ -170,6 +186,7 @@ struct ExecCommand {
       if (tracing) tracing->finish(outcome.cycles);
       throw;
     }
+    warn_tasks_never_started(cores);
     const std::uint64_t cycles = cores.finish_cycle();
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, sim::Cycle(cycles), status);
     if (tracing) tracing->finish(sim::Cycle(cycles));

@@ -200,5 +200,16 @@ TEST(HostileInput, EmptyProgramsAndModelsAreErrors) {
   EXPECT_TRUE(has(m.out, "layers: an empty list: a model needs at least one layer")) << m.out;
 }
 
+TEST(HostileInput, ATaskThatNeverRanIsAWarning) {
+  test::TempDir tmp;
+  const std::string prog =
+      tmp.write("spare.s", ".pe 0, 0\n.task main, 0\n.task spare, 1\n.entry main\nmain:\n  ret\nspare:\n  ret\n");
+  const auto r = wafersim("exec tiny --program " + prog + " -o " + (tmp.path() / "o").string(), true);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(
+      has(r.out, "wafersim exec: warning: 1 task(s) never ran:\n  'spare' on PE (0, 0), declared at " + prog + ":3:"))
+      << r.out;
+}
+
 }  // namespace
 }  // namespace wafersim::hostile_input_test
