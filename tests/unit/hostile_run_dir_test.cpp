@@ -55,7 +55,10 @@ TEST(HostileRunDir, ANonEmptyOutFolderIsRefusedWithoutForce) {
   EXPECT_EQ(report.code, 2);
   EXPECT_TRUE(has(report.out, "no trace in this run folder")) << report.out;
   // The default folder is a new one each time, never refused.
-  EXPECT_EQ(wafersim("run tiny --cycles 10 --json").code, 0);
+  const std::string in_tmp = "--version >/dev/null; cd " + tmp.path().string() + " && " + WAFERSIM_BINARY;
+  EXPECT_EQ(wafersim(in_tmp + " run tiny --cycles 10 --json").code, 0);
+  EXPECT_EQ(wafersim(in_tmp + " run tiny --cycles 10 --json").code, 0);
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path() / "wafersim-out"), fs::directory_iterator()), 2);
 }
 
 TEST(HostileRunDir, ReportRefusesATraceFromAnotherRun) {
