@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "platforms/memory_estimate.h"
 #include "sim/errors.h"
 
 namespace wafersim::platforms {
@@ -41,6 +42,7 @@ EndpointFactory model_endpoints(const edge::ModelEndpointConfig& config) {
 Cluster::Cluster(const sc_core::sc_module_name& name, PlatformSpec spec, const BuildOptions& options,
                  sim::stats::Group& stats)
     : sc_core::sc_module(name), spec_(std::move(spec)) {
+  check_memory(estimate_memory(spec_, Workload{options.synthetic_traffic, spec_.cluster.systems}), options.max_memory);
   auto& g = stats.group(basename());
   g.formula(
       "systems", [this] { return static_cast<double>(spec_.cluster.systems); }, "systems",
@@ -77,6 +79,8 @@ void Cluster::build_training(ClusterParts& parts, sim::stats::Group& g) {
     window_ = parts.window == Picos(0) ? latency : parts.window;
     BuildOptions build = parts.build;
     build.driven = true;
+    // Every wafer's host memory, before any is built.
+    check_memory(estimate_memory(spec_, Workload{false, n}), build.max_memory);
     edge::WaferEdgeConfig wc;
     wc.io = io;
     wc.latency = latency;

@@ -94,7 +94,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
       cluster.memoryx().set_weights(l, layers->flatten(l, r.initial));
   }
   r.timeline = platforms::run_training_steps(cluster, config.steps);
-  platforms::add_stats(stats.group("training"), r.timeline);
+  add_training_stats(stats.group("training"), r, config.steps);
   for (std::uint32_t e = 0; e < r.wafers; ++e)
     if (!wafers[e]->finished())
       throw sim::SimulationError(fmt::format("wafer {} did not finish its programs:\n{}", e, cluster.describe_state()));

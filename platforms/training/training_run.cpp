@@ -9,6 +9,7 @@
 #include "models/reference/task.h"
 #include "platforms/training/replica_gradients.h"
 #include "sim/errors.h"
+#include "sim/stats/recorded.h"
 
 namespace wafersim::platforms::training {
 
@@ -24,6 +25,13 @@ std::uint64_t TrainingReport::stream_bytes_per_step() const {
 }
 
 sim::Picos TrainingReport::total() const { return timeline.steps.empty() ? sim::Picos(0) : timeline.steps.back().end; }
+
+void add_training_stats(sim::stats::Group& training, const TrainingReport& r, std::uint32_t steps) {
+  platforms::add_stats(training, r.timeline);
+  const double samples = static_cast<double>(r.batch_per_wafer) * r.wafers * steps;
+  training.formula(
+      "samples", [samples] { return samples; }, "samples", "samples trained on: batch x wafers x steps", true);
+}
 
 TrainingReport run_training(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                             const TrainingConfig& config, sim::stats::Group& stats) {
@@ -109,7 +117,11 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
     }
   }
   r.timeline = platforms::run_training_steps(cluster, config.steps);
-  platforms::add_stats(stats.group("training"), r.timeline);
+  auto& training = stats.group("training");
+  add_training_stats(training, r, config.steps);
+  if (!r.wafer.wafer_stats.is_null())
+    sim::stats::add_recorded(training.group("wafer_run"), r.wafer.wafer_stats["values"],
+                             r.wafer.wafer_stats["descriptions"], "wafer0");
   if (config.trace) config.trace->record_steps(cluster, r.timeline);
   if (config.functional) {
     r.losses = grads->step_losses();

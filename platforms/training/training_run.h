@@ -105,6 +105,8 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
 
 TrainingReport run_training(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                             const TrainingConfig& config, sim::stats::Group& stats);
+// The group `training` of either model: the per-step breakdown and the samples trained on.
+void add_training_stats(sim::stats::Group& training, const TrainingReport& r, std::uint32_t steps);
 
 nlohmann::ordered_json to_json(const TrainingReport& r);
 // The per-step breakdown as a text table (times in microseconds).

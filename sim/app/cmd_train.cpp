@@ -139,7 +139,7 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.optimizer.kind = memoryx::parse_optimizer_kind(t.optimizer);
   cfg.optimizer.learning_rate = t.learning_rate;
   cfg.compile = w.model.options(true);
-  RunDir dir = RunDir::create(w.sim.out, "train");
+  RunDir dir = w.sim.run_dir("train");
   const sim::trace::TraceOptions trace_options = w.trace.options();
   std::unique_ptr<platforms::RunTrace> tracing;
   if (trace_options.any()) {
