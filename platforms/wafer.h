@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
+#include "fabric/defects/wafer_remap.h"
 #include "fabric/expected_traffic.h"
 #include "fabric/mesh.h"
 #include "fabric/route_table.h"
@@ -37,8 +39,11 @@ struct BuildOptions {
 
 class Wafer : public sc_core::sc_module {
  public:
+  // `index` is the wafer's place in its cluster (its defects are sampled for it). A platform
+  // with defects gets its remap's detours on the mesh's links (docs/defects.md); one whose
+  // wafer cannot present its grid throws sim::InputError.
   Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, const BuildOptions& options,
-        sim::stats::Group& stats);
+        sim::stats::Group& stats, std::uint32_t index = 0);
 
   [[nodiscard]] sim::Engine& engine() { return engine_; }
   [[nodiscard]] const sim::Engine& engine() const { return engine_; }
@@ -54,9 +59,12 @@ class Wafer : public sc_core::sc_module {
   [[nodiscard]] const hw::HostPort& host_port() const { return host_; }
   // This wafer's statistics group ("wafer0"), for components added by commands.
   [[nodiscard]] sim::stats::Group& stats() { return *stats_; }
+  // The remap of a wafer with defects (none without).
+  [[nodiscard]] const std::optional<fabric::defects::WaferRemap>& remap() const { return remap_; }
 
  private:
   const PlatformSpec& spec_;
+  std::optional<fabric::defects::WaferRemap> remap_;
   sim::Engine engine_;
   std::unique_ptr<fabric::Mesh> mesh_;
   hw::CoreArray cores_;
