@@ -68,6 +68,7 @@ sweep::Catalog sweep_catalog();
 void add_traffic_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_stream_loop_command(CLI::App& app);
+void add_yield_command(CLI::App& app);
 
 // Parses and runs one command; returns the process exit code.
 int run_cli(int argc, char** argv);

@@ -3,6 +3,7 @@
 // summary against the dense remap, sampling, defect lists, and yield against the closed form.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "platforms/platform_spec.h"
 #include "sim/config/diagnostics.h"
 #include "sim/errors.h"
+#include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
 namespace wafersim::fabric::defects::defects_test {
@@ -351,6 +353,40 @@ TEST(Defects, AWaferThatCannotPresentItsGridIsAnInputError) {
     EXPECT_NE(std::string(e.what()).find("wafer 0"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("defects.seed 1"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace wafersim::fabric::defects::defects_test
+
+namespace wafersim::fabric::defects::defects_test {
+namespace {
+
+// `wafersim yield` on tiny (8 x 8 logical on 8 x 9 physical, one spare row): the same seed gives
+// the same bytes, the point agrees with the closed form (exact here: one spare row keeps every
+// offset within a row), and the curve covers every density for every core area.
+TEST(YieldCommand, JsonIsDeterministicAndAgreesWithTheClosedForm) {
+  const std::string args = "yield tiny --defect-density 1 --trials 400 --seed 3 --json";
+  const auto a = test::wafersim(args);
+  const auto b = test::wafersim(args);
+  ASSERT_EQ(a.code, 0) << a.out;
+  EXPECT_EQ(a.out, b.out);
+  const auto j = nlohmann::json::parse(a.out);
+  const auto& p = j.at("point");
+  EXPECT_EQ(j.at("platform"), "tiny");
+  EXPECT_EQ(p.at("physical_cores"), 72);
+  EXPECT_EQ(p.at("logical_cores"), 64);
+  EXPECT_EQ(p.at("trials"), 400);
+  EXPECT_DOUBLE_EQ(p.at("core_area_mm2").get<double>(), 0.0544);
+  const double q = std::exp(-0.0544), column = std::pow(q, 9) + 9 * (1 - q) * std::pow(q, 8);
+  EXPECT_NEAR(p.at("independent_yield").get<double>(), std::pow(column, 8), 1e-12);
+  const double y = p.at("yield").get<double>(), sigma = std::sqrt(y * (1 - y) / 400);
+  EXPECT_NEAR(y, p.at("independent_yield").get<double>(), 4 * sigma);
+  EXPECT_EQ(j.at("curve").size(), 45u);
+  const auto other = test::wafersim("yield tiny --defect-density 1 --trials 400 --seed 4 --json");
+  EXPECT_NE(other.out, a.out);
+  const auto missing = test::wafersim("yield tiny --trials 10", true);
+  EXPECT_NE(missing.code, 0);
+  EXPECT_NE(missing.out.find("--defect-density is required"), std::string::npos) << missing.out;
 }
 
 }  // namespace
