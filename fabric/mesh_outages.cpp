@@ -87,7 +87,7 @@ void Mesh::apply_outage(const Outage& o, std::uint64_t t) {
   else
     next.kill_link(geometry_, o.router, o.port);
   const std::vector<BrokenRoute> broken =
-      options_.routes ? broken_routes(*options_.routes, geometry_, next) : std::vector<BrokenRoute>{};
+      options_.routes ? broken_routes(*options_.routes, next) : std::vector<BrokenRoute>{};
   if (!broken.empty() && !s.reroute)
     throw sim::SimulationError(
         fmt::format("{}: {} static route{} over it: {} (the platform does not rebuild routes: "

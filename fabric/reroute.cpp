@@ -26,7 +26,7 @@ class Rebuilder {
 
   Rerouted run() {
     std::vector<Repair> repairs;
-    for (const BrokenRoute& b : broken_routes(out_.table, g_, dead_)) {
+    for (const BrokenRoute& b : broken_routes(out_.table, dead_)) {
       if (!plan(b, repairs)) return out_;
     }
     for (const Repair& r : repairs)
@@ -180,7 +180,7 @@ void DeadParts::kill_router(const MeshGeometry& g, std::uint32_t r) {
   for (std::uint32_t o = 0; o < 4; ++o) kill_link(g, r, port_at(o));
 }
 
-std::vector<BrokenRoute> broken_routes(const RouteTable& table, const MeshGeometry& g, const DeadParts& dead) {
+std::vector<BrokenRoute> broken_routes(const RouteTable& table, const DeadParts& dead) {
   std::vector<BrokenRoute> out;
   auto check = [&](std::uint32_t r) {
     for (std::uint32_t c = 0; c < table.colors(); ++c) {

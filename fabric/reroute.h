@@ -32,7 +32,7 @@ struct BrokenRoute {
 };
 
 // Every (router, color) route that uses a dead part, in router then color order.
-std::vector<BrokenRoute> broken_routes(const RouteTable& table, const MeshGeometry& g, const DeadParts& dead);
+std::vector<BrokenRoute> broken_routes(const RouteTable& table, const DeadParts& dead);
 
 // One (router, color) the rebuild changed: the outputs it dropped and those it gained.
 struct RouteChange {

@@ -24,6 +24,11 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
   mesh_ = std::make_unique<fabric::Mesh>(
       spec.fabric, fabric::MeshGeometry(spec.wafer.width, spec.wafer.height, spec.fabric.edge_io_channels),
       mesh_options, &engine_);
+  if (!options.failures.empty()) {
+    std::vector<fabric::Outage> outages;
+    for (const FailureSpec& f : options.failures) outages.push_back(to_outage(f, mesh_->geometry()));
+    mesh_->set_outages(std::move(outages), spec.redundancy.reroute);
+  }
   // Each core sits on its router's ramp; arrivals and returned credits wake sleeping cores.
   cores_.set_engine(&engine_);
   engine_.add(&cores_);

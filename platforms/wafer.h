@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "fabric/defects/wafer_remap.h"
 #include "fabric/expected_traffic.h"
@@ -15,6 +16,7 @@
 #include "fabric/route_table.h"
 #include "hw/core/core_array.h"
 #include "hw/tlm/host_port.h"
+#include "platforms/failure_spec.h"
 #include "platforms/platform_spec.h"
 #include "sim/engine/engine.h"
 #include "sim/stats/stats.h"
@@ -35,6 +37,9 @@ struct BuildOptions {
   bool timing_only = false;
   // The traffic the fabric is to expect (fabric::MeshOptions::traffic; synthetic traffic tells it).
   fabric::ExpectedTraffic traffic;
+  // Links and PEs that fail while running (--fail; docs/defects.md): each a sim::SimulationError
+  // when a static route uses it, unless redundancy.reroute rebuilds the routes around it.
+  std::vector<FailureSpec> failures;
 };
 
 class Wafer : public sc_core::sc_module {
