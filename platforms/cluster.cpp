@@ -2,11 +2,14 @@
 
 #include <string>
 
+#include "platforms/memory_estimate.h"
+
 namespace wafersim::platforms {
 
 Cluster::Cluster(const sc_core::sc_module_name& name, PlatformSpec spec, const BuildOptions& options,
                  sim::stats::Group& stats)
     : sc_core::sc_module(name), spec_(std::move(spec)) {
+  check_memory(estimate_memory(spec_, Workload{options.synthetic_traffic, spec_.cluster.systems}), options.max_memory);
   auto& g = stats.group(basename());
   g.formula(
       "systems", [this] { return static_cast<double>(spec_.cluster.systems); }, "systems",

@@ -1,11 +1,23 @@
 #include "platforms/wafer.h"
 
+#include "platforms/memory_estimate.h"
+
 namespace wafersim::platforms {
+
+namespace {
+
+// `spec`, once its estimated host memory is known to fit.
+const PlatformSpec& fitting(const PlatformSpec& spec, const BuildOptions& options) {
+  check_memory(estimate_memory(spec, Workload{options.synthetic_traffic, 1}), options.max_memory);
+  return spec;
+}
+
+}  // namespace
 
 Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, const BuildOptions& options,
              sim::stats::Group& stats, std::uint32_t index)
     : sc_core::sc_module(name),
-      spec_(spec),
+      spec_(fitting(spec, options)),
       remap_(spec.defects.any() ? std::optional<fabric::defects::WaferRemap>(fabric::defects::remap_wafer(
                                       spec.physical_array(), spec.redundancy, spec.defects, index))
                                 : std::nullopt),
