@@ -157,7 +157,8 @@ TEST(FailWhileRunning, WithReroutingTheRunGoesOnOverTheDetour) {
 
 TEST(FailWhileRunning, XyPacketsAndBadSpecsAreInputErrors) {
   test::TempDir dir;
-  const auto xy = test::wafersim("traffic tiny --rate 0.1 --fail link:3,2,east@200 -o " + dir.path().string(), true);
+  const auto xy =
+      test::wafersim("traffic tiny --rate 0.1 --fail link:3,2,east@200 -o " + (dir.path() / "xy").string(), true);
   EXPECT_EQ(xy.code, 2);
   EXPECT_NE(xy.out.find("packet switched XY traffic has no route to rebuild"), std::string::npos) << xy.out;
   const auto bad = test::wafersim(traffic("--fail link:3,2@200 -o " + (dir.path() / "b").string()), true);
