@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cassert>
 
+#include "fabric/link_delays.h"
 #include "fabric/link_take.h"
 #include "fabric/mesh.h"
+#include "fabric/reroute.h"
 #include "fabric/route_table.h"
 
 namespace wafersim::fabric {
@@ -41,6 +43,7 @@ BlockRouters::BlockRouters(Mesh& mesh)
       depth_(mesh.depth_),
       hop_(mesh.hop_),
       credit_stride_((mesh.colors_ * kPorts + 31u) & ~31u),
+      link_extra_(mesh.uniform_links() ? nullptr : mesh.options_.link_delays->data()),
       step_{0u - geometry_.width(), 1u, geometry_.width(), 0u - 1u},
       link_stats_(mesh.link_stats_),
       per_router_(mesh.per_router_),
@@ -485,7 +488,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
         arrive(kn, nb, pp, c, q.front, now);
       } else {
         kn.used = 1;
-        mesh_.to_wheel(n * kPorts + pp, c, q.front, now + hop_);
+        mesh_.to_wheel(n * kPorts + pp, c, q.front, now + hop_ + (link_extra_ ? link_extra_[r * 4 + o] : 0u));
       }
     } else {
       eject<kXY, kHop1>(r, o, c, q.front, now);
@@ -602,7 +605,7 @@ BlockRouters::Sweep BlockRouters::pick_sweep() const {
       &BlockRouters::run_routers<false, true, false>,  &BlockRouters::run_routers<false, true, true>,
       &BlockRouters::run_routers<true, false, false>,  &BlockRouters::run_routers<true, false, true>,
       &BlockRouters::run_routers<true, true, false>,   &BlockRouters::run_routers<true, true, true>};
-  return kSweeps[(xy_ ? 4u : 0u) | (hop_ == 1 ? 2u : 0u) | (link_stats_ ? 1u : 0u)];
+  return kSweeps[(xy_ ? 4u : 0u) | (hop_ == 1 && !link_extra_ ? 2u : 0u) | (link_stats_ ? 1u : 0u)];
 }
 
 std::uint64_t BlockRouters::write(std::uint64_t t) {
@@ -624,6 +627,21 @@ std::uint64_t BlockRouters::write(std::uint64_t t) {
   }
   unfull_.clear();
   return granted;
+}
+
+void BlockRouters::routes_changed(const RouteTable* table, const std::vector<RouteChange>& changes) {
+  routes_ = table;
+  for (const RouteChange& ch : changes) {
+    const std::uint32_t b = block_[ch.router];
+    if (b == kNone) continue;
+    for (std::uint32_t p = 0; p < kPorts; ++p) {
+      Slot& q = slots_[slot_index(b, p, ch.color)];
+      if (!q.count) continue;
+      if (q.route & ch.dropped) q.route = static_cast<std::uint16_t>(q.route | ch.added);
+      q.want = head_wants<false>(blocks_[b], ch.router, p, ch.color, q, q.front.payload);
+    }
+    rouse(ch.router);
+  }
 }
 
 // ---- readers -------------------------------------------------------------------------

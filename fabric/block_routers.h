@@ -55,6 +55,7 @@ class BlockRouters final : public RouterSweep {
   void read(std::uint64_t t) override;
   std::uint64_t write(std::uint64_t t) override;
   [[nodiscard]] bool busy() const override { return !active_.empty() || sleepers_; }
+  void routes_changed(const RouteTable* table, const std::vector<RouteChange>& changes) override;
   [[nodiscard]] std::uint64_t port_forwarded(std::uint32_t r, std::uint32_t p) const override;
   [[nodiscard]] std::uint64_t port_stalled(std::uint32_t r, std::uint32_t p) const override;
   [[nodiscard]] std::uint64_t port_occupancy(std::uint32_t r, std::uint32_t p) const override;
@@ -261,7 +262,9 @@ class BlockRouters final : public RouterSweep {
   const RouteTable* routes_;  // static routes (none: no color is routed)
   std::uint32_t routers_, colors_, depth_, hop_;
   std::uint32_t credit_stride_;  // entries of credits_ per block
-  std::uint32_t step_[4];        // router index offset to the neighbour beyond output 0 .. 3 (mod 2^32)
+  // [router * 4 + output]: a link's cycles beyond hop_ (a detour), or null when all links take hop_.
+  const std::uint16_t* link_extra_;
+  std::uint32_t step_[4];  // router index offset to the neighbour beyond output 0 .. 3 (mod 2^32)
   bool link_stats_;
   bool per_router_;  // per router and port occupancy integrals
   bool idle_skip_;

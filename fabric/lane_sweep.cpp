@@ -11,8 +11,9 @@ bool LaneSweep::fits(const Mesh& mesh, const ExpectedTraffic& traffic) {
   const MeshGeometry& g = mesh.geometry();
   return LaneRouters::kAvailable && colors != 0 && colors <= LaneRouters::kColors && colors <= mesh.colors() &&
          traffic.moves >= kMinMoves && mesh.routing() == Routing::XY && g.routers() <= LaneRouters::kMaxRouters &&
-         g.width() <= LaneRouters::kMaxWidth && mesh.hop_ == 1 && mesh.ramp_ == 1 && !mesh.link_stats_ &&
-         mesh.options_.trace_counters == StatsDetail::Totals && mesh.depth() <= LaneRouters::kMaxDepth;
+         g.width() <= LaneRouters::kMaxWidth && mesh.hop_ == 1 && mesh.uniform_links() && mesh.ramp_ == 1 &&
+         !mesh.link_stats_ && mesh.options_.trace_counters == StatsDetail::Totals &&
+         mesh.depth() <= LaneRouters::kMaxDepth;
 }
 
 LaneSweep::LaneSweep(Mesh& mesh, std::uint32_t colors)
@@ -46,6 +47,10 @@ void LaneSweep::eject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t)
   mesh_.to_endpoint(r, index(Port::Ramp), c, f, t);  // (the lanes count the ramp output's credits themselves)
   --counters_.in_network;
   --counters_.color_queued[c];
+}
+
+void LaneSweep::routes_changed(const RouteTable*, const std::vector<RouteChange>&) {
+  throw std::logic_error("LaneSweep: the lanes carry XY packets, which have no routes to change");
 }
 
 void LaneSweep::ramp_freed(std::uint32_t r, std::uint32_t c, std::uint64_t t) {

@@ -44,6 +44,7 @@ class LaneSweep final : public RouterSweep, private LaneRouters::Ends {
   void read(std::uint64_t t) override;
   std::uint64_t write(std::uint64_t t) override;
   [[nodiscard]] bool busy() const override { return lanes_.busy(); }
+  void routes_changed(const RouteTable* table, const std::vector<RouteChange>& changes) override;
   [[nodiscard]] std::uint64_t port_forwarded(std::uint32_t r, std::uint32_t p) const override {
     return lanes_.forwarded(r, p);
   }

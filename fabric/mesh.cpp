@@ -9,7 +9,9 @@
 #include "fabric/block_routers.h"
 #include "fabric/endpoint.h"
 #include "fabric/lane_sweep.h"
+#include "fabric/link_delays.h"
 #include "fabric/link_take.h"
+#include "fabric/mesh_outages.h"
 #include "sim/engine/engine.h"
 #include "sim/errors.h"
 
@@ -45,6 +47,8 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
   if (options_.routes && (options_.routes->width() != geometry_.width() ||
                           options_.routes->height() != geometry_.height() || options_.routes->colors() != colors_))
     throw std::logic_error("Mesh: the route table was built for another mesh shape or color count");
+  if (options_.link_delays && options_.link_delays->routers() != geometry_.routers())
+    throw std::logic_error("Mesh: the link delays were built for another mesh shape");
   const std::size_t n = geometry_.routers();
   const std::uint32_t e = geometry_.edge_channels();
   ep_router_.resize(n + 2 * std::size_t{e});
@@ -65,7 +69,8 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
   ports_.resize(ep_router_.size());
   // A power of two of buckets, so that a cycle's bucket is a mask, not a division.
   std::uint64_t buckets = 1;
-  while (buckets < std::uint64_t{std::max(hop_, ramp_)} + 1) buckets *= 2;
+  const std::uint32_t longest = hop_ + (options_.link_delays ? options_.link_delays->max_extra() : 0u);
+  while (buckets < std::uint64_t{std::max(longest, ramp_)} + 1) buckets *= 2;
   wheel_.resize(buckets);
   wheel_mask_ = buckets - 1;
   choose_sweep(options_.traffic.value_or(ExpectedTraffic{}));
@@ -97,6 +102,12 @@ void Mesh::choose_sweep(const ExpectedTraffic& traffic) {
 }
 
 Mesh::~Mesh() = default;
+
+std::uint32_t Mesh::link_latency(std::uint32_t r, std::uint32_t o) const {
+  return hop_ + (options_.link_delays ? options_.link_delays->extra(r, o) : 0u);
+}
+
+bool Mesh::uniform_links() const { return !options_.link_delays || !options_.link_delays->any(); }
 
 hw::RampPort& Mesh::ramp(hw::PeCoord pe) {
   if (!geometry_.contains(pe.x, pe.y))
@@ -283,6 +294,7 @@ void Mesh::evaluate(sim::Cycle now) { evaluated_ = now.count() + 1; }
 sim::Cycle Mesh::write(sim::Cycle now) {
   const std::uint64_t t = now.count();
   processed_ = t + 1;
+  if (t >= next_outage_) apply_outages(t);
   if (routers_->write(t)) last_progress_ = now;
   check_deadlock(now);
 

@@ -14,6 +14,7 @@
 #include "fabric/fabric_config.h"
 #include "fabric/flit.h"
 #include "fabric/geometry.h"
+#include "fabric/outage.h"
 #include "fabric/port.h"
 #include "fabric/ramp_inlet.h"
 #include "fabric/ring_queue.h"
@@ -28,6 +29,9 @@ class Engine;
 }
 
 namespace wafersim::fabric {
+
+class LinkDelays;
+struct BrokenRoute;
 
 enum class Routing : std::uint8_t {
   Static,  // per (router, color) routes from a RouteTable; multicast allowed
@@ -44,6 +48,10 @@ struct MeshOptions {
   // The traffic to expect, from which the mesh picks the sweep of its routers (unset: nothing
   // is known, the routers' own sweep).
   std::optional<ExpectedTraffic> traffic;
+  // Links longer than fabric.hop_latency (a defective wafer's detours; null: none), not owned:
+  // it outlives the mesh. Such a mesh sweeps its routers one at a time (the lanes have 1-cycle
+  // links). (A plain pointer: the options' copies stay as cheap as before.)
+  const LinkDelays* link_delays = nullptr;
 };
 
 class Endpoint;
@@ -93,6 +101,10 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t colors() const { return colors_; }
   [[nodiscard]] std::uint32_t depth() const { return depth_; }
   [[nodiscard]] StatsDetail stats_detail() const { return detail_; }
+  // The latency of link output o (0 .. 3) of router r: fabric.hop_latency plus its detour.
+  [[nodiscard]] std::uint32_t link_latency(std::uint32_t r, std::uint32_t o) const;
+  // Whether every link takes fabric.hop_latency.
+  [[nodiscard]] bool uniform_links() const;
 
   // The ramp of PE `pe` (the core's side of its router's ramp port), per hw/ramp.h.
   hw::RampPort& ramp(hw::PeCoord pe);
@@ -174,6 +186,16 @@ class Mesh final : public sim::Clocked {
 
   // The deadlock report (deadlock_report.cpp): stuck routers, ports, colors, contents.
   [[nodiscard]] std::string deadlock_report(sim::Cycle now) const;
+
+  // Failures while running (mesh_outages.cpp, docs/defects.md): links and PEs that stop working
+  // at a cycle. Each takes effect in the fabric's first active cycle at or after it (an idle
+  // fabric has nothing to lose): a static route over the failed part stops the run with a
+  // sim::SimulationError naming the part and the routes, unless `reroute`, in which case the
+  // routes are rebuilt around it (fabric/reroute.h) and the run goes on. Static routes only
+  // (sim::InputError under XY routing). Call once, before the run.
+  void set_outages(std::vector<Outage> outages, bool reroute);
+  // What each outage did, in the order they took effect.
+  [[nodiscard]] const std::vector<OutageRecord>& outage_records() const;
 
  private:
   friend class BlockRouters;
@@ -283,6 +305,14 @@ class Mesh final : public sim::Clocked {
 
   friend class Endpoint;
 
+  struct Outages;  // the schedule and what it did (mesh_outages.cpp)
+  void apply_outages(std::uint64_t t);
+  void apply_outage(const Outage& o, std::uint64_t t);
+  [[nodiscard]] std::string outage_part(const Outage& o) const;
+  [[nodiscard]] bool router_holds_wavelets(std::uint32_t r) const;
+  [[nodiscard]] std::string describe_broken(const std::vector<BrokenRoute>& broken) const;
+  void add_outage_stats(sim::stats::Group& g);
+
   FabricConfig config_;
   MeshGeometry geometry_;
   MeshOptions options_;
@@ -340,6 +370,9 @@ class Mesh final : public sim::Clocked {
   std::uint64_t injected_ = 0, delivered_ = 0;
   std::uint64_t evaluated_ = 0, processed_ = 0;  // last cycle + 1 of evaluate() and write()
   sim::Cycle last_progress_{0};
+  // Failures while running (none: null, and the next one never).
+  std::unique_ptr<Outages> outages_;
+  std::uint64_t next_outage_ = ~std::uint64_t{0};
 };
 
 template <class S>

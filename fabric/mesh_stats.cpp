@@ -8,6 +8,7 @@
 namespace wafersim::fabric {
 
 void Mesh::add_stats(sim::stats::Group& g) {
+  if (outages_) add_outage_stats(g.group("failures"));
   g.formula(
       "width", [this] { return geometry_.width(); }, "routers", "mesh columns", true);
   g.formula(

@@ -24,6 +24,9 @@
 
 namespace wafersim::fabric {
 
+class RouteTable;
+struct RouteChange;
+
 // Cumulative counters of one router port, for tracing (mesh_trace.cpp).
 struct LinkCounters {
   std::uint64_t forwarded = 0;  // wavelets sent through the output
@@ -67,6 +70,10 @@ class RouterSweep {
   virtual std::uint64_t write(std::uint64_t t) = 0;
   // Whether a router holds or is sent a wavelet or a credit (the mesh ticks the next cycle).
   [[nodiscard]] virtual bool busy() const = 0;
+  // Static routes only: the mesh rebuilt its routes around a failed part (fabric/reroute.h) at
+  // the start of a write phase; the heads queued at the routers `changes` names take the new
+  // routes (a multicast copy already sent over a dropped output is not sent again).
+  virtual void routes_changed(const RouteTable* table, const std::vector<RouteChange>& changes) = 0;
 
   // Counters of router r's port p through the last cycle written: wavelets sent through output
   // p, its output-color-cycles without credit, the occupancy integral of input p.

@@ -48,7 +48,7 @@ Cluster::Cluster(const sc_core::sc_module_name& name, PlatformSpec spec, const B
       "systems", [this] { return static_cast<double>(spec_.cluster.systems); }, "systems",
       "CS-X systems in the cluster", true);
   for (std::uint32_t i = 0; i < spec_.cluster.systems; ++i)
-    wafers_.push_back(std::make_unique<Wafer>(("wafer" + std::to_string(i)).c_str(), spec_, options, g));
+    wafers_.push_back(std::make_unique<Wafer>(("wafer" + std::to_string(i)).c_str(), spec_, options, g, i));
 }
 
 Cluster::Cluster(const sc_core::sc_module_name& name, PlatformSpec spec, ClusterParts parts, sim::stats::Group& stats)
@@ -90,7 +90,7 @@ void Cluster::build_training(ClusterParts& parts, sim::stats::Group& g) {
     wc.wavelet_bits = spec_.fabric.wavelet_width.bits;
     wc.clock_hz = spec_.wafer.clock.hz;
     for (std::uint32_t e = 0; e < n; ++e) {
-      wafers_.push_back(std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, build, g));
+      wafers_.push_back(std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, build, g, e));
       auto& w = *wafers_.back();
       auto bridge = std::make_unique<edge::EdgeBridge>(
           fmt::format("wafer{}_edge_links", e).c_str(), io, e, latency,

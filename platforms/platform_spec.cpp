@@ -18,6 +18,12 @@ PlatformSpec PlatformSpec::read(Section root) {
   p.wafer = hw::WaferConfig::read(root.section("wafer", "the wafer: PE grid, clock and processing elements"));
   auto fab = root.section("fabric", "the on-wafer mesh fabric and its routers");
   p.fabric = fabric::FabricConfig::read(fab, p.wafer);
+  p.redundancy = fabric::defects::RedundancyConfig::read(
+      root.section("redundancy", "the physical array's spare rows or columns and its bypass links (docs/defects.md)"),
+      p.wafer);
+  p.defects = fabric::defects::DefectConfig::read(
+      root.section("defects", "the wafer's manufacturing defects: a density or a list (docs/defects.md)"),
+      p.physical_array());
   auto sys = root.section("system", "one CS-X system's external I/O");
   p.system.io_ports = static_cast<std::uint32_t>(sys.integer("io_ports", 12, 1, 1024, "external I/O ports"));
   p.system.io_port_bandwidth = sys.bandwidth("io_port_bandwidth", units::Bandwidth{100e9}, units::Bandwidth{1e6},

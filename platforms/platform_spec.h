@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "energy/energy_config.h"
+#include "fabric/defects/defect_config.h"
+#include "fabric/defects/physical_array.h"
+#include "fabric/defects/redundancy_config.h"
 #include "fabric/fabric_config.h"
 #include "hw/pe_config.h"
 #include "memoryx/memoryx_config.h"
@@ -35,11 +38,18 @@ struct PlatformSpec {
   std::string description;
   hw::WaferConfig wafer;
   fabric::FabricConfig fabric;
+  fabric::defects::RedundancyConfig redundancy;  // the physical array's spares (docs/defects.md)
+  fabric::defects::DefectConfig defects;
   SystemConfig system;
   swarmx::SwarmXConfig swarmx;
   memoryx::MemoryXConfig memoryx;
   ClusterConfig cluster;
   energy::EnergyConfig energy;
+
+  // The wafer's physical array: the logical grid (wafer.width x wafer.height) and its spares.
+  [[nodiscard]] fabric::defects::PhysicalArray physical_array() const {
+    return fabric::defects::PhysicalArray(wafer.width, wafer.height, redundancy);
+  }
 
   // Declares and reads every platform key (the schema); see docs/platform-config.md.
   static PlatformSpec read(sim::config::Section root);

@@ -15,9 +15,12 @@ const PlatformSpec& fitting(const PlatformSpec& spec, const BuildOptions& option
 }  // namespace
 
 Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, const BuildOptions& options,
-             sim::stats::Group& stats)
+             sim::stats::Group& stats, std::uint32_t index)
     : sc_core::sc_module(name),
       spec_(fitting(spec, options)),
+      remap_(spec.defects.any() ? std::optional<fabric::defects::WaferRemap>(fabric::defects::remap_wafer(
+                                      spec.physical_array(), spec.redundancy, spec.defects, index))
+                                : std::nullopt),
       engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles, options.driven}),
       cores_(std::string(basename()) + ".cores", spec.wafer,
              hw::CoreArrayOptions{spec.fabric.colors, options.idle_skip, options.timing_only}),
@@ -29,9 +32,15 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
   mesh_options.routes = options.routes;
   mesh_options.trace_counters = options.trace_counters;
   mesh_options.traffic = options.traffic;
+  if (remap_) mesh_options.link_delays = remap_->delays.get();
   mesh_ = std::make_unique<fabric::Mesh>(
       spec.fabric, fabric::MeshGeometry(spec.wafer.width, spec.wafer.height, spec.fabric.edge_io_channels),
       mesh_options, &engine_);
+  if (!options.failures.empty()) {
+    std::vector<fabric::Outage> outages;
+    for (const FailureSpec& f : options.failures) outages.push_back(to_outage(f, mesh_->geometry()));
+    mesh_->set_outages(std::move(outages), spec.redundancy.reroute);
+  }
   // Each core sits on its router's ramp; arrivals and returned credits wake sleeping cores.
   cores_.set_engine(&engine_);
   engine_.add(&cores_);
@@ -45,6 +54,7 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
       [this] { return static_cast<double>(engine_.first_cycle_at_or_after(sc_core::sc_time_stamp()).count()); },
       "cycles", "cycles simulated on this wafer's clock", true);
   mesh_->add_stats(g.group("fabric"));
+  if (remap_) fabric::defects::add_stats(g.group("defects"), *remap_);
   cores_.add_stats(g);
 }
 

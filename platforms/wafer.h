@@ -7,12 +7,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 
+#include "fabric/defects/wafer_remap.h"
 #include "fabric/expected_traffic.h"
 #include "fabric/mesh.h"
 #include "fabric/route_table.h"
 #include "hw/core/core_array.h"
 #include "hw/tlm/host_port.h"
+#include "platforms/failure_spec.h"
 #include "platforms/platform_spec.h"
 #include "sim/engine/engine.h"
 #include "sim/stats/stats.h"
@@ -40,12 +44,18 @@ struct BuildOptions {
   // the memory the machine has available; otherwise sim::InputError before any allocation.
   std::uint64_t max_memory = 0;
   bool synthetic_traffic = false;
+  // Links and PEs that fail while running (--fail; docs/defects.md): each a sim::SimulationError
+  // when a static route uses it, unless redundancy.reroute rebuilds the routes around it.
+  std::vector<FailureSpec> failures;
 };
 
 class Wafer : public sc_core::sc_module {
  public:
+  // `index` is the wafer's place in its cluster (its defects are sampled for it). A platform
+  // with defects gets its remap's detours on the mesh's links (docs/defects.md); one whose
+  // wafer cannot present its grid throws sim::InputError.
   Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, const BuildOptions& options,
-        sim::stats::Group& stats);
+        sim::stats::Group& stats, std::uint32_t index = 0);
 
   [[nodiscard]] sim::Engine& engine() { return engine_; }
   [[nodiscard]] const sim::Engine& engine() const { return engine_; }
@@ -61,9 +71,12 @@ class Wafer : public sc_core::sc_module {
   [[nodiscard]] const hw::HostPort& host_port() const { return host_; }
   // This wafer's statistics group ("wafer0"), for components added by commands.
   [[nodiscard]] sim::stats::Group& stats() { return *stats_; }
+  // The remap of a wafer with defects (none without).
+  [[nodiscard]] const std::optional<fabric::defects::WaferRemap>& remap() const { return remap_; }
 
  private:
   const PlatformSpec& spec_;
+  std::optional<fabric::defects::WaferRemap> remap_;
   sim::Engine engine_;
   std::unique_ptr<fabric::Mesh> mesh_;
   hw::CoreArray cores_;

@@ -231,6 +231,7 @@ int run_cli(int argc, char** argv) {
   add_compile_command(app);
   add_stream_loop_command(app);
   add_report_command(app);
+  add_yield_command(app);
   guard_integer_options(app);
 
   try {

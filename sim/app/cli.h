@@ -73,6 +73,7 @@ sweep::Catalog sweep_catalog();
 void add_traffic_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_stream_loop_command(CLI::App& app);
+void add_yield_command(CLI::App& app);
 
 // A CLI11 check for a floating-point option: a finite number not below `min`; the message
 // reads "expected WHAT of at least MIN, found 'TEXT'".

@@ -13,6 +13,7 @@
 
 #include "fabric/route_loader.h"
 #include "fabric/traffic/generator.h"
+#include "platforms/failure_spec.h"
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
 #include "sim/app/trace_args.h"
@@ -116,6 +117,7 @@ struct TrafficCommand {
   TrafficOptions traffic;
   double rate = -1;
   std::string rates, sweep, routes_file, hotspot;
+  std::vector<std::string> fails;
 
   [[nodiscard]] TrafficOptions options(double r) const {
     TrafficOptions o = traffic;
@@ -146,6 +148,7 @@ struct TrafficCommand {
       build.routing = fabric::Routing::XY;
     }
     o.validate(spec.fabric, geometry, !routes_file.empty());
+    build.failures = platforms::parse_failures(fails);
     build.traffic = fabric::traffic::TrafficGenerator::expected_traffic(o, geometry, build.routing);
     const sim::trace::TraceOptions trace_options = trace.options();
     RunDir dir = RunDir::create(out, "traffic", sim.force);
@@ -329,6 +332,10 @@ void add_traffic_command(CLI::App& app) {
                   "static color routes (docs/routes.md) instead of XY packets: every PE whose route accepts a color "
                   "from its ramp sends single wavelets on it")
       ->type_name("FILE");
+  sub->add_option("--fail", cmd->fails,
+                  "a link or PE that fails while running (repeatable): link:X,Y,DIR@CYCLE or pe:X,Y@CYCLE; a static "
+                  "route over it exits with code 3 unless the platform sets redundancy.reroute (docs/defects.md)")
+      ->type_name("SPEC");
   sub->footer(
       "Packets are switched by dimension-ordered (XY) wormhole routing, colors acting as virtual channels.\n"
       "Latency runs from a packet's creation (sources queue without bound) to the ejection of its tail.\n"
@@ -339,6 +346,7 @@ void add_traffic_command(CLI::App& app) {
       "  wafersim traffic tiny --pattern uniform --rate 0.3 --json\n"
       "  wafersim traffic tiny --pattern transpose --sweep-rates 0.02:0.2:0.02\n"
       "  wafersim traffic tiny --routes ring.yaml --rate 0.5     static routes; a deadlock exits with code 3\n"
+      "  wafersim traffic tiny --routes tree.yaml --rate 0.5 --fail link:3,2,east@200 --set redundancy.reroute=true\n"
       "  wafersim traffic tiny --pattern hotspot --hotspot 5,2 --rate 0.2 --trace windows,timeline -o hot\n"
       "  wafersim report hot                                       HTML page of the congestion windows");
   sub->callback([cmd] { cmd->execute(); });
