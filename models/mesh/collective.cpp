@@ -139,23 +139,21 @@ void add_routes(fabric::RouteTable& table, const Region& region, const LineFamil
   }
 }
 
-void emit_allreduce(compiler::ProgramBuilder& b, const LineFamily& f, const LineRole& r, std::uint32_t buf,
-                    std::uint32_t n, Op op, const std::string& name) {
-  if (op != Op::FAdd && op != Op::FMax) throw std::logic_error("emit_allreduce: FAdd or FMax");
+void emit_reduce(compiler::ProgramBuilder& b, const LineFamily& f, const LineRole& r, std::uint32_t buf,
+                 std::uint32_t n, Op op, const std::string& name) {
+  if (op != Op::FAdd && op != Op::FMax) throw std::logic_error("emit_reduce: FAdd or FMax");
   using compiler::VOperand;
   const LineColors& c = f.colors;
-  const unsigned mine = b.mem(name + "_buf", DType::F32, buf, n);
+  const VOperand own = VOperand::d(b.mem(name + "_buf", DType::F32, buf, n));
   auto in = [&](std::uint8_t color) {
     return VOperand::d(b.fabin(fmt::format("{}_in{}", name, color), DType::F32, color, n));
   };
   auto out = [&](std::uint8_t color) {
     return VOperand::d(b.fabout(fmt::format("{}_out{}", name, color), DType::F32, color, n));
   };
-  const VOperand own = VOperand::d(mine);
   if (r.root()) {
     if (r.has_before) b.vop(op, DType::F32, DType::F32, own, in(root_color(c, Side::Before, 0)), own);
     if (r.has_after) b.vop(op, DType::F32, DType::F32, own, in(root_color(c, Side::After, 0)), own);
-    if (r.has_before || r.has_after) b.vop(Op::FMov, DType::F32, DType::F32, out(c.bcast), own);
     return;
   }
   if (!r.group_root) {
@@ -164,15 +162,33 @@ void emit_allreduce(compiler::ProgramBuilder& b, const LineFamily& f, const Line
       b.vop(Op::FMov, DType::F32, DType::F32, to, own);
     else
       b.vop(op, DType::F32, DType::F32, to, in(c.chain[(r.distance + 1) % 2]), own);
-  } else {
-    if (!r.chain_start) b.vop(op, DType::F32, DType::F32, own, in(c.chain[(r.distance + 1) % 2]), own);
-    const VOperand to = out(root_color(c, r.side, r.group));
-    if (r.outermost)
-      b.vop(Op::FMov, DType::F32, DType::F32, to, own);
-    else
-      b.vop(op, DType::F32, DType::F32, to, in(root_color(c, r.side, r.group + 1)), own);
+    return;
   }
-  b.vop(Op::FMov, DType::F32, DType::F32, own, in(c.bcast));
+  if (!r.chain_start) b.vop(op, DType::F32, DType::F32, own, in(c.chain[(r.distance + 1) % 2]), own);
+  const VOperand to = out(root_color(c, r.side, r.group));
+  if (r.outermost)
+    b.vop(Op::FMov, DType::F32, DType::F32, to, own);
+  else
+    b.vop(op, DType::F32, DType::F32, to, in(root_color(c, r.side, r.group + 1)), own);
+}
+
+void emit_broadcast(compiler::ProgramBuilder& b, const LineFamily& f, const LineRole& r, std::uint32_t buf,
+                    std::uint32_t n, DType type, const std::string& name) {
+  using compiler::VOperand;
+  const std::uint8_t color = f.colors.bcast;
+  const VOperand mine = VOperand::d(b.mem(name + "_val", type, buf, n));
+  if (r.root()) {
+    if (r.has_before || r.has_after)
+      b.vop(Op::FMov, type, type, VOperand::d(b.fabout(name + "_bcast", type, color, n)), mine);
+    return;
+  }
+  b.vop(Op::FMov, type, type, mine, VOperand::d(b.fabin(name + "_bcast", type, color, n)));
+}
+
+void emit_allreduce(compiler::ProgramBuilder& b, const LineFamily& f, const LineRole& r, std::uint32_t buf,
+                    std::uint32_t n, Op op, const std::string& name) {
+  emit_reduce(b, f, r, buf, n, op, name);
+  emit_broadcast(b, f, r, buf, n, DType::F32, name);
 }
 
 }  // namespace wafersim::models::mesh

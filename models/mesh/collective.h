@@ -52,10 +52,17 @@ struct LineFamily {
 // entries it uses must be empty: a second route on one is a planning error, std::logic_error).
 void add_routes(fabric::RouteTable& table, const Region& region, const LineFamily& family);
 
-// Emits, for a PE with `role` in the family, the allreduce of `n` fp32 values at byte address
-// `buf` with `op` (FAdd or FMax), in place: synchronous vector instructions, the PE's partial
-// combined as op(received, own) in the tree's order (tree_reduce), then the broadcast
-// received (the root sends it). `name` prefixes the descriptors it declares.
+// Emits, for a PE with `role` in the family, the reduction of `n` fp32 values at byte address
+// `buf` with `op` (FAdd or FMax) to the segment's root, in place there: synchronous vector
+// instructions, the PE's partial combined as op(received, own) in the tree's order
+// (tree_reduce). `name` prefixes the descriptors it declares.
+void emit_reduce(compiler::ProgramBuilder& b, const LineFamily& family, const LineRole& role, std::uint32_t buf,
+                 std::uint32_t n, hw::isa::Op op, const std::string& name);
+// Emits the broadcast of `n` values of `type` at `buf` from the segment's root to every PE of
+// it (16-bit values travel in the low half of a wavelet).
+void emit_broadcast(compiler::ProgramBuilder& b, const LineFamily& family, const LineRole& role, std::uint32_t buf,
+                    std::uint32_t n, hw::DType type, const std::string& name);
+// Both: every PE of the segment ends with the reduction at `buf`.
 void emit_allreduce(compiler::ProgramBuilder& b, const LineFamily& family, const LineRole& role, std::uint32_t buf,
                     std::uint32_t n, hw::isa::Op op, const std::string& name);
 

@@ -4,9 +4,10 @@
 // fp32), so every PE's slice of the cache grows by one position every C tokens and no PE fills
 // first. The token's key and value are appended on column position mod C; then every PE forms
 // its partial scores (its dimensions, its positions, each query head of the group: fp32 FMACs
-// over the positions on one ordered microthread), the rows of a key/value head allreduce them
-// (a column segment), and the softmax's max and sum and the weighted values are allreduced
-// along the rows (over the positions).
+// over the positions on one ordered microthread), the rows of a key/value head reduce them to
+// the segment's root row (a column segment), that row takes the softmax (its max and sum
+// allreduced along the row, over the positions) and broadcasts the probabilities back, and
+// every PE's weighted values are reduced along its row.
 
 #include <fmt/format.h>
 
@@ -32,6 +33,51 @@ struct Pe {
   bool append = false;              // the token's position is on its column
 };
 
+// On a segment's root row: the scores (scaled) of this column's positions, their softmax over
+// every position of the row (max and sum allreduced along it): p in place of the scores.
+void softmax(ProgramBuilder& b, const MeshLayout& l, std::uint32_t S, const LineRole& row_role) {
+  const Addrs& a = l.addrs();
+  const std::uint32_t hq = static_cast<std::uint32_t>(l.shape().group_heads());
+  const std::uint32_t scale =
+      hw::numerics::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(l.shape().head_dim)));
+  const std::uint32_t mx = a.stat, sum = a.stat + hq * 4;
+  if (S) {
+    b.movf(12, DType::F32, scale);
+    b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(b.mem("scores", DType::F32, a.sc, hq * S)),
+          VOperand::d(b.mem("sm_part", DType::F32, a.acc, hq * S)), VOperand::r(12));
+  }
+  for (std::uint32_t i = 0; i < hq; ++i) {
+    b.movr(2, 13);
+    if (S)
+      b.reduce(Op::FRMax, DType::F32, DType::F32, 2,
+               VOperand::d(b.mem(fmt::format("s{}", i), DType::F32, a.sc + i * S * 4, S)));
+    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem(fmt::format("m{}", i), DType::F32, mx + i * 4, 1)),
+          VOperand::r(2));
+  }
+  emit_allreduce(b, l.rows(), row_role, mx, hq, Op::FMax, "max");
+  for (std::uint32_t i = 0; i < hq; ++i) {
+    b.movr(2, 14);
+    if (S) {
+      const unsigned si = b.mem(fmt::format("e{}", i), DType::F32, a.sc + i * S * 4, S);
+      b.ld(3, mx + i * 4);
+      b.vop(Op::FSub, DType::F32, DType::F32, VOperand::d(si), VOperand::d(si), VOperand::r(3));
+      b.vop(Op::FExp, DType::F32, DType::F32, VOperand::d(si), VOperand::d(si));
+      b.movr(2, 15);
+      b.reduce(Op::FSum, DType::F32, DType::F32, 2, VOperand::d(si));
+    }
+    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem(fmt::format("l{}", i), DType::F32, sum + i * 4, 1)),
+          VOperand::r(2));
+  }
+  emit_allreduce(b, l.rows(), row_role, sum, hq, Op::FAdd, "sum");
+  if (!S) return;
+  for (std::uint32_t i = 0; i < hq; ++i) {
+    const unsigned pi = b.mem(fmt::format("pr{}", i), DType::F32, a.sc + i * S * 4, S);
+    b.ld(3, sum + i * 4);
+    b.fscalar(Op::FRecip, DType::F32, 3, 3);
+    b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(pi), VOperand::d(pi), VOperand::r(3));
+  }
+}
+
 std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::string& name, std::uint32_t layer,
                                               std::uint64_t position, const Pe& pe, const LineRole& seg_role,
                                               const LineRole& row_role) {
@@ -40,8 +86,6 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const std::uint32_t e = l.esize(), hq = static_cast<std::uint32_t>(l.shape().group_heads());
   const std::uint32_t nd = pe.nd, S = pe.slots, smax = l.slots_max, nq = hq * nd;
-  const std::uint32_t scale =
-      hw::numerics::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(l.shape().head_dim)));
   ProgramBuilder b(name);
   b.entry(b.task("main"));
   const std::uint8_t scores = b.declare_task("scores");
@@ -80,47 +124,17 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   }
   b.ret();
   b.start(scores);
-  const unsigned sc = b.mem("scores", DType::F32, a.sc, hq * S);
-  if (S) {
-    emit_allreduce(b, l.segments(), seg_role, a.acc, hq * S, Op::FAdd, "qk");
-    b.movf(12, DType::F32, scale);
-    b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(sc), VOperand::d(part), VOperand::r(12));
-  }
-  // Per query head: the maximum over this column's positions, allreduced along the row.
-  const std::uint32_t mx = a.stat, sum = a.stat + hq * 4;
-  for (std::uint32_t i = 0; i < hq; ++i) {
-    b.movr(2, 13);
-    if (S)
-      b.reduce(Op::FRMax, DType::F32, DType::F32, 2,
-               VOperand::d(b.mem(fmt::format("s{}", i), DType::F32, a.sc + i * S * 4, S)));
-    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem(fmt::format("m{}", i), DType::F32, mx + i * 4, 1)),
-          VOperand::r(2));
-  }
-  emit_allreduce(b, l.rows(), row_role, mx, hq, Op::FMax, "max");
-  for (std::uint32_t i = 0; i < hq; ++i) {
-    b.movr(2, 14);
-    if (S) {
-      const unsigned si = b.mem(fmt::format("e{}", i), DType::F32, a.sc + i * S * 4, S);
-      b.ld(3, mx + i * 4);
-      b.vop(Op::FSub, DType::F32, DType::F32, VOperand::d(si), VOperand::d(si), VOperand::r(3));
-      b.vop(Op::FExp, DType::F32, DType::F32, VOperand::d(si), VOperand::d(si));
-      b.movr(2, 15);
-      b.reduce(Op::FSum, DType::F32, DType::F32, 2, VOperand::d(si));
-    }
-    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem(fmt::format("l{}", i), DType::F32, sum + i * 4, 1)),
-          VOperand::r(2));
-  }
-  emit_allreduce(b, l.rows(), row_role, sum, hq, Op::FAdd, "sum");
-  // p = e x 1/l; then each of the row's output features: the weighted values of this column's
-  // positions, allreduced along the row.
+  // The scores of this column's positions reach the segment's root row, which alone takes the
+  // softmax (its max and sum allreduced along that row) and broadcasts the probabilities back
+  // down the segment.
+  if (S) emit_reduce(b, l.segments(), seg_role, a.acc, hq * S, Op::FAdd, "qk");
+  if (seg_role.root()) softmax(b, l, S, row_role);
+  if (S) emit_broadcast(b, l.segments(), seg_role, a.sc, hq * S, DType::F32, "p");
+  // Each of the row's output features: the weighted values of this column's positions,
+  // reduced along the row; its root rounds them and broadcasts them.
   const unsigned out = b.mem("out", DType::F32, a.acc, nq);
   for (std::uint32_t i = 0; i < hq; ++i) {
     const unsigned pi = b.mem(fmt::format("p{}", i), DType::F32, a.sc + i * S * 4, S);
-    if (S) {
-      b.ld(3, sum + i * 4);
-      b.fscalar(Op::FRecip, DType::F32, 3, 3);
-      b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(pi), VOperand::d(pi), VOperand::r(3));
-    }
     for (std::uint32_t d = 0; d < nd; ++d) {
       b.movr(2, S ? 15 : 14);
       if (S)
@@ -131,8 +145,9 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
     }
   }
   if (nq) {
-    emit_allreduce(b, l.rows(), row_role, a.acc, nq, Op::FAdd, "pv");
-    b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("att", dt, a.att, nq)), VOperand::d(out));
+    emit_reduce(b, l.rows(), row_role, a.acc, nq, Op::FAdd, "pv");
+    if (row_role.root()) b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("att", dt, a.att, nq)), VOperand::d(out));
+    emit_broadcast(b, l.rows(), row_role, a.att, nq, dt, "att");
   }
   b.ret();
   return b.finish();

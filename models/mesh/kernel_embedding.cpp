@@ -48,8 +48,10 @@ MeshStep embedding_step(const MeshLayout& l, const compiler::Target& t, std::uin
           b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(acc), VOperand::r(14));
         }
         if (k) {
-          emit_allreduce(b, f, f.role(r), a.acc, k, Op::FAdd, "ar");
-          b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("x", dt, a.x, k)), VOperand::d(acc));
+          const LineRole role = f.role(r);
+          emit_reduce(b, f, role, a.acc, k, Op::FAdd, "ar");
+          if (role.root()) b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("x", dt, a.x, k)), VOperand::d(acc));
+          emit_broadcast(b, f, role, a.x, k, dt, "x");
         }
         b.ret();
         return b.finish();

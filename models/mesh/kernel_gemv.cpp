@@ -1,7 +1,7 @@
 // MeshGEMV (docs/compiler.md, "Mesh placement"): every PE multiplies its slice of the input
 // with its tile of the weight (one fp32-accumulating FMAC per input element, on one ordered
-// microthread), the partial sums of each line are allreduced (line_tree.h) and every PE of
-// the line rounds the result, adds the residual or applies SwiGLU.
+// microthread), the partial sums of each line are reduced to its root (line_tree.h), which
+// rounds them, adds the residual or applies SwiGLU and broadcasts the outputs back.
 
 #include <fmt/format.h>
 
@@ -175,8 +175,11 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   if (k == 0) b.activate(reduce);
   b.ret();
   b.start(reduce);
-  emit_allreduce(b, family, role, l.addrs().acc, n, Op::FAdd, "ar");
-  epilogue(b, l, s, n);
+  // The line's root finishes the outputs (rounds them, adds the residual or applies SwiGLU)
+  // and broadcasts them in the model's format.
+  emit_reduce(b, family, role, l.addrs().acc, n, Op::FAdd, "ar");
+  if (role.root()) epilogue(b, l, s, n);
+  emit_broadcast(b, family, role, s.out, s.epilogue == Epilogue::Swiglu ? n / 2 : n, dt, "out");
   b.ret();
   return b.finish();
 }

@@ -172,8 +172,8 @@ Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers
   a.z = take(t.nf * e);
   if (head) a.logits = take(t.nv * e);
   const std::uint64_t hq = s.group_heads();
-  const std::uint64_t acc = std::max<std::uint64_t>(
-      {t.nqkv, t.kc, 2ull * t.nf, head ? t.nv : 0u, hq * t.slots, std::uint64_t{t.nq}, 1});
+  const std::uint64_t acc =
+      std::max<std::uint64_t>({t.nqkv, t.kc, 2ull * t.nf, head ? t.nv : 0u, hq * t.slots, std::uint64_t{t.nq}, 1});
   a.acc = take(acc * 4);
   a.sc = take(std::max<std::uint64_t>(hq * t.slots, 1) * 4);
   a.stat = take(2 * hq * 4 + 16);

@@ -32,7 +32,7 @@ const char* to_string(StepId::Kind k) {
 
 MeshDecode::MeshDecode(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout, std::uint64_t position,
                        std::uint64_t token, std::uint32_t simulated)
-    : target_(target), layout_(std::move(layout)), position_(position), token_(token) {
+    : target_(target), layout_(std::move(layout)), position_(position), token_(token), simulated_(simulated) {
   const MeshLayout& l = *layout_;
   if (position >= l.shape().capacity) throw std::logic_error("MeshDecode: a position beyond the cache's capacity");
   if (simulated > l.layers()) throw std::logic_error("MeshDecode: more layers than the layout holds");

@@ -38,6 +38,7 @@ class MeshDecode {
   [[nodiscard]] const std::vector<StepId>& steps() const { return steps_; }
   [[nodiscard]] std::uint64_t position() const { return position_; }
   [[nodiscard]] std::uint64_t token() const { return token_; }
+  [[nodiscard]] std::uint32_t simulated_layers() const { return simulated_; }
   // Step i with its programs (or only its work and bound: cheap, for reports).
   [[nodiscard]] MeshStep step(std::size_t i, bool code = true) const;
 
@@ -45,6 +46,7 @@ class MeshDecode {
   compiler::Target target_;
   std::shared_ptr<const MeshLayout> layout_;
   std::uint64_t position_ = 0, token_ = 0;
+  std::uint32_t simulated_ = 0;
   std::vector<StepId> steps_;
   std::shared_ptr<fabric::RouteTable> routes_;
 };

@@ -18,12 +18,15 @@
 #include "models/mesh/line_tree.h"
 #include "models/mesh/mesh_decode.h"
 #include "models/mesh/mesh_expect.h"
+#include "models/mesh/mesh_plan.h"
 #include "models/reference/attention.h"
 #include "models/reference/elementwise.h"
 #include "models/reference/linear.h"
 #include "models/reference/norms.h"
 #include "platforms/inference/mesh_run.h"
+#include "platforms/inference/mesh_token.h"
 #include "platforms/platform_spec.h"
+#include "sim/errors.h"
 
 namespace wafersim::test::mesh_test {
 namespace {
@@ -241,6 +244,162 @@ TEST(MeshDecode, TimingOnlyTakesTheFunctionalRunsCycles) {
   for (const auto& s : functional.sim->run().steps) cycles[0].push_back(s.cycles());
   for (const auto& s : timing.sim->run().steps) cycles[1].push_back(s.cycles());
   EXPECT_EQ(cycles[0], cycles[1]);
+}
+
+}  // namespace
+}  // namespace wafersim::test::mesh_test
+
+namespace wafersim::test::mesh_test {
+namespace {
+
+models::mesh::MeshTarget tiny_target(const std::string& platform) {
+  const auto loaded = platforms::load_platform(platform);
+  return platforms::inference::mesh_target(loaded.spec);
+}
+
+// A decoder too large for one tiny wafer: d 128, 8 heads over 2 key/value heads, SwiGLU 384,
+// eight layers, vocabulary 256.
+models::ModelSpec wide_llama(int layers) {
+  return models::load_model_text(
+             fmt::format("name: wide-llama\ndtype: bf16\nbatch: 1\nsequence: 64\ntransformer:\n  d_model: 128\n"
+                         "  heads: 8\n  kv_heads: 2\n  d_ff: 384\n  layers: {}\n  vocabulary: 256\n"
+                         "  activation: swiglu\n  norm: rmsnorm\n  positions: rotary\n  bias: false\n",
+                         layers),
+             "wide-llama.yaml")
+      .spec;
+}
+
+TEST(MeshPlan, TinyLlamaTakesTheRegionWithTheShortestCollectivesThatFits) {
+  // Every region of 2 or more rows (one per key/value head) holds the tiny decoder: the
+  // shortest collectives (7 x columns + 2 x rows + rows per head, a layer) are those of 2 x 1.
+  const auto p = models::mesh::plan_mesh(tiny_llama(), tiny_target("tiny"));
+  ASSERT_EQ(p.wafers.size(), 1u);
+  const auto& w = p.wafers[0];
+  EXPECT_EQ(w.region.rows, 2u);
+  EXPECT_EQ(w.region.columns, 1u);
+  EXPECT_EQ(w.first_layer, 0u);
+  EXPECT_EQ(w.layers, 2u);
+  EXPECT_TRUE(w.embedding);
+  EXPECT_TRUE(w.head);
+  EXPECT_EQ(w.addrs.end, 6816u);
+  EXPECT_EQ(w.addrs.weights + w.addrs.caches + w.addrs.activations, w.addrs.end);
+  EXPECT_EQ(p.link_bytes, 0u);
+}
+
+TEST(MeshPlan, AnExplicitRegionIsTakenOrRefused) {
+  auto t = tiny_target("tiny");
+  t.rows = 7;
+  t.columns = 5;
+  const auto p = models::mesh::plan_mesh(tiny_llama(), t);
+  ASSERT_EQ(p.wafers.size(), 1u);
+  EXPECT_EQ(p.wafers[0].region.rows, 7u);
+  EXPECT_EQ(p.wafers[0].region.columns, 5u);
+  t.rows = 1;  // fewer rows than key/value heads
+  EXPECT_THROW(models::mesh::plan_mesh(tiny_llama(), t), sim::InputError);
+  t.rows = 9;  // beyond the wafer
+  EXPECT_THROW(models::mesh::plan_mesh(tiny_llama(), t), sim::InputError);
+}
+
+TEST(MeshPlan, SplitsTheLayersOverTheFewestSystemsThatHoldThem) {
+  // Eight layers need 52,928 B on the busiest PE of a whole tiny wafer: two of tiny-cluster's
+  // wafers take four each, the first with the embedding, the second with the head; on each the
+  // fewest columns that hold its layers over all 8 rows.
+  const auto p = models::mesh::plan_mesh(wide_llama(8), tiny_target("tiny-cluster"));
+  ASSERT_EQ(p.wafers.size(), 2u);
+  EXPECT_EQ(p.systems, 2u);
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    const auto& w = p.wafers[i];
+    EXPECT_EQ(w.region.rows, 8u);
+    EXPECT_EQ(w.region.columns, 5u);
+    EXPECT_EQ(w.first_layer, 4 * i);
+    EXPECT_EQ(w.layers, 4u);
+    EXPECT_EQ(w.embedding, i == 0);
+    EXPECT_EQ(w.head, i == 1);
+    EXPECT_LE(w.addrs.end, p.sram_capacity);
+  }
+  EXPECT_EQ(p.wafers[0].addrs.end, 43296u);
+  EXPECT_EQ(p.wafers[1].addrs.end, 43464u);
+  // The residual stream (128 bf16 values) over one 100 Gb/s port at 1.1 GHz: 2,048 bits in
+  // 20.48 ns, 22.5 cycles, rounded up.
+  EXPECT_EQ(p.link_bytes, 256u);
+  EXPECT_EQ(p.link_cycles, 23u);
+}
+
+TEST(MeshPlan, AModelTooLargeIsAnErrorWithTheShortfall) {
+  try {
+    models::mesh::plan_mesh(wide_llama(8), tiny_target("tiny"));
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("model 'wide-llama' does not fit the mesh placement on 1 system"), std::string::npos) << m;
+    EXPECT_NE(m.find("its busiest PE needs 52928 B (weights 50240 B, KV caches of 64 positions 1536 B, activations "
+                     "1152 B) but has 49152 B: short by 3776 B"),
+              std::string::npos)
+        << m;
+  }
+}
+
+// One decode token through the library entry of `wafersim infer --placement mesh`: with one
+// layer simulated the other takes its cycles, and that is exactly what simulating both gives
+// (every layer is the same program at other addresses); the functional run matches the host.
+TEST(MeshToken, OneSimulatedLayerStandsForEveryLayerOfItsWafer) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.position = 10;
+  o.token = 7;
+  o.check = true;
+  o.rows = 8;
+  o.columns = 8;
+  sim::stats::Group root("");
+  o.layers = 1;
+  platforms::inference::MeshTokenSimulation one(platform.spec, tiny_llama(), o, {}, root);
+  o.layers = 0;
+  platforms::inference::MeshTokenSimulation all(platform.spec, tiny_llama(), o, {}, root);
+  const auto t1 = one.run(), t2 = all.run();
+  ASSERT_EQ(t1.runs.size(), 1u);
+  ASSERT_EQ(t2.runs.size(), 1u);
+  EXPECT_EQ(t1.runs[0].simulated_layers, 1u);
+  EXPECT_EQ(t2.runs[0].simulated_layers, 2u);
+  EXPECT_EQ(t1.layers_simulated, 1u);
+  EXPECT_EQ(t1.layers_total, 2u);
+  for (const auto* t : {&t1, &t2}) {
+    EXPECT_EQ(t->runs[0].mismatches, 0u) << t->runs[0].first_mismatch;
+    EXPECT_GT(t->runs[0].compared, 0u);
+  }
+  // Layer 1's steps take layer 0's cycles to within 2 each (they start from the state the step
+  // before left: the embedding for layer 0, layer 0's last for layer 1).
+  std::vector<std::uint64_t> h0, h1;
+  std::uint64_t sum0 = 0, sum1 = 0;
+  for (const auto& s : t2.runs[0].run.steps) {
+    if (s.name.rfind("h0.", 0) == 0) h0.push_back(s.cycles()), sum0 += s.cycles();
+    if (s.name.rfind("h1.", 0) == 0) h1.push_back(s.cycles()), sum1 += s.cycles();
+  }
+  ASSERT_EQ(h0.size(), 7u);
+  ASSERT_EQ(h1.size(), 7u);
+  for (std::size_t i = 0; i < h0.size(); ++i)
+    EXPECT_LE(std::max(h0[i], h1[i]) - std::min(h0[i], h1[i]), 2u) << "step " << i;
+  EXPECT_GT(sum0, 0u);
+  // The one-layer run's token counts its layer twice; the two-layer run sums both.
+  std::uint64_t one0 = 0;
+  for (const auto& s : t1.runs[0].run.steps)
+    if (s.name.rfind("h0.", 0) == 0) one0 += s.cycles();
+  EXPECT_EQ(one0, sum0);
+  EXPECT_EQ(t1.layer_cycles, 2 * sum0);
+  EXPECT_EQ(t2.layer_cycles, sum0 + sum1);
+  EXPECT_EQ(t1.cycles(), t1.runs[0].run.cycles() + sum0);
+  EXPECT_EQ(t2.cycles(), t2.runs[0].run.cycles());
+  EXPECT_EQ(t1.link_cycles, 0u);
+}
+
+TEST(MeshToken, APositionBeyondTheCacheIsAnInputError) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.position = 16;  // the cache holds 16 positions
+  sim::stats::Group root("");
+  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, {}, root), sim::InputError);
+  o.position = 3;
+  o.token = 40;  // the vocabulary has 40
+  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, {}, root), sim::InputError);
 }
 
 }  // namespace
