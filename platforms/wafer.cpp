@@ -1,11 +1,23 @@
 #include "platforms/wafer.h"
 
+#include "platforms/memory_estimate.h"
+
 namespace wafersim::platforms {
+
+namespace {
+
+// `spec`, once its estimated host memory is known to fit.
+const PlatformSpec& fitting(const PlatformSpec& spec, const BuildOptions& options) {
+  check_memory(estimate_memory(spec, Workload{options.synthetic_traffic, 1}), options.max_memory);
+  return spec;
+}
+
+}  // namespace
 
 Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, const BuildOptions& options,
              sim::stats::Group& stats)
     : sc_core::sc_module(name),
-      spec_(spec),
+      spec_(fitting(spec, options)),
       engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles}),
       cores_(std::string(basename()) + ".cores", spec.wafer,
              hw::CoreArrayOptions{spec.fabric.colors, options.idle_skip, options.timing_only}),
@@ -16,6 +28,7 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
   mesh_options.routing = options.routing;
   mesh_options.routes = options.routes;
   mesh_options.trace_counters = options.trace_counters;
+  mesh_options.traffic = options.traffic;
   mesh_ = std::make_unique<fabric::Mesh>(
       spec.fabric, fabric::MeshGeometry(spec.wafer.width, spec.wafer.height, spec.fabric.edge_io_channels),
       mesh_options, &engine_);

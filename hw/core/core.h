@@ -92,6 +92,7 @@ struct VectorOp {
   // Timing only, per element: bytes read from the SRAM, bytes written to it, a wavelet sent.
   std::uint8_t read_bytes = 0, written_bytes = 0;
   bool sends = false;
+  std::uint8_t lane_kind = 0;  // the CoreCounters::lane_ops slot its elements count in
   std::uint32_t last_word[4] = {};
   bool has_last[4] = {};
   std::vector<Access> pending;  // [0, planned): the port accesses of the open step
@@ -139,6 +140,9 @@ class Core {
 
   [[nodiscard]] PeCoord coord() const { return coord_; }
   [[nodiscard]] bool loaded() const { return program_ != nullptr; }
+  // The declared tasks of the loaded program that have not started once since it was loaded
+  // (a task never activated usually means a route or an activation is missing).
+  [[nodiscard]] std::vector<const isa::TaskDecl*> tasks_never_started() const;
   // A task is running or a vector operation is in flight.
   [[nodiscard]] bool busy() const;
   [[nodiscard]] Sram& sram() { return sram_; }
@@ -220,6 +224,7 @@ class Core {
   void count_stall(Stall s, std::uint8_t* sleep_counts);
 
   PeCoord coord_;
+  std::uint64_t started_ = 0;  // bit t: task t has started since the program was loaded
   const CoreParams* p_;
   Sram sram_;
   std::shared_ptr<const isa::Program> program_;

@@ -105,6 +105,7 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   }
   const isa::OpInfo& info = isa::info(ins.op);
   op.info = &info;
+  op.lane_kind = lane_kind(info.latency == isa::LatencyClass::Scalar ? isa::LatencyClass::Mov : info.latency, ins.type);
   for (int k = 0; k < 4; ++k) {
     op.linear[k] = op.is_dsd[k] && op.d[k].kind == Descriptor::Kind::Mem && !op.sparse;
     op.step_bytes[k] = std::int64_t{op.d[k].stride} * size_of(op.d[k].dtype);
@@ -429,6 +430,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   op.open = false;
   ++op.steps;
   c_.vector_elements += count;
+  c_.lane_ops[op.lane_kind] += count;
   c_.flops += std::uint64_t{count} * info.flops;
   if (op.next >= op.n) {
     op.done_at = now + Cycle(op.interval) + Cycle(op.fab_out ? 0 : op.latency);

@@ -126,7 +126,7 @@ void run_compiled_model(const Workflow& w, const std::string& command, const pla
                         const models::resident::ResidentPlan* plan, const models::resident::ResidentDecode* decode,
                         platforms::runtime::HostData prefill_data) {
   platforms::BuildOptions build = w.sim.build_options();
-  RunDir dir = RunDir::create(w.sim.out, command);
+  RunDir dir = w.sim.run_dir(command);
   // Traces: windows start at one cycle and double (the length is known only afterwards);
   // each layer step becomes a phase on the timeline.
   sim::trace::TraceOptions trace_options = w.trace.options();
@@ -149,6 +149,8 @@ void run_compiled_model(const Workflow& w, const std::string& command, const pla
   const models::compiler::CompiledModel* prefill = decode && decode->prefill ? &decode->prefill->cm : nullptr;
   ModelRun run(loaded.spec, build, root, cm, std::move(data), options, tracing.get(), std::move(hooks), prefill,
                std::move(prefill_data));
+  if (cm.options.placement == models::compiler::PlacementKind::Resident)
+    add_inference_stats(run.wafer().stats(), cm, decode);
   Progress progress("run", 0, "cycles", Progress::terminal() && !w.sim.json);
   auto write = [&](const std::string& status) {
     write_run_files(dir, loaded, root, invocation_text(), run.wall_seconds(), run.wafer().engine().cycles(), status);

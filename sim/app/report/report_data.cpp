@@ -11,6 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "sim/app/report/report_energy.h"
+#include "sim/app/report/table_reader.h"
+#include "sim/app/report/trace_meta.h"
+#include "sim/config/input_file.h"
+#include "sim/config/utf8.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::report {
@@ -20,61 +25,6 @@ using json = nlohmann::ordered_json;
 namespace {
 
 constexpr std::uint32_t kDirs = 5;
-
-json read_json(const fs::path& p, const std::string& what) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw sim::InputError(fmt::format("{}: cannot read {} ({})", p.string(), what, "missing or unreadable"));
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw sim::InputError(fmt::format("{}: not valid JSON: {}", p.string(), e.what()));
-  }
-}
-
-template <class T>
-T field(const json& j, const char* key, const fs::path& file) {
-  if (!j.contains(key)) throw sim::InputError(fmt::format("{}: missing key '{}'", file.string(), key));
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw sim::InputError(fmt::format("{}: key '{}' has the wrong type", file.string(), key));
-  }
-}
-
-// Reads a window table (CSV) checked against its description; calls row(fields) per row
-// (window, keys..., values...).
-template <class F>
-void read_table(const fs::path& path, const json& describe, F&& row) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sim::InputError(fmt::format("{}: cannot read the window table", path.string()));
-  std::string expect = "window";
-  for (const auto& c : describe.at("keys")) expect += "," + c.at("name").get<std::string>();
-  for (const auto& c : describe.at("values")) expect += "," + c.at("name").get<std::string>();
-  std::string line;
-  std::getline(in, line);
-  if (line != expect)
-    throw sim::InputError(
-        fmt::format("{}:1: header '{}' does not match meta.json (expected '{}')", path.string(), line, expect));
-  const std::size_t n = 1 + describe.at("keys").size() + describe.at("values").size();
-  std::vector<std::uint64_t> f(n);
-  std::uint64_t number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    const char* p = line.c_str();
-    for (std::size_t i = 0; i < n; ++i) {
-      char* end = nullptr;
-      if (*p < '0' || *p > '9')
-        throw sim::InputError(fmt::format("{}:{}: expected {} unsigned integers", path.string(), number, n));
-      f[i] = std::strtoull(p, &end, 10);
-      if (i + 1 < n && *end != ',')
-        throw sim::InputError(fmt::format("{}:{}: expected {} comma-separated fields", path.string(), number, n));
-      if (i + 1 == n && *end != '\0')
-        throw sim::InputError(fmt::format("{}:{}: more than {} fields", path.string(), number, n));
-      p = end + 1;
-    }
-    row(f, number);
-  }
-}
 
 struct Hot {
   std::uint64_t stalled = 0, forwarded = 0, occupancy = 0;
@@ -109,8 +59,8 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
     const std::uint64_t w = f[0], x = f[1], y = f[2], d = f[3];
     const std::uint64_t color = by_color ? f[4] : 0;
     const std::size_t v = by_color ? 5 : 4;
-    if (w >= windows || d >= kDirs || x < area[0] || y < area[1] || x > area[2] || y > area[3] ||
-        (x - area[0]) % size || (y - area[1]) % size)
+    if (w >= windows || d >= kDirs || color >= kMaxReportColors || x < area[0] || y < area[1] || x > area[2] ||
+        y > area[3] || (x - area[0]) % size || (y - area[1]) % size)
       throw sim::InputError(fmt::format("{}:{}: window, region or direction out of range", table.string(), line));
     const auto cell = static_cast<std::uint32_t>((y - area[1]) / size * cols + (x - area[0]) / size);
     const std::uint64_t fr = w / per_frame;
@@ -398,9 +348,27 @@ json links_section(const fs::path& dir, const json& meta, std::uint64_t windows)
   return out;
 }
 
+// A text field of run.json, or "" when absent or not text.
+std::string run_text(const json& run, const char* key) {
+  return run.is_object() && run.contains(key) && run.at(key).is_string() ? run.at(key).get<std::string>() : "";
+}
+
+json load(const fs::path& run_dir, const ReportOptions& options);
+
 }  // namespace
 
 json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
+  try {
+    return load(run_dir, options);
+  } catch (const json::exception& e) {
+    throw sim::InputError(fmt::format("{}: the run folder's files are not as a wafersim run writes them: {}",
+                                      run_dir.string(), e.what()));
+  }
+}
+
+namespace {
+
+json load(const fs::path& run_dir, const ReportOptions& options) {
   if (!fs::is_directory(run_dir))
     throw sim::InputError(
         fmt::format("{}: not a folder (expected a run folder written by a wafersim command)", run_dir.string()));
@@ -413,9 +381,7 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                     "(e.g. wafersim traffic tiny --pattern hotspot --rate 0.2 --trace windows -o {})",
                     run_dir.string(), run_dir.string()));
   const json meta = read_json(dir / "meta.json", "the trace description");
-  if (meta.value("format", "") != "wafersim-trace/1")
-    throw sim::InputError(fmt::format("{}: unknown trace format '{}' (expected wafersim-trace/1)",
-                                      (dir / "meta.json").string(), meta.value("format", "")));
+  check_trace_meta(meta, run, dir, options.frames);
   const fs::path meta_path = dir / "meta.json";
   const auto windows = field<std::uint64_t>(meta, "windows", meta_path);
   const auto window_cycles = field<std::uint64_t>(meta, "window_cycles", meta_path);
@@ -424,12 +390,13 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
 
   json out;
   out["format"] = "wafersim-report/1";
+  const bool wall_given = run.is_object() && run.contains("wall_seconds") && run.at("wall_seconds").is_number();
   out["run"] = {{"folder", fs::absolute(run_dir).lexically_normal().string()},
-                {"command_line", run.value("command_line", "")},
-                {"platform", run.value("platform", "")},
-                {"status", run.value("status", "")},
-                {"version", run.value("wafersim_version", "")},
-                {"wall_seconds", run.value("wall_seconds", 0.0)}};
+                {"command_line", run_text(run, "command_line")},
+                {"platform", run_text(run, "platform")},
+                {"status", run_text(run, "status")},
+                {"version", run_text(run, "wafersim_version")},
+                {"wall_seconds", wall_given ? run.at("wall_seconds").get<double>() : 0.0}};
   out["trace"] = {{"clock_hz", clock},
                   {"window_cycles", window_cycles},
                   {"windows", windows},
@@ -438,7 +405,8 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                   {"selection", meta.value("selection", json::object())}};
   json files = json::array();
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file())
+    if (entry.is_regular_file() &&
+        sim::config::invalid_utf8_at(entry.path().filename().string()) == std::string_view::npos)
       files.push_back({{"name", entry.path().filename().string()}, {"bytes", entry.file_size()}});
   std::sort(files.begin(), files.end(), [](const json& a, const json& b) {
     return a.at("name").get<std::string>() < b.at("name").get<std::string>();
@@ -463,6 +431,11 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
         if (w.at("wafer") == f.at("wafer")) sw = &w;
       if (pw && sw) add_pe(f, dir, meta, *pw, *sw, windows, end_cycle, options);
     }
+  const json& energy_meta = meta.value("energy", json::object());
+  if (energy_meta.value("recorded", false))
+    for (auto& f : fabric)
+      for (const auto& w : energy_meta.at("wafers"))
+        if (w.at("wafer") == f.at("wafer")) add_energy(f, dir, meta, w, windows);
   out["fabric"] = std::move(fabric);
   out["fabric_absent"] =
       meta.value("fabric_absent", std::string("congestion windows were not traced (--trace windows)"));
@@ -487,10 +460,14 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
   };
   out["pe"] = absent("pe");
   out["sram"] = absent("sram");
+  out["energy"] = absent("energy");
+  if (stats.contains("stats") && stats.at("stats").contains("energy"))
+    out["energy"]["stats"] = stats.at("stats").at("energy");
   // Statistics the page quotes: each wafer's fabric totals, to show that the windows add up.
   json st = json::object();
-  std::function<void(const json&, const std::string&)> walk = [&](const json& g, const std::string& path) {
-    if (!g.is_object()) return;
+  std::function<void(const json&, const std::string&, int)> walk = [&](const json& g, const std::string& path,
+                                                                       int depth) {
+    if (!g.is_object() || depth > 64) return;
     if (g.contains("fabric") && g.at("fabric").is_object()) {
       const json& f = g.at("fabric");
       st[path] = {{"cycles", g.value("cycles", json(nullptr))},
@@ -499,11 +476,13 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                   {"occupancy_integral", f.value("occupancy_integral", json(nullptr))}};
     }
     for (const auto& [name, child] : g.items())
-      if (child.is_object() && name != "fabric") walk(child, path.empty() ? name : path + "." + name);
+      if (child.is_object() && name != "fabric") walk(child, path.empty() ? name : path + "." + name, depth + 1);
   };
-  if (stats.contains("stats")) walk(stats.at("stats"), "");
+  if (stats.is_object() && stats.contains("stats")) walk(stats.at("stats"), "", 0);
   out["stats"] = std::move(st);
   return out;
 }
+
+}  // namespace
 
 }  // namespace wafersim::app::report

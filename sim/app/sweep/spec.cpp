@@ -8,6 +8,7 @@
 #include <set>
 
 #include "platforms/platform_spec.h"
+#include "sim/app/sweep/expand.h"
 #include "sim/config/diagnostics.h"
 #include "sim/config/loader.h"
 
@@ -49,11 +50,8 @@ std::string NumberFormat::format(double value, int digits) const {
   static constexpr std::pair<const char*, double> kPrefixes[] = {{"E", 1e18}, {"P", 1e15}, {"T", 1e12},  {"G", 1e9},
                                                                  {"M", 1e6},  {"k", 1e3},  {"", 1},      {"m", 1e-3},
                                                                  {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}, {"f", 1e-15}};
-  const char* unit = *dimension == units::Dimension::Frequency   ? "Hz"
-                     : *dimension == units::Dimension::Bandwidth ? "b/s"
-                     : *dimension == units::Dimension::Duration  ? "s"
-                                                                 : "params/s";
-  const bool small_ok = *dimension == units::Dimension::Duration;
+  const char* unit = units::base_unit(*dimension);
+  const bool small_ok = units::takes_small_prefixes(*dimension);
   if (value != 0) {
     for (const auto& [sym, scale] : kPrefixes) {
       if (scale < 1 && !small_ok) break;
@@ -153,8 +151,7 @@ bool range_number(Reader& r, const Value& v, const std::string& path, const std:
                   std::optional<units::Dimension>& dim) {
   if (!v.quoted && parse_number(v.text, out)) return true;
   if (unit.empty() && !v.quoted) {
-    for (auto d : {units::Dimension::Frequency, units::Dimension::DataSize, units::Dimension::Bandwidth,
-                   units::Dimension::Duration, units::Dimension::Cycles, units::Dimension::ParamRate}) {
+    for (auto d : units::kDimensions) {
       auto p = units::parse(v.text, d);
       if (p.ok) {
         out = p.value;
@@ -546,7 +543,7 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
     if (!sampled)
       r.error(n->location(), "sweep.samples",
               fmt::format("'samples' applies to random and latin-hypercube, not {}", to_string(spec.combine)));
-    else if (auto c = r.count(*n, "sweep.samples", 1, 10000000))
+    else if (auto c = r.count(*n, "sweep.samples", 1, kMaxPoints))
       spec.samples = *c;
   } else if (sampled) {
     r.error(s.location(), "sweep.samples",
