@@ -80,12 +80,16 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
                     s.capacity));
   if (o.token >= s.vocabulary)
     throw sim::InputError(fmt::format("token {} is beyond the vocabulary of {}", o.token, s.vocabulary));
+  if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
+    throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
+                                      plan_.wafers.size() == 1 ? "" : "s"));
   // One wafer of the platform per simulation: the others are not needed for it.
   PlatformSpec one = spec;
   one.cluster.systems = 1;
   build.timing_only = !o.check;
   const auto& wafers = plan_.wafers;
   for (std::uint32_t i = 0; i < wafers.size(); ++i) {
+    if (o.wafer >= 0 && i != static_cast<std::uint32_t>(o.wafer)) continue;
     bool found = false;
     for (auto& w : sims_)
       if (same(wafers[w->wafers[0]], wafers[i])) {
@@ -156,7 +160,10 @@ MeshToken MeshTokenSimulation::run(const StepDone& done) {
     t.layers_simulated += run.simulated_layers;
     t.runs.push_back(std::move(run));
   }
-  t.link_cycles = (wafers.size() - 1) * plan_.link_cycles;
+  t.only_wafer = o.wafer;
+  // The links the token crosses: between every pair of wafers, or out of this one.
+  t.link_cycles = o.wafer >= 0 ? (static_cast<std::size_t>(o.wafer) + 1 < wafers.size() ? plan_.link_cycles : 0)
+                               : (wafers.size() - 1) * plan_.link_cycles;
   return t;
 }
 

@@ -25,6 +25,9 @@ struct MeshTokenOptions {
   bool check = false;        // functional: random weights and cache placed, results compared with the host
   std::uint64_t seed = 1;
   std::uint32_t rows = 0, columns = 0;  // the region on every wafer (0: the planner's)
+  // Only this wafer of the plan (its part of the token: its layers, and the embedding or the
+  // head when they are on it), or every wafer (-1).
+  std::int32_t wafer = -1;
 };
 
 struct MeshWaferRun {
@@ -42,6 +45,7 @@ struct MeshToken {
   // The token: embedding, every layer of every wafer, final norm and head, links.
   std::uint64_t embed_cycles = 0, layer_cycles = 0, head_cycles = 0, link_cycles = 0;
   std::uint64_t layers_simulated = 0, layers_total = 0;
+  std::int32_t only_wafer = -1;  // MeshTokenOptions::wafer: the figures are that wafer's part
   [[nodiscard]] std::uint64_t cycles() const { return embed_cycles + layer_cycles + head_cycles + link_cycles; }
 };
 
@@ -50,7 +54,8 @@ struct MeshToken {
 class MeshTokenSimulation {
  public:
   // Contract: throws sim::InputError for a model the mesh does not cover or that does not
-  // fit, and for a position beyond the cache or a token beyond the vocabulary. Keep this object
+  // fit, for a position beyond the cache, a token beyond the vocabulary or a wafer beyond the
+  // plan's. Keep this object
   // while `root`'s statistics are read.
   MeshTokenSimulation(const PlatformSpec& spec, const models::ModelSpec& model, const MeshTokenOptions& o,
                       BuildOptions build, sim::stats::Group& root);

@@ -74,6 +74,10 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
                  "with --placement mesh: the region on every wafer, ROWSxCOLUMNS, instead of the planner's")
       ->type_name("RxC")
       ->group(group);
+  cmd.add_option("--mesh-wafer", mesh_wafer,
+                 "with --placement mesh: simulate only this wafer of the plan (its part of the token), not all")
+      ->type_name("N")
+      ->group(group);
   cmd.add_option("--token", token, "with --placement mesh: the decode token's id")
       ->capture_default_str()
       ->type_name("ID")
@@ -180,6 +184,7 @@ struct Inference {
       }
     }
     o.check = !w.check.timing_only && !w.check.no_check;
+    o.wafer = a.mesh_wafer;
     o.seed = w.sim.seed;
     auto mt = platforms::inference::mesh_target(loaded.spec);
     if (!a.mesh_region.empty()) std::tie(o.rows, o.columns) = parse_mesh_region(a.mesh_region);
@@ -187,7 +192,9 @@ struct Inference {
     mt.columns = o.columns;
     const auto plan = models::mesh::plan_mesh(m.spec, mt);
     std::uint64_t bytes = 0;
-    for (const auto& wf : plan.wafers) bytes += wf.region.pes() * wf.addrs.end;
+    for (std::size_t i = 0; i < plan.wafers.size(); ++i)
+      if (o.wafer < 0 || i == static_cast<std::size_t>(o.wafer))
+        bytes += plan.wafers[i].region.pes() * plan.wafers[i].addrs.end;
     if (o.check && bytes > (std::uint64_t{4} << 30))
       throw sim::InputError(fmt::format(
           "a functional mesh run places {} GB of weights and caches in the simulated SRAM: add --timing-only",

@@ -163,6 +163,7 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
   }
   j["runs"] = runs;
   const double seconds = static_cast<double>(t.cycles()) / clock_hz;
+  if (t.only_wafer >= 0) j["only_wafer"] = t.only_wafer;
   j["token"] = {{"embedding_cycles", t.embed_cycles},
                 {"layer_cycles", t.layer_cycles},
                 {"head_cycles", t.head_cycles},
@@ -171,7 +172,7 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
                 {"layers", t.layers_total},
                 {"layers_simulated", t.layers_simulated},
                 {"seconds", seconds},
-                {"tokens_per_s", seconds > 0 ? 1.0 / seconds : 0.0}};
+                {"tokens_per_s", seconds > 0 && t.only_wafer < 0 ? 1.0 / seconds : 0.0}};
   return j;
 }
 
@@ -196,11 +197,18 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
                                       : std::string("all equal bit for bit"));
   }
   const double seconds = static_cast<double>(t.cycles()) / clock_hz;
-  out << fmt::format(
-      "  token       embedding {} + layers {} + final norm and head {} + links {} = {} cycles: {:.1f} "
-      "us, {:.0f} tokens/s at {:.2f} GHz\n",
-      t.embed_cycles, t.layer_cycles, t.head_cycles, t.link_cycles, t.cycles(), seconds * 1e6,
-      seconds > 0 ? 1.0 / seconds : 0.0, clock_hz / 1e9);
+  if (t.only_wafer >= 0)
+    out << fmt::format(
+        "  wafer {}     its part of the token: embedding {} + layers {} + final norm and head {} + "
+        "link out {} = {} cycles, {:.1f} us at {:.2f} GHz (the other wafers not simulated)\n",
+        t.only_wafer, t.embed_cycles, t.layer_cycles, t.head_cycles, t.link_cycles, t.cycles(), seconds * 1e6,
+        clock_hz / 1e9);
+  else
+    out << fmt::format(
+        "  token       embedding {} + layers {} + final norm and head {} + links {} = {} cycles: "
+        "{:.1f} us, {:.0f} tokens/s at {:.2f} GHz\n",
+        t.embed_cycles, t.layer_cycles, t.head_cycles, t.link_cycles, t.cycles(), seconds * 1e6,
+        seconds > 0 ? 1.0 / seconds : 0.0, clock_hz / 1e9);
   if (t.layers_simulated < t.layers_total)
     out << fmt::format(
         "  layers      {} of {} simulated: every layer runs the same program at other addresses, so "

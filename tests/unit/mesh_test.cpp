@@ -391,6 +391,32 @@ TEST(MeshToken, OneSimulatedLayerStandsForEveryLayerOfItsWafer) {
   EXPECT_EQ(t1.link_cycles, 0u);
 }
 
+// One wafer of a two-wafer plan alone (the last: layers 4 to 7, the final norm and the head,
+// its input a residual stream placed by the host): its part of the token, checked against the
+// host, and no link out of the last wafer.
+TEST(MeshToken, OneWaferOfThePlanAloneIsItsPartOfTheToken) {
+  const auto platform = platforms::load_platform("tiny-cluster");
+  platforms::inference::MeshTokenOptions o;
+  o.position = 5;
+  o.token = 3;
+  o.check = true;
+  o.wafer = 1;
+  sim::stats::Group root("");
+  platforms::inference::MeshTokenSimulation sim(platform.spec, wide_llama(8), o, {}, root);
+  const auto t = sim.run();
+  ASSERT_EQ(t.runs.size(), 1u);
+  EXPECT_EQ(t.runs[0].wafers, std::vector<std::uint32_t>{1});
+  EXPECT_EQ(t.runs[0].mismatches, 0u) << t.runs[0].first_mismatch;
+  EXPECT_GT(t.runs[0].compared, 0u);
+  EXPECT_EQ(t.only_wafer, 1);
+  EXPECT_EQ(t.layers_total, 4u);
+  EXPECT_EQ(t.embed_cycles, 0u);
+  EXPECT_GT(t.head_cycles, 0u);
+  EXPECT_EQ(t.link_cycles, 0u);
+  o.wafer = 2;  // the plan has two
+  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, wide_llama(8), o, {}, root), sim::InputError);
+}
+
 TEST(MeshToken, APositionBeyondTheCacheIsAnInputError) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;
