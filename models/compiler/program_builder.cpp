@@ -324,6 +324,8 @@ void ProgramBuilder::vop(Op op, DType t, DType t2, VOperand d, VOperand a, VOper
   i.async = o.async;
   i.on_done = o.on_done;
   i.done_task = o.task;
+  i.ut = o.ut;
+  if (o.ut != Instruction::kUnordered && !o.async) misuse("a microthread (ut) needs async");
   int fab_in = 0, fab_out = 0;
   bool any = false;
   for (int k = 0; k < 4; ++k) {

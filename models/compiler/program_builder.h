@@ -21,11 +21,13 @@ struct VOperand {
   static VOperand r(unsigned reg) { return {Kind::Reg, reg}; }
 };
 
-// Options of a vector instruction: run on a microthread, and what to do on completion.
+// Options of a vector instruction: run on a microthread (an ordered one with `ut`), and
+// what to do on completion.
 struct VectorOptions {
   bool async = false;
   hw::isa::OnDone on_done = hw::isa::OnDone::None;
   std::uint8_t task = 0;
+  std::uint8_t ut = hw::isa::Instruction::kUnordered;
 };
 
 // Contract: every method checks its arguments the way the assembler checks text and throws

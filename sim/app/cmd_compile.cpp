@@ -5,11 +5,15 @@
 
 #include <fstream>
 #include <iostream>
+#include <tuple>
 
 #include "hw/isa/disassemble.h"
 #include "models/compiler/compiler.h"
+#include "models/mesh/mesh_plan.h"
+#include "platforms/inference/mesh_token.h"
 #include "platforms/memory_estimate.h"
 #include "sim/app/cli.h"
+#include "sim/app/mesh_report.h"
 #include "sim/app/model_report.h"
 #include "sim/app/resident_report.h"
 #include "sim/errors.h"
@@ -24,12 +28,14 @@ struct CompileCommand {
   bool json = false;
   std::string emit;
   std::uint64_t prompt = 0;
+  std::string mesh_region;
 
   void execute() const {
     auto loaded = platforms::load_platform(platform, set);
     auto m = model.load();
     const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
     if (model.placement == "resident") return resident(loaded, m, target);
+    if (model.placement == "mesh") return mesh(loaded, m, target);
     const auto cm = models::compiler::compile(m.spec, target, model.options(!emit.empty()));
     if (!emit.empty()) {
       std::ofstream f(emit);
@@ -50,6 +56,22 @@ struct CompileCommand {
     std::cout << fmt::format("  simulating  about {} of host memory to run it ({})\n",
                              platforms::memory_text(memory.bytes), memory.breakdown);
     if (!emit.empty()) std::cout << fmt::format("  code        {} (every PE program, as assembly)\n", emit);
+  }
+
+  void mesh(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
+            const models::compiler::Target& target) const {
+    if (!emit.empty()) throw sim::InputError("--emit: the mesh placement's programs are built when it runs (infer)");
+    auto t = platforms::inference::mesh_target(loaded.spec);
+    if (!mesh_region.empty()) std::tie(t.rows, t.columns) = parse_mesh_region(mesh_region);
+    const auto plan = models::mesh::plan_mesh(m.spec, t);
+    const std::uint64_t position = prompt ? prompt : m.spec.sequence / 2;
+    if (position >= m.spec.sequence)
+      throw sim::InputError(
+          fmt::format("--prompt-len {} leaves no room in the KV cache of {} positions", position, m.spec.sequence));
+    if (json)
+      std::cout << mesh_plan_json(plan, target, m.spec, loaded.spec.name, position).dump(2) << "\n";
+    else
+      print_mesh_plan(std::cout, plan, target, m.spec, loaded.spec.name, position);
   }
 
   void resident(const platforms::LoadedPlatform& loaded, const models::LoadedModel& m,
@@ -87,6 +109,9 @@ void add_compile_command(CLI::App& app) {
                   "with --placement resident: prompt tokens per sample for the prefill figures (default: the model's "
                   "sequence, which is also the KV cache's length)")
       ->type_name("N");
+  sub->add_option("--mesh-region", cmd->mesh_region,
+                  "with --placement mesh: the region on every wafer, ROWSxCOLUMNS, instead of the planner's")
+      ->type_name("RxC");
   sub->footer(
       "With --placement resident every layer gets its own region (bands of rows on one wafer, or over the\n"
       "wafers of a cluster platform when one is too small) holding its weights and KV cache in SRAM, and tokens\n"
@@ -98,6 +123,9 @@ void add_compile_command(CLI::App& app) {
       "the busiest router link (fabric), and the busiest edge channel (edge), one wavelet per cycle each.\n"
       "The code column says whether a step has PE code (pe: --emit and run generate it) or is planned from the\n"
       "layout only (analytical: no kernel yet, or the kernel's buffers do not fit the SRAM).\n"
+      "With --placement mesh (Llama-style decoders) every layer is spread over one region per wafer, layers\n"
+      "pipelined over the fewest wafers that hold them: the regions, SRAM per PE and each kernel's bound for a\n"
+      "decode token at position --prompt-len (default: half the model's sequence).\n"
       "A model that does not fit (SRAM per PE, colors) is an error naming the layer and the shortfall (exit 2).");
   sub->callback([cmd] { cmd->execute(); });
 }

@@ -6,16 +6,21 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <tuple>
 
 #include "models/compiler/compiler.h"
+#include "models/mesh/mesh_plan.h"
 #include "models/resident/resident_decode.h"
 #include "models/resident/resident_plan.h"
 #include "models/resident/resident_program.h"
 #include "platforms/inference/decode_run.h"
+#include "platforms/inference/mesh_token.h"
 #include "platforms/inference/pipeline_run.h"
 #include "platforms/inference/place_weights.h"
+#include "sim/app/mesh_report.h"
 #include "sim/app/model_run_output.h"
 #include "sim/app/pipeline_report.h"
 #include "sim/app/workflows.h"
@@ -58,6 +63,24 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
                  "takes some inputs and continues the sums of the row above)")
       ->check(CLI::IsMember({"rows-out", "rows-in"}))
       ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--mesh-layers", mesh_layers,
+                 "with --placement mesh: layers simulated on each wafer (a number, or all); the others run the same "
+                 "program at other addresses and take the simulated layer's cycles")
+      ->capture_default_str()
+      ->type_name("N|all")
+      ->group(group);
+  cmd.add_option("--mesh-region", mesh_region,
+                 "with --placement mesh: the region on every wafer, ROWSxCOLUMNS, instead of the planner's")
+      ->type_name("RxC")
+      ->group(group);
+  cmd.add_option("--mesh-wafer", mesh_wafer,
+                 "with --placement mesh: simulate only this wafer of the plan (its part of the token), not all")
+      ->type_name("N")
+      ->group(group);
+  cmd.add_option("--token", token, "with --placement mesh: the decode token's id")
+      ->capture_default_str()
+      ->type_name("ID")
       ->group(group);
 }
 
@@ -137,6 +160,72 @@ struct Inference {
     run_compiled_model(w, "infer", loaded, rd.rp.cm, std::move(data), nullptr, &rd, std::move(prefill_data));
   }
 
+  // The mesh placement: one decode token at position --prompt-len (default: half the model's
+  // sequence), simulated on each distinct region of the plan's wafers.
+  void mesh() const {
+    if (a.pipeline || a.decode_tokens || a.token_by_token)
+      throw sim::InputError(
+          "--pipeline and --decode-tokens are for the resident placement; --placement mesh runs "
+          "one decode token at position --prompt-len");
+    platforms::inference::MeshTokenOptions o;
+    o.position = a.prompt_len ? a.prompt_len : m.spec.sequence / 2;
+    o.token = a.token;
+    if (a.mesh_layers == "all") {
+      o.layers = 0;
+    } else {
+      try {
+        std::size_t used = 0;
+        const unsigned long v = std::stoul(a.mesh_layers, &used);
+        if (used != a.mesh_layers.size() || v == 0 || v > 100000) throw std::invalid_argument("range");
+        o.layers = static_cast<std::uint32_t>(v);
+      } catch (const std::exception&) {
+        throw sim::InputError(
+            fmt::format("--mesh-layers: expected a number of layers (1 or more) or 'all', found '{}'", a.mesh_layers));
+      }
+    }
+    o.check = !w.check.timing_only && !w.check.no_check;
+    o.wafer = a.mesh_wafer;
+    o.seed = w.sim.seed;
+    auto mt = platforms::inference::mesh_target(loaded.spec);
+    if (!a.mesh_region.empty()) std::tie(o.rows, o.columns) = parse_mesh_region(a.mesh_region);
+    mt.rows = o.rows;
+    mt.columns = o.columns;
+    const auto plan = models::mesh::plan_mesh(m.spec, mt);
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < plan.wafers.size(); ++i)
+      if (o.wafer < 0 || i == static_cast<std::size_t>(o.wafer))
+        bytes += plan.wafers[i].region.pes() * plan.wafers[i].addrs.end;
+    if (o.check && bytes > (std::uint64_t{4} << 30))
+      throw sim::InputError(fmt::format(
+          "a functional mesh run places {} GB of weights and caches in the simulated SRAM: add --timing-only",
+          bytes >> 30));
+    RunDir dir = RunDir::create(w.sim.out, "infer");
+    sim::stats::Group root("");
+    const bool progress = !w.sim.json && !std::getenv("WAFERSIM_NO_PROGRESS");
+    platforms::inference::MeshTokenSimulation simulation(loaded.spec, m.spec, o, w.sim.build_options(), root);
+    const auto t = simulation.run([&](const platforms::inference::MeshStepResult& s) {
+      if (progress) std::cerr << fmt::format("  {} {} cycles\n", s.name, s.cycles());
+    });
+    std::uint64_t mismatches = 0, cycles = 0;
+    for (const auto& r : t.runs) {
+      mismatches += r.mismatches;
+      cycles += r.run.cycles();
+    }
+    double wall = 0;
+    for (const auto& r : t.runs) wall += r.wall_seconds;
+    write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(cycles), mismatches ? "error" : "ok");
+    nlohmann::ordered_json j = mesh_token_json(t, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz, o.position);
+    dir.write("mesh.json", j.dump(2) + "\n");
+    if (w.sim.json) {
+      j["out"] = dir.path().string();
+      std::cout << j.dump(2) << "\n";
+    } else {
+      print_mesh_token(std::cout, t, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz, o.position);
+      std::cout << fmt::format("  out         {}\n", dir.path().string());
+    }
+    if (mismatches) throw sim::SimulationError(fmt::format("{} values differ from the host's computation", mismatches));
+  }
+
   // The pipeline simulated: every layer on its own column of PEs, all at once, the batch's
   // tokens flowing from column to column over the fabric.
   void pipeline() const {
@@ -185,6 +274,7 @@ void infer(const Workflow& w, const InferArgs& a) {
   auto m = w.model.load();
   const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
   Inference run{w, a, std::move(loaded), std::move(m), target};
+  if (w.model.placement == "mesh") return run.mesh();
   if (w.model.placement != "resident") return run.streaming();
   if (a.pipeline) return run.pipeline();
   if (a.decode_tokens) return run.decode();
@@ -214,6 +304,7 @@ void add_infer_command(CLI::App& app) {
       "  wafersim infer tiny --set wafer.width=16 --set wafer.height=16 --model examples/models/decoder-block.yaml \\\n"
       "      --pipeline --decode-tokens 2\n"
       "  wafersim infer tiny --model tiny-mlp --placement streaming\n"
+      "  wafersim infer wse2 --model llama3-8b --placement mesh --timing-only --prompt-len 4096\n"
       "Writes config.yaml, stats.json, stats.txt and run.json into the output folder, with model.json (the\n"
       "mapping and every step's figures) or, with --pipeline, pipeline.json (the run and each stage's bounds).\n"
       "Weights resident: every linear layer's weights are placed in SRAM once (step 'weights') and read there\n"
@@ -226,6 +317,10 @@ void add_infer_command(CLI::App& app) {
       "chains of linear layers with gelu, silu or relu, swiglu pairs, q/k/v with causal attention, rmsnorm,\n"
       "layernorm, residual adds and a first embedding) every layer runs on its own column of PEs, all at\n"
       "once, each token's activations flowing over the fabric to the next column; outputs checked bit for bit.\n"
+      "Mesh placement (--placement mesh, Llama-style decoders): one decode token at position --prompt-len on\n"
+      "the plan's regions (wafersim compile --placement mesh), --mesh-layers of each wafer's layers simulated\n"
+      "(default 1: the others take its cycles), every step's cycles against its bound and the token's tokens/s;\n"
+      "functional (random weights and cache, results compared bit for bit) unless --timing-only.\n"
       "Weight streaming: the forward pass of one step on wafer 0, weights streamed in through the west edge.\n"
       "Exit code 3 if a result differs from the host's (docs/compiler.md).");
   sub->callback([w, a] { infer(*w, *a); });

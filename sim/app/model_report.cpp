@@ -21,8 +21,9 @@ void ModelArgs::add(CLI::App& cmd, Use use) {
   if (use != Use::Train)
     cmd.add_option("--placement", placement,
                    "streaming: one layer at a time on the whole wafer, weights streamed in from the edge; resident: "
-                   "weights in SRAM")
-        ->check(CLI::IsMember({"streaming", "resident"}))
+                   "weights in SRAM, each layer on a region of its own; mesh: weights in SRAM, every layer of a "
+                   "Llama-style decoder spread over one region (MeshGEMV, inference)")
+        ->check(CLI::IsMember({"streaming", "resident", "mesh"}))
         ->capture_default_str();
   cmd.add_option("--accumulate", accumulate,
                  "partial sums in fp32 (fmac.f32.f16; the SRAM ports feed it at half the 16-bit rate) or native "
@@ -55,7 +56,7 @@ models::compiler::CompileOptions ModelArgs::options(bool emit) const {
 }
 
 models::LoadedModel ModelArgs::load() const {
-  if (placement == "resident" && layout != "auto")
+  if (placement != "streaming" && layout != "auto")
     throw sim::InputError(
         "--layout applies to the weight-streaming placement; the weight-resident placement places each layer in a "
         "region of its own");

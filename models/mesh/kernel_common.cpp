@@ -1,0 +1,68 @@
+#include "models/mesh/kernel_common.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/mesh/kernels.h"
+
+namespace wafersim::models::mesh {
+
+std::string role_key(const LineRole& r) {
+  if (r.root()) return fmt::format("M{}{}", r.has_before ? 'b' : '-', r.has_after ? 'a' : '-');
+  return fmt::format("{}{}{}{}{}{}{}", r.side == LineRole::Side::Before ? 'B' : 'A', r.distance % 2, r.group % 2,
+                     r.group_root ? 'r' : '-', r.chain_start ? 's' : '-', r.outermost ? 'o' : '-',
+                     // the broadcast passes on unless the PE ends its side
+                     r.distance == 0 ? '-' : 'p');
+}
+
+void add_allreduce(compiler::Work& w, std::uint64_t& latency, const LineFamily& f, std::uint64_t n,
+                   const compiler::Target& t) {
+  if (n == 0 || f.max_hops() == 0) return;
+  w.ramp_in += 3 * n;
+  w.ramp_out += n;
+  w.link += 2 * n;
+  w.issue += 4;
+  // Each value is read and written once per fadd it takes part in (two, at a group root).
+  const std::uint64_t words = (4 * n + t.wafer.pe.sram.port_width.bits / 8 - 1) / (t.wafer.pe.sram.port_width.bits / 8);
+  w.sram_reads += 2 * words;
+  w.sram_writes += 2 * words;
+  latency += 2 * std::uint64_t{f.max_hops()} * t.fabric.hop_latency.count() + (n - 1);
+}
+
+void add_fmacs(compiler::Work& w, const compiler::Target& t, std::uint64_t fmacs, std::uint64_t n) {
+  if (!fmacs || !n) return;
+  const std::uint64_t lanes = t.lanes(hw::DType::BF16);
+  const std::uint64_t port = t.wafer.pe.sram.port_width.bits / 8;
+  const std::uint64_t steps = (n + lanes - 1) / lanes;
+  const std::uint64_t acc_words = (4 * lanes + port - 1) / port, in_words = (2 * lanes + port - 1) / port;
+  w.datapath_steps += fmacs * steps;
+  w.issue += 3 * fmacs;
+  w.sram_reads += fmacs * steps * (acc_words + in_words) + fmacs;  // and the scalar load of the input
+  w.sram_writes += fmacs * steps * acc_words;
+}
+
+void add_vector(compiler::Work& w, const compiler::Target& t, std::uint64_t n, std::uint32_t bytes,
+                std::uint32_t sources, std::uint32_t lanes, std::uint32_t iterative) {
+  if (!n) return;
+  const std::uint64_t port = t.wafer.pe.sram.port_width.bits / 8;
+  const std::uint64_t words = (n * bytes + port - 1) / port;
+  w.datapath_steps += iterative ? n * iterative : (n + lanes - 1) / lanes;
+  w.issue += 1;
+  w.sram_reads += sources * words;
+  w.sram_writes += words;
+}
+
+StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compiler::Target& t) {
+  StepBound b;
+  b.compute = std::max(w.datapath_steps, w.issue);
+  const auto& s = t.wafer.pe.sram;
+  b.sram =
+      std::max((w.sram_reads + s.read_ports - 1) / s.read_ports, (w.sram_writes + s.write_ports - 1) / s.write_ports);
+  b.fabric = std::max({w.ramp_in, w.ramp_out, w.link});
+  b.edge = w.edge;
+  b.latency = latency;
+  return b;
+}
+
+}  // namespace wafersim::models::mesh

@@ -1,0 +1,33 @@
+#pragma once
+// What the mesh kernels share: the work of an allreduce and of a PE's FMACs for the bound,
+// and the step's bound from the work of its busiest PE.
+
+#include <cstdint>
+
+#include "models/compiler/layer_program.h"
+#include "models/compiler/target.h"
+#include "models/mesh/collective.h"
+#include "models/mesh/step.h"
+
+namespace wafersim::models::mesh {
+
+// Adds an allreduce of n fp32 values on `family` to the busiest PE's work (a group root:
+// phase-1, phase-2 and broadcast inputs; a link carries a chain and a phase-2 stream one way)
+// and its tree's latency (hops to the root and back, one cycle each, plus the last value's
+// n - 1 cycles behind the first) to `latency`.
+void add_allreduce(compiler::Work& w, std::uint64_t& latency, const LineFamily& family, std::uint64_t n,
+                   const compiler::Target& t);
+
+// Adds `fmacs` mixed fp32-accumulating FMACs of `n` elements each (16-bit inputs).
+void add_fmacs(compiler::Work& w, const compiler::Target& t, std::uint64_t fmacs, std::uint64_t n);
+
+// Adds a vector operation of n elements of `bytes` each reading `sources` operands from
+// memory (and writing one), at `lanes` elements a step (1 for iterative ones, which also
+// occupy the unit `iterative` cycles an element).
+void add_vector(compiler::Work& w, const compiler::Target& t, std::uint64_t n, std::uint32_t bytes,
+                std::uint32_t sources, std::uint32_t lanes, std::uint32_t iterative = 0);
+
+// The step's bound from the busiest PE's work and the collectives' latency.
+StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compiler::Target& t);
+
+}  // namespace wafersim::models::mesh

@@ -1,0 +1,54 @@
+#pragma once
+// The mesh kernels of one decode token (docs/compiler.md, "Mesh placement"): each returns a
+// step, the programs of every PE of the region and its bound. Products accumulate in fp32
+// (mixed FMACs on one ordered microthread), partial sums travel in fp32 and are rounded once
+// to the model's format after the allreduce.
+
+#include <cstdint>
+#include <string>
+
+#include "models/compiler/target.h"
+#include "models/mesh/layout.h"
+#include "models/mesh/step.h"
+
+namespace wafersim::models::mesh {
+
+// The matrix products of a layer, and the head.
+enum class Gemv : std::uint8_t {
+  Qkv,     // xn (across columns) -> q | k | v (across rows, head-aligned)
+  O,       // attention output (across rows) -> + x = x1 (across columns)
+  GateUp,  // xn -> gate | up (across rows) -> z = swiglu(gate, up)
+  Down,    // z -> + x1 = x (across columns)
+  Head,    // xn -> logits (across rows)
+};
+const char* to_string(Gemv g);
+
+// Its matrix: rows (inputs) and columns (outputs) of the model's weight, as the host holds it.
+struct GemvShape {
+  std::uint64_t in = 0, out = 0;
+};
+GemvShape gemv_shape(const DecoderShape& s, Gemv g);
+
+MeshStep gemv_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, bool code = true);
+
+// RMSNorm of the residual stream (across columns): x -> xn for the attention (`second` false)
+// or the MLP (true) of `layer`, or the final norm (`layer` = l.layers()).
+MeshStep rmsnorm_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, bool second,
+                      bool code = true);
+
+// Decode attention of `layer` at position `position` (0-based): the token's k and v appended
+// to the cache on column position mod C, then scores, softmax and the weighted values over
+// positions [0, position].
+MeshStep attention_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t position,
+                        bool code = true);
+
+// The embedding of token `token`: the row holding it sends its features, the others -0, an
+// allreduce along the columns puts x (across columns) on every PE.
+MeshStep embedding_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t token, bool code = true);
+
+// `code` false: the step's work and bound without its programs (cheap).
+
+// The key of a line role for program classes: the fields its code depends on.
+std::string role_key(const LineRole& r);
+
+}  // namespace wafersim::models::mesh

@@ -1,0 +1,129 @@
+#include "models/mesh/mesh_plan.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "sim/errors.h"
+#include "sim/units/quantity.h"
+
+namespace wafersim::models::mesh {
+
+std::uint32_t buffer_alignment(const compiler::Target& t) {
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(4, t.wafer.pe.sram.port_width.bits / 8));
+}
+
+std::uint32_t collective_stage(const compiler::Target& t) {
+  const auto& lat = t.wafer.pe.latency;
+  return stage_cycles(static_cast<std::uint32_t>(lat.vector_start.count()), static_cast<std::uint32_t>(lat.add.count()),
+                      static_cast<std::uint32_t>(t.fabric.ramp_latency.count()));
+}
+
+namespace {
+
+struct Fit {
+  bool ok = false;
+  Region region;
+  Addrs addrs;
+  std::uint64_t cost = 0;
+};
+
+// Allreduce lengths per layer: seven along the rows (C PEs: both norms, q/k/v, the softmax's
+// max and sum, the weighted values, gate/up), two along the columns (R: o, down), one along a
+// key/value head's rows (the scores).
+std::uint64_t cost_of(const DecoderShape& s, std::uint32_t rows, std::uint32_t columns) {
+  return 7ull * columns + 2ull * rows + rows / s.kv_heads;
+}
+
+// The region on one wafer with the least collective length whose busiest PE fits.
+Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t layers, bool embedding, bool head,
+                std::uint32_t rows, std::uint32_t columns) {
+  const std::uint32_t align = buffer_alignment(t), cap = t.sram_bytes();
+  auto need = [&](std::uint32_t r, std::uint32_t c) {
+    return plan_addrs(s, tile_sizes(s, r, c), layers, embedding, head, align);
+  };
+  Fit best;
+  const auto kv = static_cast<std::uint32_t>(s.kv_heads);
+  if (t.height() < kv) return best;
+  if (rows) {  // the region asked for
+    const Addrs a = need(rows, columns);
+    if (a.end <= cap) best = Fit{true, Region{0, 0, rows, columns}, a, cost_of(s, rows, columns)};
+    return best;
+  }
+  for (std::uint32_t c = 1; c <= t.width(); ++c) {
+    if (need(t.height(), c).end > cap) continue;
+    // The need falls as rows are added: the fewest rows that fit.
+    std::uint32_t lo = kv, hi = t.height();
+    while (lo < hi) {
+      const std::uint32_t mid = lo + (hi - lo) / 2;
+      if (need(mid, c).end <= cap)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    const std::uint64_t cost = cost_of(s, lo, c);
+    if (!best.ok || cost < best.cost) {
+      best.ok = true;
+      best.cost = cost;
+      best.region = Region{0, 0, lo, c};
+      best.addrs = need(lo, c);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
+  MeshPlan p;
+  p.shape = decoder_shape(model);
+  p.systems = t.systems;
+  p.sram_capacity = t.wafer.sram_bytes();
+  const DecoderShape& s = p.shape;
+  const auto L = static_cast<std::uint32_t>(s.layers);
+  if (t.rows && (t.rows > t.wafer.height() || t.columns > t.wafer.width() || t.rows < s.kv_heads || !t.columns))
+    throw sim::InputError(
+        fmt::format("the mesh region {} x {} does not lie on the {} x {} PEs of a wafer with a row "
+                    "for each of the model's {} key/value heads",
+                    t.rows, t.columns, t.wafer.height(), t.wafer.width(), s.kv_heads));
+  for (std::uint32_t n = 1; n <= std::min<std::uint32_t>(t.systems, L); ++n) {
+    std::vector<MeshWafer> wafers;
+    bool fits = true;
+    for (std::uint32_t i = 0; i < n && fits; ++i) {
+      const compiler::Span layers = compiler::split(L, n, i);
+      const Fit f =
+          best_region(s, t.wafer, static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n, t.rows, t.columns);
+      fits = f.ok;
+      if (fits)
+        wafers.push_back(MeshWafer{f.region, static_cast<std::uint32_t>(layers.lo),
+                                   static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n, f.addrs});
+    }
+    if (!fits) continue;
+    p.wafers = std::move(wafers);
+    p.link_bytes = n > 1 ? s.d * bytes_of(s.dtype) : 0;
+    if (n > 1)
+      p.link_cycles = static_cast<std::uint64_t>(std::ceil(static_cast<double>(p.link_bytes) * 8.0 / t.link_bits_per_s *
+                                                           t.wafer.wafer.clock.hz)) +
+                      t.link_latency.count();
+    p.why = fmt::format(
+        "on each wafer the region with the shortest collectives (7 along its rows, 2 along its columns a layer) whose "
+        "busiest PE holds its layers");
+    return p;
+  }
+  // Does not fit: the most every wafer would need at the whole wafer, for the most systems.
+  const std::uint32_t n = std::min<std::uint32_t>(t.systems, L);
+  const compiler::Span layers = compiler::split(L, n, 0);
+  const std::uint32_t R = t.rows ? t.rows : t.wafer.height(), C = t.rows ? t.columns : t.wafer.width();
+  const Addrs a = plan_addrs(s, tile_sizes(s, R, C), static_cast<std::uint32_t>(layers.size()), true, n == 1,
+                             buffer_alignment(t.wafer));
+  throw sim::InputError(fmt::format(
+      "model '{}' does not fit the mesh placement on {} system{} of this platform: {} parameters ({} at {} bytes "
+      "each); with layers {}..{} on the first wafer's {} x {} PEs its busiest PE needs {} B (weights {} B, KV "
+      "caches of {} positions {} B, activations {} B) but has {} B: short by {} B",
+      model.name, n, n == 1 ? "" : "s", s.parameters(),
+      units::format(units::DataSize::from_bytes(s.parameters() * bytes_of(s.dtype))), bytes_of(s.dtype), layers.lo,
+      layers.hi - 1, R, C, a.end, a.weights, s.capacity, a.caches, a.activations, t.wafer.sram_bytes(),
+      a.end - t.wafer.sram_bytes()));
+}
+
+}  // namespace wafersim::models::mesh

@@ -1,0 +1,170 @@
+#include "platforms/inference/mesh_token.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+
+#include "models/mesh/mesh_expect.h"
+#include "models/reference/format.h"
+#include "sim/errors.h"
+
+namespace wafersim::platforms::inference {
+namespace mesh = models::mesh;
+
+mesh::MeshTarget mesh_target(const PlatformSpec& spec) {
+  mesh::MeshTarget t;
+  t.wafer = models::compiler::Target{spec.wafer, spec.fabric};
+  t.systems = spec.cluster.systems;
+  t.link_bits_per_s = spec.system.io_bandwidth_bits_per_s();
+  return t;
+}
+
+namespace {
+
+bool same(const mesh::MeshWafer& a, const mesh::MeshWafer& b) {
+  return a.region.rows == b.region.rows && a.region.columns == b.region.columns && a.embedding == b.embedding &&
+         a.head == b.head && a.layers == b.layers;
+}
+
+void compare(MeshWaferRun& out, Wafer& wafer, const mesh::MeshLayout& l, const mesh::DecodeResult& want) {
+  const auto& a = l.addrs();
+  const mesh::Region& g = l.region();
+  auto check = [&](std::uint64_t got, std::uint64_t expected, const std::string& what) {
+    ++out.compared;
+    if (got == expected) return;
+    if (!out.mismatches++) out.first_mismatch = fmt::format("{}: got {:#x}, expected {:#x}", what, got, expected);
+  };
+  for (std::uint32_t r = 0; r < g.rows; ++r)
+    for (std::uint32_t c = 0; c < g.columns; ++c) {
+      const auto f = l.col_features(c);
+      if (!want.layers.empty()) {
+        const auto x = read_pe(wafer, g, r, c, a.x, static_cast<std::uint32_t>(f.size()), l.esize());
+        for (std::uint64_t k = 0; k < f.size(); ++k)
+          check(x[k], want.layers.back().x[f.lo + k], fmt::format("x[{}] on PE ({}, {})", f.lo + k, r, c));
+      }
+      if (!l.head()) continue;
+      const auto v = l.row_vocab(r);
+      const auto lg = read_pe(wafer, g, r, c, a.logits, static_cast<std::uint32_t>(v.size()), l.esize());
+      for (std::uint64_t k = 0; k < v.size(); ++k)
+        check(lg[k], want.logits[v.lo + k], fmt::format("logit {} on PE ({}, {})", v.lo + k, r, c));
+    }
+}
+
+}  // namespace
+
+// One simulated wafer: its layout, token and simulation, built before any runs.
+struct MeshTokenSimulation::WaferSim {
+  std::vector<std::uint32_t> wafers;
+  std::shared_ptr<mesh::MeshLayout> layout;
+  std::unique_ptr<mesh::MeshDecode> decode;
+  std::unique_ptr<MeshSimulation> sim;
+  mesh::DecoderWeights weights;
+  mesh::DecoderCache cache;
+  std::vector<mesh::Bits> x0;
+};
+
+MeshTokenSimulation::~MeshTokenSimulation() = default;
+
+MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models::ModelSpec& model,
+                                         const MeshTokenOptions& o, BuildOptions build, sim::stats::Group& root)
+    : o_(o) {
+  mesh::MeshTarget target = mesh_target(spec);
+  target.rows = o.rows;
+  target.columns = o.columns;
+  plan_ = mesh::plan_mesh(model, target);
+  const mesh::DecoderShape& s = plan_.shape;
+  if (o.position >= s.capacity)
+    throw sim::InputError(
+        fmt::format("the token's position {} is beyond the KV cache's {} positions (the model's sequence)", o.position,
+                    s.capacity));
+  if (o.token >= s.vocabulary)
+    throw sim::InputError(fmt::format("token {} is beyond the vocabulary of {}", o.token, s.vocabulary));
+  if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
+    throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
+                                      plan_.wafers.size() == 1 ? "" : "s"));
+  // One wafer of the platform per simulation: the others are not needed for it.
+  PlatformSpec one = spec;
+  one.cluster.systems = 1;
+  build.timing_only = !o.check;
+  const auto& wafers = plan_.wafers;
+  for (std::uint32_t i = 0; i < wafers.size(); ++i) {
+    if (o.wafer >= 0 && i != static_cast<std::uint32_t>(o.wafer)) continue;
+    bool found = false;
+    for (auto& w : sims_)
+      if (same(wafers[w->wafers[0]], wafers[i])) {
+        w->wafers.push_back(i);
+        found = true;
+      }
+    if (found) continue;
+    auto w = std::make_unique<WaferSim>();
+    w->wafers.push_back(i);
+    const mesh::MeshWafer& mw = wafers[i];
+    w->layout =
+        std::make_shared<mesh::MeshLayout>(s, mw.region, mw.layers, mw.embedding, mw.head,
+                                           mesh::collective_stage(target.wafer), mesh::buffer_alignment(target.wafer));
+    const std::uint32_t simulated = o.layers ? std::min(o.layers, mw.layers) : mw.layers;
+    w->decode = std::make_unique<mesh::MeshDecode>(target.wafer, w->layout, o.position, o.token, simulated);
+    w->sim = std::make_unique<MeshSimulation>(one, build, root.group(fmt::format("wafer{}", i)), *w->decode);
+    sims_.push_back(std::move(w));
+  }
+}
+
+MeshToken MeshTokenSimulation::run(const StepDone& done) {
+  MeshToken t;
+  t.plan = plan_;
+  const mesh::DecoderShape& s = plan_.shape;
+  const auto& wafers = plan_.wafers;
+  const MeshTokenOptions& o = o_;
+  for (auto& wp : sims_) {
+    WaferSim& w = *wp;
+    const mesh::MeshLayout& l = *w.layout;
+    PeImage image;
+    if (o.check) {
+      w.weights = mesh::random_weights(s, l.layers(), o.seed);
+      w.cache = mesh::random_cache(s, l.layers(), o.position, o.seed + 1);
+      if (!l.embedding()) {
+        const auto x = mesh::random_weights(s, 0, o.seed + 2).gf;  // d values around 1
+        for (std::size_t j = 0; j < x.size(); ++j) w.x0.push_back(x.bits(j));
+      }
+      image = [&](std::uint32_t r, std::uint32_t c) {
+        return mesh::pe_image(l, w.weights, w.cache, o.position, w.x0, r, c);
+      };
+    }
+    MeshWaferRun run;
+    run.wafers = w.wafers;
+    run.simulated_layers = w.decode->simulated_layers();
+    const auto t0 = std::chrono::steady_clock::now();
+    run.run = w.sim->run(image, done);
+    run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (o.check)
+      compare(run, w.sim->wafer(), l,
+              mesh::expect_decode(l, w.weights, w.cache, o.token, o.position, run.simulated_layers, w.x0));
+    // The token's parts from this run, for every wafer with its region.
+    std::uint64_t layers = 0, embed = 0, head = 0;
+    for (const auto& st : run.run.steps) {
+      if (st.name == "embed")
+        embed += st.cycles();
+      else if (st.name == "ln_f" || st.name == "head")
+        head += st.cycles();
+      else
+        layers += st.cycles();
+    }
+    t.embed_cycles += embed;
+    t.head_cycles += head;
+    for (std::uint32_t i : w.wafers) {
+      const std::uint64_t n = wafers[i].layers, k = run.simulated_layers;
+      t.layer_cycles += k ? (layers * n + k / 2) / k : 0;
+      t.layers_total += n;
+    }
+    t.layers_simulated += run.simulated_layers;
+    t.runs.push_back(std::move(run));
+  }
+  t.only_wafer = o.wafer;
+  // The links the token crosses: between every pair of wafers, or out of this one.
+  t.link_cycles = o.wafer >= 0 ? (static_cast<std::size_t>(o.wafer) + 1 < wafers.size() ? plan_.link_cycles : 0)
+                               : (wafers.size() - 1) * plan_.link_cycles;
+  return t;
+}
+
+}  // namespace wafersim::platforms::inference

@@ -1,0 +1,79 @@
+#pragma once
+// One decode token of a mesh-placed decoder on a platform (docs/compiler.md, "Mesh
+// placement"), the library entry of `wafersim infer --placement mesh`: the plan's wafers, the
+// token simulated cycle by cycle on each distinct region (the embedding, some or all of its
+// layers, the final norm and the head), and the token's time from those steps: every layer
+// of a wafer runs the same program at other addresses, so a layer not simulated takes the
+// simulated layer's cycles (said so in the result), and the residual stream crosses from
+// wafer to wafer over the systems' link.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/mesh/mesh_plan.h"
+#include "platforms/inference/mesh_run.h"
+#include "platforms/platform_spec.h"
+
+namespace wafersim::platforms::inference {
+
+struct MeshTokenOptions {
+  std::uint64_t position = 0;  // the token's position: positions [0, position) are cached
+  std::uint64_t token = 0;
+  std::uint32_t layers = 1;  // layers simulated on each wafer (0: all of them)
+  bool check = false;        // functional: random weights and cache placed, results compared with the host
+  std::uint64_t seed = 1;
+  std::uint32_t rows = 0, columns = 0;  // the region on every wafer (0: the planner's)
+  // Only this wafer of the plan (its part of the token: its layers, and the embedding or the
+  // head when they are on it), or every wafer (-1).
+  std::int32_t wafer = -1;
+};
+
+struct MeshWaferRun {
+  std::vector<std::uint32_t> wafers;  // the plan's wafers with this region (and this run's steps)
+  std::uint32_t simulated_layers = 0;
+  MeshRunResult run;
+  double wall_seconds = 0;
+  std::uint64_t compared = 0, mismatches = 0;
+  std::string first_mismatch;
+};
+
+struct MeshToken {
+  models::mesh::MeshPlan plan;
+  std::vector<MeshWaferRun> runs;
+  // The token: embedding, every layer of every wafer, final norm and head, links.
+  std::uint64_t embed_cycles = 0, layer_cycles = 0, head_cycles = 0, link_cycles = 0;
+  std::uint64_t layers_simulated = 0, layers_total = 0;
+  std::int32_t only_wafer = -1;  // MeshTokenOptions::wafer: the figures are that wafer's part
+  [[nodiscard]] std::uint64_t cycles() const { return embed_cycles + layer_cycles + head_cycles + link_cycles; }
+};
+
+// The token's simulations, one wafer of the platform for each distinct region of the plan,
+// built at construction (before the simulation starts) under `root`'s statistics.
+class MeshTokenSimulation {
+ public:
+  // Contract: throws sim::InputError for a model the mesh does not cover or that does not
+  // fit, for a position beyond the cache, a token beyond the vocabulary or a wafer beyond the
+  // plan's. Keep this object
+  // while `root`'s statistics are read.
+  MeshTokenSimulation(const PlatformSpec& spec, const models::ModelSpec& model, const MeshTokenOptions& o,
+                      BuildOptions build, sim::stats::Group& root);
+  ~MeshTokenSimulation();
+  MeshTokenSimulation(const MeshTokenSimulation&) = delete;
+  MeshTokenSimulation& operator=(const MeshTokenSimulation&) = delete;
+  [[nodiscard]] const models::mesh::MeshPlan& plan() const { return plan_; }
+  // Runs every simulation once, in the plan's wafer order.
+  MeshToken run(const StepDone& done = {});
+
+ private:
+  struct WaferSim;
+  models::mesh::MeshPlan plan_;
+  MeshTokenOptions o_;
+  std::vector<std::unique_ptr<WaferSim>> sims_;
+};
+
+// The plan's target on a platform.
+models::mesh::MeshTarget mesh_target(const PlatformSpec& spec);
+
+}  // namespace wafersim::platforms::inference
