@@ -33,18 +33,21 @@ struct InfoCommand {
     row("clock", units::format(s.wafer.clock));
     row("SRAM per wafer", fmt::format("{} ({:.2f} GiB)", pretty(static_cast<double>(f.sram_bytes), "B"),
                                       static_cast<double>(f.sram_bytes) / (1ULL << 30)));
-    row("dense peak FP16 / BF16 / FP32", fmt::format("{} / {} / {}", pretty(f.peak_flops_fp16, "FLOP/s"),
-                                                     pretty(f.peak_flops_bf16, "FLOP/s"), pretty(f.peak_flops_fp32, "FLOP/s")));
+    row("dense peak FP16 / BF16 / FP32",
+        fmt::format("{} / {} / {}", pretty(f.peak_flops_fp16, "FLOP/s"), pretty(f.peak_flops_bf16, "FLOP/s"),
+                    pretty(f.peak_flops_fp32, "FLOP/s")));
     row("SRAM bandwidth", pretty(f.sram_bandwidth_bytes_per_s, "B/s"));
     row("fabric bisection", pretty(f.fabric_bisection_bytes_per_s, "B/s"));
     row("fabric, all links", pretty(f.fabric_total_bits_per_s, "b/s"));
-    row("edge I/O channels", fmt::format("{} per edge, {}", s.fabric.edge_io_channels, pretty(f.edge_io_bits_per_s, "b/s")));
+    row("edge I/O channels",
+        fmt::format("{} per edge, {}", s.fabric.edge_io_channels, pretty(f.edge_io_bits_per_s, "b/s")));
     row("system I/O", fmt::format("{} x {} = {}", s.system.io_ports, units::format(s.system.io_port_bandwidth),
                                   pretty(f.io_bandwidth_bits_per_s, "b/s")));
     row("MemoryX capacity", pretty(static_cast<double>(f.memoryx_capacity_bytes), "B"));
     row("MemoryX read bandwidth", pretty(f.memoryx_read_bytes_per_s, "B/s"));
-    row("largest model in MemoryX", fmt::format("{} parameters at {} B each", pretty(static_cast<double>(f.max_params), ""),
-                                                s.memoryx.bytes_per_param));
+    row("largest model in MemoryX",
+        fmt::format("{} parameters at {} B each", pretty(static_cast<double>(f.max_params), ""),
+                    s.memoryx.bytes_per_param));
     row("SwarmX", fmt::format("{} nodes, depth {}, {} planes of {} ports", f.swarmx_nodes, f.swarmx_depth,
                               s.swarmx.planes, units::format(s.swarmx.port_bandwidth)));
   }
@@ -54,13 +57,19 @@ struct InfoCommand {
 
 void add_info_command(CLI::App& app) {
   auto cmd = std::make_shared<InfoCommand>();
-  CLI::App* sub = app.add_subcommand("info", "print figures derived from a platform (PEs, SRAM, peak FLOP/s, bandwidths)");
+  CLI::App* sub =
+      app.add_subcommand("info", "print figures derived from a platform (PEs, SRAM, peak FLOP/s, bandwidths)");
   cmd->platform.add(*sub, "");
   sub->add_flag("--json", cmd->json,
                 "print one JSON object: pe_count, sram_bytes, peak_flops {fp16, bf16, fp32}, "
                 "sram_bandwidth_bytes_per_s, fabric_bisection_bytes_per_s, io_bandwidth_bits_per_s, "
                 "memoryx_capacity_bytes, max_params, swarmx_nodes, swarmx_depth, ...");
-  sub->footer("Peak FLOP/s is dense: SIMD lanes x 2 FLOP per FMAC x clock x PEs of the configured grid.");
+  sub->footer(
+      "Peak FLOP/s is dense: SIMD lanes x 2 FLOP per FMAC x clock x PEs of the configured grid.\n"
+      "Examples:\n"
+      "  wafersim info wse2\n"
+      "  wafersim info cs2-cluster --json\n"
+      "  wafersim info my-platform.yaml --set wafer.clock=\"1 GHz\"");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -14,6 +14,7 @@
 #include "fabric/route_loader.h"
 #include "fabric/traffic/generator.h"
 #include "platforms/run_trace.h"
+#include "sim/app/choices.h"
 #include "sim/app/cli.h"
 #include "sim/app/trace_args.h"
 #include "sim/child_process.h"
@@ -283,9 +284,9 @@ void add_traffic_command(CLI::App& app) {
   cmd->sim.add(*sub);
   cmd->trace.add(*sub);
   const auto& names = fabric::traffic::Pattern::names();
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  sub->add_option("--pattern", cmd->traffic.pattern, "destination pattern: " + list)->capture_default_str();
+  sub->add_option("--pattern", cmd->traffic.pattern, "destination pattern")
+      ->check(one_of(names))
+      ->capture_default_str();
   sub->add_option("--rate", cmd->rate, "offered load in wavelets per node per cycle (0 .. 1)");
   sub->add_option("--rates", cmd->rates, "several loads, e.g. 0.05,0.1,0.2: writes the latency-throughput curve as CSV")
       ->type_name("LIST");

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "sim/app/created_dirs.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
@@ -17,7 +18,9 @@ RunDir RunDir::create(const std::string& requested, const std::string& command) 
   std::error_code ec;
   if (!requested.empty()) {
     fs::path p(requested);
+    const bool existed = fs::exists(p, ec);
     fs::create_directories(p, ec);
+    if (!existed && !ec) note_created_dir(p);
     if (ec || !fs::is_directory(p))
       throw sim::InputError(fmt::format("--out {}: cannot create the output folder: {}", requested,
                                         ec ? ec.message() : "exists and is not a folder"));
@@ -32,7 +35,10 @@ RunDir RunDir::create(const std::string& requested, const std::string& command) 
   fs::create_directories(base.parent_path(), ec);
   for (int n = 0; n < 10000; ++n) {
     fs::path p = n == 0 ? base : fs::path(base.string() + fmt::format("-{}", n));
-    if (fs::create_directory(p, ec)) return RunDir(p);
+    if (fs::create_directory(p, ec)) {
+      note_created_dir(p);
+      return RunDir(p);
+    }
   }
   throw sim::InputError(fmt::format("cannot create an output folder under {}", base.parent_path().string()));
 }
