@@ -11,6 +11,7 @@
 
 #include "sim/app/command_guess.h"
 #include "sim/app/created_dirs.h"
+#include "sim/app/rerun.h"
 #include "sim/config/diagnostics.h"
 #include "sim/errors.h"
 #include "sim/stats/formatters.h"
@@ -83,12 +84,14 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   meta["format"] = "wafersim-run/1";
   meta["wafersim_version"] = std::string(sim::kVersion);
   meta["command_line"] = command_line;
+  meta["argv"] = invocation_args();
   meta["platform"] = platform.spec.name;
   meta["status"] = status;
   meta["cycles"] = cycles.count();
   meta["wall_seconds"] = wall_seconds;
   meta["cycles_per_second"] = wall_seconds > 0 ? static_cast<double>(cycles.count()) / wall_seconds : 0.0;
   dir.write("run.json", meta.dump(2) + "\n");
+  capture_inputs(dir.path());
 }
 
 namespace {
@@ -133,6 +136,8 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's own non-zero exit (diff --exit-code), already reported
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return sim::kExitBadInput;
@@ -158,6 +163,7 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
 
 int run_cli(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) invocation_text() += (i ? " " : "") + std::string(argv[i]);
+  invocation_args().assign(argv, argv + argc);
   sim::install_systemc_report_handler();
 
   CLI::App app{
@@ -180,6 +186,8 @@ int run_cli(int argc, char** argv) {
       "  wafersim exec tiny --program prog.s           run hand-written PE programs (docs/isa.md)\n"
       "  wafersim train tiny-cluster --model tiny-mlp --steps 3   data-parallel training steps\n"
       "  wafersim report RUN_DIR                       an HTML page of a run traced with --trace\n"
+      "  wafersim diff RUN_A RUN_B                     the statistics that differ, largest change first\n"
+      "  wafersim rerun RUN_DIR --out AGAIN            the same run again from its folder (same stats.json)\n"
       "  wafersim compile wse2 --model gpt3-xl         map a model onto a wafer (docs/compiler.md)\n"
       "  wafersim run tiny --model tiny-mlp            train one step of a model on a simulated wafer\n"
       "  wafersim infer tiny --model tiny-transformer --decode-tokens 2   inference, weights resident\n"
@@ -199,6 +207,8 @@ int run_cli(int argc, char** argv) {
   add_compile_command(app);
   add_stream_loop_command(app);
   add_report_command(app);
+  add_diff_command(app);
+  add_rerun_command(app);
   guard_integer_options(app);
   if (const std::string unknown = unknown_command_error(app, argc, argv); !unknown.empty()) {
     std::cerr << unknown << "\n";

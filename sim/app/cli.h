@@ -39,9 +39,10 @@ struct SimArgs {
   [[nodiscard]] sim::RunLimits limits() const;
 };
 
-// Writes the files every run leaves in its folder: config.yaml (the resolved platform,
-// which reproduces the run when fed back), stats.json, stats.txt and run.json (metadata:
-// command line, wall time, version; the only file that differs between identical runs).
+// Writes the files every run leaves in its folder: config.yaml (the resolved platform; the
+// platform alone, not the workload), stats.json, stats.txt, run.json (metadata: command line
+// as text and as the list "argv", wall time, version; the only file that differs between
+// identical runs) and, for `wafersim rerun`, rerun.json with inputs/ (rerun.h).
 void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, const sim::stats::Group& stats,
                      const std::string& command_line, double wall_seconds, sim::Cycle cycles,
                      const std::string& status);
@@ -67,6 +68,8 @@ sweep::Catalog sweep_catalog();
 void add_traffic_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_stream_loop_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
+void add_rerun_command(CLI::App& app);
 
 // Parses and runs one command; returns the process exit code.
 int run_cli(int argc, char** argv);

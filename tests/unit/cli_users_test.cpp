@@ -92,8 +92,8 @@ TEST(CliEdges, VcdWithoutTracePesProbesTheCentre) {
 }
 
 TEST(CliEdges, EveryCommandsHelpHasExamples) {
-  for (const char* cmd : {"run", "train", "infer", "info", "validate", "schema", "memoryx-plan", "sweep",
-                          "traffic", "exec", "compile", "stream-loop", "report"}) {
+  for (const char* cmd : {"run", "train", "infer", "info", "validate", "schema", "memoryx-plan", "sweep", "collect",
+                          "traffic", "exec", "compile", "stream-loop", "report", "diff", "rerun"}) {
     const auto r = wafersim(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd;
     const auto examples = r.out.find("Examples:\n  wafersim ");
