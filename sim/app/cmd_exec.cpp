@@ -11,6 +11,7 @@
 #include "platforms/cluster.h"
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
+#include "sim/app/progress.h"
 #include "sim/app/trace_args.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"
