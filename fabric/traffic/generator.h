@@ -65,6 +65,8 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   [[nodiscard]] bool finished() const { return finished_; }
   [[nodiscard]] TrafficResult result() const;
   [[nodiscard]] const Pattern& pattern() const { return pattern_; }
+  // The load counts and the latency histogram of the measured packets.
+  [[nodiscard]] const Measurement& measurement() const { return measurement_; }
   [[nodiscard]] std::uint32_t sources() const { return sources_count_; }
   // Packets (XY) or wavelets (static) created and delivered so far, and still queued at sources.
   [[nodiscard]] std::uint64_t generated_wavelets() const { return generated_wavelets_; }

@@ -19,6 +19,7 @@
 #include "sim/app/progress.h"
 #include "sim/app/trace_args.h"
 #include "sim/app/traffic_capture.h"
+#include "sim/app/traffic_summary.h"
 #include "sim/child_process.h"
 #include "sim/errors.h"
 
@@ -183,7 +184,16 @@ struct TrafficCommand {
     }
     if (!gen.finished())
       throw std::logic_error("wafersim traffic: the simulation went idle before the traffic generator finished");
-    write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "ok");
+    const TrafficResult result = gen.result();
+    const double bound = routes_file.empty() && !replayed ? gen.pattern().bound() : 0;
+    write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, traffic_status(result));
+    dir.write("traffic.json", traffic_summary_json(result, gen.measurement().latencies(),
+                                                   !routes_file.empty() ? "routes"
+                                                   : replayed           ? "replay"
+                                                                        : o.pattern,
+                                                   bound)
+                                      .dump(2) +
+                                  "\n");
     if (!injections.capture.empty()) {
       captured.end_cycle = outcome.cycles.count();
       fabric::traffic::write_injection_trace(injections.capture, captured);
@@ -193,8 +203,8 @@ struct TrafficCommand {
       tracing->finish(outcome.cycles);
       pt.trace = tracing->dir().string();
     }
-    pt.result = gen.result();
-    pt.bound = routes_file.empty() && !replayed ? gen.pattern().bound() : 0;
+    pt.result = result;
+    pt.bound = bound;
     pt.replayed = replayed != nullptr;
     pt.out = dir.path().string();
     return pt;
@@ -227,7 +237,8 @@ struct TrafficCommand {
                                        : fmt::format("drain limit reached: {} measured still undelivered; the load is "
                                                      "beyond saturation",
                                                      r.undelivered));
-    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", pt.out);
+    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, traffic.json)\n",
+                             pt.out);
     if (!pt.trace.empty())
       std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes an HTML page of it)\n", pt.trace,
                                pt.out);

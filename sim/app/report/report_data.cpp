@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/app/report/phase_figures.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::report {
@@ -467,16 +468,29 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
   out["fabric_absent"] =
       meta.value("fabric_absent", std::string("congestion windows were not traced (--trace windows)"));
   out["links"] = links_section(dir, meta, windows);
+  if (fs::exists(run_dir / "traffic.json")) {
+    json traffic = read_json(run_dir / "traffic.json", "the traffic run's headline");
+    if (traffic.value("format", "") != "wafersim-traffic/1")
+      throw sim::InputError(fmt::format("{}: unknown format '{}' (expected wafersim-traffic/1)",
+                                        (run_dir / "traffic.json").string(), traffic.value("format", "")));
+    out["traffic"] = std::move(traffic);
+  }
 
   if (meta.contains("steps")) {
     const json steps = read_json(dir / meta.at("steps").value("file", "steps.json"), "the per-step breakdown");
     out["steps"] = {{"present", true}, {"rows", steps.value("steps", json::array())}};
   } else {
-    out["steps"] = {{"present", false}, {"reason", "no training steps in this run (a fabric-only run)"}};
+    out["steps"] = {{"present", false},
+                    {"reason", fs::exists(run_dir / "model.json")
+                                   ? "one step of a compiled model on one wafer (its layers are in the phase table; "
+                                     "'wafersim train' records per-step breakdowns)"
+                                   : "no training steps in this run (a fabric-only run)"}};
   }
   if (meta.contains("phases")) {
     const json phases = read_json(dir / meta.at("phases").value("file", "phases.json"), "the layer phases");
     out["phases"] = {{"present", true}, {"rows", phases.value("phases", json::array())}};
+    if (fs::exists(run_dir / "model.json"))
+      add_phase_figures(out["phases"]["rows"], read_json(run_dir / "model.json", "the model run's figures"));
   } else {
     out["phases"] = {{"present", false}, {"reason", "no layer phases in this run (no compiled layers ran)"}};
   }

@@ -519,11 +519,25 @@
   if (!D.phases.present) {
     root.appendChild(el('p', { class: 'absent', text: 'Not recorded: ' + D.phases.reason + '.' }));
   } else {
-    var pt = el('table', { id: 'phases' }, el('tr', null, ['wafer', 'phase', 'start', 'end', 'cycles'].map(function (h, i) {
-      return el('th', { class: i < 2 ? 'l' : null, text: h }); })));
+    // Model runs carry each phase's bound, FLOP/s, share of peak and stall mix (model.json).
+    var figures = D.phases.rows.some(function (r) { return r.bound_cycles !== undefined; });
+    var heads = ['wafer', 'phase', 'start', 'end', 'cycles'].concat(figures ? ['bound', 'binds', 'FLOP/s', '% of peak', 'stalls'] : []);
+    var pt = el('table', { id: 'phases' }, el('tr', null, heads.map(function (h, i) {
+      return el('th', { class: i < 2 || i === 6 || i === 9 ? 'l' : null, text: h }); })));
+    function stallMix(st) {
+      if (!st) return '–';
+      var total = Object.keys(st).reduce(function (a, k) { return a + st[k]; }, 0);
+      if (!total) return 'none';
+      return Object.keys(st).filter(function (k) { return st[k] > 0; }).sort(function (a, b) { return st[b] - st[a]; })
+        .slice(0, 3).map(function (k) { return k.replace('_', ' ') + ' ' + pct(st[k] / total); }).join(', ');
+    }
     D.phases.rows.forEach(function (r) {
-      pt.appendChild(el('tr', null, [el('td', { class: 'l', text: String(r.wafer) }), el('td', { class: 'l', text: r.name }),
-        el('td', { text: num(r.start) }), el('td', { text: num(r.end) }), el('td', { text: num(r.end - r.start) })]));
+      var cells = [el('td', { class: 'l', text: String(r.wafer) }), el('td', { class: 'l', text: r.name }),
+        el('td', { text: num(r.start) }), el('td', { text: num(r.end) }), el('td', { text: num(r.end - r.start) })];
+      if (figures) cells = cells.concat([el('td', { text: r.bound_cycles === undefined ? '–' : num(r.bound_cycles) }),
+        el('td', { class: 'l', text: r.binds || '–' }), el('td', { text: r.flops_per_second ? si(r.flops_per_second) : '–' }),
+        el('td', { text: r.peak_fraction === undefined ? '–' : pct(r.peak_fraction) }), el('td', { class: 'l', text: stallMix(r.stalls) })]);
+      pt.appendChild(el('tr', null, cells));
     });
     root.appendChild(pt);
   }
