@@ -235,6 +235,10 @@ def check_traffic_page(b, run_dir):
     rows = b.eval("document.querySelectorAll('#hotspots-w0 tbody tr').length")
     expect = min(20, stalled_keys(os.path.join(run_dir, "trace/fabric-w0.csv")))
     check(expect >= 1 and rows == expect, f"expected {expect} hotspot rows (links and colors that stalled), found {rows}")
+    cause = b.eval("(() => { const r = document.querySelector('#causes-w0 tr[data-kind]');"
+                   " return [r.dataset.kind, r.dataset.x, r.dataset.y, r.cells[1].textContent]; })()")
+    check(cause[:3] == ["ejection", "5", "2"] and cause[3].startswith("ejection at (5, 2)"),
+          f"the first root cause should be the hot router's ejection, found {cause}")
     busiest = b.eval("(() => { const r = document.querySelector('#busiest-w0 tbody tr'); return [r.dataset.x, r.dataset.y, r.dataset.dir]; })()")
     check(busiest == ["5", "2", "ramp"], f"the busiest link should be the hot router's ramp, found {busiest}")
     text = b.eval("document.body.innerText")

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/app/report/phase_figures.h"
+#include "sim/app/report/root_causes.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::report {
@@ -213,6 +214,24 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
                        {"share", t_stall ? static_cast<double>(h.stalled) / static_cast<double>(t_stall) : 0.0}});
   }
   out["busiest"] = std::move(busiest);
+
+  OutputTotals totals;
+  totals.cols = cols;
+  totals.rows = rows;
+  totals.size = size;
+  totals.x0 = area[0];
+  totals.y0 = area[1];
+  totals.cycles = end_cycle;
+  totals.forwarded.assign(cells, std::vector<std::uint64_t>(kDirs, 0));
+  totals.stalled = totals.forwarded;
+  totals.links = totals.forwarded;
+  for (const auto& [key, h] : outputs) {
+    totals.forwarded[key.first][key.second] = h.forwarded;
+    totals.stalled[key.first][key.second] = h.stalled;
+  }
+  for (std::uint32_t c = 0; c < cells; ++c)
+    for (std::uint32_t d = 0; d < kDirs; ++d) totals.links[c][d] = links.at(c).at(d);
+  out["root_causes"] = root_causes(totals, options.top);
   return out;
 }
 
