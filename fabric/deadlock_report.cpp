@@ -22,30 +22,12 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
   std::string out = fmt::format(
       "fabric deadlock at cycle {}: {} wavelet(s) in router queues and none has moved for {} cycles "
       "(fabric.deadlock_timeout = {} cycles)",
-      now.count(), in_network_, (now - last_progress_).count(), config_.deadlock_timeout.count());
+      now.count(), counts_->in_network, (now - last_progress_).count(), config_.deadlock_timeout.count());
 
-  auto nonempty = [this](std::uint32_t r, std::uint32_t p) {
-    if (lanes_) {
-      std::uint64_t m = 0;
-      for (std::uint32_t c = 0; c < LaneRouters::kColors; ++c)
-        if (lanes_->queued(r, p, c)) m |= std::uint64_t{1} << c;
-      return m;
-    }
-    return block_[r] == kNone ? std::uint64_t{0} : blocks_[block_[r]].nonempty[p];
-  };
-  // Queue (r, p, c): wavelets, the i-th of them, the output its head was locked to + 1.
-  auto count_of = [this](std::uint32_t r, std::uint32_t p, std::uint32_t c) -> std::uint32_t {
-    return lanes_ ? lanes_->queued(r, p, c) : slots_[slot_index(block_[r], p, c)].count;
-  };
-  auto flit_of = [this](std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) {
-    return lanes_ ? lanes_->queued_flit(r, p, c, i) : queued_flit(slots_[slot_index(block_[r], p, c)], i);
-  };
-  auto route_of = [this](std::uint32_t r, std::uint32_t p, std::uint32_t c) -> std::uint32_t {
-    return lanes_ ? 0u : slots_[slot_index(block_[r], p, c)].route;
-  };
-  auto no_credit = [this](std::uint32_t r, std::uint32_t o, std::uint32_t c) {
-    if (lanes_) return lanes_->credits(r, o, c) == 0;  // (the ramp output's too)
-    return ((downstream_full(r, o) >> c) & 1u) != 0;
+  const RouterSweep& routers = *routers_;
+  auto nonempty = [&routers](std::uint32_t r, std::uint32_t p) { return routers.queued_colors(r, p); };
+  auto flit_of = [&routers](std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) {
+    return routers.queued_flit(r, p, c, i);
   };
 
   // What the head of queue (r, p, c) waits for: outputs still to send and why each is blocked.
@@ -56,7 +38,7 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
   auto wait_of = [&](std::uint32_t r, std::uint32_t p, std::uint32_t c) {
     Wait w;
     const Flit head = flit_of(r, p, c, 0);
-    const std::uint32_t route = route_of(r, p, c);
+    const std::uint32_t route = routers.head_route(r, p, c);
     const std::uint32_t x = r % geometry_.width(), y = r / geometry_.width();
     std::uint32_t outs = 0;
     if (options_.routing == Routing::XY) {
@@ -68,16 +50,13 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
     for (std::uint32_t o = 0; o < kPorts; ++o) {
       if (!(outs & (1u << o))) continue;
       const Port op = port_at(o);
-      std::uint32_t owner = kNone;
-      if (options_.routing == Routing::XY && !lanes_)
-        for (std::uint32_t i = 0; i < kPorts; ++i)
-          if ((owned_by_[(std::size_t{block_[r]} * kPorts + o) * kPorts + i] >> c) & 1u) owner = i;
+      const std::uint32_t owner = options_.routing == Routing::XY ? routers.holder(r, o, c) : kNone;
       if (options_.routing == Routing::XY && !route && owner != kNone) {
         w.reasons.push_back(
             fmt::format("{}: held by a packet from the {} input", port_name(op), port_name(port_at(owner))));
         continue;
       }
-      const bool full = no_credit(r, o, c);
+      const bool full = routers.out_of_credit(r, o, c);
       const std::uint32_t n = geometry_.neighbour(r, op);
       if (!full) {
         w.reasons.push_back(fmt::format("{}: credit available", port_name(op)));
@@ -143,7 +122,7 @@ std::string Mesh::deadlock_report(sim::Cycle now) const {
     for (std::uint32_t p = 0; p < kPorts; ++p)
       for (std::uint64_t m = ne[p]; m; m &= m - 1) {
         const auto c = static_cast<std::uint32_t>(__builtin_ctzll(m));
-        const std::uint32_t count = count_of(r, p, c);
+        const std::uint32_t count = routers.queued(r, p, c);
         std::string payloads;
         for (std::uint32_t i = 0; i < count && i < kMaxPayloads; ++i)
           payloads += fmt::format("{}{:#x}", i ? ", " : "", flit_of(r, p, c, i).payload);

@@ -131,7 +131,6 @@ LaneRouters::LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_
     for (std::uint32_t o = 0; o < kPorts; ++o) base(kAfter + o)[r] = ~0u;
     for (std::uint32_t o = 0; o < kPorts; ++o) base(kCredits + o)[r] = full;
   }
-  ramp_credits_.assign(routers_, full);
   injected_.assign(routers_, 0);
   ring_head_.assign(std::size_t{kQueues} * routers_, 0);
   ring_.resize(std::size_t{kQueues} * routers_ * depth_);
@@ -140,7 +139,6 @@ LaneRouters::LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_
 
 void LaneRouters::inject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t) {
   const std::uint32_t parity = t & 1u;
-  ramp_credits_[r] -= 1u << (8 * c);
   injected_[r] = 1;
   std::uint32_t* const a = base(arrival(parity, index(Port::Ramp), kValid)) + r;
   a[kValid * kStride] = ~0u;
@@ -169,9 +167,8 @@ bool LaneRouters::took_in(std::uint32_t r) const {
 }
 
 std::uint64_t LaneRouters::allocated_bytes() const {
-  return words_.capacity() * sizeof(std::uint32_t) + heads_.capacity() * sizeof(std::uint64_t) +
-         ramp_credits_.capacity() * sizeof(std::uint32_t) + injected_.capacity() + ring_head_.capacity() +
-         ring_.capacity() * sizeof(Flit) + wide_.capacity() * sizeof(std::uint64_t);
+  return words_.capacity() * sizeof(std::uint32_t) + heads_.capacity() * sizeof(std::uint64_t) + injected_.capacity() +
+         ring_head_.capacity() + ring_.capacity() * sizeof(Flit) + wide_.capacity() * sizeof(std::uint64_t);
 }
 
 void LaneRouters::fold() {

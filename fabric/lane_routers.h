@@ -1,7 +1,7 @@
 #pragma once
 // The routers of a mesh that carries only single-wavelet XY packets on a few colors over
 // 1-cycle hops and ramps, swept eight at a time in vector lanes (docs/performance.md,
-// "Thirteenth pass"): the same model as Mesh::process, state kept as one array per field and
+// "Thirteenth pass"): the same model as BlockRouters::process, state kept as one array per field and
 // router, so that a neighbour's arrival register or returned credit is the same array shifted
 // by one router or one row.
 
@@ -52,15 +52,10 @@ class LaneRouters {
 
   LaneRouters(std::uint32_t width, std::uint32_t height, std::uint32_t depth);
 
-  // Ramp side of router r: a credit for color c; a wavelet sent into the ramp input in cycle t
-  // (taken in in cycle t + 1); a credit the endpoint gets back.
-  [[nodiscard]] bool ramp_credit(std::uint32_t r, std::uint32_t c) const {
-    return (ramp_credits_[r] >> (8 * c) & 0xffu) != 0;
-  }
+  // The wavelet f router r's ramp sent on color c in cycle t (taken in in cycle t + 1; the
+  // mesh keeps the ramp input's credits). The endpoint took a wavelet of color c that router r
+  // ejected (a credit for its ramp output, from the next sweep on).
   void inject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t);
-  void return_ramp_credit(std::uint32_t r, std::uint32_t c) { ramp_credits_[r] += 1u << (8 * c); }
-  // The endpoint took a wavelet of color c that router r ejected (a credit for its ramp output,
-  // from the next sweep on).
   void ramp_output_freed(std::uint32_t r, std::uint32_t c) { base(kCredits + index(Port::Ramp))[r] += 1u << (8 * c); }
 
   // One cycle of every router with work (of every router without `skip_idle`): takes in what
@@ -147,13 +142,12 @@ class LaneRouters {
   }
 
   std::uint32_t width_, routers_, groups_, depth_;
-  std::vector<std::uint32_t> words_;         // kFields arrays
-  std::vector<std::uint64_t> heads_;         // [queue] arrays: the head wavelet
-  std::vector<std::uint32_t> ramp_credits_;  // [router]: the ramp input's credits, a byte per color
-  std::vector<std::uint8_t> injected_;       // [router]: its ramp sent a wavelet
-  std::vector<std::uint8_t> ring_head_;      // [queue * routers + router]
-  std::vector<Flit> ring_;                   // [(queue * routers + router) * depth]: wavelets behind the head
-  std::vector<std::uint64_t> wide_;          // [counter field - kForwarded][router]: folded counts
+  std::vector<std::uint32_t> words_;     // kFields arrays
+  std::vector<std::uint64_t> heads_;     // [queue] arrays: the head wavelet
+  std::vector<std::uint8_t> injected_;   // [router]: its ramp sent a wavelet
+  std::vector<std::uint8_t> ring_head_;  // [queue * routers + router]
+  std::vector<Flit> ring_;               // [(queue * routers + router) * depth]: wavelets behind the head
+  std::vector<std::uint64_t> wide_;      // [counter field - kForwarded][router]: folded counts
   std::uint64_t sweeps_since_fold_ = 0;
   bool busy_ = false;
   std::uint64_t visits_ = 0;

@@ -12,49 +12,50 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "width", [this] { return geometry_.width(); }, "routers", "mesh columns", true);
   g.formula(
       "height", [this] { return geometry_.height(); }, "routers", "mesh rows", true);
-  g.counter("wavelets_forwarded", &forwarded_, "wavelets",
+  g.counter("wavelets_forwarded", &counts_->forwarded, "wavelets",
             "wavelets sent through router outputs (to neighbours, ramps and edge channels; a multicast counts "
             "each copy)");
   g.counter("wavelets_injected", &injected_, "wavelets", "wavelets sent into the fabric by ramps and edge channels");
   g.counter("wavelets_delivered", &delivered_, "wavelets",
             "wavelets delivered into ramp and edge-channel receive queues");
-  g.counter("credit_stalls", &stalled_, "output-color-cycles",
+  g.counter("credit_stalls", &counts_->stalled, "output-color-cycles",
             "cycles an output had a wavelet of a color to send but no credit for that color downstream (summed "
             "over outputs and colors)");
   g.formula(
       "occupancy_integral", [this] { return static_cast<double>(occupancy_integral()); }, "wavelet-cycles",
       "sum over cycles of the wavelets in all router input queues (divide by cycles for the mean)", true);
   g.formula(
-      "wavelets_in_flight", [this] { return static_cast<double>(in_network_); }, "wavelets",
+      "wavelets_in_flight", [this] { return static_cast<double>(counts_->in_network); }, "wavelets",
       "wavelets in router queues or on links at the end of the run", true);
   g.formula(
       "routers_used", [this] { return static_cast<double>(touched_routers()); }, "routers",
       "routers that held a wavelet at least once", true);
   g.formula(
       "bits_forwarded",
-      [this] { return static_cast<double>(forwarded_) * static_cast<double>(config_.wavelet_width.bits); }, "bits",
-      "payload bits sent through router outputs (wavelets_forwarded x wavelet_width)", true);
+      [this] { return static_cast<double>(counts_->forwarded) * static_cast<double>(config_.wavelet_width.bits); },
+      "bits", "payload bits sent through router outputs (wavelets_forwarded x wavelet_width)", true);
 
   const std::uint32_t c = colors_;
   g.vector(
       "forwarded_by_color", [c] { return std::size_t{c}; },
-      [this](std::size_t i) { return static_cast<double>(color_forwarded_[i]); }, "wavelets",
+      [this](std::size_t i) { return static_cast<double>(counts_->color_forwarded[i]); }, "wavelets",
       "wavelets forwarded, per color (all routers and outputs)");
   g.vector(
       "credit_stalls_by_color", [c] { return std::size_t{c}; },
-      [this](std::size_t i) { return static_cast<double>(color_stalled_[i]); }, "output-cycles",
+      [this](std::size_t i) { return static_cast<double>(counts_->color_stalled[i]); }, "output-cycles",
       "credit stalls, per color (all routers and outputs)");
   g.vector(
       "occupancy_integral_by_color", [c] { return std::size_t{c}; },
       [this](std::size_t i) {
-        return static_cast<double>(color_occupancy_[i] + (cycle_unfinished() ? color_queued_[i] : 0));
+        return static_cast<double>(counts_->color_occupancy[i] + (cycle_unfinished() ? counts_->color_queued[i] : 0));
       },
       "wavelet-cycles", "queue occupancy integral, per color (all routers and input ports)");
   g.vector(
       "forwarded_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = 0;
-        for (std::uint32_t r = 0; r < geometry_.routers(); ++r) sum += port_forwarded(r, static_cast<std::uint32_t>(p));
+        for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
+          sum += routers_->port_forwarded(r, static_cast<std::uint32_t>(p));
         return static_cast<double>(sum);
       },
       "wavelets", "wavelets forwarded, per output direction (north, east, south, west, ramp)");
@@ -62,14 +63,15 @@ void Mesh::add_stats(sim::stats::Group& g) {
       "credit_stalls_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
         std::uint64_t sum = 0;
-        for (std::uint32_t r = 0; r < geometry_.routers(); ++r) sum += port_stalled(r, static_cast<std::uint32_t>(p));
+        for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
+          sum += routers_->port_stalled(r, static_cast<std::uint32_t>(p));
         return static_cast<double>(sum);
       },
       "output-color-cycles", "credit stalls, per output direction (north, east, south, west, ramp)");
   g.vector(
       "occupancy_integral_by_port", [] { return std::size_t{kPorts}; },
       [this](std::size_t p) {
-        std::uint64_t sum = dir_occupancy_[p];
+        std::uint64_t sum = counts_->dir_occupancy[p];
         if (cycle_unfinished())
           for (std::uint32_t r = 0; r < geometry_.routers(); ++r)
             sum += port_unfinished(r, static_cast<std::uint32_t>(p));
@@ -84,9 +86,9 @@ void Mesh::add_stats(sim::stats::Group& g) {
   auto port_value = [this](Counter which, std::uint32_t r, std::uint32_t p) -> std::uint64_t {
     switch (which) {
       case Counter::Forwarded:
-        return port_forwarded(r, p);
+        return routers_->port_forwarded(r, p);
       case Counter::Stalled:
-        return port_stalled(r, p);
+        return routers_->port_stalled(r, p);
       case Counter::Occupancy:
         return port_occupancy(r, p);
     }
@@ -129,16 +131,16 @@ void Mesh::add_stats(sim::stats::Group& g) {
   if (detail_ != StatsDetail::Links) return;
   auto per_link_color = [this](Counter which, std::size_t i) {
     const std::size_t stride = std::size_t{kPorts} * colors_;
-    const std::uint32_t b = block_[i / stride];
-    if (b == kNone) return 0.0;
-    const auto p = static_cast<std::uint32_t>(i % stride / colors_), color = static_cast<std::uint32_t>(i % colors_);
+    const auto r = static_cast<std::uint32_t>(i / stride), p = static_cast<std::uint32_t>(i % stride / colors_),
+               color = static_cast<std::uint32_t>(i % colors_);
+    const LinkCounters l = routers_->link_color_counters(r, p, color, evaluated_);
     switch (which) {
       case Counter::Forwarded:
-        return static_cast<double>(link_forwarded_[slot_index(b, p, color)]);
+        return static_cast<double>(l.forwarded);
       case Counter::Stalled:
-        return static_cast<double>(link_stalled_of(b, p, color));
+        return static_cast<double>(l.stalled);
       case Counter::Occupancy:
-        return static_cast<double>(link_occupancy_of(b, p, color));
+        return static_cast<double>(l.occupancy);
     }
     return 0.0;
   };

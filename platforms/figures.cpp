@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "energy/peak.h"
+
 namespace wafersim::platforms {
 
 PlatformFigures figures(const PlatformSpec& p) {
@@ -32,6 +34,10 @@ PlatformFigures figures(const PlatformSpec& p) {
   f.swarmx_nodes = shape.nodes_per_plane * p.swarmx.planes;
   f.swarmx_depth = shape.levels;
   f.swarmx_bandwidth_bits_per_s = p.swarmx.planes * p.swarmx.port_bandwidth.bits_per_s;
+  const energy::PeakPower peak = energy::peak_power(p.energy, w, f.io_bandwidth_bits_per_s);
+  f.peak_power_wafer_w = peak.wafer();
+  f.peak_power_system_w = peak.system();
+  f.peak_power_density_w_per_mm2 = peak.wafer() / (pes * p.energy.tile_area_mm2);
   return f;
 }
 
@@ -52,6 +58,8 @@ nlohmann::ordered_json to_json(const PlatformFigures& f) {
   j["swarmx_nodes"] = f.swarmx_nodes;
   j["swarmx_depth"] = f.swarmx_depth;
   j["swarmx_bandwidth_bits_per_s"] = f.swarmx_bandwidth_bits_per_s;
+  j["peak_power_w"] = {{"wafer", f.peak_power_wafer_w}, {"system", f.peak_power_system_w}};
+  j["peak_power_density_w_per_mm2"] = f.peak_power_density_w_per_mm2;
   return j;
 }
 

@@ -28,6 +28,9 @@ struct PlatformFigures {
   std::uint32_t swarmx_nodes = 0;           // all planes
   std::uint32_t swarmx_depth = 0;           // switch levels
   double swarmx_bandwidth_bits_per_s = 0;   // aggregate into each wafer: planes x port bandwidth
+  double peak_power_wafer_w = 0;            // the energy coefficients' peak (energy/peak.h), one wafer
+  double peak_power_system_w = 0;           // the same with I/O, power conversion and cooling: one system
+  double peak_power_density_w_per_mm2 = 0;  // the wafer's peak over its PE tiles' area
 };
 
 PlatformFigures figures(const PlatformSpec& p);

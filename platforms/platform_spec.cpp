@@ -27,6 +27,8 @@ PlatformSpec PlatformSpec::read(Section root) {
   auto cl = root.section("cluster", "the cluster of systems");
   p.cluster.systems =
       static_cast<std::uint32_t>(cl.integer("systems", 1, 1, 4096, "CS-X systems (wafers) trained in data parallel"));
+  p.energy = energy::EnergyConfig::read(
+      root.section("energy", "energy per counted event and static power of each component (docs/energy.md)"));
   return p;
 }
 

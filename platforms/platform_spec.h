@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "energy/energy_config.h"
 #include "fabric/fabric_config.h"
 #include "hw/pe_config.h"
 #include "memoryx/memoryx_config.h"
@@ -35,6 +36,7 @@ struct PlatformSpec {
   swarmx::SwarmXConfig swarmx;
   memoryx::MemoryXConfig memoryx;
   ClusterConfig cluster;
+  energy::EnergyConfig energy;
 
   // Declares and reads every platform key (the schema); see docs/platform-config.md.
   static PlatformSpec read(sim::config::Section root);

@@ -77,6 +77,7 @@ RunTrace::RunTrace(const sim::trace::TraceOptions& requested, const std::filesys
   meta["pe"] = {{"recorded", false},
                 {"reason", "this run simulated no PE cores (model endpoints stand in for the wafers)"}};
   meta["sram"] = meta["pe"];
+  meta["energy"] = {{"recorded", false}, {"reason", "energy windows need a simulated wafer and --trace windows"}};
 }
 
 RunTrace::~RunTrace() = default;
@@ -98,6 +99,14 @@ void RunTrace::attach(Wafer& wafer, std::uint32_t index) {
           wafer.mesh(), index, *recorder_, o.region ? *o.region : Rect{0, 0, w - 1, h - 1}, by_color_));
       source.add_producer(samplers_.back().get());
     }
+    // Before the cores' sampler, which writes a timeline counter in every window it closes:
+    // the energy sampler writes at most one in a run of skipped windows, at its first, so
+    // the timeline's order does not depend on idle skipping.
+    energy_samplers_.push_back(std::make_unique<energy::EnergyWindowSampler>(
+        wafer.cores(), wafer.mesh(), spec_.energy,
+        energy::Scale{spec_.wafer.pe.sram.port_width.bytes(), spec_.wafer.pe_count()}, index, *recorder_,
+        o.region ? *o.region : Rect{0, 0, w - 1, h - 1}));
+    source.add_producer(energy_samplers_.back().get());
     core_samplers_.push_back(std::make_unique<hw::trace::CoreWindowSampler>(
         wafer.cores(), index, *recorder_, o.region ? *o.region : Rect{0, 0, w - 1, h - 1}));
     source.add_producer(core_samplers_.back().get());

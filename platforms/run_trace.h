@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "energy/energy_windows.h"
 #include "fabric/trace/mesh_windows.h"
 #include "fabric/trace/router_probe.h"
 #include "hw/trace/core_timeline.h"
@@ -37,9 +38,10 @@ class RunTrace {
 
   // What the wafers must be built with (the per-link counters the windows read).
   void configure(BuildOptions& build) const;
-  // Samples wafer `index`'s fabric (windows, timeline counters, router waveforms) and its PE
+  // Samples wafer `index`'s fabric (windows, timeline counters, router waveforms), its PE
   // cores (busy cycles by cause and SRAM per window; tasks and vector operations of the
-  // --trace-pes on the timeline), whatever programs they run (hand-written or compiled).
+  // --trace-pes on the timeline), whatever programs they run (hand-written or compiled), and
+  // its energy (per region and window; its power on the timeline).
   void attach(Wafer& wafer, std::uint32_t index);
   // A layer phase of wafer `wafer` (e.g. "L3 forward") over cycles [start, end), called by
   // the runtime that drives compiled layers: a slice on the timeline's "wafer<N> layers"
@@ -65,6 +67,7 @@ class RunTrace {
   std::vector<std::unique_ptr<fabric::trace::MeshWindowSampler>> samplers_;
   std::vector<std::unique_ptr<fabric::trace::RouterProbe>> probes_;
   std::vector<std::unique_ptr<hw::trace::CoreWindowSampler>> core_samplers_;
+  std::vector<std::unique_ptr<energy::EnergyWindowSampler>> energy_samplers_;
   std::vector<std::unique_ptr<hw::trace::CoreTimeline>> core_timelines_;
   struct Phase {
     std::uint32_t wafer;

@@ -16,6 +16,7 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
   mesh_options.routing = options.routing;
   mesh_options.routes = options.routes;
   mesh_options.trace_counters = options.trace_counters;
+  mesh_options.traffic = options.traffic;
   mesh_ = std::make_unique<fabric::Mesh>(
       spec.fabric, fabric::MeshGeometry(spec.wafer.width, spec.wafer.height, spec.fabric.edge_io_channels),
       mesh_options, &engine_);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "fabric/expected_traffic.h"
 #include "fabric/mesh.h"
 #include "fabric/route_table.h"
 #include "hw/core/core_array.h"
@@ -30,6 +31,8 @@ struct BuildOptions {
   fabric::StatsDetail trace_counters = fabric::StatsDetail::Totals;
   // PE cores move no data values (hw::CoreParams::timing_only).
   bool timing_only = false;
+  // The traffic the fabric is to expect (fabric::MeshOptions::traffic; synthetic traffic tells it).
+  fabric::ExpectedTraffic traffic;
 };
 
 class Wafer : public sc_core::sc_module {

@@ -69,7 +69,6 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
   sink_rr_.assign(mesh.endpoints(), 0);
   if (xy_) sink_packet_.assign(std::size_t{routers_} * options_.colors, kNone);
   multi_ = xy_ && options_.packet_size > 1;
-  if (xy_ && !multi_ && expected_moves() >= kLaneMoves) mesh_.use_lanes(options_.colors);
   mesh_.set_endpoint_listener(this);
   if (engine_) {
     engine_->add(this);
@@ -77,19 +76,26 @@ TrafficGenerator::TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engi
   }
 }
 
-double TrafficGenerator::expected_moves() const {
+ExpectedTraffic TrafficGenerator::expected_traffic(const TrafficOptions& options, const MeshGeometry& geometry,
+                                                   Routing routing) {
+  if (routing != Routing::XY || options.packet_size != 1) return ExpectedTraffic{};
   // The mean hops over destinations drawn for every source in turn (a stream of its own, so
   // the run's draws are untouched), plus the ejection.
+  const Pattern pattern =
+      Pattern::make(options.pattern, geometry.width(), geometry.height(), options.hotspot, options.hotspot_fraction);
   constexpr std::uint32_t kDraws = 4096;
-  const std::uint32_t w = mesh_.geometry().width();
+  const std::uint32_t w = geometry.width(), routers = geometry.routers();
   SplitMix64 rng(0x1a9e5);
   std::uint64_t hops = 0;
   for (std::uint32_t i = 0; i < kDraws; ++i) {
-    const std::uint32_t src = i % routers_, dst = pattern_.destination(src, rng);
+    const std::uint32_t src = i % routers, dst = pattern.destination(src, rng);
     const auto dx = static_cast<std::int64_t>(src % w) - dst % w, dy = static_cast<std::int64_t>(src / w) - dst / w;
     hops += static_cast<std::uint64_t>((dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy));
   }
-  return options_.rate * (static_cast<double>(hops) / kDraws + 1.0);
+  ExpectedTraffic t;
+  t.moves = options.rate * (static_cast<double>(hops) / kDraws + 1.0);
+  t.single_wavelet_colors = options.colors;
+  return t;
 }
 
 void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_t size, sim::Cycle at) {
@@ -97,10 +103,12 @@ void TrafficGenerator::add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_
   if (!xy_) throw std::logic_error("TrafficGenerator::add_packet needs XY routing");
   if (!g.contains(src.x, src.y) || !g.contains(dst.x, dst.y) || size == 0)
     throw std::logic_error("TrafficGenerator::add_packet: source or destination outside the mesh");
+  if (size > 1 && mesh_.lanes())
+    throw std::logic_error(
+        "TrafficGenerator::add_packet: a packet of several wavelets on a mesh built for single-wavelet packets");
   if (!scripted_.empty() && at.count() < scripted_.back().at) scripted_sorted_ = false;
   scripted_.push_back(Scripted{at.count(), g.router(src), g.router(dst), size});
   multi_ = multi_ || size > 1;
-  if (size > 1 && mesh_.lanes()) mesh_.use_lanes(0);  // (std::logic_error once wavelets were sent)
   if (engine_) engine_->wake(this, at);
 }
 

@@ -43,8 +43,18 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
  public:
   TrafficGenerator(Mesh& mesh, TrafficOptions options, sim::Engine* engine);
 
+  // What a mesh that is to carry this traffic should be told to expect (MeshOptions::traffic):
+  // under XY routing with single-wavelet packets, the wavelet moves per router and cycle the
+  // offered load asks for (grants over every output, the ejection included, from the
+  // pattern's mean distance) and the promise of single-wavelet packets on the colors used;
+  // nothing otherwise. Scripted packets of several wavelets (add_packet) break that promise.
+  [[nodiscard]] static ExpectedTraffic expected_traffic(const TrafficOptions& options, const MeshGeometry& geometry,
+                                                        Routing routing);
+
   // One packet of `size` wavelets from `src` to `dst` created at cycle `at` (XY routing;
   // measured whatever the window). For tests and examples, with or without random traffic.
+  // Several wavelets on a mesh that holds its senders to single-wavelet packets (Mesh::lanes)
+  // are a std::logic_error.
   void add_packet(hw::PeCoord src, hw::PeCoord dst, std::uint32_t size, sim::Cycle at);
 
   struct Delivery {
@@ -129,13 +139,6 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   static std::uint64_t tag_latency(Flit f, std::uint64_t now) {
     return (static_cast<std::uint32_t>(now) - f.tag()) & kCycleTagMask;
   }
-  // Wavelet moves per router and cycle the offered load asks for (grants over every output,
-  // the ejection included), from the pattern's mean distance. With single-wavelet packets the
-  // generator lets the mesh sweep its routers in vector lanes (Mesh::use_lanes) from
-  // kLaneMoves on: below it most routers idle in most cycles and the routers' own sweep, which
-  // visits only busy ones, is faster (docs/performance.md, "Thirteenth pass").
-  [[nodiscard]] double expected_moves() const;
-  static constexpr double kLaneMoves = 1.0;
   // Puts source s's next random packet at cycle `at` in the calendar (seen from `now`).
   void schedule(std::uint32_t s, std::uint64_t at, std::uint64_t now);
   // Queues a new packet at source src.

@@ -1,10 +1,19 @@
 #include "fabric/traffic/standalone.h"
 
 namespace wafersim::fabric::traffic {
+namespace {
+
+MeshOptions expecting(MeshOptions m, const MeshGeometry& geometry, const TrafficOptions& options) {
+  if (!m.traffic) m.traffic = TrafficGenerator::expected_traffic(options, geometry, m.routing);
+  return m;
+}
+
+}  // namespace
 
 StandaloneTraffic::StandaloneTraffic(const FabricConfig& fabric, const MeshGeometry& geometry, MeshOptions mesh_options,
                                      const TrafficOptions& options)
-    : mesh_(fabric, geometry, std::move(mesh_options), nullptr), generator_(mesh_, options, nullptr) {}
+    : mesh_(fabric, geometry, expecting(std::move(mesh_options), geometry, options), nullptr),
+      generator_(mesh_, options, nullptr) {}
 
 void StandaloneTraffic::step(std::uint64_t cycles) {
   for (std::uint64_t i = 0; i < cycles && !generator_.finished(); ++i) {

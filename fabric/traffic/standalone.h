@@ -16,6 +16,8 @@ namespace wafersim::fabric::traffic {
 
 class StandaloneTraffic {
  public:
+  // Without mesh_options.traffic the mesh is told what the generator's options make it expect
+  // (TrafficGenerator::expected_traffic).
   StandaloneTraffic(const FabricConfig& fabric, const MeshGeometry& geometry, MeshOptions mesh_options,
                     const TrafficOptions& options);
 

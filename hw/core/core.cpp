@@ -124,6 +124,10 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
           {t.location, "", fmt::format("color {} is beyond the platform's {} colors", t.color, p_->colors)});
   for (std::size_t pc = 0; pc < program->code.size(); ++pc) {
     const Instruction& ins = program->code[pc];
+    if (ins.ut != Instruction::kUnordered && ins.ut >= p_->pe.microthreads)
+      errors.push_back(
+          {program->where[pc], "",
+           fmt::format("microthread {} is beyond the platform's {} microthreads", ins.ut, p_->pe.microthreads)});
     const int slot = ins.op == Op::Send ? 0 : ins.op == Op::Recv ? 1 : -1;
     if (slot >= 0 && ins.ops[slot].imm >= p_->colors)
       errors.push_back({program->where[pc], "",
@@ -299,6 +303,12 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     // without a call; step() takes the rest.
     Step s = Step::Wait;
     bool datapath_busy = false;
+    if (op.after_pred) {  // its predecessor's last step wakes the core
+      close_run(pos);
+      op.last_stall = -1;
+      ++pos;
+      continue;
+    }
     if (now < op.next_step) {
       s = Step::Wait;
     } else if (op.info->fpu && r.fpu) {
@@ -672,6 +682,7 @@ Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {
   }
   ++c_.instructions;
   c_.flops += info.flops;
+  if (info.latency != isa::LatencyClass::Scalar) ++c_.lane_ops[lane_kind(info.latency, ins.type)];
   pc_ = next_pc;
   ready_at_ = now + latency;
   return Step::Progress;

@@ -55,6 +55,12 @@ struct VectorOp {
   };
   bool live = false;
   bool sync = false;  // the issuing task waits for it
+  // Ordered microthread (isa::Instruction::kUnordered: none). `after_pred`: an older operation
+  // of the same microthread still has steps to take, so this one takes none (it waits).
+  std::uint8_t ut = isa::Instruction::kUnordered;
+  bool after_pred = false;
+  std::uint32_t steps = 0;  // steps taken
+  sim::Cycle last_step{0};  // the cycle of its last step (once every step is taken)
   std::uint32_t pc = 0;
   std::uint32_t seq = 0;
   const isa::Instruction* ins = nullptr;
@@ -86,6 +92,7 @@ struct VectorOp {
   // Timing only, per element: bytes read from the SRAM, bytes written to it, a wavelet sent.
   std::uint8_t read_bytes = 0, written_bytes = 0;
   bool sends = false;
+  std::uint8_t lane_kind = 0;  // the CoreCounters::lane_ops slot its elements count in
   std::uint32_t last_word[4] = {};
   bool has_last[4] = {};
   std::vector<Access> pending;  // [0, planned): the port accesses of the open step
@@ -190,6 +197,14 @@ class Core {
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.
   void count_traffic(const VectorOp& op, std::uint32_t count, sim::Cycle now);
   void retire(VectorOp& op, sim::Cycle now);
+  // Ordered microthreads: `op` has taken its last step (or, with no elements, is released)
+  // in cycle `at`; its successor on the microthread, waiting for that, may step from the
+  // cycle the forwarding rule gives (docs/isa.md, "Ordered microthreads").
+  void release_successor(const VectorOp& op);
+  // At issue: an operation of an ordered microthread waits for its predecessor's last step,
+  // or, when that was taken already, starts no earlier than first_dependent_step() of it.
+  void order_after_predecessor(VectorOp& op);
+  [[nodiscard]] sim::Cycle first_dependent_step(const VectorOp& pred) const;
   // Observer calls, kept out of line and cold so that the hot paths lay out as without hooks.
   [[gnu::cold, gnu::noinline]] void report_vector_op(const VectorOp& op) const;
   [[gnu::cold, gnu::noinline]] void report_task(const isa::Program& prog, sim::Cycle end) const;

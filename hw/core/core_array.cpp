@@ -209,7 +209,7 @@ std::uint64_t CoreArray::sram_allocated_bytes() const {
 const CoreCounters& CoreArray::totals() const {
   const std::pair<std::uint64_t, std::size_t> at{core_ticks_, loaded_.size()};
   if (at == totals_at_) return totals_;
-  static_assert(sizeof(CoreCounters) == (13 + kStallCauses) * sizeof(std::uint64_t),
+  static_assert(sizeof(CoreCounters) == (13 + kStallCauses + kLaneKinds) * sizeof(std::uint64_t),
                 "CoreArray::totals() sums every counter: add the new one there");
   CoreCounters t;
   for (std::uint32_t idx : loaded_) {
@@ -228,6 +228,7 @@ const CoreCounters& CoreArray::totals() const {
     t.sram_bytes_written += c.sram_bytes_written;
     t.finish_cycle = std::max(t.finish_cycle, c.finish_cycle);
     for (int s = 0; s < kStallCauses; ++s) t.stall[s] += c.stall[s];
+    for (int k = 0; k < kLaneKinds; ++k) t.lane_ops[k] += c.lane_ops[k];
   }
   totals_ = t;
   totals_at_ = at;
@@ -274,6 +275,14 @@ void CoreArray::add_stats(sim::stats::Group& g) {
         std::string(stall_name(st)), [this, st] { return static_cast<double>(total_stall(st)); }, "cycles",
         std::string(stall_description(st)), true);
   }
+  auto& lanes = cores.group("lane_ops");
+  for (int k = 0; k < kLaneClasses; ++k)
+    lanes.vector(
+        std::string(lane_class_name(k)), [] { return std::size_t{kLaneTypes}; },
+        [this, k](std::size_t t) { return static_cast<double>(totals().lane_ops[k * kLaneTypes + t]); }, "lanes",
+        fmt::format("lane operations through the {} datapath (vector elements and scalar instructions), per element "
+                    "type (f16, bf16, f32, u16, u32)",
+                    lane_class_name(k)));
   if (cores_.size() <= kPerPeStatsLimit) {
     auto& per = cores.group("per_pe");
     auto size = [this] { return cores_.size(); };

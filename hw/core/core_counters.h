@@ -2,10 +2,27 @@
 // Activity counters of one PE, incremented on the hot path and read when stats are dumped.
 
 #include <cstdint>
+#include <string_view>
 
 #include "hw/core/stall.h"
+#include "hw/isa/opcodes.h"
+#include "hw/numerics/dtype.h"
 
 namespace wafersim::hw {
+
+// Lane operations (one element of a vector instruction, or one scalar floating-point
+// instruction) are counted per datapath class and element type: kind = class x kLaneTypes +
+// type, classes the latency classes mov, add, mul, fmac, exp, recip (isa::LatencyClass without
+// Scalar), types the DType order f16, bf16, f32, u16, u32.
+inline constexpr int kLaneClasses = 6;
+inline constexpr int kLaneTypes = 5;
+inline constexpr int kLaneKinds = kLaneClasses * kLaneTypes;
+// The lane kind of an operation of latency class `c` (not Scalar) on elements of type `t`.
+constexpr std::uint8_t lane_kind(isa::LatencyClass c, DType t) {
+  return static_cast<std::uint8_t>((static_cast<int>(c) - 1) * kLaneTypes + static_cast<int>(t));
+}
+// "mov", "add", "mul", "fmac", "exp", "recip" for class 0 .. kLaneClasses - 1.
+std::string_view lane_class_name(int lane_class);
 
 struct CoreCounters {
   std::uint64_t busy_cycles = 0;       // a task running or a vector operation in flight
@@ -22,6 +39,7 @@ struct CoreCounters {
   std::uint64_t sram_bytes_written = 0;
   std::uint64_t finish_cycle = 0;  // one past the last busy cycle
   std::uint64_t stall[kStallCauses] = {};
+  std::uint64_t lane_ops[kLaneKinds] = {};  // by lane_kind()
 
   [[nodiscard]] std::uint64_t stall_total() const {
     std::uint64_t s = 0;

@@ -138,6 +138,7 @@ void Executor::start(std::size_t i) {
   flops_at_start_ = cores.total(&hw::CoreCounters::flops);
   for (int k = 0; k < hw::kStallCauses; ++k) stalls_at_start_[k] = cores.total_stall(static_cast<hw::Stall>(k));
   sent_at_start_ = driver_.wavelets_sent();
+  activity_at_start_ = read_activity(wafer_.stats());
   received_at_start_ = driver_.wavelets_received();
   driver_.begin(std::move(in), std::move(out));
   results_.push_back(std::move(r));
@@ -166,6 +167,7 @@ const StepResult& Executor::finish(std::size_t i) {
     r.stalls[k] = cores.total_stall(static_cast<hw::Stall>(k)) - stalls_at_start_[k];
   r.wavelets_in = driver_.wavelets_sent() - sent_at_start_;
   r.wavelets_out = driver_.wavelets_received() - received_at_start_;
+  r.activity = activity_between(activity_at_start_, read_activity(wafer_.stats()));
 
   // Gradients out: into the host tensors (fp32, accumulated) and, for the check, this step's
   // own (with row groups, the groups' partials summed in fp32 in group order, as the host
@@ -682,6 +684,7 @@ void Executor::add_stats(sim::stats::Group& g) {
           [res, k] { return res() ? static_cast<double>(res()->stalls[k]) : 0.0; }, "cycles",
           fmt::format("thread-cycles stalled in this step: {}", hw::stall_description(cause)), true);
     }
+    add_activity_stats(s, wafer_.stats(), [res]() -> const Activity* { return res() ? &res()->activity : nullptr; });
     s.formula(
         "check_mismatches",
         [res] {

@@ -17,6 +17,7 @@
 #include "platforms/runtime/edge_driver.h"
 #include "platforms/runtime/host_data.h"
 #include "platforms/runtime/host_link.h"
+#include "platforms/runtime/step_activity.h"
 #include "platforms/wafer.h"
 #include "sim/stats/stats.h"
 
@@ -44,6 +45,7 @@ struct StepResult {
   models::compiler::Bound bound;
   std::array<std::uint64_t, hw::kStallCauses> stalls{};
   std::uint64_t wavelets_in = 0, wavelets_out = 0;  // through the edge
+  Activity activity;                                // the wafer counters' change (step_activity.h)
   std::vector<Check> checks;
   bool simulated = true;  // false: planned without code (CompileOptions::plan_missing_code), not run
   [[nodiscard]] std::uint64_t cycles() const { return end - start; }
@@ -103,6 +105,7 @@ class Executor {
   std::uint64_t flops_at_start_ = 0;
   std::array<std::uint64_t, hw::kStallCauses> stalls_at_start_{};
   std::uint64_t sent_at_start_ = 0, received_at_start_ = 0;
+  Activity activity_at_start_;
 };
 
 }  // namespace wafersim::platforms::runtime

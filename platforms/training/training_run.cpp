@@ -10,6 +10,7 @@
 #include "platforms/streaming_cluster.h"
 #include "platforms/training/replica_gradients.h"
 #include "sim/errors.h"
+#include "sim/stats/recorded.h"
 
 namespace wafersim::platforms::training {
 
@@ -104,7 +105,14 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
     }
   }
   r.timeline = platforms::run_training_steps(cluster, config.steps);
-  platforms::add_stats(stats.group("training"), r.timeline);
+  auto& training = stats.group("training");
+  platforms::add_stats(training, r.timeline);
+  const double samples = static_cast<double>(r.batch_per_wafer) * r.wafers * config.steps;
+  training.formula(
+      "samples", [samples] { return samples; }, "samples", "samples trained on: batch x wafers x steps", true);
+  if (!r.wafer.wafer_stats.is_null())
+    sim::stats::add_recorded(training.group("wafer_run"), r.wafer.wafer_stats["values"],
+                             r.wafer.wafer_stats["descriptions"], "wafer0");
   if (config.functional) {
     r.losses = grads->step_losses();
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)

@@ -10,12 +10,14 @@
 #include "platforms/wafer.h"
 #include "sim/child_process.h"
 #include "sim/errors.h"
+#include "sim/stats/formatters.h"
 
 namespace wafersim::platforms::training {
 
 nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                                  runtime::HostData data, std::uint64_t seed, bool check, std::uint64_t max_cycles,
-                                 const std::function<void(const runtime::Executor&)>& after) {
+                                 const std::function<void(const runtime::Executor&)>& after,
+                                 nlohmann::json* wafer_stats) {
   using namespace sc_core;
   sim::stats::Group root("");
   platforms::BuildOptions build;
@@ -24,6 +26,7 @@ nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const mode
   if (max_cycles) build.max_cycles = sim::Cycle(max_cycles);
   platforms::Wafer wafer("wafer0", spec, build, root);
   runtime::Executor exec(cm, wafer, std::move(data), {check});
+  if (wafer_stats) exec.add_stats(wafer.stats().group("model"));
   const sc_time load = exec.load_inputs();
   sc_start(SC_ZERO_TIME);
   sc_start(load);
@@ -50,6 +53,9 @@ nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const mode
         {{"cycles", r.cycles()}, {"compared", compared}, {"mismatches", bad}, {"first", first}, {"value", value}});
   }
   if (after) after(exec);
+  if (wafer_stats)
+    *wafer_stats = {{"values", sim::stats::to_json(wafer.stats())},
+                    {"descriptions", sim::stats::describe_json(wafer.stats())}};
   return out;
 }
 
@@ -91,10 +97,17 @@ std::uint64_t WaferTimes::cycles() const {
 
 WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                              std::uint64_t seed, bool check, std::uint64_t max_cycles) {
-  const nlohmann::json progs = sim::run_in_child(
-      [&] { return run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check, max_cycles); },
+  const nlohmann::json reply = sim::run_in_child(
+      [&] {
+        nlohmann::json stats;
+        nlohmann::json programs =
+            run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check, max_cycles, {}, &stats);
+        return nlohmann::json{{"programs", std::move(programs)}, {"stats", std::move(stats)}};
+      },
       fmt::format("the wafer run of '{}'", cm.model.name));
-  return wafer_times(spec, cm, progs);
+  WaferTimes t = wafer_times(spec, cm, reply["programs"]);
+  t.wafer_stats = reply["stats"];
+  return t;
 }
 
 WaferTimes bound_programs(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm) {

@@ -34,6 +34,9 @@ struct WaferTimes {
   std::vector<ProgramTime> programs;  // in execution order
   std::uint64_t checked = 0, mismatches = 0;
   std::string first_mismatch;  // "<program>: <what>: <element>" of the first one
+  // The simulated wafer's statistics after every program ran once ({"values", "descriptions"},
+  // as sim::stats::to_json and describe_json write them; null for the bound).
+  nlohmann::json wafer_stats;
   [[nodiscard]] std::uint64_t cycles() const;
 };
 
@@ -48,10 +51,12 @@ WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::
 // The loop of simulate_programs on this process's SystemC kernel (a child's work): builds a
 // wafer (built with `seed`), loads `data`, runs every program until the wafer is quiescent, then calls `after`.
 // Per program: cycles, compared, mismatches, first (mismatch) and value (a check's scalar: the
-// loss of a cross-entropy forward, else null).
+// loss of a cross-entropy forward, else null). With `wafer_stats`, also the wafer's statistics
+// at the end (WaferTimes::wafer_stats).
 nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                                  runtime::HostData data, std::uint64_t seed, bool check, std::uint64_t max_cycles,
-                                 const std::function<void(const runtime::Executor&)>& after = {});
+                                 const std::function<void(const runtime::Executor&)>& after = {},
+                                 nlohmann::json* wafer_stats = nullptr);
 // The times of run_programs_here's result.
 WaferTimes wafer_times(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                        const nlohmann::json& programs);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "platforms/energy_stats.h"
 #include "sim/app/command_guess.h"
 #include "sim/app/created_dirs.h"
 #include "sim/app/rerun.h"
@@ -72,9 +73,10 @@ sim::RunLimits SimArgs::limits() const {
   return l;
 }
 
-void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, const sim::stats::Group& stats,
+void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, sim::stats::Group& stats,
                      const std::string& command_line, double wall_seconds, sim::Cycle cycles,
                      const std::string& status) {
+  platforms::add_energy_stats(stats, platform.spec, cycles);
   dir.write("config.yaml", platform.resolved_yaml);
   dir.write("stats.json", sim::stats::stats_file_json(stats));
   std::ostringstream text;

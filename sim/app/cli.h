@@ -42,8 +42,9 @@ struct SimArgs {
 // Writes the files every run leaves in its folder: config.yaml (the resolved platform; the
 // platform alone, not the workload), stats.json, stats.txt, run.json (metadata: command line
 // as text and as the list "argv", wall time, version; the only file that differs between
-// identical runs) and, for `wafersim rerun`, rerun.json with inputs/ (rerun.h).
-void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, const sim::stats::Group& stats,
+// identical runs) and, for `wafersim rerun`, rerun.json with inputs/ (rerun.h). First adds
+// the run's energy to the statistics (platforms/energy_stats.h), once.
+void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, sim::stats::Group& stats,
                      const std::string& command_line, double wall_seconds, sim::Cycle cycles,
                      const std::string& status);
 

@@ -50,6 +50,9 @@ struct InfoCommand {
                     s.memoryx.bytes_per_param));
     row("SwarmX", fmt::format("{} nodes, depth {}, {} planes of {} ports", f.swarmx_nodes, f.swarmx_depth,
                               s.swarmx.planes, units::format(s.swarmx.port_bandwidth)));
+    row("peak power (wafer / system)",
+        fmt::format("{} / {} per system ({} over the PE tiles; docs/energy.md)", pretty(f.peak_power_wafer_w, "W"),
+                    pretty(f.peak_power_system_w, "W"), pretty(f.peak_power_density_w_per_mm2, "W/mm^2")));
   }
 };
 
@@ -63,9 +66,11 @@ void add_info_command(CLI::App& app) {
   sub->add_flag("--json", cmd->json,
                 "print one JSON object: pe_count, sram_bytes, peak_flops {fp16, bf16, fp32}, "
                 "sram_bandwidth_bytes_per_s, fabric_bisection_bytes_per_s, io_bandwidth_bits_per_s, "
-                "memoryx_capacity_bytes, max_params, swarmx_nodes, swarmx_depth, ...");
+                "memoryx_capacity_bytes, max_params, swarmx_nodes, swarmx_depth, peak_power_w {wafer, system}, ...");
   sub->footer(
       "Peak FLOP/s is dense: SIMD lanes x 2 FLOP per FMAC x clock x PEs of the configured grid.\n"
+      "Peak power is what the platform's energy coefficients imply with every PE, SRAM port, router\n"
+      "output and I/O port busy every cycle (docs/energy.md).\n"
       "Examples:\n"
       "  wafersim info wse2\n"
       "  wafersim info cs2-cluster --json\n"

@@ -153,6 +153,7 @@ struct TrafficCommand {
       build.routing = fabric::Routing::XY;
     }
     o.validate(spec.fabric, geometry, !routes_file.empty());
+    build.traffic = fabric::traffic::TrafficGenerator::expected_traffic(o, geometry, build.routing);
     const sim::trace::TraceOptions trace_options = trace.options();
     RunDir dir = RunDir::create(out, "traffic");
     std::unique_ptr<platforms::RunTrace> tracing;

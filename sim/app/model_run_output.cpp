@@ -154,6 +154,8 @@ void run_compiled_model(const Workflow& w, const std::string& command, const pla
   const models::compiler::CompiledModel* prefill = decode && decode->prefill ? &decode->prefill->cm : nullptr;
   ModelRun run(loaded.spec, build, root, cm, std::move(data), options, tracing.get(), std::move(hooks), prefill,
                std::move(prefill_data));
+  if (cm.options.placement == models::compiler::PlacementKind::Resident)
+    add_inference_stats(run.wafer().stats(), cm, decode);
   Progress progress("run", 0, "cycles", Progress::terminal() && !w.sim.json);
   auto write = [&](const std::string& status) {
     write_run_files(dir, loaded, root, invocation_text(), run.wall_seconds(), run.wafer().engine().cycles(), status);

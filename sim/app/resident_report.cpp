@@ -219,6 +219,15 @@ void print_resident_run(std::ostream& out, const models::compiler::CompiledModel
   }
 }
 
+void add_inference_stats(sim::stats::Group& wafer, const models::compiler::CompiledModel& cm,
+                         const models::resident::ResidentDecode* decode) {
+  const double tokens = static_cast<double>(decode ? decode->rp.cm.layout.tokens * decode->positions
+                                                   : cm.model.batch * cm.model.sequence);
+  wafer.group("inference")
+      .formula(
+          "tokens", [tokens] { return tokens; }, "tokens", "token positions the run processes (every sample)", true);
+}
+
 namespace {
 
 struct DecodePhases {

@@ -12,6 +12,7 @@
 #include "models/resident/resident_decode.h"
 #include "models/resident/resident_plan.h"
 #include "platforms/runtime/executor.h"
+#include "sim/stats/stats.h"
 
 namespace wafersim::app {
 
@@ -28,6 +29,11 @@ nlohmann::ordered_json resident_run_json(const models::compiler::CompiledModel& 
 void print_resident_run(std::ostream& out, const models::compiler::CompiledModel& cm,
                         const std::deque<platforms::runtime::StepResult>& results,
                         const models::resident::ResidentPlan* plan, double clock_hz);
+
+// Adds group `inference` to a resident run's wafer statistics: `tokens`, the token positions
+// the run processes (batch x sequence for a prefill; batch x positions with decode steps).
+void add_inference_stats(sim::stats::Group& wafer, const models::compiler::CompiledModel& cm,
+                         const models::resident::ResidentDecode* decode);
 
 // A token-by-token run: prefill (the prompt's positions) and decode cycles, per token and
 // tokens/s at the clock.

@@ -512,6 +512,16 @@ units::ParamRate Section::param_rate(std::string_view name, units::ParamRate def
   return {quantity(name, def.per_s, min.per_s, max.per_s, units::Dimension::ParamRate, doc)};
 }
 
+units::Energy Section::energy(std::string_view name, units::Energy def, units::Energy min, units::Energy max,
+                              std::string_view doc) {
+  return {quantity(name, def.joules, min.joules, max.joules, units::Dimension::Energy, doc)};
+}
+
+units::Power Section::power(std::string_view name, units::Power def, units::Power min, units::Power max,
+                            std::string_view doc) {
+  return {quantity(name, def.watts, min.watts, max.watts, units::Dimension::Power, doc)};
+}
+
 Section Section::section(std::string_view name, std::string_view doc) {
   auto& s = resolver_->scopes_[scope_];
   s.declared.emplace_back(name);

@@ -60,6 +60,9 @@ class Section {
   Cycle cycles(std::string_view name, Cycle def, Cycle min, Cycle max, std::string_view doc);
   units::ParamRate param_rate(std::string_view name, units::ParamRate def, units::ParamRate min,
                               units::ParamRate max, std::string_view doc);
+  units::Energy energy(std::string_view name, units::Energy def, units::Energy min, units::Energy max,
+                       std::string_view doc);
+  units::Power power(std::string_view name, units::Power def, units::Power min, units::Power max, std::string_view doc);
 
   // A nested mapping (absent means all of its defaults).
   Section section(std::string_view name, std::string_view doc);

@@ -142,6 +142,10 @@ const char* to_string(Dimension d) {
     case Dimension::Duration: return "duration";
     case Dimension::Cycles: return "cycle count";
     case Dimension::ParamRate: return "parameter rate";
+    case Dimension::Energy:
+      return "energy";
+    case Dimension::Power:
+      return "power";
   }
   return "quantity";
 }
@@ -154,8 +158,38 @@ const char* example(Dimension d) {
     case Dimension::Duration: return "3 us";
     case Dimension::Cycles: return "2 cycles";
     case Dimension::ParamRate: return "50 Gparam/s";
+    case Dimension::Energy:
+      return "0.4 pJ";
+    case Dimension::Power:
+      return "2 mW";
   }
   return "";
+}
+
+const char* base_unit(Dimension d) {
+  switch (d) {
+    case Dimension::Frequency:
+      return "Hz";
+    case Dimension::DataSize:
+      return "b";
+    case Dimension::Bandwidth:
+      return "b/s";
+    case Dimension::Duration:
+      return "s";
+    case Dimension::Cycles:
+      return "cycles";
+    case Dimension::ParamRate:
+      return "param/s";
+    case Dimension::Energy:
+      return "J";
+    case Dimension::Power:
+      return "W";
+  }
+  return "";
+}
+
+bool takes_small_prefixes(Dimension d) {
+  return d == Dimension::Duration || d == Dimension::Energy || d == Dimension::Power;
 }
 
 ParseResult parse(std::string_view text, Dimension dim) {
@@ -220,6 +254,12 @@ ParseResult parse(std::string_view text, Dimension dim) {
     case Dimension::ParamRate:
       m = match_unit(unit, {{"params/s", 1}, {"param/s", 1}}, false, false, dim);
       break;
+    case Dimension::Energy:
+      m = match_unit(unit, {{"J", 1}}, false, true, dim);
+      break;
+    case Dimension::Power:
+      m = match_unit(unit, {{"W", 1}}, false, true, dim);
+      break;
   }
   if (!m.ok) {
     r.error = m.error;
@@ -276,6 +316,33 @@ std::string format_si(double value, std::string_view unit, Dimension dim, bool s
   return fmt::format("{} {}", value, unit);
 }
 
+// The shortest spelling with an SI prefix that parses back to exactly `value`, preferring
+// a mantissa in [1, 1000) among spellings of equal length: "0.4 pJ", "2 mW", "23 kW".
+std::string format_shortest(double value, std::string_view unit, Dimension dim) {
+  struct P {
+    const char* sym;
+    int exp10;
+  };
+  static constexpr P kAll[] = {{"M", 6}, {"k", 3}, {"", 0}, {"m", -3}, {"u", -6}, {"n", -9}, {"p", -12}, {"f", -15}};
+  if (value == 0) return fmt::format("0 {}", unit);
+  std::string best;
+  bool best_natural = false;
+  for (const auto& p : kAll) {
+    const double mantissa = value / std::pow(10.0, p.exp10);
+    const bool natural = std::fabs(mantissa) >= 1 && std::fabs(mantissa) < 1000;
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::string s = fmt::format("{:.{}g} {}{}", mantissa, digits, p.sym, unit);
+      if (s.find('e') != std::string::npos || !round_trips(s, value, dim)) continue;
+      if (best.empty() || s.size() < best.size() || (s.size() == best.size() && natural && !best_natural)) {
+        best = s;
+        best_natural = natural;
+      }
+      break;
+    }
+  }
+  return best.empty() ? fmt::format("{} {}", value, unit) : best;
+}
+
 std::string format_size(std::uint64_t n, std::string_view unit) {
   static constexpr const char* kIecSym[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
   static constexpr const char* kSiSym[] = {"", "k", "M", "G", "T", "P", "E"};
@@ -312,6 +379,10 @@ std::string format(double value, Dimension dim) {
     case Dimension::Cycles:
       return fmt::format("{} {}", static_cast<std::uint64_t>(value), value == 1 ? "cycle" : "cycles");
     case Dimension::ParamRate: return format_si(value, "param/s", dim, false);
+    case Dimension::Energy:
+      return format_shortest(value, "J", dim);
+    case Dimension::Power:
+      return format_shortest(value, "W", dim);
   }
   return fmt::format("{}", value);
 }
@@ -322,6 +393,8 @@ std::string format(Bandwidth b) { return format(b.bits_per_s, Dimension::Bandwid
 std::string format(Duration d) { return format(d.seconds, Dimension::Duration); }
 std::string format(sim::Cycle c) { return format(static_cast<double>(c.count()), Dimension::Cycles); }
 std::string format(ParamRate r) { return format(r.per_s, Dimension::ParamRate); }
+std::string format(Energy e) { return format(e.joules, Dimension::Energy); }
+std::string format(Power p) { return format(p.watts, Dimension::Power); }
 
 std::string pretty(double value, std::string_view unit, int digits) {
   static constexpr std::pair<const char*, double> kP[] = {{"E", 1e18}, {"P", 1e15}, {"T", 1e12}, {"G", 1e9},

@@ -7,8 +7,8 @@ Runs a hotspot traffic run, a PE pipeline (`wafersim exec`) and a weight-streami
 tracing, writes their reports and loads each page in Debian's Chromium (headless, no network, a fresh profile), driven over the
 DevTools protocol on a pipe (--remote-debugging-pipe; no extra packages). Fails on any console
 error or uncaught exception, and checks the rendered page: the number of heatmap cells, the
-hotspot and busiest-link tables, the PE heatmaps and tables, the absent sections, the window slider, SVG export, the
-bandwidth chart and the step table. Also checks the runs' Perfetto JSON against the trace-event
+hotspot and busiest-link tables, the PE heatmaps and tables, the power density map and power over time, the absent
+sections, the window slider, SVG export, the bandwidth chart and the step table. Also checks the runs' Perfetto JSON against the trace-event
 format (trace_event_check.py) and that their VCD parses. Exits 77 (skipped) without Chromium.
 """
 import argparse
@@ -223,12 +223,22 @@ def stalled_keys(csv_path):
     return sum(1 for v in totals.values() if v > 0)
 
 
+def check_power(b):
+    """The power density map (every region draws at least its leakage) and power over time."""
+    titles = b.eval("Array.from(document.querySelectorAll('svg[id^=power-density] rect.cell title')).map(t => t.textContent)")
+    check(len(titles) == 64 and all(not t.endswith(": 0") for t in titles), f"power density cells: {titles[:4]}")
+    lines = b.eval("document.querySelectorAll('svg[id^=power-time] path').length")
+    check(lines == 4, f"expected the wafer's power and 3 components over time, found {lines} lines")
+    check("Power over time" in b.eval("document.body.innerText"), "the page has no power over time")
+
+
 def check_traffic_page(b, run_dir):
     check(b.eval("document.body.dataset.reportReady") == "1", "the page did not finish drawing")
     maps = b.eval("Array.from(document.querySelectorAll('svg.heatmap')).map(s => [s.id, s.querySelectorAll('rect.cell').length])")
-    check(len(maps) == 7, f"expected 7 heatmaps (5 link directions, stalls, occupancy), found {len(maps)}")
+    check(len(maps) == 8, f"expected 8 heatmaps (power density, 5 link directions, stalls, occupancy), found {len(maps)}")
     for name, cells in maps:
         check(cells == 64, f"heatmap {name} has {cells} cells, expected 8 x 8 = 64")
+    check_power(b)
     first = b.eval("(() => { const r = document.querySelector('#hotspots-w0 tbody tr');"
                    " return [r.dataset.x, r.dataset.y, r.dataset.dir, r.cells[1].textContent]; })()")
     check(first[:3] == ["5", "3", "north"], f"the top hotspot should be (5, 3) north into the hot router, found {first}")
@@ -259,9 +269,11 @@ def check_traffic_page(b, run_dir):
 def check_exec_page(b, run_dir):
     check(b.eval("document.body.dataset.reportReady") == "1", "the page did not finish drawing")
     maps = b.eval("Array.from(document.querySelectorAll('svg.heatmap')).map(s => [s.id, s.querySelectorAll('rect.cell').length])")
-    check(len(maps) == 11, f"expected 11 heatmaps (7 fabric, PE busy, PE stalls, SRAM in use, SRAM accesses), found {len(maps)}")
+    check(len(maps) == 12,
+          f"expected 12 heatmaps (power density, PE busy, PE stalls, SRAM in use, SRAM accesses, 7 fabric), found {len(maps)}")
     for name, cells in maps:
         check(cells == 64, f"heatmap {name} has {cells} cells, expected 8 x 8 = 64")
+    check_power(b)
     # Every PE runs a program (pipeline.s): every cell of the PE busy map is colored above zero.
     titles = b.eval("Array.from(document.querySelectorAll('svg[id^=pe-busy] rect.cell title')).map(t => t.textContent)")
     check(len(titles) == 64 and all(not t.endswith(": 0") for t in titles), f"PE busy cells: {titles[:4]}")

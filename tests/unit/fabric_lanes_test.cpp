@@ -1,7 +1,8 @@
-// The routers swept in vector lanes (fabric/lane_routers.h, Mesh::use_lanes) against the
-// routers' own sweep: the same deliveries, results and every statistic, wavelet for wavelet,
-// over patterns, loads up to saturation, queue depths, colors and mesh shapes; what the lanes
-// accept and refuse; their deadlock report.
+// The two sweeps behind the seam of fabric/router_sweep.h, each chosen the way a mesh chooses
+// it, from the traffic it is told to expect: the routers in vector lanes (fabric/lane_sweep.h)
+// against the routers' own sweep (fabric/block_routers.h): the same deliveries, results and
+// every statistic, wavelet for wavelet, over patterns, loads up to saturation, queue depths,
+// colors and mesh shapes; where the lanes are chosen and what they refuse; the deadlock report.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "fabric/lane_sweep.h"
 #include "fabric/mesh.h"
 #include "fabric/traffic/standalone.h"
 #include "sim/errors.h"
@@ -22,7 +24,7 @@
 namespace wafersim::fabric::fabric_lanes_test {
 namespace {
 
-// Builds without AVX2 do not offer the lanes (Mesh::use_lanes says no): these are skipped.
+// Builds without AVX2 do not offer the lanes (no mesh chooses them): these are skipped.
 constexpr const char* kNoLanes = "no vector lanes in this build (WAFERSIM_ARCH without AVX2)";
 
 using traffic::StandaloneTraffic;
@@ -46,6 +48,20 @@ MeshOptions xy(bool idle_skip = true) {
   return o;
 }
 
+// What a mesh is told to expect: single-wavelet packets on `colors` colors at the load from
+// which the lanes pay (they are chosen where they fit), or nothing (the routers' own sweep).
+ExpectedTraffic heavy(std::uint32_t colors) {
+  ExpectedTraffic t;
+  t.moves = LaneSweep::kMinMoves;
+  t.single_wavelet_colors = colors;
+  return t;
+}
+MeshOptions expecting(ExpectedTraffic traffic, bool idle_skip = true) {
+  MeshOptions o = xy(idle_skip);
+  o.traffic = traffic;
+  return o;
+}
+
 struct Outcome {
   TrafficResult result;
   std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint64_t, std::uint64_t>> deliveries;
@@ -57,8 +73,8 @@ struct Outcome {
 
 Outcome run(const FabricConfig& f, const MeshGeometry& g, const TrafficOptions& o, bool lanes, bool observe = true,
             bool idle_skip = true) {
-  StandaloneTraffic t(f, g, xy(idle_skip), o);
-  t.mesh().use_lanes(lanes ? o.colors : 0);  // (whatever the generator chose for this load)
+  // (Whatever the generator's load would have the mesh choose.)
+  StandaloneTraffic t(f, g, expecting(lanes ? heavy(o.colors) : ExpectedTraffic{}, idle_skip), o);
   Outcome out;
   out.lanes = t.mesh().lanes();
   if (observe)
@@ -176,43 +192,45 @@ TEST(Lanes, CountersStayExactPastTheirFold) {
   expect_same(a, b, "70,000 cycles");
 }
 
-TEST(Lanes, UsedOnlyWhereTheModelFits) {
+TEST(Lanes, ChosenOnlyWhereTheModelFits) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
-  auto lanes = [](const FabricConfig& f, MeshOptions m, std::uint32_t colors) {
-    Mesh mesh(f, MeshGeometry(8, 8, 0), std::move(m), nullptr);
-    return mesh.use_lanes(colors);
+  auto lanes = [](const FabricConfig& f, MeshOptions m, ExpectedTraffic traffic) {
+    m.traffic = traffic;
+    return Mesh(f, MeshGeometry(8, 8, 0), std::move(m), nullptr).lanes();
   };
   FabricConfig f = fabric();
-  EXPECT_TRUE(lanes(f, xy(), 4));
-  EXPECT_TRUE(lanes(f, xy(), 1));
-  EXPECT_FALSE(lanes(f, xy(), 0));
-  EXPECT_FALSE(lanes(f, xy(), 5));           // more colors than a lane router queues
-  EXPECT_FALSE(lanes(f, MeshOptions{}, 4));  // static routes
+  EXPECT_TRUE(lanes(f, xy(), heavy(4)));
+  EXPECT_TRUE(lanes(f, xy(), heavy(1)));
+  EXPECT_FALSE(lanes(f, xy(), heavy(0)));  // no promise of single-wavelet packets
+  EXPECT_FALSE(lanes(f, xy(), ExpectedTraffic{}));
+  EXPECT_FALSE(Mesh(f, MeshGeometry(8, 8, 0), xy(), nullptr).lanes());  // told nothing
+  ExpectedTraffic light = heavy(4);
+  light.moves = LaneSweep::kMinMoves * 0.99;  // most routers idle: the routers' own sweep is faster
+  EXPECT_FALSE(lanes(f, xy(), light));
+  EXPECT_FALSE(lanes(f, xy(), heavy(5)));           // more colors than a lane router queues
+  EXPECT_FALSE(lanes(f, MeshOptions{}, heavy(4)));  // static routes
   MeshOptions traced = xy();
   traced.trace_counters = StatsDetail::Routers;
-  EXPECT_FALSE(lanes(f, traced, 4));
+  EXPECT_FALSE(lanes(f, traced, heavy(4)));
   FabricConfig links = fabric(8, StatsDetail::Links);
-  EXPECT_FALSE(lanes(links, xy(), 4));  // per-link color counters
+  EXPECT_FALSE(lanes(links, xy(), heavy(4)));  // per-link color counters
   FabricConfig deep = fabric(128);
-  EXPECT_FALSE(lanes(deep, xy(), 4));
+  EXPECT_FALSE(lanes(deep, xy(), heavy(4)));
   FabricConfig slow = fabric();
   slow.hop_latency = sim::Cycle(2);
-  EXPECT_FALSE(lanes(slow, xy(), 4));
+  EXPECT_FALSE(lanes(slow, xy(), heavy(4)));
   slow = fabric();
   slow.ramp_latency = sim::Cycle(2);
-  EXPECT_FALSE(lanes(slow, xy(), 4));
+  EXPECT_FALSE(lanes(slow, xy(), heavy(4)));
   FabricConfig two = fabric();
   two.colors = 2;
-  EXPECT_FALSE(lanes(two, xy(), 3));  // more than the fabric has
-  Mesh large(f, MeshGeometry(64, 65, 0), xy(), nullptr);
-  EXPECT_FALSE(large.use_lanes(4));
-  Mesh widest(f, MeshGeometry(LaneRouters::kMaxWidth, 2, 0), xy(), nullptr);
-  EXPECT_TRUE(widest.use_lanes(4));
-  Mesh wider(f, MeshGeometry(LaneRouters::kMaxWidth + 1, 2, 0), xy(), nullptr);
-  EXPECT_FALSE(wider.use_lanes(4));
+  EXPECT_FALSE(lanes(two, xy(), heavy(3)));  // more than the fabric has
+  EXPECT_FALSE(Mesh(f, MeshGeometry(64, 65, 0), expecting(heavy(4)), nullptr).lanes());
+  EXPECT_TRUE(Mesh(f, MeshGeometry(LaneRouters::kMaxWidth, 2, 0), expecting(heavy(4)), nullptr).lanes());
+  EXPECT_FALSE(Mesh(f, MeshGeometry(LaneRouters::kMaxWidth + 1, 2, 0), expecting(heavy(4)), nullptr).lanes());
 }
 
-TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
+TEST(Lanes, TheGeneratorTellsTheMeshToExpectThemForSingleWaveletPacketsOnly) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   // Uniform on 8 x 8: 5.25 hops on average and the ejection, 6.25 moves a packet; the lanes from
   // 1 move per router and cycle on.
@@ -233,10 +251,23 @@ TEST(Lanes, TheGeneratorUsesThemForSingleWaveletPacketsOnly) {
   EXPECT_FALSE(lanes("uniform", 0.3, 2));
   TrafficOptions o;
   o.rate = 0.3;
-  StandaloneTraffic scripted(fabric(), MeshGeometry(8, 8, 0), xy(), o);
-  scripted.generator().add_packet({0, 0}, {3, 3}, 3, sim::Cycle(5));  // before any wavelet: lanes off
-  EXPECT_FALSE(scripted.mesh().lanes());
-  StandaloneTraffic late(fabric(), MeshGeometry(8, 8, 0), xy(), o);
+  o.colors = 3;
+  const MeshGeometry g(8, 8, 0);
+  const ExpectedTraffic single = TrafficGenerator::expected_traffic(o, g, Routing::XY);
+  EXPECT_EQ(single.single_wavelet_colors, 3u);
+  EXPECT_GT(single.moves, LaneSweep::kMinMoves);
+  EXPECT_EQ(TrafficGenerator::expected_traffic(o, g, Routing::Static).single_wavelet_colors, 0u);
+  EXPECT_EQ(TrafficGenerator::expected_traffic(o, g, Routing::Static).moves, 0.0);
+  TrafficOptions packets = o;
+  packets.packet_size = 2;
+  EXPECT_EQ(TrafficGenerator::expected_traffic(packets, g, Routing::XY).single_wavelet_colors, 0u);
+  // The sweep is chosen when the mesh is built: a scripted packet of several wavelets breaks the
+  // promise, before the first wavelet as after it.
+  StandaloneTraffic scripted(fabric(), g, xy(), o);
+  ASSERT_TRUE(scripted.mesh().lanes());
+  EXPECT_THROW(scripted.generator().add_packet({0, 0}, {3, 3}, 3, sim::Cycle(5)), std::logic_error);
+  scripted.generator().add_packet({0, 0}, {3, 3}, 1, sim::Cycle(5));
+  StandaloneTraffic late(fabric(), g, xy(), o);
   late.step(50);
   ASSERT_GT(late.mesh().injected(), 0u);
   EXPECT_THROW(late.generator().add_packet({0, 0}, {3, 3}, 3, sim::Cycle(60)), std::logic_error);
@@ -246,8 +277,8 @@ TEST(Lanes, SendsOutsideThePromiseAreLogicErrors) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
   FabricConfig f = fabric();
   f.edge_io_channels = 1;
-  Mesh mesh(f, MeshGeometry(4, 4, 1), xy(), nullptr);
-  ASSERT_TRUE(mesh.use_lanes(2));
+  Mesh mesh(f, MeshGeometry(4, 4, 1), expecting(heavy(2)), nullptr);
+  ASSERT_TRUE(mesh.lanes());
   const Flit single = Flit::make(pack_destination(3, 3), 0, true, true);
   const sim::Cycle now(0);
   EXPECT_THROW(mesh.send(0, hw::Color(2), single, now), std::logic_error);  // color beyond the promise
@@ -259,7 +290,15 @@ TEST(Lanes, SendsOutsideThePromiseAreLogicErrors) {
   ASSERT_TRUE(mesh.can_send(0, hw::Color(1)));
   mesh.send(0, hw::Color(1), single, now);
   EXPECT_EQ(mesh.injected(), 1u);
-  EXPECT_THROW(mesh.use_lanes(0), std::logic_error);  // only before the first wavelet
+  // A mesh the lanes do not fit keeps its own sweep and holds no sender to the promise.
+  MeshOptions traced = expecting(heavy(2));
+  traced.trace_counters = StatsDetail::Routers;
+  Mesh own(f, MeshGeometry(4, 4, 1), traced, nullptr);
+  ASSERT_FALSE(own.lanes());
+  EXPECT_TRUE(own.can_send(0, hw::Color(2)));
+  own.send(0, hw::Color(2), Flit::make(pack_destination(3, 3), 0, true, false), now);
+  own.send(own.edge_endpoint(EdgeSide::West, 0), hw::Color(0), single, now);
+  EXPECT_EQ(own.injected(), 2u);
 }
 
 // Nothing pops router (1, 0)'s ramp: its receive queue fills, then the queues behind it, until
@@ -274,8 +313,8 @@ TEST(Lanes, ASlowEndpointThrottlesTheRampOutputAsTheRoutersOwnSweepDoes) {
   };
   auto run = [](bool lanes) {
     FabricConfig f = fabric(2);
-    Mesh mesh(f, MeshGeometry(4, 2, 0), xy(), nullptr);
-    EXPECT_EQ(mesh.use_lanes(lanes ? 2 : 0), lanes);
+    Mesh mesh(f, MeshGeometry(4, 2, 0), expecting(lanes ? heavy(2) : ExpectedTraffic{}), nullptr);
+    EXPECT_EQ(mesh.lanes(), lanes);
     const std::uint32_t sink = 3;  // (3, 0)
     Run out;
     for (std::uint64_t t = 0; t < 400; ++t) {
@@ -310,25 +349,30 @@ TEST(Lanes, ASlowEndpointThrottlesTheRampOutputAsTheRoutersOwnSweepDoes) {
   EXPECT_GT(lanes.popped.size(), 100u);
 }
 
-TEST(Lanes, ADeadlockIsReportedWithTheStuckQueues) {
+TEST(Lanes, ADeadlockIsReportedWithTheStuckQueuesAsTheRoutersOwnSweepReportsIt) {
   if (!LaneRouters::kAvailable) GTEST_SKIP() << kNoLanes;
-  FabricConfig f = fabric(2);
-  f.deadlock_timeout = sim::Cycle(20);
-  Mesh mesh(f, MeshGeometry(4, 1, 0), xy(), nullptr);
-  ASSERT_TRUE(mesh.use_lanes(1));
-  std::string report;
-  try {
-    for (std::uint64_t t = 0; t < 500; ++t) {
-      const sim::Cycle now(t);
-      mesh.read(now);
-      mesh.evaluate(now);
-      if (mesh.can_send(0, hw::Color(0)))
-        mesh.send(0, hw::Color(0), Flit::make(pack_destination(1, 0), static_cast<std::uint32_t>(t), true, true), now);
-      mesh.write(now);
+  auto run = [](bool lanes) {
+    FabricConfig f = fabric(2);
+    f.deadlock_timeout = sim::Cycle(20);
+    Mesh mesh(f, MeshGeometry(4, 1, 0), expecting(lanes ? heavy(1) : ExpectedTraffic{}), nullptr);
+    EXPECT_EQ(mesh.lanes(), lanes);
+    std::string report;
+    try {
+      for (std::uint64_t t = 0; t < 500; ++t) {
+        const sim::Cycle now(t);
+        mesh.read(now);
+        mesh.evaluate(now);
+        if (mesh.can_send(0, hw::Color(0)))
+          mesh.send(0, hw::Color(0), Flit::make(pack_destination(1, 0), static_cast<std::uint32_t>(t), true, true),
+                    now);
+        mesh.write(now);
+      }
+    } catch (const sim::SimulationError& e) {
+      report = e.what();
     }
-  } catch (const sim::SimulationError& e) {
-    report = e.what();
-  }
+    return report;
+  };
+  const std::string report = run(true);
   ASSERT_FALSE(report.empty()) << "no deadlock reported";
   // 2 in the receive queue, 2 in (1, 0)'s west input, 2 in (0, 0)'s ramp input.
   EXPECT_NE(report.find("4 wavelet(s) in router queues"), std::string::npos) << report;
@@ -336,6 +380,7 @@ TEST(Lanes, ADeadlockIsReportedWithTheStuckQueues) {
   EXPECT_NE(report.find("ramp input, color 0: 2/2"), std::string::npos) << report;
   EXPECT_NE(report.find("ramp: no credit"), std::string::npos) << report;
   EXPECT_NE(report.find("east: no credit"), std::string::npos) << report;
+  EXPECT_EQ(report, run(false));
 }
 
 }  // namespace

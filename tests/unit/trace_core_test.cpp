@@ -238,7 +238,7 @@ TEST(TraceCore, TracedRunsAreIdenticalAndLeaveTheStatisticsAlone) {
     EXPECT_EQ(without_vcd_date(slurp(e.path())), without_vcd_date(slurp(tmp.path() / "b/trace" / name))) << name;
     ++files;
   }
-  EXPECT_EQ(files, 6u);  // meta, fabric, pe, sram, timeline, vcd
+  EXPECT_EQ(files, 7u);  // meta, fabric, pe, sram, energy, timeline, vcd
   EXPECT_EQ(slurp(tmp.path() / "a/stats.json"), slurp(tmp.path() / "plain/stats.json"));
   EXPECT_EQ(slurp(tmp.path() / "a/stats.json"), slurp(tmp.path() / "b/stats.json"));
 }

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "sim/app/report/phase_figures.h"
+#include "sim/app/report/report_energy.h"
 #include "sim/app/report/root_causes.h"
+#include "sim/app/report/table_reader.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::report {
@@ -22,61 +24,6 @@ using json = nlohmann::ordered_json;
 namespace {
 
 constexpr std::uint32_t kDirs = 5;
-
-json read_json(const fs::path& p, const std::string& what) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw sim::InputError(fmt::format("{}: cannot read {} ({})", p.string(), what, "missing or unreadable"));
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw sim::InputError(fmt::format("{}: not valid JSON: {}", p.string(), e.what()));
-  }
-}
-
-template <class T>
-T field(const json& j, const char* key, const fs::path& file) {
-  if (!j.contains(key)) throw sim::InputError(fmt::format("{}: missing key '{}'", file.string(), key));
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw sim::InputError(fmt::format("{}: key '{}' has the wrong type", file.string(), key));
-  }
-}
-
-// Reads a window table (CSV) checked against its description; calls row(fields) per row
-// (window, keys..., values...).
-template <class F>
-void read_table(const fs::path& path, const json& describe, F&& row) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sim::InputError(fmt::format("{}: cannot read the window table", path.string()));
-  std::string expect = "window";
-  for (const auto& c : describe.at("keys")) expect += "," + c.at("name").get<std::string>();
-  for (const auto& c : describe.at("values")) expect += "," + c.at("name").get<std::string>();
-  std::string line;
-  std::getline(in, line);
-  if (line != expect)
-    throw sim::InputError(
-        fmt::format("{}:1: header '{}' does not match meta.json (expected '{}')", path.string(), line, expect));
-  const std::size_t n = 1 + describe.at("keys").size() + describe.at("values").size();
-  std::vector<std::uint64_t> f(n);
-  std::uint64_t number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    const char* p = line.c_str();
-    for (std::size_t i = 0; i < n; ++i) {
-      char* end = nullptr;
-      if (*p < '0' || *p > '9')
-        throw sim::InputError(fmt::format("{}:{}: expected {} unsigned integers", path.string(), number, n));
-      f[i] = std::strtoull(p, &end, 10);
-      if (i + 1 < n && *end != ',')
-        throw sim::InputError(fmt::format("{}:{}: expected {} comma-separated fields", path.string(), number, n));
-      if (i + 1 == n && *end != '\0')
-        throw sim::InputError(fmt::format("{}:{}: more than {} fields", path.string(), number, n));
-      p = end + 1;
-    }
-    row(f, number);
-  }
-}
 
 struct Hot {
   std::uint64_t stalled = 0, forwarded = 0, occupancy = 0;
@@ -483,6 +430,11 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
         if (w.at("wafer") == f.at("wafer")) sw = &w;
       if (pw && sw) add_pe(f, dir, meta, *pw, *sw, windows, end_cycle, options);
     }
+  const json& energy_meta = meta.value("energy", json::object());
+  if (energy_meta.value("recorded", false))
+    for (auto& f : fabric)
+      for (const auto& w : energy_meta.at("wafers"))
+        if (w.at("wafer") == f.at("wafer")) add_energy(f, dir, meta, w, windows);
   out["fabric"] = std::move(fabric);
   out["fabric_absent"] =
       meta.value("fabric_absent", std::string("congestion windows were not traced (--trace windows)"));
@@ -520,6 +472,9 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
   };
   out["pe"] = absent("pe");
   out["sram"] = absent("sram");
+  out["energy"] = absent("energy");
+  if (stats.contains("stats") && stats.at("stats").contains("energy"))
+    out["energy"]["stats"] = stats.at("stats").at("energy");
   // Statistics the page quotes: each wafer's fabric totals, to show that the windows add up.
   json st = json::object();
   std::function<void(const json&, const std::string&)> walk = [&](const json& g, const std::string& path) {

@@ -49,11 +49,8 @@ std::string NumberFormat::format(double value, int digits) const {
   static constexpr std::pair<const char*, double> kPrefixes[] = {{"E", 1e18}, {"P", 1e15}, {"T", 1e12},  {"G", 1e9},
                                                                  {"M", 1e6},  {"k", 1e3},  {"", 1},      {"m", 1e-3},
                                                                  {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}, {"f", 1e-15}};
-  const char* unit = *dimension == units::Dimension::Frequency   ? "Hz"
-                     : *dimension == units::Dimension::Bandwidth ? "b/s"
-                     : *dimension == units::Dimension::Duration  ? "s"
-                                                                 : "params/s";
-  const bool small_ok = *dimension == units::Dimension::Duration;
+  const char* unit = units::base_unit(*dimension);
+  const bool small_ok = units::takes_small_prefixes(*dimension);
   if (value != 0) {
     for (const auto& [sym, scale] : kPrefixes) {
       if (scale < 1 && !small_ok) break;
@@ -153,8 +150,7 @@ bool range_number(Reader& r, const Value& v, const std::string& path, const std:
                   std::optional<units::Dimension>& dim) {
   if (!v.quoted && parse_number(v.text, out)) return true;
   if (unit.empty() && !v.quoted) {
-    for (auto d : {units::Dimension::Frequency, units::Dimension::DataSize, units::Dimension::Bandwidth,
-                   units::Dimension::Duration, units::Dimension::Cycles, units::Dimension::ParamRate}) {
+    for (auto d : units::kDimensions) {
       auto p = units::parse(v.text, d);
       if (p.ok) {
         out = p.value;

@@ -59,8 +59,7 @@ Scalar interpret(const std::string& text, bool quoted) {
   double v = 0;
   if (parse_number(text, v)) return Scalar::of_number(v);
   if (!text.empty() && (std::isdigit(static_cast<unsigned char>(text.front())) || text.front() == '.')) {
-    for (auto dim : {units::Dimension::Frequency, units::Dimension::DataSize, units::Dimension::Bandwidth,
-                     units::Dimension::Duration, units::Dimension::Cycles, units::Dimension::ParamRate}) {
+    for (auto dim : units::kDimensions) {
       auto r = units::parse(text, dim);
       if (r.ok) return Scalar::of_number(r.value);
     }

@@ -12,15 +12,17 @@ here="$src/tests/golden/fabric"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$src"
-# stats.json without the PE core array's group (merged after the digests were recorded; the
-# traffic runs never load a core), re-serialised exactly as the simulator writes it.
+# stats.json without the PE core array's group and the run's energy (both added after the
+# digests were recorded; the traffic runs never load a core), re-serialised exactly as the
+# simulator writes it.
 fabric_only() {
   python3 -c '
 import json, sys
 d = json.load(sys.stdin)
+d["stats"].pop("energy", None)
 for w in d["stats"].values():
     w.pop("cores", None)
-d["descriptions"] = {k: v for k, v in d["descriptions"].items() if ".cores." not in k}
+d["descriptions"] = {k: v for k, v in d["descriptions"].items() if ".cores." not in k and not k.startswith("energy.")}
 sys.stdout.write(json.dumps(d, indent=1) + "\n")'
 }
 actual="$tmp/actual"

@@ -220,8 +220,10 @@
     var t = { start: 0, end: trace.end_cycle, fwd: DIRS.map(function () { return new Array(cells).fill(0); }),
               stall: new Array(cells).fill(0), occ: new Array(cells).fill(0) };
     if (f.pe) ['busy', 'pe_stall', 'sram_access', 'sram_in_use'].forEach(function (k) { t[k] = new Array(cells).fill(0); });
+    if (f.energy) t.energy = new Array(cells).fill(0);
     f.frames.forEach(function (fr) {
       for (var c = 0; c < cells; c++) {
+        if (f.energy) t.energy[c] += fr.energy[c];
         for (var d = 0; d < DIRS.length; d++) t.fwd[d][c] += fr.fwd[d][c];
         t.stall[c] += fr.stall[c];
         t.occ[c] += fr.occ[c];
@@ -298,6 +300,12 @@
         function (fr, c) { return fr.sram_access[c] / (pes[c] * cyc(fr)); }, 'sram-access-w' + f.wafer + '-' + (heatmapIds++)));
       maps = maps.concat(fabricMaps);
     }
+    if (f.energy) {
+      var en = f.energy;
+      maps.unshift(new Heatmap(f, 'Power density', 'W/mm² over the region\'s PE tiles: its dynamic energy over the time, plus its leakage',
+        function (fr, c) { return (fr.energy[c] * 1e-15 / (cyc(fr) / clock) + en.static_w[c]) / (en.pes[c] * en.tile_area_mm2); },
+        'power-density-w' + f.wafer + '-' + (heatmapIds++)));
+    }
     var grid = el('div', { class: 'grid' });
     maps.forEach(function (m) { grid.appendChild(m.figure); });
     if (!f.pe) {
@@ -319,6 +327,7 @@
       return ch;
     });
     if (f.pe) charts = charts.concat(peSection(f, box));
+    if (f.energy) charts = charts.concat(powerSection(f, box));
     chart = { mark: function (fr) { charts.forEach(function (c) { c.mark(fr); }); } };
     box.appendChild(el('h2', { text: 'Hotspots' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
     box.appendChild(hotspotTable(f));
@@ -371,6 +380,27 @@
     box.appendChild(el('p', { class: 'note', text: 'Regions by busy cycles over the run; busy: fraction of the region\'s PE-cycles.' }));
     box.appendChild(bt);
     return [busy, stalls];
+  }
+
+  // Power over time: each window's dynamic energy by component over its time, and the total
+  // with the wafer's leakage.
+  function powerSection(f, box) {
+    var en = f.energy, nw = en.series.compute.length;
+    var leak = en.static_w.reduce(function (a, b) { return a + b; }, 0);
+    var watts = function (v) { return v.map(function (x, i) { return x * 1e-15 * clock / Math.max(1, windowEnd(i) - windowStart(i)); }); };
+    var parts = ['compute', 'sram', 'fabric'].map(function (k) { return { name: k + ' (dynamic)', values: watts(en.series[k]) }; });
+    var total = parts[0].values.map(function (v, i) { return v + parts[1].values[i] + parts[2].values[i] + leak; });
+    box.appendChild(el('h2', { text: 'Power over time' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
+    var ch = lineChart({ id: 'power-time-w' + f.wafer, x: windowsX(nw), height: 200, ylabel: 'W', xlabel: 'cycle (' + si(clock) + 'Hz clock)',
+      series: [{ name: 'wafer power (with ' + num(leak, 3) + ' W leakage)', values: total }].concat(parts) });
+    var joules = en.totals.total * 1e-15;
+    var st = D.energy.stats && D.energy.stats.wafer;
+    var dyn = st ? st.lanes + st.instructions + st.active_cycles + st.sram + st.router + st.link + st.ramp : null;
+    box.appendChild(el('p', { class: 'note', text: 'The traced regions\' dynamic energy adds up to ' + num(joules) + ' J' +
+      (dyn !== null ? ' (the run\'s statistics: ' + num(dyn) + ' J of dynamic wafer energy over the whole grid)' : '') +
+      '; leakage adds its power in every window. Energy per component and per step: stats.json, group energy (docs/energy.md).' }));
+    box.appendChild(ch.figure);
+    return [ch];
   }
 
   function windowStart(i) { return i * trace.window_cycles; }
