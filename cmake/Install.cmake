@@ -18,7 +18,8 @@ file(CREATE_LINK "${PROJECT_SOURCE_DIR}" "${PROJECT_BINARY_DIR}/include/wafersim
 
 # Contract: call once, after every library has been added. Exports every wafersim_* library
 # as wafersim::<name without the prefix> (wafersim::sim, wafersim::platforms, ...) and
-# wafersim::wafersim, all of them.
+# wafersim::wafersim, all of them; the same names are aliases inside the build, for a project
+# that adds wafersim with add_subdirectory.
 function(wafersim_install)
   _wafersim_collect_targets("${PROJECT_SOURCE_DIR}" targets)
   set(libraries "")
@@ -27,6 +28,7 @@ function(wafersim_install)
     if(t MATCHES "^wafersim_" AND type MATCHES "LIBRARY$")
       string(REGEX REPLACE "^wafersim_" "" name "${t}")
       set_target_properties(${t} PROPERTIES EXPORT_NAME "${name}")
+      add_library(wafersim::${name} ALIAS ${t})
       list(APPEND libraries ${t})
     endif()
   endforeach()
