@@ -11,7 +11,6 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(WAFERSIM_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/wafersim")
-set(WAFERSIM_HEADER_FOLDERS sim hw fabric memoryx swarmx models platforms)
 
 file(MAKE_DIRECTORY "${PROJECT_BINARY_DIR}/include")
 file(CREATE_LINK "${PROJECT_SOURCE_DIR}" "${PROJECT_BINARY_DIR}/include/wafersim" SYMBOLIC)
@@ -23,6 +22,7 @@ file(CREATE_LINK "${PROJECT_SOURCE_DIR}" "${PROJECT_BINARY_DIR}/include/wafersim
 function(wafersim_install)
   _wafersim_collect_targets("${PROJECT_SOURCE_DIR}" targets)
   set(libraries "")
+  set(header_folders "")
   foreach(t IN LISTS targets)
     get_target_property(type ${t} TYPE)
     if(t MATCHES "^wafersim_" AND type MATCHES "LIBRARY$")
@@ -30,8 +30,16 @@ function(wafersim_install)
       set_target_properties(${t} PROPERTIES EXPORT_NAME "${name}")
       add_library(wafersim::${name} ALIAS ${t})
       list(APPEND libraries ${t})
+      # Its headers install with its top-level folder (sim/app's with sim/).
+      get_target_property(dir ${t} SOURCE_DIR)
+      file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${dir}")
+      string(REGEX MATCH "^[^/]+" folder "${rel}")
+      if(folder AND NOT folder STREQUAL "tests")
+        list(APPEND header_folders ${folder})
+      endif()
     endif()
   endforeach()
+  list(REMOVE_DUPLICATES header_folders)
   target_include_directories(wafersim_sim PUBLIC
     "$<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>"
     "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>"
@@ -49,7 +57,7 @@ function(wafersim_install)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(TARGETS wafersim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-  foreach(folder IN LISTS WAFERSIM_HEADER_FOLDERS)
+  foreach(folder IN LISTS header_folders)
     install(DIRECTORY "${PROJECT_SOURCE_DIR}/${folder}/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/wafersim/${folder}"
             FILES_MATCHING PATTERN "*.h")
   endforeach()

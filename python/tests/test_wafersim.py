@@ -54,7 +54,8 @@ def test_model_run_tables(runs):
     phases = json.load(open(runs / "model" / "trace" / "phases.json"))["phases"]
     assert list(run.phases.columns) == ["wafer", "name", "start", "end"]
     assert list(run.phases["name"]) == [p["name"] for p in phases]
-    assert sorted(run.windows) == ["fabric-w0", "pe-w0", "sram-w0"]
+    assert sorted(run.windows) == ["energy-w0", "fabric-w0", "pe-w0", "sram-w0"]
+    assert run.unit("energy.total") == "J"
     assert len(run.windows["fabric-w0"]) > 0
     assert run.trace["format"] == "wafersim-trace/1"
     assert run.steps.empty
@@ -71,9 +72,11 @@ def test_training_steps(tmp_path):
 def test_diff_matches_the_command_line(runs):
     d = wafersim.diff(runs / "idle100", runs / "idle250")
     assert list(d.columns) == ["path", "unit", "a", "b", "delta", "relative"]
-    first = d.iloc[0]
-    assert (first["path"], first["unit"], first["a"], first["b"], first["relative"]) == (
-        "cluster.wafer0.cycles", "cycles", 100, 250, 1.5)
+    # Largest |relative change| first: the cycles, and the idle wafer's leakage energy with them.
+    assert list(d["relative"].abs()) == sorted(d["relative"].abs(), reverse=True)
+    assert abs(d.iloc[0]["relative"] - 1.5) < 1e-12
+    cycles = d[d["path"] == "cluster.wafer0.cycles"].iloc[0]
+    assert (cycles["unit"], cycles["a"], cycles["b"], cycles["relative"]) == ("cycles", 100, 250, 1.5)
     cli = json.loads(wafersim_cmd("diff", str(runs / "idle100"), str(runs / "idle250"), "--json"))
     assert list(d["path"]) == [r["path"] for r in cli["differences"]]
     assert wafersim.diff(runs / "idle100", runs / "idle100").empty

@@ -13,6 +13,11 @@ for f in lib/cmake/wafersim/wafersimConfig.cmake lib/cmake/wafersim/wafersimTarg
          include/wafersim/fabric/mesh.h include/wafersim/sim/errors.h bin/wafersim lib/libwafersim_sim.a; do
   [ -e "$work/prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
+# Every header's own includes ("folder/file.h") are installed beside it.
+missing=$(cd "$work/prefix/include/wafersim" &&
+  grep -rhoE '^#include "[^"]+"' --include='*.h' . | sed -E 's/#include "(.*)"/\1/' | sort -u |
+  while read -r h; do [ -e "$h" ] || echo "$h"; done)
+[ -z "$missing" ] || { echo "FAIL: installed headers include what is not installed: $missing"; exit 1; }
 generator=()
 if command -v ninja > /dev/null; then generator=(-G Ninja); fi
 for std in 17 20; do
