@@ -111,6 +111,20 @@ TEST(CliEdges, SparsityIsRefusedWhereItCannotApply) {
     EXPECT_NE(r.out.find("model 'tiny-mlp': sparsity: 2 sparse layer(s), but 'wafersim"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(tmp.path() / "x"));
   }
+  // compile maps it densely and says where it applies; training on the single-wafer platform
+  // (its MemoryX streams only the kept weights) stores about half the parameters.
+  const auto compiled = wafersim("compile tiny --model " + model);
+  EXPECT_EQ(compiled.code, 0);
+  EXPECT_NE(compiled.out.find("2 sparse layer(s): applies to training runs (wafersim train); this mapping is dense"),
+            std::string::npos)
+      << compiled.out;
+  const auto params = [&](const std::string& m, const std::string& name) {
+    const fs::path dir = tmp.path() / name;
+    EXPECT_EQ(wafersim("train tiny --steps 1 --model " + m + " -o " + dir.string()).code, 0);
+    return nlohmann::json::parse(slurp(dir / "stats.json"))["stats"]["cluster"]["memoryx"]["optimizer"]["params"];
+  };
+  EXPECT_EQ(params("tiny-mlp", "dense"), 808);
+  EXPECT_EQ(params(model, "sparse"), 424);
 }
 
 std::vector<double> losses(const std::string& extra) {
