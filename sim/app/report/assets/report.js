@@ -329,6 +329,15 @@
     if (f.pe) charts = charts.concat(peSection(f, box));
     if (f.energy) charts = charts.concat(powerSection(f, box));
     chart = { mark: function (fr) { charts.forEach(function (c) { c.mark(fr); }); } };
+    // The layer phases on every chart of the wafer; a click shows the frame the phase starts in.
+    var phases = D.phases.present ? D.phases.rows.filter(function (r) { return r.wafer === f.wafer; }) : [];
+    var pickFrame = function (cycle) {
+      var i = f.frames.findIndex(function (fr) { return cycle >= fr.start && cycle < fr.end; });
+      if (i < 0) i = f.frames.length - 1;
+      slider.value = i;
+      show(i);
+    };
+    charts.forEach(function (c) { c.phases(phases, pickFrame); });
     box.appendChild(el('h2', { text: 'Hotspots' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
     box.appendChild(hotspotTable(f));
     box.appendChild(el('h2', { text: 'Busiest links' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
@@ -496,6 +505,21 @@
         if (!fr) { band.setAttribute('width', 0); return; }
         band.setAttribute('x', X(fr.start));
         band.setAttribute('width', Math.max(1, X(fr.end) - X(fr.start)));
+      },
+      // The layer phases as shaded bands behind the lines, labelled where they are wide enough;
+      // a click on one calls pick(its first cycle).
+      phases: function (list, pick) {
+        list.forEach(function (p, i) {
+          var x0 = X(p.start), w = Math.max(1, X(p.end) - X(p.start));
+          var r = svg('rect', { class: 'phase-band', x: x0, y: T, width: w, height: H - T - B, fill: i % 2 ? '#d98b2b' : '#6a55b8',
+                                'fill-opacity': 0.09, 'data-phase': p.name, 'data-start': p.start },
+                      svg('title', { text: p.name + ': cycles ' + num(p.start) + ' – ' + num(p.end) + ' (click: the frame it starts in)' }));
+          r.style.cursor = 'pointer';
+          r.addEventListener('click', function () { pick(p.start); });
+          node.insertBefore(r, band);
+          if (w > 7 * p.name.length)
+            node.insertBefore(svg('text', { class: 'phase-label', x: x0 + 3, y: T + 10, 'font-size': 9, fill: '#555', text: p.name }), band);
+        });
       }
     };
   }
