@@ -33,6 +33,11 @@ struct BuildOptions {
   bool timing_only = false;
   // The traffic the fabric is to expect (fabric::MeshOptions::traffic; synthetic traffic tells it).
   fabric::ExpectedTraffic traffic;
+  // Host memory: a wafer is built only when its estimate (memory_estimate.h, with a traffic
+  // generator when `synthetic_traffic`) fits within `max_memory` (0: no limit of its own) and
+  // the memory the machine has available; otherwise sim::InputError before any allocation.
+  std::uint64_t max_memory = 0;
+  bool synthetic_traffic = false;
 };
 
 class Wafer : public sc_core::sc_module {

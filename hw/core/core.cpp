@@ -140,6 +140,7 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
     host_activations_.clear();
   }
   program_ = std::move(program);
+  started_ = 0;
   dsd_.clear();
   for (const auto& d : program_->descriptors) dsd_.push_back(d.init);
   for (const auto& d : program_->data)
@@ -165,6 +166,14 @@ CoreCounters Core::counters_at(Cycle at) const {
     for (int s = 0; s < kStallCauses; ++s) k.stall[s] += n * sleep_stalls_[s];
   }
   return k;
+}
+
+std::vector<const isa::TaskDecl*> Core::tasks_never_started() const {
+  std::vector<const isa::TaskDecl*> out;
+  if (!program_) return out;
+  for (const auto& t : program_->tasks)
+    if (!(started_ >> t.id & 1)) out.push_back(&t);
+  return out;
 }
 
 void Core::host_activate(std::uint8_t task, Cycle at) {
@@ -408,6 +417,7 @@ bool Core::select_task(Cycle now, CycleResources& r) {
       regs_[0] = w.payload;
     }
     running_ = t.id;
+    started_ |= std::uint64_t{1} << t.id;
     task_start_ = now;
     pc_ = t.entry;
     ready_at_ = now + p_->pe.latency.task_switch;

@@ -140,6 +140,9 @@ class Core {
 
   [[nodiscard]] PeCoord coord() const { return coord_; }
   [[nodiscard]] bool loaded() const { return program_ != nullptr; }
+  // The declared tasks of the loaded program that have not started once since it was loaded
+  // (a task never activated usually means a route or an activation is missing).
+  [[nodiscard]] std::vector<const isa::TaskDecl*> tasks_never_started() const;
   // A task is running or a vector operation is in flight.
   [[nodiscard]] bool busy() const;
   [[nodiscard]] Sram& sram() { return sram_; }
@@ -221,6 +224,7 @@ class Core {
   void count_stall(Stall s, std::uint8_t* sleep_counts);
 
   PeCoord coord_;
+  std::uint64_t started_ = 0;  // bit t: task t has started since the program was loaded
   const CoreParams* p_;
   Sram sram_;
   std::shared_ptr<const isa::Program> program_;

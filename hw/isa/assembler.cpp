@@ -15,6 +15,8 @@
 
 #include "hw/numerics/softfloat.h"
 #include "sim/config/diagnostics.h"
+#include "sim/config/input_file.h"
+#include "sim/config/utf8.h"
 
 namespace wafersim::hw::isa {
 namespace {
@@ -1017,17 +1019,14 @@ class Assembler {
 }  // namespace
 
 std::vector<Placement> assemble(std::string_view text, const std::string& file_name) {
+  sim::config::check_utf8(text, file_name);
   Assembler a(file_name);
   a.run(text);
   return a.placements();
 }
 
 std::vector<Placement> assemble_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sim::config::ConfigError(Diagnostic{Location{path, 0, 0}, "", "cannot open the program file"});
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return assemble(ss.str(), path);
+  return assemble(sim::config::read_input_file(path, "the program file", sim::config::kMaxProgramBytes), path);
 }
 
 std::string Program::describe(std::uint32_t pc) const {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "platforms/figures.h"
+#include "platforms/memory_estimate.h"
 #include "sim/app/cli.h"
 #include "sim/units/quantity.h"
 
@@ -19,9 +20,12 @@ struct InfoCommand {
     auto loaded = platform.load();
     const auto& s = loaded.spec;
     auto f = platforms::figures(s);
+    const auto run = platforms::estimate_memory(s, {false, s.cluster.systems});
+    const auto traffic = platforms::estimate_memory(s, {true, 1});
     if (json) {
       auto j = platforms::to_json(f);
       j["platform"] = s.name;
+      j["memory_estimate_bytes"] = {{"run", run.bytes}, {"traffic", traffic.bytes}};
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -53,6 +57,9 @@ struct InfoCommand {
     row("peak power (wafer / system)",
         fmt::format("{} / {} per system ({} over the PE tiles; docs/energy.md)", pretty(f.peak_power_wafer_w, "W"),
                     pretty(f.peak_power_system_w, "W"), pretty(f.peak_power_density_w_per_mm2, "W/mm^2")));
+    row("host memory to simulate",
+        fmt::format("about {} ({}); with synthetic traffic {}", platforms::memory_text(run.bytes), run.breakdown,
+                    platforms::memory_text(traffic.bytes)));
   }
 };
 

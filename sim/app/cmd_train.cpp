@@ -141,7 +141,7 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.max_cycles = w.sim.max_cycles;
   cfg.optimizer = t.optimizer_for(m.spec);
   cfg.compile = w.model.options(true);
-  RunDir dir = RunDir::create(w.sim.out, "train");
+  RunDir dir = w.sim.run_dir("train");
   sim::stats::Group root("");
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = platforms::training::run_training(loaded.spec, m.spec, cfg, root);

@@ -15,6 +15,9 @@
 #include "sim/app/report/report_energy.h"
 #include "sim/app/report/root_causes.h"
 #include "sim/app/report/table_reader.h"
+#include "sim/app/report/trace_meta.h"
+#include "sim/config/input_file.h"
+#include "sim/config/utf8.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::report {
@@ -28,6 +31,22 @@ constexpr std::uint32_t kDirs = 5;
 struct Hot {
   std::uint64_t stalled = 0, forwarded = 0, occupancy = 0;
 };
+
+// The root causes (root_causes.h) of the whole run's outputs: `t` with its grid and cycles set.
+json root_causes_of(OutputTotals& t, const std::map<std::pair<std::uint32_t, std::uint32_t>, Hot>& outputs,
+                    const std::vector<std::vector<std::uint32_t>>& links, std::uint32_t top) {
+  const std::uint32_t cells = t.cols * t.rows;
+  t.forwarded.assign(cells, std::vector<std::uint64_t>(kDirs, 0));
+  t.stalled = t.forwarded;
+  t.links = t.forwarded;
+  for (const auto& [key, h] : outputs) {
+    t.forwarded[key.first][key.second] = h.forwarded;
+    t.stalled[key.first][key.second] = h.stalled;
+  }
+  for (std::uint32_t c = 0; c < cells; ++c)
+    for (std::uint32_t d = 0; d < kDirs; ++d) t.links[c][d] = links.at(c).at(d);
+  return root_causes(t, top);
+}
 
 json fabric_section(const fs::path& dir, const json& meta, const json& wafer, std::uint64_t windows,
                     std::uint64_t window_cycles, std::uint64_t end_cycle, const ReportOptions& options) {
@@ -58,8 +77,8 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
     const std::uint64_t w = f[0], x = f[1], y = f[2], d = f[3];
     const std::uint64_t color = by_color ? f[4] : 0;
     const std::size_t v = by_color ? 5 : 4;
-    if (w >= windows || d >= kDirs || x < area[0] || y < area[1] || x > area[2] || y > area[3] ||
-        (x - area[0]) % size || (y - area[1]) % size)
+    if (w >= windows || d >= kDirs || color >= kMaxReportColors || x < area[0] || y < area[1] || x > area[2] ||
+        y > area[3] || (x - area[0]) % size || (y - area[1]) % size)
       throw sim::InputError(fmt::format("{}:{}: window, region or direction out of range", table.string(), line));
     const auto cell = static_cast<std::uint32_t>((y - area[1]) / size * cols + (x - area[0]) / size);
     const std::uint64_t fr = w / per_frame;
@@ -169,16 +188,7 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
   totals.x0 = area[0];
   totals.y0 = area[1];
   totals.cycles = end_cycle;
-  totals.forwarded.assign(cells, std::vector<std::uint64_t>(kDirs, 0));
-  totals.stalled = totals.forwarded;
-  totals.links = totals.forwarded;
-  for (const auto& [key, h] : outputs) {
-    totals.forwarded[key.first][key.second] = h.forwarded;
-    totals.stalled[key.first][key.second] = h.stalled;
-  }
-  for (std::uint32_t c = 0; c < cells; ++c)
-    for (std::uint32_t d = 0; d < kDirs; ++d) totals.links[c][d] = links.at(c).at(d);
-  out["root_causes"] = root_causes(totals, options.top);
+  out["root_causes"] = root_causes_of(totals, outputs, links, options.top);
   return out;
 }
 
@@ -365,9 +375,27 @@ json links_section(const fs::path& dir, const json& meta, std::uint64_t windows)
   return out;
 }
 
+// A text field of run.json, or "" when absent or not text.
+std::string run_text(const json& run, const char* key) {
+  return run.is_object() && run.contains(key) && run.at(key).is_string() ? run.at(key).get<std::string>() : "";
+}
+
+json load(const fs::path& run_dir, const ReportOptions& options);
+
 }  // namespace
 
 json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
+  try {
+    return load(run_dir, options);
+  } catch (const json::exception& e) {
+    throw sim::InputError(fmt::format("{}: the run folder's files are not as a wafersim run writes them: {}",
+                                      run_dir.string(), e.what()));
+  }
+}
+
+namespace {
+
+json load(const fs::path& run_dir, const ReportOptions& options) {
   if (!fs::is_directory(run_dir))
     throw sim::InputError(
         fmt::format("{}: not a folder (expected a run folder written by a wafersim command)", run_dir.string()));
@@ -380,9 +408,7 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                     "(e.g. wafersim traffic tiny --pattern hotspot --rate 0.2 --trace windows -o {})",
                     run_dir.string(), run_dir.string()));
   const json meta = read_json(dir / "meta.json", "the trace description");
-  if (meta.value("format", "") != "wafersim-trace/1")
-    throw sim::InputError(fmt::format("{}: unknown trace format '{}' (expected wafersim-trace/1)",
-                                      (dir / "meta.json").string(), meta.value("format", "")));
+  check_trace_meta(meta, run, dir, options.frames);
   const fs::path meta_path = dir / "meta.json";
   const auto windows = field<std::uint64_t>(meta, "windows", meta_path);
   const auto window_cycles = field<std::uint64_t>(meta, "window_cycles", meta_path);
@@ -391,12 +417,13 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
 
   json out;
   out["format"] = "wafersim-report/1";
+  const bool wall_given = run.is_object() && run.contains("wall_seconds") && run.at("wall_seconds").is_number();
   out["run"] = {{"folder", fs::absolute(run_dir).lexically_normal().string()},
-                {"command_line", run.value("command_line", "")},
-                {"platform", run.value("platform", "")},
-                {"status", run.value("status", "")},
-                {"version", run.value("wafersim_version", "")},
-                {"wall_seconds", run.value("wall_seconds", 0.0)}};
+                {"command_line", run_text(run, "command_line")},
+                {"platform", run_text(run, "platform")},
+                {"status", run_text(run, "status")},
+                {"version", run_text(run, "wafersim_version")},
+                {"wall_seconds", wall_given ? run.at("wall_seconds").get<double>() : 0.0}};
   out["trace"] = {{"clock_hz", clock},
                   {"window_cycles", window_cycles},
                   {"windows", windows},
@@ -405,7 +432,8 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                   {"selection", meta.value("selection", json::object())}};
   json files = json::array();
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file())
+    if (entry.is_regular_file() &&
+        sim::config::invalid_utf8_at(entry.path().filename().string()) == std::string_view::npos)
       files.push_back({{"name", entry.path().filename().string()}, {"bytes", entry.file_size()}});
   std::sort(files.begin(), files.end(), [](const json& a, const json& b) {
     return a.at("name").get<std::string>() < b.at("name").get<std::string>();
@@ -477,8 +505,9 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
     out["energy"]["stats"] = stats.at("stats").at("energy");
   // Statistics the page quotes: each wafer's fabric totals, to show that the windows add up.
   json st = json::object();
-  std::function<void(const json&, const std::string&)> walk = [&](const json& g, const std::string& path) {
-    if (!g.is_object()) return;
+  std::function<void(const json&, const std::string&, int)> walk = [&](const json& g, const std::string& path,
+                                                                       int depth) {
+    if (!g.is_object() || depth > 64) return;
     if (g.contains("fabric") && g.at("fabric").is_object()) {
       const json& f = g.at("fabric");
       st[path] = {{"cycles", g.value("cycles", json(nullptr))},
@@ -487,11 +516,13 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                   {"occupancy_integral", f.value("occupancy_integral", json(nullptr))}};
     }
     for (const auto& [name, child] : g.items())
-      if (child.is_object() && name != "fabric") walk(child, path.empty() ? name : path + "." + name);
+      if (child.is_object() && name != "fabric") walk(child, path.empty() ? name : path + "." + name, depth + 1);
   };
-  if (stats.contains("stats")) walk(stats.at("stats"), "");
+  if (stats.is_object() && stats.contains("stats")) walk(stats.at("stats"), "", 0);
   out["stats"] = std::move(st);
   return out;
 }
+
+}  // namespace
 
 }  // namespace wafersim::app::report
