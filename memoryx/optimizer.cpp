@@ -39,6 +39,9 @@ void OptimizerConfig::validate() const {
   check(beta2 >= 0 && beta2 < 1, "beta2", beta2, "a value in [0, 1)");
   check(std::isfinite(epsilon) && epsilon > 0, "epsilon", epsilon, "a finite value > 0");
   check(std::isfinite(gradient_scale), "gradient_scale", gradient_scale, "a finite value");
+  check(std::isfinite(schedule.min_learning_rate) && schedule.min_learning_rate >= 0 &&
+            schedule.min_learning_rate <= learning_rate,
+        "schedule.min_learning_rate", schedule.min_learning_rate, "a value in [0, learning_rate]");
 }
 
 std::uint32_t moment_count(OptimizerKind k) {
@@ -66,7 +69,7 @@ BiasCorrection bias_correction(const OptimizerConfig& c, std::uint32_t t) {
 
 void engine_update(const OptimizerConfig& c, std::uint32_t t, float* w, float* m, float* v, const float* g,
                    std::size_t n) {
-  const float lr = c.learning_rate;
+  const float lr = c.learning_rate_at(t);
   const float wd = c.weight_decay;
   const float scale = c.gradient_scale;
   switch (c.kind) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "memoryx/lr_schedule.h"
+
 namespace wafersim::memoryx {
 
 enum class OptimizerKind { Sgd, Momentum, Adam, AdamW };
@@ -24,6 +26,10 @@ struct OptimizerConfig {
   float beta2 = 0.999F;
   float epsilon = 1e-8F;
   float gradient_scale = 1.0F;  // the reduced (summed) gradient is multiplied by this, e.g. 1/N
+  LrSchedule schedule;          // the rate of each update (default: learning_rate throughout)
+
+  // The learning rate of update t (1 for the first).
+  [[nodiscard]] float learning_rate_at(std::uint32_t t) const { return schedule.rate(learning_rate, t); }
 
   // Throws sim::InputError when a value is out of range (negative rate, beta outside [0,1), ...).
   void validate() const;

@@ -47,7 +47,7 @@ ReferenceState ReferenceState::with_weights(std::vector<float> w, OptimizerKind 
 
 void reference_step(const OptimizerConfig& c, ReferenceState& s, const std::vector<float>& gradient_sum) {
   if (gradient_sum.size() != s.weights.size()) throw std::invalid_argument("reference_step: size mismatch");
-  const float lr = c.learning_rate;
+  const float lr = c.learning_rate_at(s.updates + 1);
   const float wd = c.weight_decay;
   const bool coupled_decay = wd != 0.0F && c.kind != OptimizerKind::AdamW;
   Tensor g = scaled(gradient_sum, c.gradient_scale);

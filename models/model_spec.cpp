@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "models/optimizer_section.h"
+
 namespace wafersim::generated {
 std::vector<std::pair<std::string_view, std::string_view>> model_presets();
 }
@@ -482,6 +484,7 @@ ModelSpec ModelSpec::read(Section root) {
     root.error("layers", "a model needs a transformer: section or a layers: list");
   }
   m.sparsity = read_sparsity(root, m.layers);
+  m.optimizer = read_optimizer(root);
   check_counts(m, root);
   return m;
 }

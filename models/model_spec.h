@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "memoryx/optimizer.h"
 #include "models/sparsity.h"
 #include "sim/config/loader.h"
 #include "sim/config/schema.h"
@@ -95,8 +96,9 @@ struct ModelSpec {
   std::uint64_t sequence = 1;
   std::optional<TransformerConfig> transformer;
   std::vector<InputSpec> inputs;
-  std::vector<LayerSpec> layers;  // in topological order
-  SparsitySpec sparsity;          // sparse linear layers (training runs)
+  std::vector<LayerSpec> layers;       // in topological order
+  SparsitySpec sparsity;               // sparse linear layers (training runs)
+  memoryx::OptimizerConfig optimizer;  // when trained (the `optimizer:` section)
 
   static ModelSpec read(sim::config::Section root);
   [[nodiscard]] std::uint64_t parameters() const;

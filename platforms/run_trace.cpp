@@ -42,18 +42,19 @@ void lanes(sim::trace::Timeline& t, const std::string& process, const std::strin
 
 }  // namespace
 
-RunTrace::RunTrace(const sim::trace::TraceOptions& options, const std::filesystem::path& run_dir,
+RunTrace::RunTrace(const sim::trace::TraceOptions& requested, const std::filesystem::path& run_dir,
                    const PlatformSpec& spec, std::uint64_t expected_cycles)
     : spec_(spec) {
   const std::uint32_t w = spec.wafer.width, h = spec.wafer.height;
+  sim::trace::TraceOptions options = requested;
+  const bool default_probes = options.vcd && options.pes.empty();
+  if (default_probes) options.pes.push_back(sim::trace::default_probe_rect(w, h));
   if (options.region) sim::trace::check_inside(*options.region, w, h, "--trace-region");
   std::uint64_t probed = 0;
   for (const Rect& r : options.pes) {
     sim::trace::check_inside(r, w, h, "--trace-pes");
     probed += r.size();
   }
-  if (options.vcd && options.pes.empty())
-    throw sim::InputError("--trace vcd: select the routers to probe with --trace-pes X,Y or X0,Y0:X1,Y1");
   if (options.vcd && probed > sim::trace::TraceOptions::kMaxProbedRouters)
     throw sim::InputError(fmt::format("--trace-pes: {} routers selected; VCD probes at most {}", probed,
                                       sim::trace::TraceOptions::kMaxProbedRouters));
@@ -70,6 +71,7 @@ RunTrace::RunTrace(const sim::trace::TraceOptions& options, const std::filesyste
   meta["platform"] = spec.name;
   meta["selection"] = {{"region", options.region ? options.region->str() : "all"}, {"pes", nlohmann::json::array()}};
   for (const Rect& r : options.pes) meta["selection"]["pes"].push_back(r.str());
+  if (default_probes) meta["selection"]["pes_default"] = true;
   meta["fabric"] = nlohmann::ordered_json::array();
   // The PE cores' samplers fill these when a wafer with programs is attached.
   meta["pe"] = {{"recorded", false},

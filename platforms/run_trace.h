@@ -30,7 +30,8 @@ class RunTrace {
  public:
   // Traces into options.out (default run_dir/trace). `expected_cycles` (0: unknown) sets the
   // window length when options.window_cycles is 0. Throws sim::InputError for a selection
-  // outside the wafer or an option out of range.
+  // outside the wafer or an option out of range. VCD without --trace-pes probes the routers of
+  // sim::trace::default_probe_rect (recorded as selection.pes_default in meta.json).
   RunTrace(const sim::trace::TraceOptions& options, const std::filesystem::path& run_dir, const PlatformSpec& spec,
            std::uint64_t expected_cycles);
   ~RunTrace();

@@ -6,9 +6,11 @@
   plot_sweep.py RESULTS.csv --metric M --x P --y Q           a heat map of M over P and Q
   plot_sweep.py RESULTS.csv --pareto M1 M2 [--maximize M2]   the Pareto front of two metrics
 
-Only points with status ok are drawn. Values written with a unit ("2 cycles", "850 MHz") are
-plotted as numbers in that unit when a column uses one unit throughout. Uses Debian's
-python3-matplotlib and python3-pandas (installed by scripts/setup).
+Only points with status ok are drawn. `wafersim collect` writes parameters with a unit as
+numbers in their base unit (Hz, B, b/s, s, cycles) and every column's unit in the sidecar
+RESULTS.units.json, which labels the axes. Older tables with text values ("850 MHz",
+"1.2 GHz") are converted to base units when the prefixes differ. Axes are sorted numerically.
+Uses Debian's python3-matplotlib and python3-pandas (installed by scripts/setup).
 """
 
 import argparse
@@ -26,8 +28,21 @@ import pandas as pd  # noqa: E402
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]+)\s*$")
 
 
+_PREFIXES = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "m": 1e-3, "u": 1e-6, "n": 1e-9,
+             "p": 1e-12, "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_BASES = ("params/s", "cycles", "b/s", "B/s", "Hz", "B", "s")
+
+
+def split_unit(unit):
+    """(factor, base) of a unit with an SI or IEC prefix ("MHz" -> (1e6, "Hz")), or (1, unit)."""
+    for base in _BASES:
+        if unit.endswith(base) and unit[: len(unit) - len(base)] in _PREFIXES:
+            return _PREFIXES[unit[: len(unit) - len(base)]], base
+    return 1.0, unit
+
+
 def numeric_column(series):
-    """Returns (numbers, unit) for a column of numbers or of numbers sharing one unit."""
+    """Returns (numbers, unit) for a column of numbers or of numbers sharing one base unit."""
     as_numbers = pd.to_numeric(series, errors="coerce")
     if as_numbers.notna().all():
         return as_numbers, ""
@@ -37,14 +52,15 @@ def numeric_column(series):
         m = _QUANTITY.match(text)
         if not m:
             return None, ""
-        values.append(float(m.group(1)))
-        units.add(m.group(2))
+        factor, base = split_unit(m.group(2))
+        values.append(float(m.group(1)) * factor)
+        units.add(base)
     if len(units) != 1:
         return None, ""
     return pd.Series(values, index=series.index), units.pop()
 
 
-_UNITS = {}  # parameter -> unit, from the sweep.json beside the CSV
+_UNITS = {}  # column -> unit, from the units sidecar (or the sweep.json) beside the CSV
 
 
 def label(name, unit):
@@ -53,7 +69,14 @@ def label(name, unit):
 
 
 def load_units(csv_path):
-    """Reads the parameters' units from the sweep.json beside the CSV, when there is one."""
+    """Reads the columns' units from the CSV's units sidecar (RESULTS.units.json) or, for
+    tables collected before it existed, the parameters' units from the sweep.json beside it."""
+    sidecar = os.path.splitext(os.path.abspath(csv_path))[0] + ".units.json"
+    try:
+        with open(sidecar, encoding="utf-8") as f:
+            return {k: v for k, v in json.load(f).get("columns", {}).items() if v}
+    except (OSError, ValueError, AttributeError):
+        pass
     path = os.path.join(os.path.dirname(os.path.abspath(csv_path)), "sweep.json")
     try:
         with open(path, encoding="utf-8") as f:

@@ -1,6 +1,8 @@
 // A user's own sc_main driving a simulated wafer through its TLM-2.0 host socket: load a
 // program onto a PE, write its input with b_transport, start a task through the PE's
-// control block, wait until it is done, read the result back. Built and run by ctest.
+// control block, wait until it is done, read the result back. Built and run by ctest, both
+// inside this build and as a project of its own against the installed package
+// (examples/host_tlm/CMakeLists.txt, docs/package.md).
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
@@ -10,9 +12,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "hw/isa/assembler.h"
-#include "platforms/platform_spec.h"
-#include "platforms/wafer.h"
+#include <wafersim/hw/isa/assembler.h>
+#include <wafersim/platforms/platform_spec.h>
+#include <wafersim/platforms/wafer.h>
 
 using namespace sc_core;
 using wafersim::hw::AddressMap;

@@ -132,6 +132,7 @@ inline void TrafficGenerator::schedule(std::uint32_t s, std::uint64_t at, std::u
 
 inline void TrafficGenerator::create(std::uint32_t src, std::uint32_t dst, std::uint32_t size, std::uint64_t now,
                                      bool measured) {
+  if (creation_observer_) creation_observer_(now, src, dst, size);
   ++generated_packets_;
   generated_wavelets_ += size;
   queued_wavelets_ += size;

@@ -67,10 +67,16 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   // Called for every packet delivered (XY) or wavelet copy delivered (static routes). Set it
   // before the first packet is created (std::logic_error after).
   void set_observer(std::function<void(const Delivery&)> observer);
+  // Called with (cycle, source router, destination router, size) for every packet created,
+  // random or scripted, in creation order (XY routing; `wafersim traffic --capture`).
+  using CreationObserver = std::function<void(std::uint64_t, std::uint32_t, std::uint32_t, std::uint32_t)>;
+  void set_creation_observer(CreationObserver observer) { creation_observer_ = std::move(observer); }
 
   [[nodiscard]] bool finished() const { return finished_; }
   [[nodiscard]] TrafficResult result() const;
   [[nodiscard]] const Pattern& pattern() const { return pattern_; }
+  // The load counts and the latency histogram of the measured packets.
+  [[nodiscard]] const Measurement& measurement() const { return measurement_; }
   [[nodiscard]] std::uint32_t sources() const { return sources_count_; }
   // Packets (XY) or wavelets (static) created and delivered so far, and still queued at sources.
   [[nodiscard]] std::uint64_t generated_wavelets() const { return generated_wavelets_; }
@@ -196,6 +202,7 @@ class TrafficGenerator final : public sim::Clocked, public EndpointListener {
   std::vector<std::uint32_t> sink_packet_;  // XY: [router * colors + color] packet in progress
 
   std::function<void(const Delivery&)> observer_;
+  CreationObserver creation_observer_;
   std::uint64_t generated_packets_ = 0, generated_wavelets_ = 0;
   std::uint64_t delivered_packets_ = 0, ejected_wavelets_ = 0;
   std::uint64_t queued_wavelets_ = 0;

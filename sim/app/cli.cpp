@@ -14,6 +14,9 @@
 #include <sstream>
 
 #include "platforms/energy_stats.h"
+#include "sim/app/command_guess.h"
+#include "sim/app/created_dirs.h"
+#include "sim/app/rerun.h"
 #include "sim/config/diagnostics.h"
 #include "sim/config/utf8.h"
 #include "sim/errors.h"
@@ -105,6 +108,7 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   meta["run_id"] = sim::run_id();
   meta["wafersim_version"] = std::string(sim::kVersion);
   meta["command_line"] = command_line;
+  meta["argv"] = invocation_args();
   meta["platform"] = platform.spec.name;
   meta["status"] = status;
   meta["cycles"] = cycles.count();
@@ -113,6 +117,7 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) meta["peak_memory_bytes"] = std::uint64_t(usage.ru_maxrss) * 1024;
   dir.write("run.json", meta.dump(2) + "\n");
+  capture_inputs(dir.path());
 }
 
 namespace {
@@ -171,69 +176,8 @@ void check_arguments_utf8(int argc, char** argv) {
   }
 }
 
-}  // namespace
-
-CLI::Validator number_at_least(double min, const std::string& what) {
-  return CLI::Validator(
-      [min, what](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min)
-          return fmt::format("expected {} of at least {}, found '{}'", what, min, text);
-        return {};
-      },
-      "", "at least");
-}
-
-int run_cli(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) {
-    if (sim::config::invalid_utf8_at(argv[i]) != std::string_view::npos) continue;
-    invocation_text() += (i ? " " : "") + std::string(argv[i]);
-  }
-  sim::install_systemc_report_handler();
-
-  CLI::App app{
-      fmt::format("wafersim {} - cycle-level simulator of wafer-scale AI hardware (Cerebras-style WSE wafers,\n"
-                  "MemoryX and SwarmX). Platforms are YAML files or built-in presets; every number carries a unit.\n"
-                  "Exit codes: 0 ok, 2 bad input, 3 simulation error (deadlock, SRAM overflow), 4 run limit reached.",
-                  sim::kVersion)};
-  app.name("wafersim");
-  app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(sim::kVersion));
-  app.footer(
-      "Examples:\n"
-      "  wafersim run                                  simulate the built-in default\n"
-      "  wafersim info wse2 --json                     derived figures of the WSE-2 preset\n"
-      "  wafersim validate my-platform.yaml            check a file and report every error\n"
-      "  wafersim run tiny --set fabric.queue_depth=4  override a key from the command line\n"
-      "  wafersim memoryx-plan andromeda --params 1.3e9 --layers 24   where MemoryX keeps a model\n"
-      "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
-      "  wafersim traffic tiny --pattern uniform --rate 0.3   synthetic traffic on the fabric\n"
-      "  wafersim exec tiny --program prog.s           run hand-written PE programs (docs/isa.md)\n"
-      "  wafersim train tiny-cluster --model tiny-mlp --steps 3   data-parallel training steps\n"
-      "  wafersim report RUN_DIR                       an HTML page of a run traced with --trace\n"
-      "  wafersim compile gpt3-xl --platform wse2      map a model onto a wafer (docs/compiler.md)\n"
-      "  wafersim run tiny --model tiny-mlp            train one step of a model on a simulated wafer\n"
-      "  wafersim infer tiny --model tiny-transformer --decode-tokens 2   inference, weights resident\n"
-      "Run 'wafersim COMMAND --help' for a command's options.");
-
-  add_run_command(app);
-  add_train_command(app);
-  add_infer_command(app);
-  add_info_command(app);
-  add_validate_command(app);
-  add_schema_command(app);
-  add_memoryx_plan_command(app);
-  add_sweep_command(app);
-  add_collect_command(app);
-  add_traffic_command(app);
-  add_exec_command(app);
-  add_compile_command(app);
-  add_stream_loop_command(app);
-  add_report_command(app);
-  add_yield_command(app);
-  guard_integer_options(app);
-
+// Parses the line and runs its command; the exit code.
+int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
     check_arguments_utf8(argc, argv);
     app.parse(argc, argv);
@@ -244,6 +188,8 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's own non-zero exit (diff --exit-code), already reported
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return sim::kExitBadInput;
@@ -269,6 +215,84 @@ int run_cli(int argc, char** argv) {
     std::cerr << "wafersim: internal error: " << e.what() << "\n";
     return sim::kExitInternal;
   }
+}
+
+}  // namespace
+
+CLI::Validator number_at_least(double min, const std::string& what) {
+  return CLI::Validator(
+      [min, what](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min)
+          return fmt::format("expected {} of at least {}, found '{}'", what, min, text);
+        return {};
+      },
+      "", "at least");
+}
+
+int run_cli(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    if (sim::config::invalid_utf8_at(argv[i]) != std::string_view::npos) continue;
+    invocation_text() += (i ? " " : "") + std::string(argv[i]);
+  }
+  invocation_args().assign(argv, argv + argc);
+  sim::install_systemc_report_handler();
+
+  CLI::App app{
+      fmt::format("wafersim {} - cycle-level simulator of wafer-scale AI hardware (Cerebras-style WSE wafers,\n"
+                  "MemoryX and SwarmX). Platforms are YAML files or built-in presets; every number carries a unit.\n"
+                  "Exit codes: 0 ok, 2 bad input, 3 simulation error (deadlock, SRAM overflow), 4 run limit reached.",
+                  sim::kVersion)};
+  app.name("wafersim");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(sim::kVersion));
+  app.footer(
+      "Examples:\n"
+      "  wafersim run                                  simulate the built-in default\n"
+      "  wafersim info wse2 --json                     derived figures of the WSE-2 preset\n"
+      "  wafersim validate my-platform.yaml            check a file and report every error\n"
+      "  wafersim run tiny --set fabric.queue_depth=4  override a key from the command line\n"
+      "  wafersim memoryx-plan andromeda --params 1.3e9 --layers 24   where MemoryX keeps a model\n"
+      "  wafersim sweep sweeps/fabric-queue-hop.yaml   run a parameter sweep on all cores\n"
+      "  wafersim traffic tiny --pattern uniform --rate 0.3   synthetic traffic on the fabric\n"
+      "  wafersim exec tiny --program prog.s           run hand-written PE programs (docs/isa.md)\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --steps 3   data-parallel training steps\n"
+      "  wafersim report RUN_DIR                       an HTML page of a run traced with --trace\n"
+      "  wafersim diff RUN_A RUN_B                     the statistics that differ, largest change first\n"
+      "  wafersim rerun RUN_DIR --out AGAIN            the same run again from its folder (same stats.json)\n"
+      "  wafersim yield wse3 --defect-density 0.001    cores a defective wafer keeps (Monte Carlo)\n"
+      "  wafersim compile wse2 --model gpt3-xl         map a model onto a wafer (docs/compiler.md)\n"
+      "  wafersim run tiny --model tiny-mlp            train one step of a model on a simulated wafer\n"
+      "  wafersim infer tiny --model tiny-transformer --decode-tokens 2   inference, weights resident\n"
+      "Run 'wafersim COMMAND --help' for a command's options.");
+
+  add_run_command(app);
+  add_train_command(app);
+  add_infer_command(app);
+  add_info_command(app);
+  add_validate_command(app);
+  add_schema_command(app);
+  add_memoryx_plan_command(app);
+  add_sweep_command(app);
+  add_collect_command(app);
+  add_traffic_command(app);
+  add_exec_command(app);
+  add_compile_command(app);
+  add_stream_loop_command(app);
+  add_report_command(app);
+  add_diff_command(app);
+  add_rerun_command(app);
+  add_yield_command(app);
+  guard_integer_options(app);
+  if (const std::string unknown = unknown_command_error(app, argc, argv); !unknown.empty()) {
+    std::cerr << unknown << "\n";
+    return sim::kExitBadInput;
+  }
+
+  const int code = parse_and_run(app, argc, argv);
+  if (code != sim::kExitOk) remove_empty_created_dirs();
+  return code;
 }
 
 }  // namespace wafersim::app

@@ -44,10 +44,11 @@ struct SimArgs {
   [[nodiscard]] RunDir run_dir(const std::string& command) const { return RunDir::create(out, command, force); }
 };
 
-// Writes the files every run leaves in its folder: config.yaml (the resolved platform,
-// which reproduces the run when fed back), stats.json, stats.txt and run.json (metadata:
-// command line, wall time, version; the only file that differs between identical runs).
-// First adds the run's energy to the statistics (platforms/energy_stats.h), once.
+// Writes the files every run leaves in its folder: config.yaml (the resolved platform; the
+// platform alone, not the workload), stats.json, stats.txt, run.json (metadata: command line
+// as text and as the list "argv", wall time, version; the only file that differs between
+// identical runs) and, for `wafersim rerun`, rerun.json with inputs/ (rerun.h). First adds
+// the run's energy to the statistics (platforms/energy_stats.h), once.
 void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, sim::stats::Group& stats,
                      const std::string& command_line, double wall_seconds, sim::Cycle cycles,
                      const std::string& status);
@@ -74,6 +75,8 @@ void add_traffic_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_stream_loop_command(CLI::App& app);
 void add_yield_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
+void add_rerun_command(CLI::App& app);
 
 // A CLI11 check for a floating-point option: a finite number not below `min`; the message
 // reads "expected WHAT of at least MIN, found 'TEXT'".

@@ -29,11 +29,12 @@ struct CollectCommand {
       j["pending"] = s.pending;
       j["csv"] = s.csv.string();
       j["jsonl"] = s.jsonl.string();
+      j["units"] = s.units.string();
       std::cout << j.dump(2) << "\n";
       return;
     }
-    std::cout << fmt::format("{} points: {} ok, {} failed, {} running, {} pending\n  wrote {} and {}\n", s.points, s.ok,
-                             s.failed, s.running, s.pending, s.csv.string(), s.jsonl.string());
+    std::cout << fmt::format("{} points: {} ok, {} failed, {} running, {} pending\n  wrote {}, {} and {}\n", s.points,
+                             s.ok, s.failed, s.running, s.pending, s.csv.string(), s.jsonl.string(), s.units.string());
   }
 };
 
@@ -50,7 +51,12 @@ void add_collect_command(CLI::App& app) {
   sub->footer(
       "One row per point, in point order: index, the parameters, status (ok, failed, crashed, timeout, running,\n"
       "pending), exit_code, wall_seconds and the metrics named in the sweep file (read afresh from each point).\n"
-      "Plot with scripts/plot_sweep.py.");
+      "Parameters with a unit are numbers in the base unit (Hz, B, b/s, s, cycles); every column's unit is in\n"
+      "the sidecar RESULTS.units.json beside the CSV (docs/sweeps.md).\n"
+      "Plot with scripts/plot_sweep.py.\n"
+      "Examples:\n"
+      "  wafersim collect sweep-out\n"
+      "  wafersim collect sweep-out --csv results.csv --json");
   sub->callback([cmd] { cmd->execute(); });
 }
 

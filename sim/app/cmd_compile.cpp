@@ -16,6 +16,7 @@
 #include "sim/app/mesh_report.h"
 #include "sim/app/model_report.h"
 #include "sim/app/resident_report.h"
+#include "sim/app/workflows.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
@@ -23,15 +24,36 @@ namespace {
 
 struct CompileCommand {
   ModelArgs model;
-  std::string platform = "tiny";
+  std::string positional;       // the platform; the model in the older spelling
+  std::string platform_option;  // --platform/-p, the older spelling
   std::vector<std::string> set;
   bool json = false;
   std::string emit;
   std::uint64_t prompt = 0;
   std::string mesh_region;
 
-  void execute() const {
-    auto loaded = platforms::load_platform(platform, set);
+  // `compile PLATFORM --model MODEL`, or the older `compile MODEL [--platform PLATFORM]`.
+  void resolve_spelling() {
+    if (!model.model.empty()) {
+      if (!platform_option.empty() && !positional.empty())
+        throw sim::InputError(fmt::format("two platforms: '{}' and --platform '{}'", positional, platform_option));
+      if (!platform_option.empty()) {
+        note_new_spelling("wafersim compile --model MODEL --platform PLATFORM",
+                          "wafersim compile PLATFORM --model MODEL");
+        positional = platform_option;
+      }
+      if (positional.empty()) positional = "tiny";
+      return;
+    }
+    if (positional.empty()) throw sim::InputError("compile needs a model: wafersim compile PLATFORM --model MODEL");
+    note_new_spelling("wafersim compile MODEL --platform PLATFORM", "wafersim compile PLATFORM --model MODEL");
+    model.model = positional;
+    positional = platform_option.empty() ? "tiny" : platform_option;
+  }
+
+  void execute() {
+    resolve_spelling();
+    auto loaded = platforms::load_platform(positional, set);
     auto m = model.load();
     const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
     if (model.placement == "resident") return resident(loaded, m, target);
@@ -95,11 +117,16 @@ void add_compile_command(CLI::App& app) {
       "compile",
       "map a model onto a platform: per layer the region, SRAM per PE, colors, edge wavelets, FLOPs and "
       "the analytical lower bound on cycles with what binds it (docs/compiler.md)");
-  std::string help = "model: a YAML file or a built-in preset (";
+  std::string help = "the model: a YAML file or a built-in preset (";
   auto names = models::model_preset_names();
   for (std::size_t i = 0; i < names.size(); ++i) help += (i ? ", " : "") + names[i];
-  sub->add_option("model", cmd->model.model, help + ")")->required();
-  sub->add_option("--platform,-p", cmd->platform, "platform: a YAML file or a built-in preset")->capture_default_str();
+  std::string platforms_help = "platform: a YAML file or a built-in preset (";
+  auto platform_names = platforms::preset_names();
+  for (std::size_t i = 0; i < platform_names.size(); ++i) platforms_help += (i ? ", " : "") + platform_names[i];
+  sub->add_option("platform", cmd->positional, platforms_help + "); default: tiny")->type_name("PLATFORM");
+  sub->add_option("--model,-m", cmd->model.model, help + ")")->type_name("MODEL");
+  // The older spelling `compile MODEL --platform PLATFORM`, hidden; it still works, with a notice.
+  sub->add_option("--platform,-p", cmd->platform_option, "now the positional PLATFORM")->group("");
   sub->add_option("--set", cmd->set, "override a platform key (repeatable)")->type_name("KEY=VALUE");
   cmd->model.add(*sub, ModelArgs::Use::Compile);
   sub->add_flag("--json", cmd->json, "print the mapping as one JSON object");
@@ -113,12 +140,16 @@ void add_compile_command(CLI::App& app) {
                   "with --placement mesh: the region on every wafer, ROWSxCOLUMNS, instead of the planner's")
       ->type_name("RxC");
   sub->footer(
+      "Examples:\n"
+      "  wafersim compile wse2 --model gpt3-xl\n"
+      "  wafersim compile tiny --model tiny-mlp --emit tiny-mlp.s\n"
+      "  wafersim compile wse2 --model gpt3-xl --placement resident --json\n"
       "With --placement resident every layer gets its own region (bands of rows on one wafer, or over the\n"
       "wafers of a cluster platform when one is too small) holding its weights and KV cache in SRAM, and tokens\n"
       "are pipelined through the regions: per layer the region, SRAM per PE, the per-token bound, and the\n"
       "pipeline's throughput (tokens/s) with what binds it (inference only).\n"
-      "The mapping is computed analytically, so it works for a whole WSE-2 (wafersim compile gpt3-xl --platform\n"
-      "wse2); `wafersim run PLATFORM --model MODEL` simulates it. The bound of a layer is the largest of: the\n"
+      "The mapping is computed analytically, so it works for a whole WSE-2 (wafersim compile wse2 --model\n"
+      "gpt3-xl); `wafersim run PLATFORM --model MODEL` simulates it. The bound of a layer is the largest of: the\n"
       "busiest PE's datapath steps or instruction issues (compute), its SRAM port accesses (sram), its ramp or\n"
       "the busiest router link (fabric), and the busiest edge channel (edge), one wavelet per cycle each.\n"
       "The code column says whether a step has PE code (pe: --emit and run generate it) or is planned from the\n"

@@ -11,6 +11,7 @@
 #include "platforms/cluster.h"
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
+#include "sim/app/progress.h"
 #include "sim/app/trace_args.h"
 #include "sim/config/diagnostics.h"
 #include "sim/errors.h"
@@ -281,6 +282,9 @@ void add_exec_command(CLI::App& app) {
   cmd->sim.add(*sub);
   cmd->trace.add(*sub);
   sub->footer(
+      "Examples:\n"
+      "  wafersim exec tiny --program examples/programs/axpy.s\n"
+      "  wafersim exec tiny --program examples/programs/stream.s --routes examples/programs/stream-routes.yaml\n"
       "The run ends when every PE is idle (no task running, no vector operation in flight).\n"
       "'cycles' is one past the last cycle in which any PE was busy. A program error (SRAM access\n"
       "beyond capacity, ...) or PEs left waiting forever is exit code 3; bad assembly is exit code 2\n"

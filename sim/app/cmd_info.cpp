@@ -77,7 +77,11 @@ void add_info_command(CLI::App& app) {
   sub->footer(
       "Peak FLOP/s is dense: SIMD lanes x 2 FLOP per FMAC x clock x PEs of the configured grid.\n"
       "Peak power is what the platform's energy coefficients imply with every PE, SRAM port, router\n"
-      "output and I/O port busy every cycle (docs/energy.md).");
+      "output and I/O port busy every cycle (docs/energy.md).\n"
+      "Examples:\n"
+      "  wafersim info wse2\n"
+      "  wafersim info cs2-cluster --json\n"
+      "  wafersim info my-platform.yaml --set wafer.clock=\"1 GHz\"");
   sub->callback([cmd] { cmd->execute(); });
 }
 

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "memoryx/placement.h"
+#include "sim/app/choices.h"
 #include "sim/app/cli.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"
@@ -80,13 +81,17 @@ void add_memoryx_plan_command(CLI::App& app) {
   cmd->platform.add(*sub, "");
   sub->add_option("--params", cmd->params, "parameters of the model (e.g. 1.3e9)")->required();
   sub->add_option("--layers", cmd->layers, "split the parameters into this many equal layers")->capture_default_str();
-  sub->add_option("--optimizer", cmd->optimizer, "sgd, momentum, adam or adamw (decides the moments kept)")
+  sub->add_option("--optimizer", cmd->optimizer, "the update rule (decides the moments kept)")
+      ->check(one_of({"sgd", "momentum", "adam", "adamw"}))
       ->capture_default_str();
   sub->add_flag("--json", cmd->json,
                 "print one JSON object: platform, optimizer, params, bytes_per_param, dram {capacity, used}, "
                 "flash {capacity, used}, staging {slots, slot_bytes, bytes}, layers [{name, params, tier, offset, "
                 "bytes}]");
   sub->footer(
+      "Examples:\n"
+      "  wafersim memoryx-plan andromeda --params 1.3e9 --layers 24\n"
+      "  wafersim memoryx-plan cs2-cluster --params 175e9 --layers 96 --optimizer sgd --json\n"
       "Each layer's region is params x memoryx.bytes_per_param (FP32 weight, gradient, moments), rounded up to the\n"
       "tier's page size. When the model does not fit DRAM, (memoryx.prefetch_depth + 1) staging slots for\n"
       "flash-resident weights are reserved in DRAM first. A model that fits nowhere is exit code 2, naming the\n"

@@ -16,10 +16,17 @@ void add_schema_command(CLI::App& app) {
     std::string kind = "platform";
   };
   auto args = std::make_shared<Args>();
-  CLI::App* sub = app.add_subcommand("schema", "list every key of a file kind with its type, default, range and meaning");
-  sub->add_option("kind", args->kind, "platform or model")->check(CLI::IsMember({"platform", "model"}))->capture_default_str();
+  CLI::App* sub =
+      app.add_subcommand("schema", "list every key of a file kind with its type, default, range and meaning");
+  sub->add_option("kind", args->kind, "platform or model")
+      ->check(CLI::IsMember({"platform", "model"}))
+      ->capture_default_str();
   sub->add_flag("--markdown", args->markdown,
                 "print a Markdown table (docs/platform-config.md and docs/model-config.md hold this output)");
+  sub->footer(
+      "Examples:\n"
+      "  wafersim schema platform\n"
+      "  wafersim schema model --markdown");
   sub->callback([args] {
     auto docs = args->kind == "model" ? models::model_schema() : platforms::platform_schema();
     if (args->markdown) {
@@ -27,8 +34,8 @@ void add_schema_command(CLI::App& app) {
       return;
     }
     for (const auto& f : docs)
-      std::cout << fmt::format("{:<40} {:<10} default {:<14} range {}  - {}\n", f.path, f.type, f.default_text,
-                               f.range, f.description);
+      std::cout << fmt::format("{:<40} {:<10} default {:<14} range {}  - {}\n", f.path, f.type, f.default_text, f.range,
+                               f.description);
   });
 }
 

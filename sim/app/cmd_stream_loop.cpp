@@ -13,6 +13,7 @@
 #include "platforms/cluster.h"
 #include "platforms/run_trace.h"
 #include "platforms/step_timeline.h"
+#include "sim/app/choices.h"
 #include "sim/app/cli.h"
 #include "sim/app/progress.h"
 #include "sim/app/trace_args.h"
@@ -145,12 +146,14 @@ void add_stream_loop_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--backward-rate", cmd->backward, "the same in the backward pass")->capture_default_str();
   sub->add_option("--loss-time", cmd->loss, "time between the forward and backward passes")->capture_default_str();
-  sub->add_option("--optimizer", cmd->optimizer, "sgd, momentum, adam or adamw")->capture_default_str();
+  sub->add_option("--optimizer", cmd->optimizer, "the update rule (decides the moments kept)")
+      ->check(one_of({"sgd", "momentum", "adam", "adamw"}))
+      ->capture_default_str();
   sub->footer(
       "Timing-only. MemoryX streams each layer's weights forward then backward through SwarmX to every system;\n"
       "each model endpoint consumes them at the given rates and returns one gradient chunk per backward chunk;\n"
       "SwarmX sums them on the way up and MemoryX runs the optimizer (docs/memoryx.md, docs/swarmx.md).\n"
-      "Example:\n"
+      "Examples:\n"
       "  wafersim stream-loop tiny-cluster --params 2e6 --layers 4 --steps 2 --trace windows,timeline -o loop\n"
       "  wafersim report loop");
   sub->callback([cmd] { cmd->execute(); });

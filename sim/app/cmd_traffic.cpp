@@ -15,8 +15,12 @@
 #include "fabric/traffic/generator.h"
 #include "platforms/failure_spec.h"
 #include "platforms/run_trace.h"
+#include "sim/app/choices.h"
 #include "sim/app/cli.h"
+#include "sim/app/progress.h"
 #include "sim/app/trace_args.h"
+#include "sim/app/traffic_capture.h"
+#include "sim/app/traffic_summary.h"
 #include "sim/child_process.h"
 #include "sim/errors.h"
 
@@ -30,7 +34,8 @@ struct Point {
   TrafficResult result;
   double bound = 0;
   std::string out;
-  std::string trace;  // trace folder, when traced
+  std::string trace;      // trace folder, when traced
+  bool replayed = false;  // the packets of --replay
 };
 
 nlohmann::ordered_json point_json(const platforms::LoadedPlatform& p, const TrafficOptions& o, const Point& pt,
@@ -41,7 +46,7 @@ nlohmann::ordered_json point_json(const platforms::LoadedPlatform& p, const Traf
   j["width"] = p.spec.wafer.width;
   j["height"] = p.spec.wafer.height;
   j["routing"] = static_routes ? "static" : "xy";
-  j["pattern"] = static_routes ? "routes" : o.pattern;
+  j["pattern"] = static_routes ? "routes" : pt.replayed ? "replay" : o.pattern;
   j["packet_size"] = o.packet_size;
   j["colors"] = static_routes ? 0 : o.colors;
   j["queue_depth"] = p.spec.fabric.queue_depth;
@@ -115,6 +120,8 @@ struct TrafficCommand {
   SimArgs sim;
   TraceArgs trace;
   TrafficOptions traffic;
+  InjectionArgs injections;
+  std::shared_ptr<const fabric::traffic::InjectionTrace> replayed;  // with --replay
   double rate = -1;
   std::string rates, sweep, routes_file, hotspot;
   std::vector<std::string> fails;
@@ -123,6 +130,7 @@ struct TrafficCommand {
     TrafficOptions o = traffic;
     o.rate = r;
     o.seed = sim.seed;
+    if (replayed) o = replay_options(o, *replayed);
     if (!hotspot.empty()) {
       unsigned x = 0, y = 0;
       char tail = 0;
@@ -162,6 +170,9 @@ struct TrafficCommand {
     if (tracing) tracing->attach(wafer, 0);
     fabric::traffic::TrafficGenerator gen(wafer.mesh(), o, &wafer.engine());
     gen.add_stats(wafer.stats().group("traffic"));
+    if (replayed) schedule_replay(gen, *replayed);
+    fabric::traffic::InjectionTrace captured;
+    if (!injections.capture.empty()) start_capture(gen, geometry, o.colors, captured);
     Progress progress("traffic", o.warmup + o.measure, "cycles", Progress::terminal() && !sim.json && !quiet);
     const sim::Engine& engine = wafer.engine();
     sim::RunOutcome outcome;
@@ -192,14 +203,28 @@ struct TrafficCommand {
         throw;
       }
     }
-    write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "ok");
+    const TrafficResult result = gen.result();
+    const double bound = routes_file.empty() && !replayed ? gen.pattern().bound() : 0;
+    write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, traffic_status(result));
+    dir.write("traffic.json", traffic_summary_json(result, gen.measurement().latencies(),
+                                                   !routes_file.empty() ? "routes"
+                                                   : replayed           ? "replay"
+                                                                        : o.pattern,
+                                                   bound)
+                                      .dump(2) +
+                                  "\n");
+    if (!injections.capture.empty()) {
+      captured.end_cycle = outcome.cycles.count();
+      fabric::traffic::write_injection_trace(injections.capture, captured);
+    }
     Point pt;
     if (tracing) {
       tracing->finish(outcome.cycles);
       pt.trace = tracing->dir().string();
     }
-    pt.result = gen.result();
-    pt.bound = routes_file.empty() ? gen.pattern().bound() : 0;
+    pt.result = result;
+    pt.bound = bound;
+    pt.replayed = replayed != nullptr;
     pt.out = dir.path().string();
     return pt;
   }
@@ -207,7 +232,12 @@ struct TrafficCommand {
   void print_point(const platforms::LoadedPlatform& loaded, const TrafficOptions& o, const Point& pt) const {
     const auto& r = pt.result;
     const auto& s = loaded.spec;
-    if (routes_file.empty())
+    if (replayed)
+      std::cout << fmt::format(
+          "wafersim traffic: {} ({} x {} mesh), replay of {} ({} packets to cycle {}) on {} color{}, queue depth {}\n",
+          s.name, s.wafer.width, s.wafer.height, injections.replay, replayed->records.size(), replayed->end_cycle,
+          o.colors, o.colors == 1 ? "" : "s", s.fabric.queue_depth);
+    else if (routes_file.empty())
       std::cout << fmt::format(
           "wafersim traffic: {} ({} x {} mesh), {}, {}-wavelet packets on {} color{}, queue depth {}\n", s.name,
           s.wafer.width, s.wafer.height, o.pattern, o.packet_size, o.colors, o.colors == 1 ? "" : "s",
@@ -226,14 +256,25 @@ struct TrafficCommand {
                                        : fmt::format("drain limit reached: {} measured still undelivered; the load is "
                                                      "beyond saturation",
                                                      r.undelivered));
-    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json)\n", pt.out);
+    std::cout << fmt::format("  output        {}/ (config.yaml, stats.json, stats.txt, run.json, traffic.json)\n",
+                             pt.out);
     if (!pt.trace.empty())
       std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes an HTML page of it)\n", pt.trace,
                                pt.out);
   }
 
-  void execute() const {
+  void execute() {
     auto loaded = platform.load();
+    replayed = injections.load_replay(loaded.spec);
+    if (replayed || !injections.capture.empty()) {
+      if (!rates.empty() || !sweep.empty()) throw sim::InputError("--capture and --replay take one load, not --rates");
+      if (!routes_file.empty())
+        throw sim::InputError("--capture and --replay record XY packets; static routes (--routes) are not recorded");
+      if (replayed && rate >= 0) throw sim::InputError("--replay injects the file's packets: drop --rate");
+      if (replayed && injections.replay == injections.capture)
+        throw sim::InputError("--capture and --replay name the same file");
+      if (replayed) rate = 0;
+    }
     if (rates.empty() && sweep.empty()) {
       if (rate < 0) throw sim::InputError("give --rate R (or --rates LIST / --sweep-rates FROM:TO:STEP)");
       const TrafficOptions o = options(rate);
@@ -302,9 +343,9 @@ void add_traffic_command(CLI::App& app) {
   cmd->sim.add(*sub);
   cmd->trace.add(*sub);
   const auto& names = fabric::traffic::Pattern::names();
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  sub->add_option("--pattern", cmd->traffic.pattern, "destination pattern: " + list)->capture_default_str();
+  sub->add_option("--pattern", cmd->traffic.pattern, "destination pattern")
+      ->check(one_of(names))
+      ->capture_default_str();
   sub->add_option("--rate", cmd->rate, "offered load in wavelets per node per cycle (0 .. 1)")
       ->check(number_at_least(0.0, "a load in wavelets per node per cycle"));
   sub->add_option("--rates", cmd->rates, "several loads, e.g. 0.05,0.1,0.2: writes the latency-throughput curve as CSV")
@@ -328,6 +369,7 @@ void add_traffic_command(CLI::App& app) {
                   "at most this many cycles after the window for the measured packets to arrive (beyond saturation "
                   "they do not: the result says drained false)")
       ->capture_default_str();
+  cmd->injections.add(*sub);
   sub->add_option("--routes", cmd->routes_file,
                   "static color routes (docs/routes.md) instead of XY packets: every PE whose route accepts a color "
                   "from its ramp sends single wavelets on it")
@@ -348,7 +390,9 @@ void add_traffic_command(CLI::App& app) {
       "  wafersim traffic tiny --routes ring.yaml --rate 0.5     static routes; a deadlock exits with code 3\n"
       "  wafersim traffic tiny --routes tree.yaml --rate 0.5 --fail link:3,2,east@200 --set redundancy.reroute=true\n"
       "  wafersim traffic tiny --pattern hotspot --hotspot 5,2 --rate 0.2 --trace windows,timeline -o hot\n"
-      "  wafersim report hot                                       HTML page of the congestion windows");
+      "  wafersim report hot                                       HTML page of the congestion windows\n"
+      "  wafersim traffic tiny --pattern hotspot --rate 0.2 --capture hot.inj   record the packets\n"
+      "  wafersim traffic tiny --replay hot.inj                  the same packets again (docs/replay.md)");
   sub->callback([cmd] { cmd->execute(); });
 }
 

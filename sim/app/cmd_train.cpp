@@ -13,6 +13,7 @@
 #include "memoryx/optimizer.h"
 #include "platforms/run_trace.h"
 #include "platforms/training/training_run.h"
+#include "sim/app/choices.h"
 #include "sim/app/workflows.h"
 #include "sim/errors.h"
 
@@ -31,6 +32,7 @@ void TrainArgs::add(CLI::App& cmd, const std::string& group) {
                  "'cosim': every wafer's mesh and PEs simulated with MemoryX and SwarmX in one run, each wafer on a "
                  "host thread; 'replay': one wafer simulated once, its layer times replayed by a stand-in per system "
                  "(clusters too large to co-simulate; docs/training.md gives its error)")
+      ->check(one_of({"cosim", "replay"}))
       ->capture_default_str()
       ->group(group);
   cmd.add_option("--threads", threads, "co-simulation: host threads for the wafers (default: the machine's cores)")
@@ -40,19 +42,56 @@ void TrainArgs::add(CLI::App& cmd, const std::string& group) {
                  "replay with --functional: each wafer's gradients from the 'host' reference (models/reference, the "
                  "replay's default) or from the compiled 'programs' run on a simulated wafer per wafer and step "
                  "(a co-simulation's gradients are always the wafers' own)")
+      ->check(one_of({"host", "programs"}))
       ->group(group);
   cmd.add_option("--timing", timing,
                  "each layer's compute from 'simulated' (the compiled programs at cycle level on one wafer) or "
                  "'bound' (the compiler's analytic bound; for layer kinds without PE code)")
+      ->check(one_of({"simulated", "bound"}))
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--optimizer", optimizer, "sgd, momentum, adam or adamw")->capture_default_str()->group(group);
-  cmd.add_option("--learning-rate", learning_rate, "the optimizer's learning rate")
-      ->capture_default_str()
-      ->group(group);
+  optimizer_option = cmd.add_option("--optimizer", optimizer,
+                                    "the update rule (default: the model file's optimizer.kind, else adam); its "
+                                    "hyper-parameters and schedule: the model's optimizer: section or --model-set "
+                                    "optimizer.KEY=VALUE (docs/model-config.md)")
+                         ->check(one_of({"sgd", "momentum", "adam", "adamw"}))
+                         ->group(group);
+  learning_rate_option =
+      cmd.add_option("--learning-rate", learning_rate,
+                     "the base learning rate (default: the model file's optimizer.learning_rate, else 0.001)")
+          ->check(CLI::NonNegativeNumber)
+          ->group(group);
+}
+
+memoryx::OptimizerConfig TrainArgs::optimizer_for(const models::ModelSpec& model) const {
+  memoryx::OptimizerConfig c = model.optimizer;
+  if (optimizer_option && optimizer_option->count() > 0) c.kind = memoryx::parse_optimizer_kind(optimizer);
+  if (learning_rate_option && learning_rate_option->count() > 0) c.learning_rate = learning_rate;
+  if (c.schedule.total_updates == 0) c.schedule.total_updates = steps;
+  if (c.schedule.min_learning_rate > c.learning_rate)
+    throw sim::InputError(fmt::format("--learning-rate {}: below the model's optimizer.schedule.min_learning_rate {}",
+                                      c.learning_rate, c.schedule.min_learning_rate));
+  c.validate();
+  return c;
 }
 
 namespace {
+
+nlohmann::ordered_json optimizer_json(const memoryx::OptimizerConfig& c) {
+  nlohmann::ordered_json j;
+  j["kind"] = memoryx::to_string(c.kind);
+  j["learning_rate"] = c.learning_rate;
+  j["weight_decay"] = c.weight_decay;
+  j["momentum"] = c.momentum;
+  j["beta1"] = c.beta1;
+  j["beta2"] = c.beta2;
+  j["epsilon"] = c.epsilon;
+  j["schedule"] = {{"decay", memoryx::to_string(c.schedule.decay)},
+                   {"warmup_steps", c.schedule.warmup_updates},
+                   {"steps", c.schedule.total_updates},
+                   {"min_learning_rate", c.schedule.min_learning_rate}};
+  return j;
+}
 
 void print_training(const platforms::training::TrainingReport& r, const TrainArgs& t, double wall, const RunDir& dir) {
   using platforms::training::TimingSource;
@@ -136,8 +175,7 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.check = !w.check.no_check;
   cfg.seed = w.sim.seed;
   cfg.max_cycles = w.sim.max_cycles;
-  cfg.optimizer.kind = memoryx::parse_optimizer_kind(t.optimizer);
-  cfg.optimizer.learning_rate = t.learning_rate;
+  cfg.optimizer = t.optimizer_for(m.spec);
   cfg.compile = w.model.options(true);
   RunDir dir = w.sim.run_dir("train");
   const sim::trace::TraceOptions trace_options = w.trace.options();
@@ -160,6 +198,7 @@ void train(const Workflow& w, const TrainArgs& t) {
     trace_dir = tracing->dir().string();
   }
   auto j = platforms::training::to_json(r);
+  j["optimizer_settings"] = optimizer_json(cfg.optimizer);
   dir.write("training.json", j.dump(2) + "\n");
   if (w.sim.json) {
     j["wall_seconds"] = wall;

@@ -40,7 +40,12 @@ void add_validate_command(CLI::App& app) {
   sub->add_option("files", cmd->files, "files to check")->required();
   sub->add_option("--set", cmd->set, "override applied to each file before checking (repeatable)")
       ->type_name("KEY=VALUE");
-  sub->footer("Prints FILE:LINE:COL: error: key.path: message for every problem; exit code 2 if any.");
+  sub->footer(
+      "Prints FILE:LINE:COL: error: key.path: message for every problem; exit code 2 if any.\n"
+      "Examples:\n"
+      "  wafersim validate my-platform.yaml\n"
+      "  wafersim validate examples/models/mlp-chain.yaml sweeps/fabric-queue-hop.yaml\n"
+      "  wafersim validate my-platform.yaml --set fabric.queue_depth=4");
   sub->callback([cmd] { cmd->execute(); });
 }
 

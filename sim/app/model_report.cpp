@@ -151,7 +151,8 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
                    bytes_cell(t.sram_bytes()));
   if (m.sparsity.any())
     o << fmt::format(
-        "  sparsity    {} sparse layer(s): applies to training runs (wafersim run --train); this mapping is dense\n",
+        "  sparsity    {} sparse layer(s): applies to replayed training runs (wafersim train --cluster-model replay); "
+        "this mapping is dense\n",
         m.sparsity.layers.size());
   o << fmt::format("  accumulate  {}\n\n", models::compiler::to_string(cm.options.accumulate));
   o << fmt::format("  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n",

@@ -88,10 +88,6 @@ void print_summary(const RunView& v, ModelRun& run) {
                            spec.wafer.width, spec.wafer.height, units::format(spec.wafer.clock),
                            v.resident() ? "weights resident in SRAM" : "weight streaming", workload_text(v));
   std::cout << fmt::format("  layout        {}\n", v.prefill() ? v.prefill()->layout_reason : v.cm.layout_reason);
-  if (v.cm.model.sparsity.any())
-    std::cout << fmt::format(
-        "  sparsity      {} sparse layer(s): applies to training runs ('wafersim train'); these programs are dense\n",
-        v.cm.model.sparsity.layers.size());
   print_run(std::cout, v.cm, run.results());
   std::cout << fmt::format("  cycles        {} ({} simulated), wall time {:.3f} s\n", end,
                            units::pretty(static_cast<double>(end) / v.hz(), "s"), run.wall_seconds());
@@ -121,10 +117,19 @@ void print_summary(const RunView& v, ModelRun& run) {
 
 }  // namespace
 
+void refuse_sparse_model(const models::ModelSpec& model, const std::string& command) {
+  if (!model.sparsity.any()) return;
+  throw sim::InputError(fmt::format(
+      "model '{}': sparsity: {} sparse layer(s), but 'wafersim {}' runs dense layer programs and cannot apply it; "
+      "train the model with 'wafersim train' (MemoryX streams only the kept weights) or remove its sparsity: section",
+      model.name, model.sparsity.layers.size(), command));
+}
+
 void run_compiled_model(const Workflow& w, const std::string& command, const platforms::LoadedPlatform& loaded,
                         const models::compiler::CompiledModel& cm, platforms::runtime::HostData data,
                         const models::resident::ResidentPlan* plan, const models::resident::ResidentDecode* decode,
                         platforms::runtime::HostData prefill_data) {
+  refuse_sparse_model(cm.model, command);
   platforms::BuildOptions build = w.sim.build_options();
   RunDir dir = w.sim.run_dir(command);
   // Traces: windows start at one cycle and double (the length is known only afterwards);

@@ -13,6 +13,10 @@
 
 namespace wafersim::app {
 
+// Throws sim::InputError naming the model and `command` when the model has sparse layers: the
+// dense layer programs of run and infer cannot apply them (training does).
+void refuse_sparse_model(const models::ModelSpec& model, const std::string& command);
+
 // Contract: runs `cm` (after `decode`'s parallel prefill with `prefill_data`, when it has
 // one) in a run folder named after `command`; `plan` (may be null) adds the resident plan's
 // figures. Throws sim::SimulationError (exit 3) when a result differs from the host's

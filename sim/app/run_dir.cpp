@@ -11,9 +11,10 @@
 #include <cstring>
 #include <ctime>
 
-#include "sim/interrupt.h"
+#include "sim/app/created_dirs.h"
 #include "sim/config/input_file.h"
 #include "sim/errors.h"
+#include "sim/interrupt.h"
 #include "sim/run_id.h"
 
 namespace wafersim::app {
@@ -50,6 +51,12 @@ void clear_run_files(const fs::path& dir) {
       files.push_back(e.path());
     else if (e.is_directory(ec) && (name == "trace" || name.rfind("rate-", 0) == 0))
       runs.push_back(e.path());
+  }
+  // The input copies of an exact rerun (rerun.h), only where a rerun.json says they are ours.
+  if (fs::is_regular_file(dir / "rerun.json", ec) && fs::is_directory(dir / "inputs", ec)) {
+    fs::remove_all(dir / "inputs", ec);
+    if (ec)
+      throw sim::OutputError(fmt::format("--force: cannot remove {}: {}", (dir / "inputs").string(), ec.message()));
   }
   for (const auto& f : files)
     if (!fs::remove(f, ec) && ec)
@@ -97,9 +104,9 @@ int write_all(int fd, const std::string& content) {
 }  // namespace
 
 const std::vector<std::string>& run_output_names() {
-  static const std::vector<std::string> names{"run.json",    "stats.json",    "stats.txt",
-                                              "config.yaml", "training.json", "pipeline.json",
-                                              "model.json",  "curve.csv",     "report.html"};
+  static const std::vector<std::string> names{"run.json",      "stats.json",    "stats.txt",  "config.yaml",
+                                              "training.json", "pipeline.json", "model.json", "curve.csv",
+                                              "report.html",   "traffic.json",  "rerun.json"};
   return names;
 }
 
@@ -114,6 +121,7 @@ RunDir RunDir::make(const std::string& requested, const std::string& command, bo
   std::error_code ec;
   if (!requested.empty()) {
     fs::path p(requested);
+    const bool existed = fs::exists(p, ec);
     if (fs::is_directory(p, ec) && !fs::is_empty(p, ec)) {
       if (!force)
         throw sim::InputError(fmt::format(
@@ -123,6 +131,7 @@ RunDir RunDir::make(const std::string& requested, const std::string& command, bo
       clear_run_files(p);
     }
     fs::create_directories(p, ec);
+    if (!existed && !ec) note_created_dir(p);
     if (ec || !fs::is_directory(p))
       throw sim::InputError(fmt::format("--out {}: cannot create the output folder: {}", requested,
                                         ec ? ec.message() : "exists and is not a folder"));
@@ -137,7 +146,10 @@ RunDir RunDir::make(const std::string& requested, const std::string& command, bo
   fs::create_directories(base.parent_path(), ec);
   for (int n = 0; n < 10000; ++n) {
     fs::path p = n == 0 ? base : fs::path(base.string() + fmt::format("-{}", n));
-    if (fs::create_directory(p, ec)) return RunDir(p);
+    if (fs::create_directory(p, ec)) {
+      note_created_dir(p);
+      return RunDir(p);
+    }
   }
   throw sim::InputError(fmt::format("cannot create an output folder under {}", base.parent_path().string()));
 }

@@ -1,5 +1,6 @@
 #include "sim/app/trace_args.h"
 
+#include "sim/app/choices.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
@@ -20,7 +21,7 @@ void TraceArgs::add(CLI::App& cmd) {
       ->group("Tracing");
   cmd.add_option("--trace-pes", pes,
                  "PEs (routers) with their own waveforms (vcd, at most 256) and timeline tracks: X,Y or X0,Y0:X1,Y1, "
-                 "several separated by ';'")
+                 "several separated by ';' (vcd default: the centre router and its eight neighbours)")
       ->type_name("LIST")
       ->group("Tracing");
   cmd.add_option("--trace-cells", cells,
@@ -29,6 +30,7 @@ void TraceArgs::add(CLI::App& cmd) {
       ->group("Tracing");
   cmd.add_option("--trace-colors", by_color,
                  "windows per color: on, off, or auto (per color up to 16384 routers traced)")
+      ->check(one_of({"auto", "on", "off"}))
       ->capture_default_str()
       ->group("Tracing");
   max_windows_option =

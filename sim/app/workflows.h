@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "memoryx/optimizer.h"
+#include "models/model_spec.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
 #include "sim/app/trace_args.h"
@@ -34,8 +36,14 @@ struct TrainArgs {
   unsigned threads = 0;  // 0: the machine's cores
   std::string optimizer = "adam";
   float learning_rate = 1e-3F;
+  CLI::Option* optimizer_option = nullptr;
+  CLI::Option* learning_rate_option = nullptr;
   // `group`: the help group ("" hides them: the older `run --train` spelling).
   void add(CLI::App& cmd, const std::string& group);
+  // The model file's optimizer (its `optimizer:` section, --model-set included) with
+  // --optimizer and --learning-rate applied when given, its schedule spanning the run's steps
+  // unless the file sets them; sim::InputError when the result is out of range.
+  [[nodiscard]] memoryx::OptimizerConfig optimizer_for(const models::ModelSpec& model) const;
 };
 
 // Inference's own options.

@@ -122,4 +122,14 @@ std::uint64_t auto_window_cycles(std::uint64_t expected_cycles) {
       if (m * scale >= want) return m * scale;
 }
 
+Rect default_probe_rect(std::uint32_t width, std::uint32_t height) {
+  const std::uint32_t cx = width / 2, cy = height / 2;
+  Rect r;
+  r.x0 = cx > 0 ? cx - 1 : 0;
+  r.y0 = cy > 0 ? cy - 1 : 0;
+  r.x1 = cx + 1 < width ? cx + 1 : width - 1;
+  r.y1 = cy + 1 < height ? cy + 1 : height - 1;
+  return r;
+}
+
 }  // namespace wafersim::sim::trace

@@ -52,6 +52,10 @@ std::vector<Rect> parse_rects(const std::string& text, const std::string& option
 ByColor parse_by_color(const std::string& text, const std::string& option);
 // Throws sim::InputError when `r` is not inside a width x height grid.
 void check_inside(const Rect& r, std::uint32_t width, std::uint32_t height, const std::string& option);
+// The routers probed when --trace vcd (or all) is given without --trace-pes: the router at the
+// centre of a width x height grid, (width / 2, height / 2), and its eight neighbours, clipped
+// to the grid (docs/trace.md).
+Rect default_probe_rect(std::uint32_t width, std::uint32_t height);
 // A window length for a run of about `expected_cycles`: 1, 2 or 5 x 10^k, giving at most 100
 // windows (1000 when the length is not known: 0).
 std::uint64_t auto_window_cycles(std::uint64_t expected_cycles);

@@ -56,8 +56,16 @@ class Columns(unittest.TestCase):
         self.assertEqual(list(values), [1.0, 2.5])
         self.assertEqual(unit, "")
 
-    def test_mixed_units_are_not_numbers(self):
-        values, _ = plot_sweep.numeric_column(pd.Series(["850 MHz", "1.1 GHz"]))
+    def test_mixed_prefixes_become_base_units(self):
+        values, unit = plot_sweep.numeric_column(pd.Series(["857.986 MHz", "1.14556 GHz", "600 MHz"]))
+        self.assertEqual(list(values), [857.986e6, 1.14556e9, 600e6])
+        self.assertEqual(unit, "Hz")
+        values, unit = plot_sweep.numeric_column(pd.Series(["16 KiB", "1 MiB"]))
+        self.assertEqual(list(values), [16384.0, 1048576.0])
+        self.assertEqual(unit, "B")
+
+    def test_other_dimensions_and_words_are_not_numbers(self):
+        values, _ = plot_sweep.numeric_column(pd.Series(["850 MHz", "2 cycles"]))
         self.assertIsNone(values)
         values, _ = plot_sweep.numeric_column(pd.Series(["uniform", "transpose"]))
         self.assertIsNone(values)
@@ -103,6 +111,30 @@ class Plots(unittest.TestCase):
         # latency low, throughput high: 2 (8, 0.45) and 3 (12, 0.7) and 0 (10, 0.5); 5 (9, 0.3) is
         # dominated by 2, 1 (14, 0.6) by 3; the failed point 4 is not drawn.
         self.assertIn("Pareto front: points 2, 0, 3", text.getvalue())
+
+    def test_numeric_table_sorted_and_labelled_from_the_sidecar(self):
+        # The table `wafersim collect` writes for sweeps/clock-sram-lhs.yaml: clocks in Hz, in
+        # point order (not sorted), the units in results.units.json.
+        csv = os.path.join(self.dir.name, "clock.csv")
+        with open(csv, "w", encoding="utf-8") as f:
+            f.write("index,wafer.clock,status,exit_code,wall_seconds,simulated_seconds\n"
+                    "0,1145560000,ok,0,0.1,8.7e-06\n1,857986000,ok,0,0.1,1.16e-05\n"
+                    "2,600000000,ok,0,0.1,1.66e-05\n3,1000000000,ok,0,0.1,1e-05\n")
+        with open(os.path.join(self.dir.name, "clock.units.json"), "w", encoding="utf-8") as f:
+            f.write('{"format": "wafersim-sweep-units/1", "columns": {"wafer.clock": "Hz", "simulated_seconds": "s"}}')
+        plot_sweep._UNITS.clear()
+        plot_sweep._UNITS.update(plot_sweep.load_units(csv))
+        frame = plot_sweep.ok_rows(pd.read_csv(csv, dtype=str, keep_default_na=False))
+        fig, ax = plot_sweep.plt.subplots()
+        args = plot_sweep.argparse.Namespace(metric="simulated_seconds", x="wafer.clock", y=None, series=None,
+                                             logx=False, logy=False)
+        plot_sweep.plot_metric(frame, args, ax)
+        xs = list(ax.get_lines()[0].get_xdata())
+        self.assertEqual(xs, [600e6, 857986000.0, 1e9, 1145560000.0])
+        self.assertEqual(ax.get_xlabel(), "wafer.clock (Hz)")
+        self.assertEqual(ax.get_ylabel(), "simulated_seconds (s)")
+        plot_sweep.plt.close(fig)
+        plot_sweep._UNITS.clear()
 
     def test_unknown_column_names_the_columns(self):
         with self.assertRaises(SystemExit) as e:

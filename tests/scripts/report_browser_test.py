@@ -245,6 +245,10 @@ def check_traffic_page(b, run_dir):
     rows = b.eval("document.querySelectorAll('#hotspots-w0 tbody tr').length")
     expect = min(20, stalled_keys(os.path.join(run_dir, "trace/fabric-w0.csv")))
     check(expect >= 1 and rows == expect, f"expected {expect} hotspot rows (links and colors that stalled), found {rows}")
+    cause = b.eval("(() => { const r = document.querySelector('#causes-w0 tr[data-kind]');"
+                   " return [r.dataset.kind, r.dataset.x, r.dataset.y, r.cells[1].textContent]; })()")
+    check(cause[:3] == ["ejection", "5", "2"] and cause[3].startswith("ejection at (5, 2)"),
+          f"the first root cause should be the hot router's ejection, found {cause}")
     busiest = b.eval("(() => { const r = document.querySelector('#busiest-w0 tbody tr'); return [r.dataset.x, r.dataset.y, r.dataset.dir]; })()")
     check(busiest == ["5", "2", "ramp"], f"the busiest link should be the hot router's ramp, found {busiest}")
     text = b.eval("document.body.innerText")
@@ -314,6 +318,29 @@ def check_train_page(b, run_dir):
     wafers = b.eval("document.querySelectorAll('select[aria-label=wafer] option').length")
     check(wafers == 2, f"expected a selector of 2 wafers, found {wafers}")
 
+def check_model_page(b, run_dir):
+    check(b.eval("document.body.dataset.reportReady") == "1", "the page did not finish drawing")
+    with open(os.path.join(run_dir, "trace/phases.json")) as f:
+        phases = json.load(f)["phases"]
+    rows = b.eval("document.querySelectorAll('#phases tr').length")
+    check(rows == len(phases) + 1, f"expected a header and {len(phases)} phase rows, found {rows}")
+    heads = b.eval("Array.from(document.querySelectorAll('#phases th')).map(h => h.textContent)")
+    check(heads[-5:] == ["bound", "binds", "FLOP/s", "% of peak", "stalls"], f"phase columns: {heads}")
+    bands = b.eval("Array.from(document.querySelectorAll('#throughput-w0 rect.phase-band')).map(r => [r.dataset.phase, Number(r.dataset.start)])")
+    check(bands == [[p["name"], p["start"]] for p in phases], f"the throughput chart's phase bands: {bands}")
+    charts = b.eval("Array.from(document.querySelectorAll('svg.chart')).filter(c => c.querySelector('rect.phase-band')).length")
+    check(charts >= 5, f"phase bands on {charts} charts, expected the fabric and PE charts")
+    # A click on the last phase's band moves the slider to the frame that phase starts in.
+    last = phases[-1]
+    picked = b.eval("(() => { const r = document.querySelectorAll('#throughput-w0 rect.phase-band');"
+                    " r[r.length - 1].dispatchEvent(new MouseEvent('click', {bubbles: true}));"
+                    " return [Number(document.querySelector('input[type=range]').value),"
+                    " document.querySelector('.frame-label').textContent]; })()")
+    frames = b.eval("JSON.parse(document.getElementById('report-data').textContent).fabric[0].frames.map(f => [f.start, f.end])")
+    want = next(i for i, (s, e) in enumerate(frames) if s <= last["start"] < e)
+    check(picked[0] == want and picked[1].startswith(f"frame {want + 1} of {len(frames)}"),
+          f"clicking phase {last['name']} (cycle {last['start']}) should show frame {want + 1}, found {picked}")
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -345,6 +372,9 @@ def main():
         run([args.wafersim, "train", "tiny-cluster", "--model", "tiny-mlp", "--steps", "2", "--trace", "windows,timeline",
              "-o", train])
         run([args.wafersim, "report", train])
+        model = os.path.join(work, "model")
+        run([args.wafersim, "run", "tiny", "--model", "tiny-mlp", "--trace", "windows", "-o", model])
+        run([args.wafersim, "report", model])
 
         for timeline in (os.path.join(traffic, "trace/timeline.json"), os.path.join(loop, "trace/timeline.json"),
                          os.path.join(pipe, "trace/timeline.json"), os.path.join(train, "trace/timeline.json")):
@@ -357,7 +387,8 @@ def main():
         for run_dir, page, checker in ((traffic, os.path.join(traffic, "report.html"), check_traffic_page),
                                        (pipe, os.path.join(pipe, "report.html"), check_exec_page),
                                        (loop, os.path.join(loop, "page.html"), check_loop_page),
-                                       (train, os.path.join(train, "report.html"), check_train_page)):
+                                       (train, os.path.join(train, "report.html"), check_train_page),
+                                       (model, os.path.join(model, "report.html"), check_model_page)):
             profile = tempfile.mkdtemp(prefix="wafersim-chromium-")
             b = Browser(chromium, profile)
             try:

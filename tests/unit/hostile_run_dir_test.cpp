@@ -43,8 +43,8 @@ TEST(HostileRunDir, ANonEmptyOutFolderIsRefusedWithoutForce) {
   const auto again = wafersim("run tiny --cycles 10 -o " + dir.string(), true);
   EXPECT_EQ(again.code, 2);
   EXPECT_TRUE(has(again.out, "--out " + dir.string() +
-                                 ": the folder is not empty (it holds config.yaml, run.json, "
-                                 "stats.json and 2 more); give --force"))
+                                 ": the folder is not empty (it holds config.yaml, rerun.json, "
+                                 "run.json and 4 more); give --force"))
       << again.out;
   std::ofstream(dir / "notes.txt") << "mine";
   const auto forced = wafersim("run tiny --cycles 10 --force -o " + dir.string(), true);

@@ -89,7 +89,7 @@ TEST(SweepRun, LocalSweepRecordsEveryPointAndCollects) {
   auto jsonl = lines(slurp(out / "results.jsonl"));
   ASSERT_EQ(jsonl.size(), 4u);
   auto row = nlohmann::json::parse(jsonl[3]);
-  EXPECT_EQ(row["params"]["fabric.queue_depth"], "2");
+  EXPECT_EQ(row["params"]["fabric.queue_depth"], 2);
   EXPECT_EQ(row["metrics"]["cluster.wafer0.cycles"], 250);
 
   // Each point folder is a complete run folder: the same statistics as running it by hand.

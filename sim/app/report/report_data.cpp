@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/app/report/phase_figures.h"
 #include "sim/app/report/report_energy.h"
+#include "sim/app/report/root_causes.h"
 #include "sim/app/report/table_reader.h"
 #include "sim/app/report/trace_meta.h"
 #include "sim/config/input_file.h"
@@ -29,6 +31,22 @@ constexpr std::uint32_t kDirs = 5;
 struct Hot {
   std::uint64_t stalled = 0, forwarded = 0, occupancy = 0;
 };
+
+// The root causes (root_causes.h) of the whole run's outputs: `t` with its grid and cycles set.
+json root_causes_of(OutputTotals& t, const std::map<std::pair<std::uint32_t, std::uint32_t>, Hot>& outputs,
+                    const std::vector<std::vector<std::uint32_t>>& links, std::uint32_t top) {
+  const std::uint32_t cells = t.cols * t.rows;
+  t.forwarded.assign(cells, std::vector<std::uint64_t>(kDirs, 0));
+  t.stalled = t.forwarded;
+  t.links = t.forwarded;
+  for (const auto& [key, h] : outputs) {
+    t.forwarded[key.first][key.second] = h.forwarded;
+    t.stalled[key.first][key.second] = h.stalled;
+  }
+  for (std::uint32_t c = 0; c < cells; ++c)
+    for (std::uint32_t d = 0; d < kDirs; ++d) t.links[c][d] = links.at(c).at(d);
+  return root_causes(t, top);
+}
 
 json fabric_section(const fs::path& dir, const json& meta, const json& wafer, std::uint64_t windows,
                     std::uint64_t window_cycles, std::uint64_t end_cycle, const ReportOptions& options) {
@@ -162,6 +180,15 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
                        {"share", t_stall ? static_cast<double>(h.stalled) / static_cast<double>(t_stall) : 0.0}});
   }
   out["busiest"] = std::move(busiest);
+
+  OutputTotals totals;
+  totals.cols = cols;
+  totals.rows = rows;
+  totals.size = size;
+  totals.x0 = area[0];
+  totals.y0 = area[1];
+  totals.cycles = end_cycle;
+  out["root_causes"] = root_causes_of(totals, outputs, links, options.top);
   return out;
 }
 
@@ -483,16 +510,29 @@ json load(const fs::path& run_dir, const ReportOptions& options) {
   out["fabric_absent"] =
       meta.value("fabric_absent", std::string("congestion windows were not traced (--trace windows)"));
   out["links"] = links_section(dir, meta, windows);
+  if (fs::exists(run_dir / "traffic.json")) {
+    json traffic = read_json(run_dir / "traffic.json", "the traffic run's headline");
+    if (traffic.value("format", "") != "wafersim-traffic/1")
+      throw sim::InputError(fmt::format("{}: unknown format '{}' (expected wafersim-traffic/1)",
+                                        (run_dir / "traffic.json").string(), traffic.value("format", "")));
+    out["traffic"] = std::move(traffic);
+  }
 
   if (meta.contains("steps")) {
     const json steps = read_json(dir / meta.at("steps").value("file", "steps.json"), "the per-step breakdown");
     out["steps"] = {{"present", true}, {"rows", steps.value("steps", json::array())}};
   } else {
-    out["steps"] = {{"present", false}, {"reason", "no training steps in this run (a fabric-only run)"}};
+    out["steps"] = {{"present", false},
+                    {"reason", fs::exists(run_dir / "model.json")
+                                   ? "one step of a compiled model on one wafer (its layers are in the phase table; "
+                                     "'wafersim train' records per-step breakdowns)"
+                                   : "no training steps in this run (a fabric-only run)"}};
   }
   if (meta.contains("phases")) {
     const json phases = read_json(dir / meta.at("phases").value("file", "phases.json"), "the layer phases");
     out["phases"] = {{"present", true}, {"rows", phases.value("phases", json::array())}};
+    if (fs::exists(run_dir / "model.json"))
+      add_phase_figures(out["phases"]["rows"], read_json(run_dir / "model.json", "the model run's figures"));
   } else {
     out["phases"] = {{"present", false}, {"reason", "no layer phases in this run (no compiled layers ran)"}};
   }

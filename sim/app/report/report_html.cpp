@@ -1,6 +1,7 @@
 #include "sim/app/report/report_html.h"
 
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -66,7 +67,9 @@ std::string render_html(const nlohmann::ordered_json& data) {
   // Substitute the data last: it is the only part that could contain the other markers.
   replace(page, "@TITLE@", html_escape(title));
   replace(page, "@STYLE@", asset("report.css"));
-  replace(page, "@SCRIPT@", asset("report.js"));
+  replace(page, "@SCRIPT@",
+          std::string(asset("report.js")) + "\n" + std::string(asset("report_traffic.js")) + "\n" +
+              std::string(asset("report_causes.js")));
   replace(page, "@DATA@", escaped);
   return page;
 }

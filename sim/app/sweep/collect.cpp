@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <optional>
+#include <sstream>
 
 #include "sim/app/run_dir.h"
 #include "sim/app/sweep/metrics.h"
+#include "sim/app/sweep/table_units.h"
 #include "sim/config/input_file.h"
 #include "sim/errors.h"
 
@@ -32,7 +36,51 @@ nlohmann::json read_status(const fs::path& p) {
   }
 }
 
+// Each point's parameter cells (index -> one per parameter) and each column's unit: numbers
+// in the column's base unit when every point's value is a quantity of one unit (or a plain
+// number), the text as written otherwise.
+struct ParamColumns {
+  std::map<std::size_t, std::vector<nlohmann::json>> values;
+  std::vector<std::string> units;
+};
+
+ParamColumns param_columns(const nlohmann::json& plan) {
+  std::vector<std::pair<std::string, std::string>> keys;  // key, unit appended to bare values
+  for (const auto& p : plan.at("parameters")) keys.emplace_back(p.at("key").get<std::string>(), p.value("unit", ""));
+  ParamColumns out;
+  std::vector<std::vector<Cell>> cells(keys.size());
+  std::vector<std::vector<std::string>> texts(keys.size());
+  std::vector<std::size_t> order;
+  for (const auto& p : plan.at("points")) {
+    order.push_back(p.at("index").get<std::size_t>());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const nlohmann::json& v = p.at("params").contains(keys[i].first) ? p.at("params").at(keys[i].first) : "";
+      std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+      if (!keys[i].second.empty() && !text.empty()) text += " " + keys[i].second;
+      cells[i].push_back(table_cell(text));
+      texts[i].push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    }
+  }
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    bool numeric = !cells[i].empty();
+    for (const Cell& c : cells[i]) numeric = numeric && c.value.is_number() && c.unit == cells[i].front().unit;
+    out.units.push_back(numeric ? cells[i].front().unit : std::string());
+    for (std::size_t r = 0; r < order.size(); ++r) {
+      auto& row = out.values[order[r]];
+      row.push_back(numeric || cells[i][r].value.is_boolean() ? cells[i][r].value : nlohmann::json(texts[i][r]));
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::filesystem::path units_path(const std::filesystem::path& csv) {
+  std::filesystem::path p = csv;
+  p.replace_extension();
+  p += ".units.json";
+  return p;
+}
 
 std::string csv_field(const nlohmann::json& v) {
   if (v.is_null()) return "";
@@ -71,6 +119,11 @@ CollectSummary collect_plan(const SweepDir& dir, const nlohmann::json& plan, con
   std::vector<std::pair<std::string, std::string>> metrics;
   for (const auto& m : plan.at("metrics"))
     metrics.emplace_back(m.at("name").get<std::string>(), m.at("path").get<std::string>());
+  const ParamColumns columns = param_columns(plan);
+  nlohmann::ordered_json units = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < params.size(); ++i) units[params[i]] = columns.units[i];
+  units["wall_seconds"] = "s";
+  bool metric_units_read = false;
 
   std::string csv_text = "index";
   for (const auto& p : params) csv_text += "," + quote_csv(p);
@@ -88,7 +141,7 @@ CollectSummary collect_plan(const SweepDir& dir, const nlohmann::json& plan, con
     nlohmann::ordered_json row;
     row["index"] = index;
     nlohmann::ordered_json values = nlohmann::ordered_json::object();
-    for (const auto& k : params) values[k] = p.at("params").value(k, "");
+    for (std::size_t i = 0; i < params.size(); ++i) values[params[i]] = columns.values.at(index).at(i);
     row["params"] = values;
     nlohmann::json exit_code, wall;
     nlohmann::ordered_json metric_values = nlohmann::ordered_json::object();
@@ -102,6 +155,11 @@ CollectSummary collect_plan(const SweepDir& dir, const nlohmann::json& plan, con
       metric_values = read_metrics(dir.point(index), metrics, false).values;
       if (!first_done) first_done = index;
       for (std::size_t m = 0; m < metrics.size(); ++m) seen[m] = seen[m] || !metric_values[metrics[m].first].is_null();
+      if (!metric_units_read && status == kStatusOk) {
+        const auto mu = metric_units(dir.point(index), metrics);
+        for (std::size_t i = 0; i < metrics.size(); ++i) units[metrics[i].first] = mu[i];
+        metric_units_read = true;
+      }
       (status == kStatusOk ? sum.ok : sum.failed)++;
     } else if (state.state == SweepDir::State::Running) {
       status = "running";
@@ -130,8 +188,15 @@ CollectSummary collect_plan(const SweepDir& dir, const nlohmann::json& plan, con
         if (!seen[k] && metrics[k].second == path) sum.missing_metrics.push_back(m);
     }
   }
+  if (!metric_units_read)
+    for (const auto& [name, path] : metrics) units[name] = metric_unit(nlohmann::json(), path);
+  sum.units = units_path(sum.csv);
+  nlohmann::ordered_json units_file;
+  units_file["format"] = "wafersim-sweep-units/1";
+  units_file["columns"] = units;
   write_file_atomic(sum.csv, csv_text);
   write_file_atomic(sum.jsonl, jsonl_text);
+  write_file_atomic(sum.units, units_file.dump(2) + "\n");
   return sum;
 }
 

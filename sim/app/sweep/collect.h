@@ -12,14 +12,20 @@ namespace wafersim::app::sweep {
 
 struct CollectSummary {
   std::size_t points = 0, ok = 0, failed = 0, pending = 0, running = 0;
-  std::filesystem::path csv, jsonl;
+  std::filesystem::path csv, jsonl, units;
   // A metric that no finished point has: "PATH: not found; did you mean 'X'?" (from the first
   // finished point's files).
   std::vector<std::string> missing_metrics;
 };
 
+// The units sidecar of a table: RESULTS.csv -> RESULTS.units.json.
+std::filesystem::path units_path(const std::filesystem::path& csv);
+
 // Writes `csv` and `jsonl` (defaults DIR/results.csv and DIR/results.jsonl when empty)
-// atomically. Metrics are read afresh from each finished point's folder with the metric
+// atomically, and beside the CSV its units sidecar ({"format": "wafersim-sweep-units/1",
+// "columns": {column: unit}}). Parameters written with a unit are numbers in the column's
+// base unit (sweep/table_units.h) when every point's value has that unit; metrics keep the
+// units their statistics declare. Metrics are read afresh from each finished point's folder with the metric
 // list of sweep.json; unfinished points get their state and empty metrics.
 CollectSummary collect(const SweepDir& dir, const std::string& csv = {}, const std::string& jsonl = {});
 

@@ -329,6 +329,15 @@
     if (f.pe) charts = charts.concat(peSection(f, box));
     if (f.energy) charts = charts.concat(powerSection(f, box));
     chart = { mark: function (fr) { charts.forEach(function (c) { c.mark(fr); }); } };
+    // The layer phases on every chart of the wafer; a click shows the frame the phase starts in.
+    var phases = D.phases.present ? D.phases.rows.filter(function (r) { return r.wafer === f.wafer; }) : [];
+    var pickFrame = function (cycle) {
+      var i = f.frames.findIndex(function (fr) { return cycle >= fr.start && cycle < fr.end; });
+      if (i < 0) i = f.frames.length - 1;
+      slider.value = i;
+      show(i);
+    };
+    charts.forEach(function (c) { c.phases(phases, pickFrame); });
     box.appendChild(el('h2', { text: 'Hotspots' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
     box.appendChild(hotspotTable(f));
     box.appendChild(el('h2', { text: 'Busiest links' + (D.fabric.length > 1 ? ' — wafer ' + f.wafer : '') }));
@@ -496,6 +505,21 @@
         if (!fr) { band.setAttribute('width', 0); return; }
         band.setAttribute('x', X(fr.start));
         band.setAttribute('width', Math.max(1, X(fr.end) - X(fr.start)));
+      },
+      // The layer phases as shaded bands behind the lines, labelled where they are wide enough;
+      // a click on one calls pick(its first cycle).
+      phases: function (list, pick) {
+        list.forEach(function (p, i) {
+          var x0 = X(p.start), w = Math.max(1, X(p.end) - X(p.start));
+          var r = svg('rect', { class: 'phase-band', x: x0, y: T, width: w, height: H - T - B, fill: i % 2 ? '#d98b2b' : '#6a55b8',
+                                'fill-opacity': 0.09, 'data-phase': p.name, 'data-start': p.start },
+                      svg('title', { text: p.name + ': cycles ' + num(p.start) + ' – ' + num(p.end) + ' (click: the frame it starts in)' }));
+          r.style.cursor = 'pointer';
+          r.addEventListener('click', function () { pick(p.start); });
+          node.insertBefore(r, band);
+          if (w > 7 * p.name.length)
+            node.insertBefore(svg('text', { class: 'phase-label', x: x0 + 3, y: T + 10, 'font-size': 9, fill: '#555', text: p.name }), band);
+        });
       }
     };
   }
@@ -561,11 +585,25 @@
   if (!D.phases.present) {
     root.appendChild(el('p', { class: 'absent', text: 'Not recorded: ' + D.phases.reason + '.' }));
   } else {
-    var pt = el('table', { id: 'phases' }, el('tr', null, ['wafer', 'phase', 'start', 'end', 'cycles'].map(function (h, i) {
-      return el('th', { class: i < 2 ? 'l' : null, text: h }); })));
+    // Model runs carry each phase's bound, FLOP/s, share of peak and stall mix (model.json).
+    var figures = D.phases.rows.some(function (r) { return r.bound_cycles !== undefined; });
+    var heads = ['wafer', 'phase', 'start', 'end', 'cycles'].concat(figures ? ['bound', 'binds', 'FLOP/s', '% of peak', 'stalls'] : []);
+    var pt = el('table', { id: 'phases' }, el('tr', null, heads.map(function (h, i) {
+      return el('th', { class: i < 2 || i === 6 || i === 9 ? 'l' : null, text: h }); })));
+    function stallMix(st) {
+      if (!st) return '–';
+      var total = Object.keys(st).reduce(function (a, k) { return a + st[k]; }, 0);
+      if (!total) return 'none';
+      return Object.keys(st).filter(function (k) { return st[k] > 0; }).sort(function (a, b) { return st[b] - st[a]; })
+        .slice(0, 3).map(function (k) { return k.replace('_', ' ') + ' ' + pct(st[k] / total); }).join(', ');
+    }
     D.phases.rows.forEach(function (r) {
-      pt.appendChild(el('tr', null, [el('td', { class: 'l', text: String(r.wafer) }), el('td', { class: 'l', text: r.name }),
-        el('td', { text: num(r.start) }), el('td', { text: num(r.end) }), el('td', { text: num(r.end - r.start) })]));
+      var cells = [el('td', { class: 'l', text: String(r.wafer) }), el('td', { class: 'l', text: r.name }),
+        el('td', { text: num(r.start) }), el('td', { text: num(r.end) }), el('td', { text: num(r.end - r.start) })];
+      if (figures) cells = cells.concat([el('td', { text: r.bound_cycles === undefined ? '–' : num(r.bound_cycles) }),
+        el('td', { class: 'l', text: r.binds || '–' }), el('td', { text: r.flops_per_second ? si(r.flops_per_second) : '–' }),
+        el('td', { text: r.peak_fraction === undefined ? '–' : pct(r.peak_fraction) }), el('td', { class: 'l', text: stallMix(r.stalls) })]);
+      pt.appendChild(el('tr', null, cells));
     });
     root.appendChild(pt);
   }
