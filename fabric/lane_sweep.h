@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/band_stage.h"
 #include "fabric/expected_traffic.h"
 #include "fabric/lane_routers.h"
 #include "fabric/router_sweep.h"

@@ -15,6 +15,9 @@
 #include "hw/tlm/host_port.h"
 #include "platforms/platform_spec.h"
 #include "sim/engine/engine.h"
+#include "sim/parallel/row_bands.h"
+#include "sim/parallel/team.h"
+#include "sim/parallel/thread_use.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::platforms {
@@ -33,6 +36,9 @@ struct BuildOptions {
   bool timing_only = false;
   // The traffic the fabric is to expect (fabric::MeshOptions::traffic; synthetic traffic tells it).
   fabric::ExpectedTraffic traffic;
+  // Host threads sweeping the wafer's rows in bands (1: the caller's thread only). The results
+  // are the same for every count (sim/parallel/row_bands.h).
+  unsigned threads = 1;
 };
 
 class Wafer : public sc_core::sc_module {
@@ -54,10 +60,17 @@ class Wafer : public sc_core::sc_module {
   [[nodiscard]] const hw::HostPort& host_port() const { return host_; }
   // This wafer's statistics group ("wafer0"), for components added by commands.
   [[nodiscard]] sim::stats::Group& stats() { return *stats_; }
+  // The wafer's bands of rows (one band without threads) and their thread team (null then).
+  [[nodiscard]] sim::parallel::RowBands& bands() { return *bands_; }
+  [[nodiscard]] const sim::parallel::Team* team() const { return team_.get(); }
 
  private:
   const PlatformSpec& spec_;
   sim::Engine engine_;
+  // Built before and destroyed after the components that sweep by them.
+  std::unique_ptr<sim::parallel::Team> team_;
+  std::unique_ptr<sim::parallel::TeamRegistration> registration_;
+  std::unique_ptr<sim::parallel::RowBands> bands_;
   std::unique_ptr<fabric::Mesh> mesh_;
   hw::CoreArray cores_;
   hw::HostPort host_;

@@ -34,6 +34,7 @@ struct SimArgs {
   bool no_idle_skip = false;
   std::uint64_t seed = 1;
   bool json = false;
+  unsigned threads = 1;  // 0: the host's hardware threads
   void add(CLI::App& cmd);
   [[nodiscard]] platforms::BuildOptions build_options() const;
   [[nodiscard]] sim::RunLimits limits() const;

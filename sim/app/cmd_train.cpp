@@ -101,6 +101,7 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.check = !w.check.no_check;
   cfg.seed = w.sim.seed;
   cfg.max_cycles = w.sim.max_cycles;
+  cfg.threads = w.sim.build_options().threads;
   cfg.optimizer.kind = memoryx::parse_optimizer_kind(t.optimizer);
   cfg.optimizer.learning_rate = t.learning_rate;
   cfg.compile = w.model.options(true);
