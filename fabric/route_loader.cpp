@@ -10,6 +10,7 @@
 
 #include "fabric/route_check.h"
 #include "sim/config/diagnostics.h"
+#include "sim/config/input_file.h"
 #include "sim/config/loader.h"
 
 namespace wafersim::fabric {
@@ -242,13 +243,8 @@ RouteTable parse_routes(std::string_view text, const std::string& name, const Me
 }
 
 RouteTable load_routes(const std::string& path, const MeshGeometry& geometry, std::uint32_t colors) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw sim::config::ConfigError(
-        Diagnostic{Location{path, 0, 0}, {}, fmt::format("cannot open route table '{}'", path)});
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_routes(ss.str(), path, geometry, colors);
+  return parse_routes(sim::config::read_input_file(path, "the route table", sim::config::kMaxYamlBytes), path, geometry,
+                      colors);
 }
 
 }  // namespace wafersim::fabric

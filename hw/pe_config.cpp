@@ -43,6 +43,8 @@ PeConfig PeConfig::read(sim::config::Section s) {
   c.latency.exp = lat.cycles("exp", Cycle(8), Cycle(1), hi, "exponential, cycles per element");
   c.latency.recip = lat.cycles("recip", Cycle(8), Cycle(1), hi, "reciprocal, cycles per element");
   c.latency.task_switch = lat.cycles("task_switch", Cycle(2), lo, hi, "activation to a task's first instruction");
+  c.latency.forward = lat.cycles("forward", Cycle(1), Cycle(1), hi,
+                                 "a vector step to a dependent step of the next operation of its ordered microthread");
   return c;
 }
 

@@ -37,6 +37,9 @@ struct LatencyConfig {
   sim::Cycle exp;           // exponential per element (iterative unit)
   sim::Cycle recip;         // reciprocal per element (iterative unit)
   sim::Cycle task_switch;   // from activation to a task's first instruction
+  // From a vector step to the first step of the next operation of the same ordered
+  // microthread that reads what it wrote (results forwarded between the operations).
+  sim::Cycle forward;
 };
 
 struct PeConfig {

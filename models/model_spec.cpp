@@ -275,15 +275,21 @@ std::uint64_t LayerSpec::parameters() const {
   }
 }
 
-std::uint64_t LayerSpec::forward_flops() const {
-  const std::uint64_t rows = output.rows();
-  const std::uint64_t n = output.elements();
-  switch (kind) {
+namespace {
+
+// A layer's forward FLOPs in the number type T: std::uint64_t for the count itself, long double
+// (exact to 2^64) to check first that the count fits.
+template <class T>
+T flops_as(const LayerSpec& l) {
+  const T rows = static_cast<T>(l.output.batch) * static_cast<T>(l.output.sequence);
+  const T n = rows * static_cast<T>(l.output.features ? l.output.features : 1);
+  const T in_features = static_cast<T>(l.in_features), features = static_cast<T>(l.features);
+  switch (l.kind) {
     case LayerKind::Embedding:
       return 0;
     case LayerKind::Linear:
     case LayerKind::Gemv:
-      return 2 * rows * in_features * features + (bias ? rows * features : 0);
+      return 2 * rows * in_features * features + (l.bias ? rows * features : T(0));
     case LayerKind::Add:
     case LayerKind::Mul:
     case LayerKind::Relu:
@@ -302,7 +308,8 @@ std::uint64_t LayerSpec::forward_flops() const {
       return 5 * n;
     case LayerKind::Attention: {
       // QK^T and PV over the full S x S score matrix, plus the softmax.
-      const std::uint64_t b = output.batch, s = output.sequence, h = heads, hd = in_features;
+      const T b = static_cast<T>(l.output.batch), s = static_cast<T>(l.output.sequence), h = static_cast<T>(l.heads);
+      const T hd = in_features;
       return 4 * b * h * s * s * hd + 5 * b * h * s * s;
     }
     case LayerKind::CrossEntropy:
@@ -310,6 +317,35 @@ std::uint64_t LayerSpec::forward_flops() const {
   }
   return 0;
 }
+
+}  // namespace
+
+std::uint64_t LayerSpec::forward_flops() const { return flops_as<std::uint64_t>(*this); }
+
+namespace {
+
+// Every count a step makes (FLOPs forward and, in training, about twice more backward; bytes
+// of each output) fits in 64 bits with room to add them up.
+void check_counts(const ModelSpec& m, Section& root) {
+  constexpr long double kLimit = 0x1p60L;
+  long double total = 0;
+  for (const auto& l : m.layers) {
+    const long double f = flops_as<long double>(l);
+    const long double bytes = static_cast<long double>(l.output.batch) * static_cast<long double>(l.output.sequence) *
+                              static_cast<long double>(l.output.features ? l.output.features : 1) * 4;
+    total += f;
+    if (f * 3 > kLimit || bytes > kLimit || total * 3 > kLimit) {
+      root.error(root.has("batch") ? "batch" : "sequence",
+                 fmt::format("batch x sequence = {} x {} = {} tokens: layer '{}' would count {:.3g} FLOPs and {:.3g} "
+                             "bytes a step, past what 64-bit counters hold (2^60); give a smaller batch or sequence",
+                             m.batch, m.sequence, static_cast<long double>(m.batch) * m.sequence, l.name,
+                             static_cast<double>(f), static_cast<double>(bytes)));
+      return;
+    }
+  }
+}
+
+}  // namespace
 
 const LayerSpec* ModelSpec::find(const std::string& layer) const {
   for (const auto& l : layers)
@@ -440,11 +476,13 @@ ModelSpec ModelSpec::read(Section root) {
     check_graph(m, nullptr, root);
   } else if (root.has("layers")) {
     root.omit("transformer");
+    if (layers.empty()) root.error("layers", "an empty list: a model needs at least one layer");
     if (m.layers.size() == layers.size()) check_graph(m, &layers, root);
   } else if (root.has("name") || root.has("inputs")) {
     root.error("layers", "a model needs a transformer: section or a layers: list");
   }
   m.sparsity = read_sparsity(root, m.layers);
+  check_counts(m, root);
   return m;
 }
 

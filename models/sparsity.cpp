@@ -11,6 +11,7 @@
 
 #include "models/model_spec.h"
 #include "sim/config/diagnostics.h"
+#include "sim/config/input_file.h"
 #include "sim/splitmix64.h"
 
 __extension__ typedef unsigned __int128 u128;
@@ -62,6 +63,9 @@ WeightMask read_mask_file(const std::string& path, std::uint64_t rows, std::uint
   auto fail = [&](int line, int col, const std::string& msg) {
     throw ConfigError(Diagnostic{Location{path, line, col}, key_path, msg});
   };
+  const std::string why = sim::config::unreadable_reason(path);
+  if (!why.empty()) fail(0, 0, fmt::format("cannot read the mask file '{}': {}", path, why));
+  sim::config::check_input_file(path, "the mask file", sim::config::kMaxMaskBytes);
   std::ifstream in(path);
   if (!in) fail(0, 0, fmt::format("cannot read the mask file '{}'", path));
   const std::string shape = fmt::format("{} x {} weights", rows, cols);

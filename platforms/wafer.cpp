@@ -1,11 +1,23 @@
 #include "platforms/wafer.h"
 
+#include "platforms/memory_estimate.h"
+
 namespace wafersim::platforms {
+
+namespace {
+
+// `spec`, once its estimated host memory is known to fit.
+const PlatformSpec& fitting(const PlatformSpec& spec, const BuildOptions& options) {
+  check_memory(estimate_memory(spec, Workload{options.synthetic_traffic, 1}), options.max_memory);
+  return spec;
+}
+
+}  // namespace
 
 Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, const BuildOptions& options,
              sim::stats::Group& stats)
     : sc_core::sc_module(name),
-      spec_(spec),
+      spec_(fitting(spec, options)),
       engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles}),
       cores_(std::string(basename()) + ".cores", spec.wafer,
              hw::CoreArrayOptions{spec.fabric.colors, options.idle_skip, options.timing_only}),

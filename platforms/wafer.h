@@ -39,6 +39,11 @@ struct BuildOptions {
   // Host threads sweeping the wafer's rows in bands (1: the caller's thread only). The results
   // are the same for every count (sim/parallel/row_bands.h).
   unsigned threads = 1;
+  // Host memory: a wafer is built only when its estimate (memory_estimate.h, with a traffic
+  // generator when `synthetic_traffic`) fits within `max_memory` (0: no limit of its own) and
+  // the memory the machine has available; otherwise sim::InputError before any allocation.
+  std::uint64_t max_memory = 0;
+  bool synthetic_traffic = false;
 };
 
 class Wafer : public sc_core::sc_module {

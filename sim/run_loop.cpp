@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "sim/errors.h"
+#include "sim/interrupt.h"
 
 namespace wafersim::sim {
 
@@ -50,6 +51,10 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
     if (dt < 0.05 && slice < (std::uint64_t{1} << 40)) slice *= 2;
     if (dt > 0.4 && slice > 1) slice /= 2;
     progress.update(reference.first_cycle_at_or_after(sc_time_stamp()).count());
+    if (interrupt_signal()) {
+      progress.finish();
+      throw_if_interrupted(fmt::format("at cycle {}", reference.first_cycle_at_or_after(sc_time_stamp()).count()));
+    }
     if (limits.max_wall_seconds > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - limits.wall_start).count() >
             limits.max_wall_seconds) {

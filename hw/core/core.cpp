@@ -124,6 +124,10 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
           {t.location, "", fmt::format("color {} is beyond the platform's {} colors", t.color, p_->colors)});
   for (std::size_t pc = 0; pc < program->code.size(); ++pc) {
     const Instruction& ins = program->code[pc];
+    if (ins.ut != Instruction::kUnordered && ins.ut >= p_->pe.microthreads)
+      errors.push_back(
+          {program->where[pc], "",
+           fmt::format("microthread {} is beyond the platform's {} microthreads", ins.ut, p_->pe.microthreads)});
     const int slot = ins.op == Op::Send ? 0 : ins.op == Op::Recv ? 1 : -1;
     if (slot >= 0 && ins.ops[slot].imm >= p_->colors)
       errors.push_back({program->where[pc], "",
@@ -136,6 +140,7 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
     host_activations_.clear();
   }
   program_ = std::move(program);
+  started_ = 0;
   dsd_.clear();
   for (const auto& d : program_->descriptors) dsd_.push_back(d.init);
   for (const auto& d : program_->data)
@@ -161,6 +166,14 @@ CoreCounters Core::counters_at(Cycle at) const {
     for (int s = 0; s < kStallCauses; ++s) k.stall[s] += n * sleep_stalls_[s];
   }
   return k;
+}
+
+std::vector<const isa::TaskDecl*> Core::tasks_never_started() const {
+  std::vector<const isa::TaskDecl*> out;
+  if (!program_) return out;
+  for (const auto& t : program_->tasks)
+    if (!(started_ >> t.id & 1)) out.push_back(&t);
+  return out;
 }
 
 void Core::host_activate(std::uint8_t task, Cycle at) {
@@ -299,6 +312,12 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     // without a call; step() takes the rest.
     Step s = Step::Wait;
     bool datapath_busy = false;
+    if (op.after_pred) {  // its predecessor's last step wakes the core
+      close_run(pos);
+      op.last_stall = -1;
+      ++pos;
+      continue;
+    }
     if (now < op.next_step) {
       s = Step::Wait;
     } else if (op.info->fpu && r.fpu) {
@@ -398,6 +417,7 @@ bool Core::select_task(Cycle now, CycleResources& r) {
       regs_[0] = w.payload;
     }
     running_ = t.id;
+    started_ |= std::uint64_t{1} << t.id;
     task_start_ = now;
     pc_ = t.entry;
     ready_at_ = now + p_->pe.latency.task_switch;

@@ -55,6 +55,12 @@ struct VectorOp {
   };
   bool live = false;
   bool sync = false;  // the issuing task waits for it
+  // Ordered microthread (isa::Instruction::kUnordered: none). `after_pred`: an older operation
+  // of the same microthread still has steps to take, so this one takes none (it waits).
+  std::uint8_t ut = isa::Instruction::kUnordered;
+  bool after_pred = false;
+  std::uint32_t steps = 0;  // steps taken
+  sim::Cycle last_step{0};  // the cycle of its last step (once every step is taken)
   std::uint32_t pc = 0;
   std::uint32_t seq = 0;
   const isa::Instruction* ins = nullptr;
@@ -134,6 +140,9 @@ class Core {
 
   [[nodiscard]] PeCoord coord() const { return coord_; }
   [[nodiscard]] bool loaded() const { return program_ != nullptr; }
+  // The declared tasks of the loaded program that have not started once since it was loaded
+  // (a task never activated usually means a route or an activation is missing).
+  [[nodiscard]] std::vector<const isa::TaskDecl*> tasks_never_started() const;
   // A task is running or a vector operation is in flight.
   [[nodiscard]] bool busy() const;
   [[nodiscard]] Sram& sram() { return sram_; }
@@ -191,6 +200,14 @@ class Core {
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.
   void count_traffic(const VectorOp& op, std::uint32_t count, sim::Cycle now);
   void retire(VectorOp& op, sim::Cycle now);
+  // Ordered microthreads: `op` has taken its last step (or, with no elements, is released)
+  // in cycle `at`; its successor on the microthread, waiting for that, may step from the
+  // cycle the forwarding rule gives (docs/isa.md, "Ordered microthreads").
+  void release_successor(const VectorOp& op);
+  // At issue: an operation of an ordered microthread waits for its predecessor's last step,
+  // or, when that was taken already, starts no earlier than first_dependent_step() of it.
+  void order_after_predecessor(VectorOp& op);
+  [[nodiscard]] sim::Cycle first_dependent_step(const VectorOp& pred) const;
   // Observer calls, kept out of line and cold so that the hot paths lay out as without hooks.
   [[gnu::cold, gnu::noinline]] void report_vector_op(const VectorOp& op) const;
   [[gnu::cold, gnu::noinline]] void report_task(const isa::Program& prog, sim::Cycle end) const;
@@ -207,6 +224,7 @@ class Core {
   void count_stall(Stall s, std::uint8_t* sleep_counts);
 
   PeCoord coord_;
+  std::uint64_t started_ = 0;  // bit t: task t has started since the program was loaded
   const CoreParams* p_;
   Sram sram_;
   std::shared_ptr<const isa::Program> program_;

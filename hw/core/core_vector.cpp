@@ -53,6 +53,7 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
     }
   }
   prepare(*slot, ins, now);
+  if (ins.ut != isa::Instruction::kUnordered) order_after_predecessor(*slot);
   live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first; after any run
   earliest_done_ = std::min(earliest_done_, slot->done_at);
   held_in_ |= in;
@@ -181,6 +182,62 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   if (op.n == 0) op.done_at = start + Cycle(op.latency);
   // plan() writes at most one port word per element and memory operand.
   if (op.pending.size() < std::size_t{4} * op.per_step) op.pending.resize(std::size_t{4} * op.per_step);
+}
+
+Cycle Core::first_dependent_step(const VectorOp& pred) const {
+  // Step j of the successor comes `forward` cycles after step j of its predecessor, which
+  // took its steps one per cycle at the latest up to its last: so the successor's first step
+  // is `forward - (steps - 1)` cycles after that last step, and never before the next cycle.
+  if (pred.steps == 0) return pred.last_step + Cycle(1);
+  const std::uint64_t forward = p_->pe.latency.forward.count();
+  const std::uint64_t gap = forward > pred.steps ? forward - pred.steps + 1 : 1;
+  return pred.last_step + Cycle(gap);
+}
+
+void Core::order_after_predecessor(VectorOp& op) {
+  op.ut = op.ins->ut;
+  const VectorOp* pred = nullptr;
+  for (std::uint8_t i : live_) {
+    const VectorOp& o = ops_[i];
+    if (o.ut == op.ut && (!pred || o.seq > pred->seq)) pred = &o;
+  }
+  if (pred && (pred->after_pred || (pred->n > 0 && pred->next < pred->n))) {
+    op.after_pred = true;  // released by release_successor() when pred takes its last step
+    if (op.n == 0) op.done_at = Cycle::never();
+    return;
+  }
+  const Cycle from = pred ? first_dependent_step(*pred) : Cycle(0);
+  if (op.n > 0) {
+    op.next_step = std::max(op.next_step, from);
+    return;
+  }
+  const Cycle start = std::max(op.issued_at + p_->pe.latency.vector_start, from);
+  op.last_step = start - Cycle(1);
+  op.done_at = start + Cycle(op.latency);
+}
+
+void Core::release_successor(const VectorOp& op) {
+  const VectorOp* pred = &op;
+  for (;;) {
+    VectorOp* next = nullptr;
+    for (std::uint8_t i : live_) {
+      VectorOp& o = ops_[i];
+      if (o.ut == pred->ut && o.seq > pred->seq && (!next || o.seq < next->seq)) next = &o;
+    }
+    if (!next || !next->after_pred) return;
+    next->after_pred = false;
+    const Cycle from = first_dependent_step(*pred);
+    if (next->n > 0) {
+      next->next_step = std::max(next->next_step, from);
+      return;
+    }
+    // No elements: done once released, and its own successor may follow at once.
+    const Cycle start = std::max(next->issued_at + p_->pe.latency.vector_start, from);
+    next->last_step = start - Cycle(1);
+    next->done_at = start + Cycle(next->latency);
+    earliest_done_ = std::min(earliest_done_, next->done_at);
+    pred = next;
+  }
 }
 
 std::uint32_t Core::element_address(const VectorOp& op, int slot, std::uint32_t i) const {
@@ -371,12 +428,15 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (info.iterative) iter_busy_until_ = now + Cycle(op.interval);
   op.next += count;
   op.open = false;
+  ++op.steps;
   c_.vector_elements += count;
   c_.lane_ops[op.lane_kind] += count;
   c_.flops += std::uint64_t{count} * info.flops;
   if (op.next >= op.n) {
     op.done_at = now + Cycle(op.interval) + Cycle(op.fab_out ? 0 : op.latency);
     earliest_done_ = std::min(earliest_done_, op.done_at);
+    op.last_step = now;
+    if (op.ut != isa::Instruction::kUnordered) release_successor(op);
   } else {
     op.next_step = now + Cycle(op.interval);
   }
@@ -592,6 +652,7 @@ std::string Core::describe_state() const {
     std::string t = fmt::format("{}: element {} of {}", program_->describe(op.pc), op.next, op.n);
     if (op.in_slot >= 0) t += fmt::format(", reads color {}", op.d[op.in_slot].color);
     if (op.fab_out) t += fmt::format(", writes color {}", op.d[0].color);
+    if (op.after_pred) t += fmt::format(", waits for the previous operation of microthread {}", op.ut);
     if (op.last_stall >= 0) t += fmt::format(", stalled: {}", stall_name(static_cast<Stall>(op.last_stall)));
     return t;
   };

@@ -15,6 +15,8 @@
 
 #include "hw/numerics/softfloat.h"
 #include "sim/config/diagnostics.h"
+#include "sim/config/input_file.h"
+#include "sim/config/utf8.h"
 
 namespace wafersim::hw::isa {
 namespace {
@@ -713,6 +715,9 @@ class Assembler {
         if (ins.on_done != OnDone::None) fail(ops.back().col, "only one completion action (activate= or unblock=)");
         ins.on_done = key == "activate" ? OnDone::Activate : OnDone::Unblock;
         ins.done_task = task(val);
+      } else if (key_value(ops.back(), &key, &val) && key == "ut") {
+        if (ins.ut != Instruction::kUnordered) fail(ops.back().col, "only one microthread (ut=)");
+        ins.ut = static_cast<std::uint8_t>(value(val, 0, 63, "microthread"));
       } else {
         break;
       }
@@ -726,7 +731,8 @@ class Assembler {
       ins.ops[slot] = Operand::i(0);
     };
     auto scalar_only = [&]() {
-      if (ins.async || ins.on_done != OnDone::None) fail(head.col, fmt::format("'{}' cannot be async", head.text));
+      if (ins.async || ins.on_done != OnDone::None || ins.ut != Instruction::kUnordered)
+        fail(head.col, fmt::format("'{}' cannot be async", head.text));
     };
 
     static const std::map<std::string, Op> alu{{"add", Op::Add}, {"sub", Op::Sub}, {"mul", Op::Mul},
@@ -947,6 +953,7 @@ class Assembler {
       fail(head.col, "only vector instructions (with a descriptor operand) can be async");
     if (reduction && ins.async) fail(head.col, "reductions into a register cannot be async");
     if (ins.on_done != OnDone::None && !ins.async) fail(head.col, "a completion action needs 'async'");
+    if (ins.ut != Instruction::kUnordered && !ins.async) fail(head.col, "a microthread (ut=) needs 'async'");
 
     Section& s = *section_;
     int fab_in = 0, fab_out = 0, sparse = 0;
@@ -1012,17 +1019,14 @@ class Assembler {
 }  // namespace
 
 std::vector<Placement> assemble(std::string_view text, const std::string& file_name) {
+  sim::config::check_utf8(text, file_name);
   Assembler a(file_name);
   a.run(text);
   return a.placements();
 }
 
 std::vector<Placement> assemble_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sim::config::ConfigError(Diagnostic{Location{path, 0, 0}, "", "cannot open the program file"});
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return assemble(ss.str(), path);
+  return assemble(sim::config::read_input_file(path, "the program file", sim::config::kMaxProgramBytes), path);
 }
 
 std::string Program::describe(std::uint32_t pc) const {

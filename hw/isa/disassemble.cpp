@@ -130,6 +130,7 @@ std::string instruction_text(const Program& p, std::uint32_t pc) {
     s += (k == 0 && reduction) ? reg(o[0].reg) : vec_operand(p, o[k]);
   }
   if (ins.async) s += ", async";
+  if (ins.ut != hw::isa::Instruction::kUnordered) s += fmt::format(", ut={}", ins.ut);
   if (ins.on_done == hw::isa::OnDone::Activate) s += ", activate=" + task_name(p, ins.done_task);
   if (ins.on_done == hw::isa::OnDone::Unblock) s += ", unblock=" + task_name(p, ins.done_task);
   return s;

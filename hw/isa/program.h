@@ -46,6 +46,10 @@ struct Instruction {
   bool control = false;      // send: a control wavelet
   OnDone on_done = OnDone::None;
   std::uint8_t done_task = 0;
+  // async: the ordered microthread it runs on (kUnordered: any free one). Operations of one
+  // ordered microthread take their steps in issue order (docs/isa.md, "Ordered microthreads").
+  std::uint8_t ut = kUnordered;
+  static constexpr std::uint8_t kUnordered = 0xff;
   Operand ops[4];
 };
 

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
+
+#include "sim/errors.h"
 
 namespace wafersim::models::compiler {
 
@@ -36,7 +39,13 @@ StreamingLayout StreamingLayout::plan(const Target& target, std::uint64_t tokens
   l.tokens = tokens;
   l.groups = groups;
   l.columns = columns_for(tokens / groups, l.width);
-  l.tokens_per_pe = static_cast<std::uint32_t>(tokens / groups / l.columns);
+  const std::uint64_t per_pe = tokens / groups / l.columns;
+  if (per_pe > std::numeric_limits<std::uint32_t>::max())
+    throw sim::InputError(fmt::format(
+        "batch x sequence = {} tokens over {} columns is {} tokens per PE, more than a PE can address (2^32): the "
+        "model does not fit this wafer; give a smaller batch or sequence",
+        tokens, l.columns, per_pe));
+  l.tokens_per_pe = static_cast<std::uint32_t>(per_pe);
 
   std::vector<std::uint32_t> crow(channels);
   for (std::uint32_t c = 0; c < channels; ++c) crow[c] = g.channel_row(c);

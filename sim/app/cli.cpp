@@ -3,18 +3,25 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <sstream>
 
 #include "platforms/energy_stats.h"
 #include "sim/config/diagnostics.h"
+#include "sim/config/utf8.h"
 #include "sim/errors.h"
 #include "sim/parallel/thread_use.h"
+#include "sim/run_id.h"
 #include "sim/stats/formatters.h"
 #include "sim/systemc_reports.h"
+#include "sim/units/quantity.h"
 #include "sim/version.h"
 
 namespace wafersim::app {
@@ -70,9 +77,16 @@ platforms::LoadedPlatform PlatformArgs::load() const { return platforms::load_pl
 void SimArgs::add(CLI::App& cmd) {
   cmd.add_option("--out,-o", out, "output folder for this run (default: a new folder under wafersim-out/)")
       ->type_name("DIR");
+  cmd.add_flag("--force", force,
+               "write into a non-empty --out folder: the files of an earlier run there are removed first, other "
+               "files are kept");
   cmd.add_option("--max-cycles", max_cycles, "stop with exit code 4 after this many cycles (0: no limit)");
   cmd.add_option("--max-wall", max_wall, "stop with exit code 4 after this many wall-clock seconds (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0.0, "a number of seconds"));
+  cmd.add_option("--max-memory", max_memory,
+                 "refuse to start (exit code 2) when the run's estimated host memory exceeds this size, e.g. "
+                 "\"8 GiB\" (default: the memory the machine has available)")
+      ->type_name("SIZE");
   cmd.add_flag("--no-idle-skip", no_idle_skip,
                "tick every component every cycle (slow; proves idle skipping changes no result)");
   cmd.add_option("--seed", seed, "random seed; the same inputs and seed give bit-identical statistics")
@@ -91,6 +105,13 @@ platforms::BuildOptions SimArgs::build_options() const {
   o.max_cycles = max_cycles ? sim::Cycle(max_cycles) : sim::Cycle::never();
   o.seed = seed;
   o.threads = threads ? threads : sim::parallel::Team::hardware_threads();
+  if (!max_memory.empty()) {
+    const units::ParseResult r = units::parse(max_memory, units::Dimension::DataSize);
+    if (!r.ok || r.value < 8)
+      throw sim::InputError(fmt::format("--max-memory: expected a data size such as \"8 GiB\", found '{}'{}",
+                                        max_memory, r.ok ? "" : ": " + r.error));
+    o.max_memory = static_cast<std::uint64_t>(r.value / 8);
+  }
   return o;
 }
 
@@ -112,6 +133,7 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   dir.write("stats.txt", text.str());
   nlohmann::ordered_json meta;
   meta["format"] = "wafersim-run/1";
+  meta["run_id"] = sim::run_id();
   meta["wafersim_version"] = std::string(sim::kVersion);
   meta["command_line"] = command_line;
   meta["platform"] = platform.spec.name;
@@ -120,6 +142,8 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   meta["wall_seconds"] = wall_seconds;
   meta["cycles_per_second"] = wall_seconds > 0 ? static_cast<double>(cycles.count()) / wall_seconds : 0.0;
   meta["threads"] = thread_use_json();
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) == 0) meta["peak_memory_bytes"] = std::uint64_t(usage.ru_maxrss) * 1024;
   dir.write("run.json", meta.dump(2) + "\n");
 }
 
@@ -138,6 +162,16 @@ void guard_integer_options(CLI::App& app) {
         return {};
       },
       "", "unsigned");
+  // NaN compares false with every bound and infinity passes "at least": neither is a number.
+  const CLI::Validator finite_text(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0') return fmt::format("expected a number, found '{}'", text);
+        if (!std::isfinite(v)) return fmt::format("expected a finite number, found '{}'", text);
+        return {};
+      },
+      "", "finite");
   const CLI::Validator signed_text(
       [](std::string& text) -> std::string {
         std::int64_t v = 0;
@@ -150,14 +184,44 @@ void guard_integer_options(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_type_name() == "UINT") opt->check(unsigned_text);
     if (opt->get_type_name() == "INT") opt->check(signed_text);
+    if (opt->get_type_name() == "FLOAT") opt->check(finite_text);
   }
   for (CLI::App* sub : app.get_subcommands({})) guard_integer_options(*sub);
 }
 
+// Every argument is text that may reach run.json, a JSON summary or a file name in a report:
+// one that is not UTF-8 is refused before anything runs.
+void check_arguments_utf8(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    const std::size_t at = sim::config::invalid_utf8_at(arg);
+    if (at != std::string_view::npos)
+      throw sim::InputError(
+          fmt::format("argument {} is not valid UTF-8 (byte 0x{:02X} at offset {}); names, values "
+                      "and paths must be UTF-8",
+                      i, static_cast<unsigned char>(arg[at]), at));
+  }
+}
+
 }  // namespace
 
+CLI::Validator number_at_least(double min, const std::string& what) {
+  return CLI::Validator(
+      [min, what](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min)
+          return fmt::format("expected {} of at least {}, found '{}'", what, min, text);
+        return {};
+      },
+      "", "at least");
+}
+
 int run_cli(int argc, char** argv) {
-  for (int i = 0; i < argc; ++i) invocation_text() += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (sim::config::invalid_utf8_at(argv[i]) != std::string_view::npos) continue;
+    invocation_text() += (i ? " " : "") + std::string(argv[i]);
+  }
   sim::install_systemc_report_handler();
 
   CLI::App app{
@@ -202,6 +266,7 @@ int run_cli(int argc, char** argv) {
   guard_integer_options(app);
 
   try {
+    check_arguments_utf8(argc, argv);
     app.parse(argc, argv);
     return sim::kExitOk;
   } catch (const CLI::CallForHelp& e) {
@@ -213,6 +278,10 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return sim::kExitBadInput;
+  } catch (const sim::Interrupted& e) {
+    std::cerr << "wafersim: " << e.what() << "\n";
+    record_run_status(invocation_text(), e.what());
+    return e.exit_code();
   } catch (const sim::config::ConfigError& e) {
     std::cerr << e.what() << "\n";
     return e.exit_code();
@@ -223,7 +292,9 @@ int run_cli(int argc, char** argv) {
     std::cerr << "wafersim: SystemC error: " << e.what() << "\n";
     return sim::kExitSimulation;
   } catch (const std::bad_alloc&) {
-    std::cerr << "wafersim: error: out of memory\n";
+    record_run_status(invocation_text(), "out of memory");
+    std::cerr << "wafersim: error: out of memory: the host could not allocate what the run needed (see the memory "
+                 "estimate of 'wafersim info', and --max-memory)\n";
     return sim::kExitSimulation;
   } catch (const std::exception& e) {
     std::cerr << "wafersim: internal error: " << e.what() << "\n";

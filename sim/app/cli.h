@@ -29,15 +29,20 @@ struct PlatformArgs {
 // --out, limits, idle skipping, seed and --json, for every command that simulates.
 struct SimArgs {
   std::string out;
+  bool force = false;  // --force: a non-empty --out folder's earlier run files are replaced
   std::uint64_t max_cycles = 0;
   double max_wall = 0;
+  std::string max_memory;  // --max-memory SIZE ("8 GiB"); empty: the machine's available memory
   bool no_idle_skip = false;
   std::uint64_t seed = 1;
   bool json = false;
   unsigned threads = 1;  // 0: the host's hardware threads
   void add(CLI::App& cmd);
+  // The build options; sim::InputError when --max-memory is not a data size.
   [[nodiscard]] platforms::BuildOptions build_options() const;
   [[nodiscard]] sim::RunLimits limits() const;
+  // The run folder for `command`: --out (refused when not empty, unless --force) or a new one.
+  [[nodiscard]] RunDir run_dir(const std::string& command) const { return RunDir::create(out, command, force); }
 };
 
 // Writes the files every run leaves in its folder: config.yaml (the resolved platform,
@@ -69,6 +74,10 @@ sweep::Catalog sweep_catalog();
 void add_traffic_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_stream_loop_command(CLI::App& app);
+
+// A CLI11 check for a floating-point option: a finite number not below `min`; the message
+// reads "expected WHAT of at least MIN, found 'TEXT'".
+CLI::Validator number_at_least(double min, const std::string& what);
 
 // Parses and runs one command; returns the process exit code.
 int run_cli(int argc, char** argv);

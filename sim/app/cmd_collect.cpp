@@ -18,6 +18,8 @@ struct CollectCommand {
 
   void execute() const {
     auto s = sweep::collect(sweep::SweepDir(dir), csv, jsonl);
+    for (const auto& m : s.missing_metrics)
+      std::cerr << fmt::format("wafersim collect: warning: no point has the metric {}\n", m);
     if (json) {
       nlohmann::ordered_json j;
       j["points"] = s.points;

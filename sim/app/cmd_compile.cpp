@@ -8,6 +8,7 @@
 
 #include "hw/isa/disassemble.h"
 #include "models/compiler/compiler.h"
+#include "platforms/memory_estimate.h"
 #include "sim/app/cli.h"
 #include "sim/app/model_report.h"
 #include "sim/app/resident_report.h"
@@ -38,11 +39,16 @@ struct CompileCommand {
         f << hw::isa::disassemble(p.code);
       }
     }
+    const auto memory = platforms::estimate_memory(loaded.spec, {false, loaded.spec.cluster.systems});
     if (json) {
-      std::cout << mapping_json(cm, loaded.spec.name).dump(2) << "\n";
+      auto j = mapping_json(cm, loaded.spec.name);
+      j["memory_estimate_bytes"] = memory.bytes;
+      std::cout << j.dump(2) << "\n";
       return;
     }
     print_mapping(std::cout, cm, loaded.spec.name);
+    std::cout << fmt::format("  simulating  about {} of host memory to run it ({})\n",
+                             platforms::memory_text(memory.bytes), memory.breakdown);
     if (!emit.empty()) std::cout << fmt::format("  code        {} (every PE program, as assembly)\n", emit);
   }
 

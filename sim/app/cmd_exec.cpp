@@ -12,6 +12,7 @@
 #include "platforms/run_trace.h"
 #include "sim/app/cli.h"
 #include "sim/app/trace_args.h"
+#include "sim/config/diagnostics.h"
 #include "sim/errors.h"
 #include "sim/units/quantity.h"
 
@@ -91,6 +92,22 @@ nlohmann::json dump_values(hw::CoreArray& cores, const Dump& d) {
   return values;
 }
 
+// A task declared but never started usually means a missing route or activation: the run
+// still succeeds, with a warning on stderr naming the first few.
+void warn_tasks_never_started(const hw::CoreArray& cores) {
+  std::vector<std::string> idle;
+  cores.for_each_loaded([&](const hw::Core& c) {
+    for (const auto* t : c.tasks_never_started())
+      idle.push_back(
+          fmt::format("'{}' on PE ({}, {}), declared at {}", t->name, c.coord().x, c.coord().y, t->location.str()));
+  });
+  if (idle.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < idle.size() && i < 4; ++i) list += "\n  " + idle[i];
+  if (idle.size() > 4) list += fmt::format("\n  ... and {} more", idle.size() - 4);
+  std::cerr << fmt::format("wafersim exec: warning: {} task(s) never ran:{}\n", idle.size(), list);
+}
+
 struct ExecCommand {
   PlatformArgs platform;
   SimArgs sim;
@@ -107,6 +124,11 @@ struct ExecCommand {
     std::vector<Dump> parsed;
     for (const auto& d : dumps) parsed.push_back(parse_dump(d));
     auto placements = hw::isa::assemble_file(program);
+    if (placements.empty())
+      throw sim::config::ConfigError(sim::config::Diagnostic{
+          sim::config::Location{program, 1, 1},
+          {},
+          "the program places no code on any PE (expected at least one '.pe X,Y' block with instructions)"});
     platforms::BuildOptions build = sim.build_options();
     build.routing = fabric::Routing::Static;
     build.timing_only = timing_only;
@@ -123,7 +145,7 @@ struct ExecCommand {
       trace_options.window_cycles = 1;
       if (!trace.max_windows_given()) trace_options.max_windows = 200;
     }
-    RunDir dir = RunDir::create(sim.out, "exec");
+    RunDir dir = sim.run_dir("exec");
     std::unique_ptr<platforms::RunTrace> tracing;
     if (trace_options.any()) {
       tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), loaded.spec, 0);
@@ -164,6 +186,7 @@ struct ExecCommand {
       if (tracing) tracing->finish(outcome.cycles);
       throw;
     }
+    warn_tasks_never_started(cores);
     const std::uint64_t cycles = cores.finish_cycle();
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, sim::Cycle(cycles), status);
     if (tracing) tracing->finish(sim::Cycle(cycles));

@@ -148,7 +148,7 @@ struct Inference {
         a.pipeline_cut == "rows-in" ? models::resident::PipelineCut::RowsIn : models::resident::PipelineCut::RowsOut;
     const auto p =
         models::resident::compile_pipeline(m.spec, target, w.sim.seed, cut, a.pipeline_replicas, a.decode_tokens);
-    RunDir dir = RunDir::create(w.sim.out, "infer");
+    RunDir dir = w.sim.run_dir("infer");
     sim::stats::Group root("");
     platforms::inference::PipelineSimulation simulation(loaded.spec, w.sim.build_options(), root, p);
     const bool check = !w.check.no_check;

@@ -84,7 +84,7 @@ struct RunCommand {
   void idle() const {
     auto loaded = w.platform.load();
     const sim::trace::TraceOptions trace_options = w.trace.options();
-    RunDir dir = RunDir::create(w.sim.out, "run");
+    RunDir dir = w.sim.run_dir("run");
     platforms::BuildOptions build = w.sim.build_options();
     std::unique_ptr<platforms::RunTrace> tracing;
     if (trace_options.any()) {

@@ -62,7 +62,7 @@ struct StreamLoopCommand {
       specs.push_back({fmt::format("layer{}", i), total / layers + (i < total % layers ? 1 : 0)});
 
     const sim::trace::TraceOptions trace_options = trace.options();
-    RunDir dir = RunDir::create(sim.out, "stream-loop");
+    RunDir dir = sim.run_dir("stream-loop");
     std::unique_ptr<platforms::RunTrace> tracing;
     if (trace_options.any()) {
       if (trace_options.vcd) throw sim::InputError("--trace vcd: this run has no wafer fabric to probe");

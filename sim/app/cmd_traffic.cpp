@@ -137,6 +137,7 @@ struct TrafficCommand {
     const auto& spec = loaded.spec;
     fabric::MeshGeometry geometry(spec.wafer.width, spec.wafer.height, spec.fabric.edge_io_channels);
     platforms::BuildOptions build = sim.build_options();
+    build.synthetic_traffic = true;
     if (!routes_file.empty()) {
       build.routing = fabric::Routing::Static;
       build.routes =
@@ -147,7 +148,7 @@ struct TrafficCommand {
     o.validate(spec.fabric, geometry, !routes_file.empty());
     build.traffic = fabric::traffic::TrafficGenerator::expected_traffic(o, geometry, build.routing);
     const sim::trace::TraceOptions trace_options = trace.options();
-    RunDir dir = RunDir::create(out, "traffic");
+    RunDir dir = RunDir::create(out, "traffic", sim.force);
     std::unique_ptr<platforms::RunTrace> tracing;
     if (trace_options.any()) {
       tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), spec, o.warmup + o.measure);
@@ -174,6 +175,20 @@ struct TrafficCommand {
     }
     if (!gen.finished())
       throw std::logic_error("wafersim traffic: the simulation went idle before the traffic generator finished");
+    if (!routes_file.empty() && !gen.result().drained) {
+      // Static routes can deadlock: before calling the load saturating, give the watchdog one
+      // timeout of its own to see whether the wavelets left still move.
+      const sim::Cycle more = outcome.cycles + spec.fabric.deadlock_timeout;
+      try {
+        run_simulation(engine, {&engine}, more, sim.limits(), progress);
+      } catch (const sim::SimulationError& e) {
+        const std::string msg = e.what();
+        write_run_files(dir, loaded, root, invocation_text(), progress.elapsed_seconds(), engine.cycles(),
+                        "simulation error: " + msg.substr(0, msg.find('\n')));
+        if (tracing) tracing->finish(engine.cycles());
+        throw;
+      }
+    }
     write_run_files(dir, loaded, root, invocation_text(), outcome.wall_seconds, outcome.cycles, "ok");
     Point pt;
     if (tracing) {
@@ -236,7 +251,7 @@ struct TrafficCommand {
           loaded.spec.fabric,
           fabric::MeshGeometry(loaded.spec.wafer.width, loaded.spec.wafer.height, loaded.spec.fabric.edge_io_channels),
           !routes_file.empty());
-    RunDir dir = RunDir::create(sim.out, "traffic-sweep");
+    RunDir dir = sim.run_dir("traffic-sweep");
     Progress progress("sweep", list.size(), "loads", Progress::terminal() && !sim.json);
     nlohmann::ordered_json points = nlohmann::ordered_json::array();
     std::string csv = std::string(kCsvHeader) + "\n";
@@ -287,7 +302,8 @@ void add_traffic_command(CLI::App& app) {
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   sub->add_option("--pattern", cmd->traffic.pattern, "destination pattern: " + list)->capture_default_str();
-  sub->add_option("--rate", cmd->rate, "offered load in wavelets per node per cycle (0 .. 1)");
+  sub->add_option("--rate", cmd->rate, "offered load in wavelets per node per cycle (0 .. 1)")
+      ->check(number_at_least(0.0, "a load in wavelets per node per cycle"));
   sub->add_option("--rates", cmd->rates, "several loads, e.g. 0.05,0.1,0.2: writes the latency-throughput curve as CSV")
       ->type_name("LIST");
   sub->add_option("--sweep-rates", cmd->sweep, "loads FROM to TO (inclusive) in steps of STEP, as --rates")

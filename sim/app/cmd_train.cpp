@@ -105,7 +105,7 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.optimizer.kind = memoryx::parse_optimizer_kind(t.optimizer);
   cfg.optimizer.learning_rate = t.learning_rate;
   cfg.compile = w.model.options(true);
-  RunDir dir = RunDir::create(w.sim.out, "train");
+  RunDir dir = w.sim.run_dir("train");
   sim::stats::Group root("");
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = platforms::training::run_training(loaded.spec, m.spec, cfg, root);

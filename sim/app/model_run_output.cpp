@@ -126,7 +126,7 @@ void run_compiled_model(const Workflow& w, const std::string& command, const pla
                         const models::resident::ResidentPlan* plan, const models::resident::ResidentDecode* decode,
                         platforms::runtime::HostData prefill_data) {
   platforms::BuildOptions build = w.sim.build_options();
-  RunDir dir = RunDir::create(w.sim.out, command);
+  RunDir dir = w.sim.run_dir(command);
   // Traces: windows start at one cycle and double (the length is known only afterwards);
   // each layer step becomes a phase on the timeline.
   sim::trace::TraceOptions trace_options = w.trace.options();

@@ -2,29 +2,35 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "hw/isa/assembler.h"
 #include "models/model_spec.h"
 #include "platforms/platform_spec.h"
 #include "sim/app/cli.h"
 #include "sim/app/sweep/plan.h"
+#include "sim/config/input_file.h"
 #include "sim/config/loader.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
 namespace {
 
+// The text of `path` when it is a readable YAML file within the size limit, else "" (the
+// platform loader then reports why).
+std::string yaml_text(const std::string& path) {
+  if (!sim::config::unreadable_reason(path).empty()) return {};
+  try {
+    return sim::config::read_input_file(path, "the YAML file", sim::config::kMaxYamlBytes);
+  } catch (const sim::Error&) {
+    return {};
+  }
+}
+
 bool looks_like_model(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = yaml_text(path);
+  if (text.empty()) return false;
   sim::config::Node raw;
   try {
-    raw = sim::config::Loader::parse(ss.str(), path);
+    raw = sim::config::Loader::parse(text, path);
   } catch (const sim::config::ConfigError&) {
     return false;  // reported by the platform loader below
   }
@@ -40,13 +46,10 @@ bool looks_like_model(const std::string& path) {
 
 // Whether the file on disk is a sweep file (a top-level `sweep:` mapping).
 bool is_sweep_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = yaml_text(path);
+  if (text.empty()) return false;
   try {
-    return sweep::is_sweep_document(sim::config::Loader::parse(ss.str(), path));
+    return sweep::is_sweep_document(sim::config::Loader::parse(text, path));
   } catch (const sim::Error&) {
     return false;  // malformed: reported by the platform reader
   }

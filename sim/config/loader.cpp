@@ -12,19 +12,49 @@
 #include <set>
 #include <sstream>
 
+#include "sim/config/input_file.h"
+#include "sim/config/utf8.h"
+
 namespace wafersim::sim::config {
 namespace fs = std::filesystem;
 namespace {
 
 constexpr int kMaxDepth = 64;
 
+// What aliases may add to a document: yaml-cpp shares an aliased node, so the cost of an alias
+// shows only when the tree is walked. A node is visited through an alias when its position in
+// the text was visited before.
+struct Expansion {
+  std::vector<bool> seen;  // by byte offset of the node's start
+  std::uint64_t nodes = 0, bytes = 0;
+  explicit Expansion(std::size_t text_size) : seen(text_size + 1, false) {}
+  void visit(const YAML::Node& y, const Location& loc) {
+    const int pos = y.Mark().pos;
+    if (pos < 0 || static_cast<std::size_t>(pos) >= seen.size()) return;
+    if (!seen[static_cast<std::size_t>(pos)]) {
+      seen[static_cast<std::size_t>(pos)] = true;
+      return;
+    }
+    ++nodes;
+    if (y.IsScalar()) bytes += y.Scalar().size();
+    if (nodes > kMaxAliasNodes || bytes > kMaxAliasBytes)
+      throw ConfigError(Diagnostic{
+          loc,
+          {},
+          fmt::format("aliases expand the document beyond the limit of {} nodes and {} MiB of text they may add "
+                      "(nested anchors and aliases)",
+                      kMaxAliasNodes, kMaxAliasBytes >> 20)});
+  }
+};
+
 Location at(const std::string& file, const YAML::Mark& m, const Location& fallback) {
   if (m.is_null() || m.line < 0) return fallback;
   return Location{file, m.line + 1, m.column + 1};
 }
 
-Node convert(const YAML::Node& y, const std::string& file, const Location& fallback, int depth) {
+Node convert(const YAML::Node& y, const std::string& file, const Location& fallback, int depth, Expansion& expansion) {
   Location loc = at(file, y.Mark(), fallback);
+  expansion.visit(y, loc);
   if (depth > kMaxDepth)
     throw ConfigError(Diagnostic{loc, {}, fmt::format("document nested deeper than {} levels", kMaxDepth)});
   switch (y.Type()) {
@@ -41,7 +71,7 @@ Node convert(const YAML::Node& y, const std::string& file, const Location& fallb
     }
     case YAML::NodeType::Sequence: {
       Node n = Node::sequence(loc);
-      for (const auto& item : y) n.push(convert(item, file, loc, depth + 1));
+      for (const auto& item : y) n.push(convert(item, file, loc, depth + 1, expansion));
       return n;
     }
     case YAML::NodeType::Map: {
@@ -55,7 +85,7 @@ Node convert(const YAML::Node& y, const std::string& file, const Location& fallb
           throw ConfigError(Diagnostic{kloc, key,
                                        fmt::format("duplicate key '{}' (first given at line {}, column {})", key,
                                                    prev->key_location.line, prev->key_location.column)});
-        Node value = convert(kv.second, file, kloc, depth + 1);
+        Node value = convert(kv.second, file, kloc, depth + 1, expansion);
         if (value.is_null()) value.set_location(kloc);
         n.entries().push_back(Node::Entry{key, kloc, std::move(value)});
       }
@@ -63,17 +93,6 @@ Node convert(const YAML::Node& y, const std::string& file, const Location& fallb
     }
   }
   return Node();
-}
-
-std::string read_file(const fs::path& p, std::string& error) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    error = std::strerror(errno);
-    return {};
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string normalize(const std::string& p) { return fs::path(p).lexically_normal().generic_string(); }
@@ -103,6 +122,12 @@ class DocumentMarks : public YAML::EventHandler {
 }  // namespace
 
 Node Loader::parse(std::string_view text, const std::string& file_name) {
+  if (text.size() > kMaxYamlBytes)
+    throw ConfigError(Diagnostic{Location{file_name, 0, 0},
+                                 {},
+                                 fmt::format("the text is {} bytes, larger than the limit of {} MiB for a YAML file",
+                                             text.size(), kMaxYamlBytes >> 20)});
+  check_utf8(text, file_name);
   // YAML::LoadAll never returns on some malformed input (e.g. ","), so the first document
   // is read with Load and at most one more document start is looked for.
   std::vector<YAML::Node> docs;
@@ -136,7 +161,8 @@ Node Loader::parse(std::string_view text, const std::string& file_name) {
                                  "several YAML documents in one file; expected exactly one"});
   Node root;
   try {
-    root = convert(docs[0], file_name, Location{file_name, 1, 1}, 0);
+    Expansion expansion(text.size());
+    root = convert(docs[0], file_name, Location{file_name, 1, 1}, 0, expansion);
   } catch (const YAML::Exception& e) {
     throw ConfigError(Diagnostic{
         Location{file_name, e.mark.line + 1, e.mark.column + 1}, {}, fmt::format("malformed YAML: {}", e.msg)});
@@ -152,9 +178,7 @@ Node Loader::parse(std::string_view text, const std::string& file_name) {
 bool Loader::find(const std::string& path, Text& out) const {
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) {
-    std::string err;
-    out.text = read_file(path, err);
-    if (!err.empty()) return false;
+    out.text = read_input_file(path, "the YAML file", kMaxYamlBytes);
     out.name = path;
     out.key = fs::weakly_canonical(path, ec).string();
     out.builtin = false;
@@ -192,7 +216,7 @@ Node Loader::load_chain(const std::string& path, const Location& from, std::vect
   Text t;
   if (!find(path, t)) {
     std::error_code ec;
-    std::string why = fs::exists(path, ec) ? "not a readable file" : "no such file or built-in preset";
+    std::string why = fs::exists(path, ec) ? unreadable_reason(path) : "no such file or built-in preset";
     if (from.line > 0) throw ConfigError(Diagnostic{from, "base", fmt::format("cannot open '{}': {}", path, why)});
     throw ConfigError(Diagnostic{Location{path, 0, 0}, {}, fmt::format("cannot open '{}': {}", path, why)});
   }
@@ -246,9 +270,11 @@ void Loader::apply_overrides(Node& root, const std::vector<std::string>& assignm
     std::string value_text = a.substr(eq + 1);
     Location value_loc{file, index, static_cast<int>(eq) + 2};
     Node value;
+    check_utf8(a, file);
     try {
       YAML::Node y = YAML::Load(value_text);
-      value = convert(y, file, value_loc, 0);
+      Expansion expansion(value_text.size());
+      value = convert(y, file, value_loc, 0, expansion);
     } catch (const YAML::Exception& e) {
       throw ConfigError(Diagnostic{value_loc, path, fmt::format("malformed value '{}': {}", value_text, e.msg)});
     }

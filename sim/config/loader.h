@@ -2,6 +2,7 @@
 // Reads configuration files (YAML) into located trees: `base:` inheritance, built-in
 // files, and `--set key.path=value` overrides.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +12,11 @@
 #include "sim/config/node.h"
 
 namespace wafersim::sim::config {
+
+// What aliases (YAML's *name) may add to a document when expanded: nodes, and bytes of scalar
+// text. Beyond either, the document is refused ("billion laughs").
+inline constexpr std::uint64_t kMaxAliasNodes = 100000;
+inline constexpr std::uint64_t kMaxAliasBytes = 4ull << 20;
 
 // Files compiled into the binary, by path relative to the repository root
 // (e.g. "platforms/wse2.yaml").
@@ -26,7 +32,8 @@ class Loader {
   explicit Loader(const BuiltinFiles* builtins = nullptr, std::string builtin_dir = {});
 
   // Parses YAML text into a located tree. An empty document, several documents,
-  // duplicate keys and anchors/aliases forming cycles are errors.
+  // duplicate keys, anchors/aliases forming cycles, aliases expanding beyond the limits
+  // above, text over kMaxYamlBytes and bytes that are not UTF-8 are errors.
   static Node parse(std::string_view text, const std::string& file_name);
 
   // Loads `path` (a file or a built-in name), follows `base:` chains (relative to the

@@ -59,7 +59,7 @@ std::string json_string(std::string_view s) {
 ChromeTrace::ChromeTrace(std::filesystem::path path, std::uint64_t max_events)
     : path_(std::move(path)), max_events_(max_events) {
   out_.open(path_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw InputError(fmt::format("cannot write {}: {}", path_.string(), std::strerror(errno)));
+  if (!out_) throw OutputError(fmt::format("cannot write {}: {}", path_.string(), std::strerror(errno)));
   buffer_ = "{\"traceEvents\":[\n";
 }
 
@@ -146,7 +146,7 @@ void ChromeTrace::close() {
   buffer_.clear();
   out_.close();
   closed_ = true;
-  if (!out_) throw InputError(fmt::format("cannot write {}: {}", path_.string(), std::strerror(errno)));
+  if (!out_) throw OutputError(fmt::format("cannot write {}: {}", path_.string(), std::strerror(errno)));
 }
 
 }  // namespace wafersim::sim::trace

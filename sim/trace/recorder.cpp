@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
 #include "sim/errors.h"
+#include "sim/run_id.h"
 
 namespace wafersim::sim::trace {
 
@@ -140,6 +143,7 @@ std::vector<std::string> Recorder::finish(Cycle end) {
   }
   nlohmann::ordered_json meta;
   meta["format"] = "wafersim-trace/1";
+  meta["run_id"] = run_id();
   meta["clock_hz"] = clock_.hz;
   meta["window_cycles"] = window_;
   meta["windows"] = windows_;
@@ -165,7 +169,8 @@ std::vector<std::string> Recorder::finish(Cycle end) {
   const std::filesystem::path path = dir_ / "meta.json";
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << meta.dump(1) << "\n";
-  if (!out) throw InputError(fmt::format("cannot write {}", path.string()));
+  out.flush();
+  if (!out) throw OutputError(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
   files.insert(files.begin(), "meta.json");
   return files;
 }

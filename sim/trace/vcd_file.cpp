@@ -18,7 +18,7 @@ VcdFile::VcdFile(const std::filesystem::path& path) : path_(path) {
   std::filesystem::path stem = path;
   stem.replace_extension();
   file_ = sc_core::sc_create_vcd_trace_file(stem.string().c_str());
-  if (!file_) throw InputError(fmt::format("cannot write {}", path.string()));
+  if (!file_) throw OutputError(fmt::format("cannot write {}", path.string()));
   file_->set_time_unit(1, sc_core::SC_PS);
 }
 

@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t kTableFlushBytes = 1 << 20;
 
 [[noreturn]] void io_error(const std::filesystem::path& p, const char* what) {
-  throw InputError(fmt::format("cannot {} {}: {}", what, p.string(), std::strerror(errno)));
+  throw OutputError(fmt::format("cannot {} {}: {}", what, p.string(), std::strerror(errno)));
 }
 
 }  // namespace
@@ -171,7 +171,7 @@ void WindowTable::merge_pairs() {
   in.close();
   std::error_code ec;
   std::filesystem::rename(tmp, path_, ec);
-  if (ec) throw InputError(fmt::format("cannot write {}: {}", path_.string(), ec.message()));
+  if (ec) throw OutputError(fmt::format("cannot write {}: {}", path_.string(), ec.message()));
   rows_ = rows;
   open_window_ = open;
   open_append();

@@ -1,5 +1,5 @@
 #pragma once
-// A PE core array on the `tiny` platform, wired to a FakeFabric and ticked by hand.
+// A PE core array on a platform (`tiny` by default), wired to a FakeFabric and ticked by hand.
 
 #include <cstring>
 #include <string>
@@ -14,8 +14,9 @@
 namespace wafersim::test {
 
 struct CoreRig {
-  explicit CoreRig(const std::vector<std::string>& overrides = {}, bool sleep = true, bool timing_only = false)
-      : spec(platforms::load_platform("tiny", overrides).spec),
+  explicit CoreRig(const std::vector<std::string>& overrides = {}, bool sleep = true, bool timing_only = false,
+                   const std::string& platform = "tiny")
+      : spec(platforms::load_platform(platform, overrides).spec),
         cores("cores", spec.wafer, hw::CoreArrayOptions{spec.fabric.colors, sleep, timing_only}),
         fabric(&cores) {
     cores.connect([this](hw::PeCoord p) { return fabric.port(p); });

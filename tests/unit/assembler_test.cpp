@@ -155,7 +155,7 @@ TEST(Assembler, MissingFileIsAnInputError) {
     assemble_file("/nonexistent/prog.s");
     FAIL();
   } catch (const sim::config::ConfigError& e) {
-    EXPECT_EQ(e.diagnostics()[0].str(), "/nonexistent/prog.s: error: cannot open the program file");
+    EXPECT_EQ(e.diagnostics()[0].str(), "/nonexistent/prog.s: error: cannot read the program file: no such file");
   }
 }
 

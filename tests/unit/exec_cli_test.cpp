@@ -93,8 +93,8 @@ TEST(Exec, TimingOnlyGivesTheSameStatisticsWithoutValues) {
   for (const std::string& args :
        {"--program " + ex + "stream.s --routes " + ex + "stream-routes.yaml", "--program " + ex + "axpy.s"}) {
     SCOPED_TRACE(args);
-    auto f = wafersim("exec tiny " + args + " --json --out " + (dir.path() / "f").string());
-    auto t = wafersim("exec tiny " + args + " --timing-only --json --out " + (dir.path() / "t").string());
+    auto f = wafersim("exec tiny " + args + " --json --force --out " + (dir.path() / "f").string());
+    auto t = wafersim("exec tiny " + args + " --timing-only --json --force --out " + (dir.path() / "t").string());
     ASSERT_EQ(f.code, 0) << f.out;
     ASSERT_EQ(t.code, 0) << t.out;
     auto jf = nlohmann::json::parse(f.out), jt = nlohmann::json::parse(t.out);
@@ -132,11 +132,12 @@ TEST(Exec, BadAssemblyIsExitCodeTwoWithLineAndColumn) {
 TEST(Exec, ProgramsThatDoNotFitThePlatformAreBadInput) {
   wafersim::test::TempDir dir;
   auto r = wafersim(
-      "exec tiny --program " + dir.write("far.s", ".pe 9, 0\nmain: ret\n") + " --out " + dir.path().string(), true);
+      "exec tiny --program " + dir.write("far.s", ".pe 9, 0\nmain: ret\n") + " --out " + (dir.path() / "o").string(),
+      true);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("far.s:1:1: error: PEs x 9..9, y 0..0 reach beyond the 8 x 8 grid"), std::string::npos) << r.out;
   auto c = wafersim("exec tiny --program " + dir.write("color.s", ".dsd o, fabout, f32, color=30, len=1\nmain: ret\n") +
-                        " --out " + dir.path().string(),
+                        " --out " + (dir.path() / "o").string(),
                     true);
   EXPECT_EQ(c.code, 2);
   EXPECT_NE(c.out.find("color.s:1:6: error: color 30 is beyond the platform's 24 colors"), std::string::npos) << c.out;
@@ -198,7 +199,8 @@ TEST(Exec, MalformedDumpsAreBadInput) {
   auto prog = dir.write("ret.s", ".task main, 0\n.entry main\nmain:\n  ret\n");
   for (const char* d :
        {"0,0:0x10:4", "0:0:0x10:4:f32", "0,0:0x1g:4:f32", "0,0:16:4:f64", "9,0:0:1:f32", "0,0:0xC000:1:f32"}) {
-    auto r = wafersim("exec tiny --program " + prog + " --dump " + d + " --out " + (dir.path() / "o").string(), true);
+    auto r = wafersim("exec tiny --program " + prog + " --dump " + d + " --force --out " + (dir.path() / "o").string(),
+                      true);
     EXPECT_EQ(r.code, 2) << d << ": " << r.out;
     EXPECT_NE(r.out.find(std::string("--dump '") + d + "'"), std::string::npos) << r.out;
   }

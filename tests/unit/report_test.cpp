@@ -114,7 +114,7 @@ TEST(Report, PageIsSelfContainedAndInlinesDataSafely) {
 TEST(Report, FoldersThatAreNotTracedRunsAreInputErrors) {
   test::TempDir tmp;
   EXPECT_NE(error_of(tmp.path() / "missing").find("not a folder"), std::string::npos);
-  EXPECT_NE(error_of(tmp.path()).find("run.json: cannot read"), std::string::npos);
+  EXPECT_NE(error_of(tmp.path()).find("run.json: error: cannot read the run's metadata"), std::string::npos);
   const auto plain = test::wafersim("run tiny --cycles 100 -o " + (tmp.path() / "plain").string());
   ASSERT_EQ(plain.code, 0);
   EXPECT_NE(error_of(tmp.path() / "plain").find("no trace in this run folder"), std::string::npos);

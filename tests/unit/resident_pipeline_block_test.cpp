@@ -219,7 +219,7 @@ layers:
 TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run = "infer tiny --set wafer.width=16 --set wafer.height=16 --model " + kExamples +
-                          "decoder-block.yaml --json --out " + dir.path().string();
+                          "decoder-block.yaml --json --force --out " + dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
   const auto j = nlohmann::json::parse(pipe.out);
@@ -259,7 +259,7 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
   ASSERT_EQ(two_whole.code, 0) << two_whole.out;
   EXPECT_EQ(nlohmann::json::parse(two_whole.out)["cycles"], 4990);
   // LayerNorm sublayers on tiny: 3195 pipelined, a prefill of 4871 layer by layer.
-  const std::string ln = "infer tiny --model " + kExamples + "layernorm-mlp.yaml --json --out " + dir.path().string();
+  const std::string ln = "infer tiny --model " + kExamples + "layernorm-mlp.yaml --json --force --out " + dir.path().string();
   const auto ln_pipe = test::wafersim(ln + " --pipeline");
   ASSERT_EQ(ln_pipe.code, 0) << ln_pipe.out;
   EXPECT_EQ(nlohmann::json::parse(ln_pipe.out)["cycles"], 3195);
@@ -282,7 +282,7 @@ TEST(ResidentPipelineBlock, CliDecoderBlockAgainstLayerByLayer) {
 TEST(ResidentPipelineBlock, TinyTransformerFromTokenIdsAgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run =
-      "infer tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --json --out " +
+      "infer tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --json --force --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 3");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -318,7 +318,7 @@ TEST(ResidentPipelineBlock, GptStyleTinyTransformerWithLearnedPositions) {
   const std::string run =
       "infer tiny --set wafer.width=16 --set wafer.height=16 --model tiny-transformer --model-set "
       "transformer.positions=learned --model-set transformer.norm=layernorm --model-set transformer.activation=gelu "
-      "--model-set transformer.bias=true --json --out " +
+      "--model-set transformer.bias=true --json --force --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline --decode-tokens 2");
   ASSERT_EQ(pipe.code, 0) << pipe.out;
@@ -354,7 +354,7 @@ TEST(ResidentPipelineBlock, TwoBlocksOn24x16AgainstLayerByLayer) {
   const test::TempDir dir;
   const std::string run =
       "infer tiny --set wafer.width=24 --set wafer.height=16 --model tiny-transformer --model-set transformer.layers=2 "
-      "--decode-tokens 3 --json --out " +
+      "--decode-tokens 3 --json --force --out " +
       dir.path().string();
   const auto pipe = test::wafersim(run + " --pipeline");
   ASSERT_EQ(pipe.code, 0) << pipe.out;

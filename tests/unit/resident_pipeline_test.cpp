@@ -397,7 +397,7 @@ layers:
 
 TEST(ResidentPipeline, Cli) {
   const test::TempDir dir;
-  const std::string out = " --out " + dir.path().string();
+  const std::string out = " --force --out " + dir.path().string();
   const auto r = test::wafersim("infer tiny --model tiny-mlp --pipeline --json" + out);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);

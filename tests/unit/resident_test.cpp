@@ -686,7 +686,7 @@ TEST(ResidentCli, ModelThatDoesNotFitExitsWithTwo) {
 
 TEST(ResidentCli, RunPrintsPrefillAndDecode) {
   const test::TempDir dir;
-  const std::string out = " --out " + dir.path().string();
+  const std::string out = " --force --out " + dir.path().string();
   const auto r = test::wafersim("infer tiny --model tiny-mlp" + out, true);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("prefill"), std::string::npos) << r.out;

@@ -113,7 +113,8 @@ TEST(TraceCluster, StreamLoopCommandTracesAndReports) {
   ASSERT_EQ(rep.code, 0) << rep.out;
   const std::string html = slurp(tmp.path() / "loop/report.html");
   EXPECT_NE(html.find("\"present\":true"), std::string::npos);
-  const auto vcd = test::wafersim("stream-loop tiny-cluster --params 3e5 --trace vcd --trace-pes 0,0 -o " + out, true);
+  const auto vcd =
+      test::wafersim("stream-loop tiny-cluster --params 3e5 --trace vcd --trace-pes 0,0 --force -o " + out, true);
   EXPECT_EQ(vcd.code, 2);
   EXPECT_NE(vcd.out.find("no wafer fabric"), std::string::npos) << vcd.out;
 }

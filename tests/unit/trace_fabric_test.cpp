@@ -189,8 +189,14 @@ TEST(TraceFabric, IdleSkippingChangesNoWindow) {
   const auto b = test::wafersim(args + (tmp.path() / "b").string() + " --no-idle-skip");
   ASSERT_EQ(a.code, 0) << a.out;
   ASSERT_EQ(b.code, 0) << b.out;
-  for (const char* f : {"trace/fabric-w0.csv", "trace/timeline.json", "trace/meta.json"})
+  for (const char* f : {"trace/fabric-w0.csv", "trace/timeline.json"})
     EXPECT_EQ(slurp(tmp.path() / "a" / f), slurp(tmp.path() / "b" / f)) << f;
+  auto meta_a = nlohmann::json::parse(slurp(tmp.path() / "a/trace/meta.json"));
+  auto meta_b = nlohmann::json::parse(slurp(tmp.path() / "b/trace/meta.json"));
+  EXPECT_NE(meta_a["run_id"], meta_b["run_id"]);
+  meta_a.erase("run_id");
+  meta_b.erase("run_id");
+  EXPECT_EQ(meta_a, meta_b);
   EXPECT_FALSE(slurp(tmp.path() / "a/trace/fabric-w0.csv").empty());
 }
 

@@ -13,6 +13,9 @@
 
 #include "sim/app/report/report_energy.h"
 #include "sim/app/report/table_reader.h"
+#include "sim/app/report/trace_meta.h"
+#include "sim/config/input_file.h"
+#include "sim/config/utf8.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::report {
@@ -56,8 +59,8 @@ json fabric_section(const fs::path& dir, const json& meta, const json& wafer, st
     const std::uint64_t w = f[0], x = f[1], y = f[2], d = f[3];
     const std::uint64_t color = by_color ? f[4] : 0;
     const std::size_t v = by_color ? 5 : 4;
-    if (w >= windows || d >= kDirs || x < area[0] || y < area[1] || x > area[2] || y > area[3] ||
-        (x - area[0]) % size || (y - area[1]) % size)
+    if (w >= windows || d >= kDirs || color >= kMaxReportColors || x < area[0] || y < area[1] || x > area[2] ||
+        y > area[3] || (x - area[0]) % size || (y - area[1]) % size)
       throw sim::InputError(fmt::format("{}:{}: window, region or direction out of range", table.string(), line));
     const auto cell = static_cast<std::uint32_t>((y - area[1]) / size * cols + (x - area[0]) / size);
     const std::uint64_t fr = w / per_frame;
@@ -345,9 +348,27 @@ json links_section(const fs::path& dir, const json& meta, std::uint64_t windows)
   return out;
 }
 
+// A text field of run.json, or "" when absent or not text.
+std::string run_text(const json& run, const char* key) {
+  return run.is_object() && run.contains(key) && run.at(key).is_string() ? run.at(key).get<std::string>() : "";
+}
+
+json load(const fs::path& run_dir, const ReportOptions& options);
+
 }  // namespace
 
 json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
+  try {
+    return load(run_dir, options);
+  } catch (const json::exception& e) {
+    throw sim::InputError(fmt::format("{}: the run folder's files are not as a wafersim run writes them: {}",
+                                      run_dir.string(), e.what()));
+  }
+}
+
+namespace {
+
+json load(const fs::path& run_dir, const ReportOptions& options) {
   if (!fs::is_directory(run_dir))
     throw sim::InputError(
         fmt::format("{}: not a folder (expected a run folder written by a wafersim command)", run_dir.string()));
@@ -360,9 +381,7 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                     "(e.g. wafersim traffic tiny --pattern hotspot --rate 0.2 --trace windows -o {})",
                     run_dir.string(), run_dir.string()));
   const json meta = read_json(dir / "meta.json", "the trace description");
-  if (meta.value("format", "") != "wafersim-trace/1")
-    throw sim::InputError(fmt::format("{}: unknown trace format '{}' (expected wafersim-trace/1)",
-                                      (dir / "meta.json").string(), meta.value("format", "")));
+  check_trace_meta(meta, run, dir, options.frames);
   const fs::path meta_path = dir / "meta.json";
   const auto windows = field<std::uint64_t>(meta, "windows", meta_path);
   const auto window_cycles = field<std::uint64_t>(meta, "window_cycles", meta_path);
@@ -371,12 +390,13 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
 
   json out;
   out["format"] = "wafersim-report/1";
+  const bool wall_given = run.is_object() && run.contains("wall_seconds") && run.at("wall_seconds").is_number();
   out["run"] = {{"folder", fs::absolute(run_dir).lexically_normal().string()},
-                {"command_line", run.value("command_line", "")},
-                {"platform", run.value("platform", "")},
-                {"status", run.value("status", "")},
-                {"version", run.value("wafersim_version", "")},
-                {"wall_seconds", run.value("wall_seconds", 0.0)}};
+                {"command_line", run_text(run, "command_line")},
+                {"platform", run_text(run, "platform")},
+                {"status", run_text(run, "status")},
+                {"version", run_text(run, "wafersim_version")},
+                {"wall_seconds", wall_given ? run.at("wall_seconds").get<double>() : 0.0}};
   out["trace"] = {{"clock_hz", clock},
                   {"window_cycles", window_cycles},
                   {"windows", windows},
@@ -385,7 +405,8 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                   {"selection", meta.value("selection", json::object())}};
   json files = json::array();
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file())
+    if (entry.is_regular_file() &&
+        sim::config::invalid_utf8_at(entry.path().filename().string()) == std::string_view::npos)
       files.push_back({{"name", entry.path().filename().string()}, {"bytes", entry.file_size()}});
   std::sort(files.begin(), files.end(), [](const json& a, const json& b) {
     return a.at("name").get<std::string>() < b.at("name").get<std::string>();
@@ -444,8 +465,9 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
     out["energy"]["stats"] = stats.at("stats").at("energy");
   // Statistics the page quotes: each wafer's fabric totals, to show that the windows add up.
   json st = json::object();
-  std::function<void(const json&, const std::string&)> walk = [&](const json& g, const std::string& path) {
-    if (!g.is_object()) return;
+  std::function<void(const json&, const std::string&, int)> walk = [&](const json& g, const std::string& path,
+                                                                       int depth) {
+    if (!g.is_object() || depth > 64) return;
     if (g.contains("fabric") && g.at("fabric").is_object()) {
       const json& f = g.at("fabric");
       st[path] = {{"cycles", g.value("cycles", json(nullptr))},
@@ -454,11 +476,13 @@ json load_report_data(const fs::path& run_dir, const ReportOptions& options) {
                   {"occupancy_integral", f.value("occupancy_integral", json(nullptr))}};
     }
     for (const auto& [name, child] : g.items())
-      if (child.is_object() && name != "fabric") walk(child, path.empty() ? name : path + "." + name);
+      if (child.is_object() && name != "fabric") walk(child, path.empty() ? name : path + "." + name, depth + 1);
   };
-  if (stats.contains("stats")) walk(stats.at("stats"), "");
+  if (stats.is_object() && stats.contains("stats")) walk(stats.at("stats"), "", 0);
   out["stats"] = std::move(st);
   return out;
 }
+
+}  // namespace
 
 }  // namespace wafersim::app::report

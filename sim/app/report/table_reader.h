@@ -13,15 +13,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/input_file.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::report {
 
 inline nlohmann::ordered_json read_json(const std::filesystem::path& p, const std::string& what) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw sim::InputError(fmt::format("{}: cannot read {} ({})", p.string(), what, "missing or unreadable"));
+  const std::string text = sim::config::read_input_file(p.string(), what, sim::config::kMaxJsonBytes);
   try {
-    return nlohmann::ordered_json::parse(in);
+    return nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::ordered_json::parse_error& e) {
     throw sim::InputError(fmt::format("{}: not valid JSON: {}", p.string(), e.what()));
   }

@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <optional>
 
 #include "sim/app/run_dir.h"
 #include "sim/app/sweep/metrics.h"
+#include "sim/config/input_file.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::sweep {
@@ -22,11 +23,10 @@ std::string quote_csv(const std::string& s) {
 }
 
 nlohmann::json read_status(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
   try {
-    return nlohmann::json::parse(ss.str());
+    auto j =
+        nlohmann::json::parse(sim::config::read_input_file(p.string(), "a point's status", sim::config::kMaxJsonBytes));
+    return j.is_object() ? j : nlohmann::json();
   } catch (const nlohmann::json::exception&) {
     return nlohmann::json();
   }
@@ -41,8 +41,27 @@ std::string csv_field(const nlohmann::json& v) {
   return quote_csv(v.dump());
 }
 
+namespace {
+
+CollectSummary collect_plan(const SweepDir& dir, const nlohmann::json& plan, const std::string& csv,
+                            const std::string& jsonl);
+
+}  // namespace
+
 CollectSummary collect(const SweepDir& dir, const std::string& csv, const std::string& jsonl) {
-  nlohmann::json plan = dir.read_plan();
+  const nlohmann::json plan = dir.read_plan();
+  try {
+    return collect_plan(dir, plan, csv, jsonl);
+  } catch (const nlohmann::json::exception& e) {
+    throw sim::InputError(
+        fmt::format("{}: not a plan as wafersim sweep writes it: {}", dir.plan_file().string(), e.what()));
+  }
+}
+
+namespace {
+
+CollectSummary collect_plan(const SweepDir& dir, const nlohmann::json& plan, const std::string& csv,
+                            const std::string& jsonl) {
   CollectSummary sum;
   sum.csv = csv.empty() ? dir.root() / "results.csv" : fs::path(csv);
   sum.jsonl = jsonl.empty() ? dir.root() / "results.jsonl" : fs::path(jsonl);
@@ -59,6 +78,8 @@ CollectSummary collect(const SweepDir& dir, const std::string& csv, const std::s
   for (const auto& [name, path] : metrics) csv_text += "," + quote_csv(name);
   csv_text += "\n";
   std::string jsonl_text;
+  std::vector<bool> seen(metrics.size(), false);
+  std::optional<std::size_t> first_done;
 
   for (const auto& p : plan.at("points")) {
     const std::size_t index = p.at("index").get<std::size_t>();
@@ -78,7 +99,9 @@ CollectSummary collect(const SweepDir& dir, const std::string& csv, const std::s
       status = st.value("status", state.status);
       if (st.contains("exit_code")) exit_code = st["exit_code"];
       if (st.contains("wall_seconds")) wall = st["wall_seconds"];
-      metric_values = read_metrics(dir.point(index), metrics).values;
+      metric_values = read_metrics(dir.point(index), metrics, false).values;
+      if (!first_done) first_done = index;
+      for (std::size_t m = 0; m < metrics.size(); ++m) seen[m] = seen[m] || !metric_values[metrics[m].first].is_null();
       (status == kStatusOk ? sum.ok : sum.failed)++;
     } else if (state.state == SweepDir::State::Running) {
       status = "running";
@@ -99,9 +122,19 @@ CollectSummary collect(const SweepDir& dir, const std::string& csv, const std::s
     for (const auto& [name, path] : metrics) csv_text += "," + csv_field(metric_values[name]);
     csv_text += "\n";
   }
+  if (first_done && std::find(seen.begin(), seen.end(), false) != seen.end()) {
+    const MetricValues hinted = read_metrics(dir.point(*first_done), metrics, true);
+    for (const auto& m : hinted.missing) {
+      const std::string path = m.substr(0, m.find(": "));
+      for (std::size_t k = 0; k < metrics.size(); ++k)
+        if (!seen[k] && metrics[k].second == path) sum.missing_metrics.push_back(m);
+    }
+  }
   write_file_atomic(sum.csv, csv_text);
   write_file_atomic(sum.jsonl, jsonl_text);
   return sum;
 }
+
+}  // namespace
 
 }  // namespace wafersim::app::sweep

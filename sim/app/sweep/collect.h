@@ -13,6 +13,9 @@ namespace wafersim::app::sweep {
 struct CollectSummary {
   std::size_t points = 0, ok = 0, failed = 0, pending = 0, running = 0;
   std::filesystem::path csv, jsonl;
+  // A metric that no finished point has: "PATH: not found; did you mean 'X'?" (from the first
+  // finished point's files).
+  std::vector<std::string> missing_metrics;
 };
 
 // Writes `csv` and `jsonl` (defaults DIR/results.csv and DIR/results.jsonl when empty)

@@ -113,14 +113,16 @@ void watch(const Plan& plan, const SweepDir& dir, const std::vector<std::size_t>
     auto t = fs::last_write_time(dir.point(i) / "done", ec);
     if (!ec) before[i] = t;
   }
-  auto scan = [&] {
+  // `settle`: the backend is done, so a marker left unchanged by a point no one holds was
+  // written by another sweep of the same folder (which ran the point while this one waited).
+  auto scan = [&](bool settle) {
     std::size_t running = 0;
     std::vector<std::size_t> still;
     for (std::size_t i : open) {
       std::error_code ec;
       auto t = fs::last_write_time(dir.point(i) / "done", ec);
       auto it = before.find(i);
-      if (!ec && (it == before.end() || it->second != t)) {
+      if (!ec && (it == before.end() || it->second != t || (settle && !lock_held(dir.point(i))))) {
         PointReport r = report_point(plan, dir, i);
         tally(r, i, summary);
         progress.finished(i, r.status, r.wall_seconds, r.detail);
@@ -132,18 +134,21 @@ void watch(const Plan& plan, const SweepDir& dir, const std::vector<std::size_t>
     open.swap(still);
     progress.set_running(running);
     progress.redraw();
+    return running;
   };
   auto last_asked = std::chrono::steady_clock::now();
   bool alive = active();
-  while (alive && !open.empty()) {
-    scan();
+  std::size_t running = 0;
+  // Points another sweep of the same folder holds are waited for once this sweep's own are done.
+  while ((alive || running > 0) && !open.empty()) {
+    running = scan(false);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (std::chrono::steady_clock::now() - last_asked >= interval) {
+    if (alive && std::chrono::steady_clock::now() - last_asked >= interval) {
       alive = active();
       last_asked = std::chrono::steady_clock::now();
     }
   }
-  scan();
+  scan(true);
   summary.left = open.size();
 }
 

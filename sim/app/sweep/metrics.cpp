@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/config/diagnostics.h"
+#include "sim/config/input_file.h"
 
 namespace wafersim::app::sweep {
 namespace fs = std::filesystem;
@@ -14,12 +15,11 @@ namespace fs = std::filesystem;
 namespace {
 
 std::optional<nlohmann::json> read_json(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return std::nullopt;
+  const std::string text = sim::config::read_input_file(p.string(), "a point's results", sim::config::kMaxJsonBytes);
   try {
-    return nlohmann::json::parse(ss.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
@@ -62,7 +62,37 @@ const nlohmann::json* find_path(const nlohmann::json& root, const std::string& p
   return nullptr;
 }
 
-MetricValues read_metrics(const fs::path& point_dir, const std::vector<std::pair<std::string, std::string>>& metrics) {
+std::string closest_path(const std::string& path, const std::vector<std::string>& known) {
+  std::string best = sim::config::closest_match(path, known);
+  if (!best.empty()) return best;
+  auto last = [](const std::string& p) { return p.substr(p.rfind('.') + 1); };
+  std::vector<std::string> leaves;
+  for (const auto& k : known) leaves.push_back(last(k));
+  const std::string leaf = sim::config::closest_match(last(path), leaves);
+  if (leaf.empty()) return {};
+  std::vector<std::string> same;
+  for (const auto& k : known)
+    if (last(k) == leaf) same.push_back(k);
+  if (same.size() == 1) return same.front();
+  // Several groups have the statistic: the one ending most like the path with its name fixed.
+  const std::size_t dot = path.rfind('.');
+  const std::string target = dot == std::string::npos ? leaf : path.substr(0, dot + 1) + leaf;
+  std::size_t best_common = 0;
+  for (const auto& k : same) {
+    std::size_t common = 0;
+    while (common < k.size() && common < target.size() &&
+           k[k.size() - 1 - common] == target[target.size() - 1 - common])
+      ++common;
+    if (best.empty() || common > best_common || (common == best_common && k.size() < best.size())) {
+      best_common = common;
+      best = k;
+    }
+  }
+  return best;
+}
+
+MetricValues read_metrics(const fs::path& point_dir, const std::vector<std::pair<std::string, std::string>>& metrics,
+                          bool hints) {
   MetricValues out;
   auto stats_file = read_json(point_dir / "stats.json");
   auto summary = read_json(point_dir / "stdout.txt");
@@ -81,6 +111,7 @@ MetricValues read_metrics(const fs::path& point_dir, const std::vector<std::pair
       continue;
     }
     out.values[name] = nullptr;
+    if (!hints) continue;
     if (from_summary ? !summary : stats.is_null()) {
       out.missing.push_back(fmt::format("{}: no {}", path, from_summary ? "summary (stdout.txt)" : "stats.json"));
       continue;
@@ -93,7 +124,7 @@ MetricValues read_metrics(const fs::path& point_dir, const std::vector<std::pair
         for (auto& k : s) known.push_back("summary." + k);
       }
     }
-    std::string hint = sim::config::closest_match(path, known);
+    std::string hint = closest_path(path, known);
     out.missing.push_back(hint.empty() ? fmt::format("{}: not found", path)
                                        : fmt::format("{}: not found; did you mean '{}'?", path, hint));
   }

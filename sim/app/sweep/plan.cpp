@@ -92,6 +92,13 @@ Plan Plan::make(const std::string& spec_path, const Catalog& catalog, std::optio
     throw ConfigError(
         Diagnostic{spec.constraints.empty() ? spec.command_location : spec.constraints[0].location, "sweep",
                    fmt::format("no points to run: all {} combinations are rejected by the constraints", e.candidates)});
+  if (e.points.size() > kMaxPoints)
+    throw ConfigError(Diagnostic{
+        spec.command_location, "sweep",
+        fmt::format("{} points, more than the limit of {}: checking and planning them would take about {:.0f} s and "
+                    "{} MiB before the first point runs; split the sweep or sample it (combine: latin-hypercube)",
+                    e.points.size(), kMaxPoints, static_cast<double>(e.points.size()) * 3e-4,
+                    e.points.size() * 1400 >> 20)});
   if (only && *only >= e.points.size())
     throw sim::InputError(
         fmt::format("--point {}: the sweep has {} points (0 .. {})", *only, e.points.size(), e.points.size() - 1));

@@ -164,7 +164,8 @@ PointOutcome run_point(const Plan& plan, const SweepDir& dir, std::size_t index,
   std::vector<std::string> argv = plan.spec().wrapper;
   argv.push_back(self_executable());
   argv.insert(argv.end(), point.args.begin(), point.args.end());
-  argv.insert(argv.end(), {"--out", pdir.string()});
+  // --force: the folder already holds the sweep's own files (the lock, point.json, the logs).
+  argv.insert(argv.end(), {"--out", pdir.string(), "--force"});
 
   const std::string started = now_iso();
   nlohmann::ordered_json info;
@@ -243,7 +244,7 @@ PointOutcome run_point(const Plan& plan, const SweepDir& dir, std::size_t index,
   st["metrics"] = metrics.values;
   st["missing_metrics"] = metrics.missing;
   st["stderr_tail"] = tail_of_file(so.stderr_path);
-  write_file_atomic(pdir / "status.json", st.dump(2) + "\n");
+  write_file_atomic(pdir / "status.json", st.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   write_file_atomic(pdir / "done", out.status + "\n");
   return out;
 }

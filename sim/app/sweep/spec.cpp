@@ -8,6 +8,7 @@
 #include <set>
 
 #include "platforms/platform_spec.h"
+#include "sim/app/sweep/expand.h"
 #include "sim/config/diagnostics.h"
 #include "sim/config/loader.h"
 
@@ -542,7 +543,7 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
     if (!sampled)
       r.error(n->location(), "sweep.samples",
               fmt::format("'samples' applies to random and latin-hypercube, not {}", to_string(spec.combine)));
-    else if (auto c = r.count(*n, "sweep.samples", 1, 10000000))
+    else if (auto c = r.count(*n, "sweep.samples", 1, kMaxPoints))
       spec.samples = *c;
   } else if (sampled) {
     r.error(s.location(), "sweep.samples",

@@ -4,10 +4,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "sim/app/run_dir.h"
+#include "sim/config/input_file.h"
 #include "sim/errors.h"
 
 namespace wafersim::app::sweep {
@@ -15,11 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string read_text(const fs::path& p, const std::string& what) {
+  return sim::config::read_input_file(p.string(), what, sim::config::kMaxJsonBytes);
 }
 
 }  // namespace
@@ -49,14 +44,14 @@ nlohmann::json SweepDir::read_plan() const {
   if (!fs::exists(plan_file()))
     throw sim::InputError(fmt::format("{}: not a sweep folder (no sweep.json)", root_.string()));
   try {
-    return nlohmann::json::parse(read_text(plan_file()));
+    return nlohmann::json::parse(read_text(plan_file(), "the sweep's plan"));
   } catch (const nlohmann::json::exception& e) {
     throw sim::InputError(fmt::format("{}: unreadable: {}", plan_file().string(), e.what()));
   }
 }
 
 bool lock_held(const fs::path& point_dir) {
-  int fd = ::open((point_dir / ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open((point_dir / ".lock").c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   struct flock fl {};
   fl.l_type = F_WRLCK;
@@ -72,7 +67,7 @@ SweepDir::PointState SweepDir::state(std::size_t index) const {
   std::error_code ec;
   if (fs::exists(dir / "done", ec)) {
     s.state = State::Done;
-    s.status = read_text(dir / "done");
+    s.status = read_text(dir / "done", "a point's marker").substr(0, 256);
     while (!s.status.empty() && (s.status.back() == '\n' || s.status.back() == ' ')) s.status.pop_back();
     return s;
   }

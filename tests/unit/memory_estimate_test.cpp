@@ -1,0 +1,64 @@
+// The host memory estimate (platforms/memory_estimate.h) against the peak a run measures
+// (run.json's peak_memory_bytes), within a factor of 2 on three sizes; runs too large for the
+// machine or for --max-memory are refused before anything is built.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "platforms/memory_estimate.h"
+#include "platforms/platform_spec.h"
+#include "tests/support/run_wafersim.h"
+#include "tests/support/temp_dir.h"
+
+namespace wafersim::memory_estimate_test {
+namespace {
+
+using test::wafersim;
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(MemoryEstimate, WithinTwiceTheMeasuredPeakOnThreeSizes) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory is not part of the estimate";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory is not part of the estimate";
+#endif
+#endif
+  test::TempDir tmp;
+  for (const int side : {8, 64, 256}) {
+    const std::vector<std::string> set{"wafer.width=" + std::to_string(side), "wafer.height=" + std::to_string(side)};
+    const auto spec = platforms::load_platform("tiny", set).spec;
+    const auto estimate = platforms::estimate_memory(spec, {true, 1});
+    const std::string out = (tmp.path() / std::to_string(side)).string();
+    const auto r = wafersim("traffic tiny --set " + set[0] + " --set " + set[1] +
+                            " --pattern uniform --rate 0.05 --warmup 0 --measure 20 --drain 100 --json -o " + out);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto run = nlohmann::json::parse(test::slurp(tmp.path() / std::to_string(side) / "run.json"));
+    const double peak = run.at("peak_memory_bytes").get<double>();
+    const double ratio = static_cast<double>(estimate.bytes) / peak;
+    EXPECT_GT(ratio, 0.5) << side << " x " << side << ": estimate " << estimate.bytes << ", peak " << peak;
+    EXPECT_LT(ratio, 2.0) << side << " x " << side << ": estimate " << estimate.bytes << ", peak " << peak;
+  }
+}
+
+TEST(MemoryEstimate, TooLargeIsRefusedBeforeTheRunWithTheNumbers) {
+  const auto big = wafersim("traffic tiny --set wafer.width=4096 --set wafer.height=4096 --rate 0.1", true);
+  EXPECT_EQ(big.code, 2) << big.out;
+  EXPECT_TRUE(has(big.out, "the run does not fit: it needs about")) << big.out;
+  EXPECT_TRUE(has(big.out, "4096 x 4096 PEs: mesh")) << big.out;
+  const auto limited = wafersim("run tiny --cycles 10 --max-memory '1 MiB'", true);
+  EXPECT_EQ(limited.code, 2) << limited.out;
+  EXPECT_TRUE(has(limited.out, "more than --max-memory 1.0 MiB")) << limited.out;
+  const auto bad = wafersim("run tiny --cycles 10 --max-memory lots", true);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(has(bad.out, "--max-memory: expected a data size such as \"8 GiB\", found 'lots'")) << bad.out;
+  const auto info = wafersim("info tiny", true);
+  EXPECT_TRUE(has(info.out, "host memory to simulate")) << info.out;
+}
+
+}  // namespace
+}  // namespace wafersim::memory_estimate_test
