@@ -34,8 +34,9 @@ inline void remove_request(R& rq, std::uint32_t& outs, std::uint32_t o, std::uin
 
 }  // namespace
 
-BlockRouters::BlockRouters(Mesh& mesh)
+BlockRouters::BlockRouters(Mesh& mesh, sim::parallel::RowBands* bands)
     : mesh_(mesh),
+      partition_(bands && bands->parallel() ? bands : nullptr),
       geometry_(mesh.geometry_),
       routes_(mesh.options_.routes.get()),
       routers_(mesh.geometry_.routers()),
@@ -51,11 +52,6 @@ BlockRouters::BlockRouters(Mesh& mesh)
       xy_(mesh.xy_),
       sweep_(pick_sweep()) {
   const std::uint32_t n = routers_;
-  block_.assign(n, kNone);
-  tiles_x_ = (geometry_.width() + kTile - 1) / kTile;
-  const std::uint32_t tiles = tiles_x_ * ((geometry_.height() + kTile - 1) / kTile);
-  active_ = sim::IndexSet(tiles * kTile * kTile);
-  work_ = sim::IndexSet(tiles * kTile * kTile);
   boundary_.resize(n);
   for (std::uint32_t r = 0; r < n; ++r) {
     std::uint8_t b = 0;
@@ -76,6 +72,43 @@ BlockRouters::BlockRouters(Mesh& mesh)
                               : ep != kNone ? ep_full(ep)
                                             : static_cast<std::uint32_t>(full_.size() - 1);
     }
+
+  // Every router's block at a fixed place, tile by tile.
+  const std::uint32_t w = geometry_.width(), h = geometry_.height();
+  tiles_x_ = (w + kTile - 1) / kTile;
+  tiles_y_ = (h + kTile - 1) / kTile;
+  const std::size_t tiles = std::size_t{tiles_x_} * tiles_y_, blocks = tiles * kTileBlocks;
+  block_.resize(n);
+  block_router_.assign(blocks, kNone);
+  for (std::uint32_t y = 0; y < h; ++y)
+    for (std::uint32_t x = 0; x < w; ++x) {
+      const std::uint32_t b = ((y / kTile) * tiles_x_ + x / kTile) * kTileBlocks + (y % kTile) * kTile + x % kTile;
+      block_[geometry_.router(x, y)] = b;
+      block_router_[b] = geometry_.router(x, y);
+    }
+  blocks_ = LazyArray<Block>(blocks);
+  slots_ = LazyArray<Slot>(blocks * kPorts * colors_);
+  credits_ = LazyArray<std::uint16_t>(blocks * credit_stride_);
+  sleep_ = LazyArray<Sleep>(blocks);
+  if (xy_) {
+    owned_by_ = LazyArray<std::uint64_t>(blocks * kPorts * kPorts);
+    requests_ = LazyArray<Requests>(blocks);
+  }
+  if (link_stats_) {
+    link_forwarded_ = LazyArray<std::uint64_t>(slots_.size());
+    link_stalled_ = LazyArray<std::uint64_t>(slots_.size());
+    link_occupancy_ = LazyArray<std::uint64_t>(slots_.size());
+  }
+  tile_flits_.resize(tiles);
+  tile_built_.assign(tiles, 0);
+  tile_touched_.assign(tiles, 0);
+  tile_band_.assign(tiles, 0);
+  bands_.resize(partition_ ? partition_->count() : 1);
+  for (Band& band : bands_) {
+    band.active = sim::IndexSet(static_cast<std::uint32_t>(blocks));
+    band.work = sim::IndexSet(static_cast<std::uint32_t>(blocks));
+  }
+  place_bands();
 }
 
 std::uint32_t BlockRouters::next_router(std::uint32_t r, std::uint32_t o) const {
@@ -94,44 +127,52 @@ std::uint32_t BlockRouters::next_router(std::uint32_t r, std::uint32_t o) const 
 
 // ---- dynamic state -------------------------------------------------------------------
 
-std::uint32_t BlockRouters::new_tile(std::uint32_t r) {
-  const std::uint32_t w = geometry_.width(), h = geometry_.height();
-  const std::uint32_t x0 = r % w / kTile * kTile, y0 = r / w / kTile * kTile;
-  const auto base = static_cast<std::uint32_t>(blocks_.size());
-  blocks_.resize(std::size_t{base} + std::size_t{kTile} * kTile);
-  block_router_.resize(blocks_.size(), kNone);
-  for (std::uint32_t y = y0; y < std::min(y0 + kTile, h); ++y)
-    for (std::uint32_t x = x0; x < std::min(x0 + kTile, w); ++x) {
-      const std::uint32_t q = geometry_.router(x, y), b = base + (y - y0) * kTile + (x - x0);
-      block_[q] = b;
-      block_router_[b] = q;
-      counted_.push_back(q);
-      Block& k = blocks_[b];
-      k.xy = x | (y << 16);
-      k.links = ~boundary_[q] & 15u;
-      for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
-    }
-  slots_.resize(blocks_.size() * kPorts * colors_);
-  credits_.resize(blocks_.size() * credit_stride_, static_cast<std::uint16_t>(depth_));
-  sleep_.resize(blocks_.size());
-  if (xy_) {
-    owned_by_.resize(blocks_.size() * kPorts * kPorts, 0);
-    requests_.resize(blocks_.size());
+void BlockRouters::place_bands() {
+  const std::uint32_t row_blocks = tiles_x_ * kTileBlocks;
+  for (std::size_t i = 0; i < bands_.size(); ++i) {
+    Band& band = bands_[i];
+    const auto bi = static_cast<std::uint32_t>(i);
+    const std::uint32_t first = partition_ ? partition_->first_row(bi) : 0;
+    const std::uint32_t end = partition_ ? partition_->end_row(bi) : geometry_.height();
+    band.first_block = first / kTile * row_blocks;
+    band.end_block = (end + kTile - 1) / kTile * row_blocks;
+    for (std::uint32_t t = band.first_block / kTileBlocks; t < band.end_block / kTileBlocks; ++t)
+      tile_band_[t] = static_cast<std::uint16_t>(i);
+    band.stage = partition_ ? &mesh_.stages_[i] : nullptr;
+    band.counts = partition_ ? &mesh_.stages_[i].counts : &counters_;
   }
-  if (link_stats_) {
-    link_forwarded_.resize(slots_.size(), 0);
-    link_stalled_.resize(slots_.size(), 0);
-    link_occupancy_.resize(slots_.size(), 0);
-  }
-  return block_[r];
 }
 
-void BlockRouters::prepare_neighbours(std::uint32_t r) {
+std::uint32_t BlockRouters::fast_links(std::uint32_t b) const {
+  const std::uint32_t r = block_router_[b];
+  std::uint32_t links = ~boundary_[r] & 15u;
   for (std::uint32_t o = 0; o < 4; ++o)
-    if (!(boundary_[r] >> o & 1u)) ensure_block(r + step_[o]);
-  Block& k = blocks_[block_[r]];
-  for (std::uint32_t o = 0; o < 4; ++o) k.next[o] = boundary_[r] >> o & 1u ? kNone : block_[r + step_[o]];
-  k.ready = 1;
+    if ((links >> o & 1u) && tile_band_[block_[r + step_[o]] / kTileBlocks] != tile_band_[b / kTileBlocks])
+      links &= ~(1u << o);
+  return links;
+}
+
+void BlockRouters::build_tile(std::uint32_t t) {
+  const std::uint32_t first = t * kTileBlocks;
+  for (std::uint32_t b = first; b < first + kTileBlocks; ++b) {
+    const std::uint32_t r = block_router_[b];
+    if (r == kNone) continue;
+    Block& k = blocks_[b];
+    const hw::PeCoord pc = geometry_.coord(r);
+    k.xy = pc.x | (std::uint32_t{pc.y} << 16);
+    k.neighbours = ~boundary_[r] & 15u;
+    k.links = fast_links(b);
+    for (std::uint32_t o = 0; o < 4; ++o) k.next[o] = boundary_[r] >> o & 1u ? kNone : block_[r + step_[o]];
+    for (std::uint16_t& v : k.out.rr) v = kRrSpan - 1;
+    k.ready = 1;
+  }
+  for (std::size_t i = std::size_t{first} * kPorts * colors_; i < std::size_t{first + kTileBlocks} * kPorts * colors_;
+       ++i)
+    slots_[i].buf = kNone;
+  std::fill(&credits_[std::size_t{first} * credit_stride_],
+            &credits_[0] + std::size_t{first + kTileBlocks} * credit_stride_, static_cast<std::uint16_t>(depth_));
+  tile_built_[t] = 1;
+  ++owner(first).built;
 }
 
 // ---- the cycle -----------------------------------------------------------------------
@@ -140,7 +181,7 @@ void BlockRouters::read(std::uint64_t t) { mesh_.read_phase(*this, t); }
 
 void BlockRouters::popped(std::uint32_t ep, std::uint32_t c) {
   full_[ep_full(ep)] &= ~(std::uint64_t{1} << c);
-  if (sleepers_) rouse(mesh_.ep_router_[ep]);
+  if (any_asleep()) rouse(mesh_.ep_router_[ep]);
 }
 
 inline std::uint32_t BlockRouters::xy_request(const Block& k, const Slot& q, std::uint32_t payload) const {
@@ -148,12 +189,48 @@ inline std::uint32_t BlockRouters::xy_request(const Block& k, const Slot& q, std
 }
 
 template <bool kXY, bool kHop1>
-inline void BlockRouters::eject(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
-  if (mesh_.to_endpoint(r, o, c, f, now)) full_[down_[r * kPorts + o]] |= std::uint64_t{1} << c;
+inline void BlockRouters::eject(Band& band, std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f,
+                                std::uint64_t now) {
+  if (mesh_.to_endpoint(band.stage, r, o, c, f, now)) full_[down_[r * kPorts + o]] |= std::uint64_t{1} << c;
   if constexpr (kXY) {
-    --counters_.in_network;
-    if constexpr (kHop1) --counters_.color_queued[c];
+    --band.counts->in_network;
+    if constexpr (kHop1) --band.counts->color_queued[c];
   }
+}
+
+template <bool kXY, bool kHop1>
+void BlockRouters::cross(Band& band, Block& k, std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f,
+                         std::uint64_t now) {
+  const std::uint32_t n = r + step_[o], pp = o ^ 2u, nb = k.next[o];
+  if (--credits_[credit_index(block_[r], o, c)] == 0) full_[r * kPorts + o] |= std::uint64_t{1} << c;
+  Counters& counts = *band.counts;
+  if (!kXY) ++counts.in_network;
+  if (kHop1) {
+    if constexpr (!kXY) {
+      if (!((routes_ ? routes_->at(n, c).accept : 0u) & (1u << pp))) mesh_.route_error(n, pp, c, f);
+      ++counts.color_queued[c];
+    }
+    ++counts.dir_queued[pp];
+    band.crossings.push_back(Crossing{nb, pp, c, static_cast<std::uint32_t>(now & 1u), f, true});
+  } else {
+    band.crossings.push_back(Crossing{nb, pp, c, 0, f, false});
+    to_wheel(band, n * kPorts + pp, c, f, now + hop_ + (link_extra_ ? link_extra_[r * 4 + o] : 0u));
+  }
+}
+
+void BlockRouters::to_wheel(Band& band, std::uint32_t target, std::uint32_t c, Flit f, std::uint64_t at) {
+  if (band.stage)
+    band.stage->transits.push_back(BandStage::Due{at, Transit{target, 0, static_cast<std::uint16_t>(c), f}});
+  else
+    mesh_.to_wheel(target, c, f, at);
+}
+
+void BlockRouters::credit_back(Band& band, const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c,
+                               std::uint64_t now) {
+  if (k.neighbours >> p & 1u)
+    band.credits_back.push_back(CreditBack{k.next[p], p ^ 2u, c, (r + step_[p]) * kPorts + (p ^ 2u)});
+  else
+    mesh_.return_to_endpoint(band.stage, r, p, c, now);
 }
 
 template <bool kXY>
@@ -169,10 +246,13 @@ inline std::uint16_t BlockRouters::head_wants(const Block& k, std::uint32_t r, s
 }
 
 void BlockRouters::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now) {
-  const std::uint32_t b = block_[r];                     // allocated when the wavelet was sent
-  if (blocks_[b].asleep) wake_up(b, processed_, false);  // its counters up to here, with the queues as they were
+  const std::uint32_t b = block_[r];
+  Band& band = owner(b);
+  if (!tile_built_[b / kTileBlocks]) build_tile(b / kTileBlocks);
+  // Its counters up to here, with the queues as they were.
+  if (blocks_[b].asleep) wake_up(band, counters_, b, processed_, false);
   Slot& q = slots_[slot_index(b, p, c)];
-  ring_queue::enqueue(q, f, flits_, depth_);
+  ring_queue::enqueue(q, f, tile_flits_[b / kTileBlocks], depth_);
   Block& k = blocks_[b];
   stamp_queued(k, p, now);
   ++counters_.color_queued[c];
@@ -186,38 +266,40 @@ void BlockRouters::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t 
       q.want = head_wants<false>(k, r, p, c, q, f.payload);
     }
   }
-  active_.insert(b);
+  band.active.insert(b);
 }
 
-void BlockRouters::stall(Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
+void BlockRouters::stall(Counters& counts, Block& k, std::uint32_t b, std::uint32_t o, std::uint64_t colors) {
   // (Counted in the loop: without POPCNT in the baseline ISA, __builtin_popcountll is a call.)
   std::uint32_t n = 0;
   for (; colors; colors &= colors - 1) {
     const std::uint32_t c = lowest(colors);
     ++n;
-    ++counters_.color_stalled[c];
+    ++counts.color_stalled[c];
     if (link_stats_) ++link_stalled_[slot_index(b, o, c)];
   }
   k.stalled[o] += n;
-  counters_.stalled += n;
+  counts.stalled += n;
 }
 
-void BlockRouters::fall_asleep(std::uint32_t b, std::uint64_t now, const std::uint64_t* stalls, std::uint32_t outs) {
+void BlockRouters::fall_asleep(Band& band, std::uint32_t b, std::uint64_t now, const std::uint64_t* stalls,
+                               std::uint32_t outs) {
   Sleep& s = sleep_[b];
+  SleepTally& tally = band.sleep;
   s.since = now + 1;
   for (std::uint32_t o = 0; o < kPorts; ++o) {
     s.stalled[o] = outs >> o & 1u ? stalls[o] : 0;
     for (std::uint64_t m = s.stalled[o]; m; m &= m - 1) {
-      ++sleep_stalls_;
-      ++sleep_color_stalls_[lowest(m)];
-      sleep_colors_ |= m & -m;
+      ++tally.stalls;
+      ++tally.color_stalls[lowest(m)];
+      tally.colors |= m & -m;
     }
   }
   blocks_[b].asleep = 1;
-  ++sleepers_;
+  ++tally.sleepers;
 }
 
-void BlockRouters::wake_up(std::uint32_t b, std::uint64_t upto, bool visited) {
+void BlockRouters::wake_up(Band& band, Counters& counts, std::uint32_t b, std::uint64_t upto, bool visited) {
   Sleep& s = sleep_[b];
   Block& k = blocks_[b];
   const std::uint64_t n = upto - s.since;
@@ -233,23 +315,24 @@ void BlockRouters::wake_up(std::uint32_t b, std::uint64_t upto, bool visited) {
       k.stalled[o] += n;
       if (link_stats_) link_stalled_[slot_index(b, o, c)] += n;
       if (visited) {  // write() counted this cycle for it as asleep; the visit counts it again
-        --counters_.stalled;
-        --counters_.color_stalled[c];
+        --counts.stalled;
+        --counts.color_stalled[c];
       }
-      --sleep_stalls_;
-      if (--sleep_color_stalls_[c] == 0) sleep_colors_ &= ~(std::uint64_t{1} << c);
+      --band.sleep.stalls;
+      if (--band.sleep.color_stalls[c] == 0) band.sleep.colors &= ~(std::uint64_t{1} << c);
     }
   k.asleep = 0;
-  --sleepers_;
+  --band.sleep.sleepers;
 }
 
 template <bool kXY, bool kHop1, bool kLinkStats>
-inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b, std::uint64_t now) {
+inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b, std::uint64_t now, Band& band) {
   const std::uint32_t r = block_router_[b];
-  if (!blocks_[b].ready) prepare_neighbours(r);  // before taking pointers into the arrays
+  if (!blocks_[b].ready) build_tile(b / kTileBlocks);
   Block& k = blocks_[b];
-  if (k.asleep) wake_up(b, now, true);
-  const std::uint64_t forwarded_before = counters_.forwarded;
+  Counters& counters = *band.counts;
+  if (k.asleep) wake_up(band, counters, b, now, true);
+  const std::uint64_t forwarded_before = counters.forwarded;
   const std::uint32_t D = depth_;
   Slot* const slots = &slots_[slot_index(b, 0, 0)];
   std::uint16_t* const credits = &credits_[credit_index(b, 0, 0)];
@@ -283,7 +366,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
       stamp_queued(k, p, now);
       Slot& q = slots[c * kPorts + p];
       if (q.count) {
-        ring_queue::enqueue(q, f, flits_, depth_);
+        ring_queue::enqueue(q, f, tile_flits_[b / kTileBlocks], depth_);
       } else {
         q.front = f;
         q.count = 1;
@@ -326,24 +409,26 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
         continue;
       }
       k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
-      ++counters_.forwarded;
-      ++counters_.bypassed;
+      ++counters.forwarded;
+      ++counters.bypassed;
       if (o == index(Port::Ramp)) {
-        eject<kXY, kHop1>(r, o, c, f, now);
-      } else {
+        eject<kXY, kHop1>(band, r, o, c, f, now);
+      } else if (k.links >> o & 1u) {
         const std::uint32_t pp = o ^ 2u, nb = k.next[o];
         if (--credits[c * kPorts + o] == 0) no_credit[o] |= cb;
-        arrive(blocks_[nb], nb, pp, c, f, now);
+        arrive(band, blocks_[nb], nb, pp, c, f, now);
+      } else {
+        cross<kXY, kHop1>(band, k, r, o, c, f, now);
       }
       ++k.out.forwarded[o];
-      ++counters_.color_forwarded[c];
+      ++counters.color_forwarded[c];
       stamp_passed(k, p);
-      --counters_.dir_queued[p];
+      --counters.dir_queued[p];
       // (As the output loop's `links >> p` below; one helper for both cost 1.7% instructions.)
-      if (p == index(Port::Ramp))
-        mesh_.return_to_endpoint(r, p, c, now);
+      if (k.links >> p & 1u)
+        free_credit(band, k, r, p, c);
       else
-        free_credit(k, r, p, c);
+        credit_back(band, k, r, p, c, now);
     }
   }
 
@@ -386,7 +471,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
 
   // Arbitrate each output (round robin over (input, color) in the order input * 64 + color,
   // starting after the last grant) and move the granted wavelet (or a copy of it).
-  Flit* const flits = flits_.data();
+  Flit* const flits = tile_flits_[b / kTileBlocks].data();
   std::uint64_t* const full = full_.data();
   const std::uint32_t links = k.links;
   std::uint32_t behind[kPorts];  // XY: queues (p | c << 8) granted with a wavelet behind the head
@@ -422,7 +507,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
     if (single) {
       const std::uint64_t want = std::uint64_t{1} << c;
       if (want & blocked) {
-        stall(k, b, o, want);
+        stall(counters, k, b, o, want);
         stalls[o] = want;
         stall_outs |= 1u << o;
         continue;
@@ -446,7 +531,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
         }
       }
       if (any & blocked) {
-        stall(k, b, o, any & blocked);
+        stall(counters, k, b, o, any & blocked);
         stalls[o] = any & blocked;
         stall_outs |= 1u << o;
       }
@@ -467,7 +552,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
       }
     }
     k.out.rr[o] = static_cast<std::uint16_t>(p * 64 + c);
-    ++counters_.forwarded;
+    ++counters.forwarded;
 
     // Send it.
     const std::uint64_t cb = std::uint64_t{1} << c;
@@ -478,23 +563,25 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
       const std::uint32_t pp = o ^ 2u;  // the facing port
       const std::uint32_t nb = k.next[o];
       if (--credits[c * kPorts + o] == 0) full[r * kPorts + o] |= cb;
-      if (!kXY) ++counters_.in_network;
+      if (!kXY) ++counters.in_network;
       Block& kn = blocks_[nb];
       if (kHop1) {
         if constexpr (!kXY) {  // the wavelet is the head of its queue there if the route is wrong
           if (!((routes_ ? routes_->at(n, c).accept : 0u) & (1u << pp))) mesh_.route_error(n, pp, c, q.front);
-          ++counters_.color_queued[c];
+          ++counters.color_queued[c];
         }
-        arrive(kn, nb, pp, c, q.front, now);
+        arrive(band, kn, nb, pp, c, q.front, now);
       } else {
         kn.used = 1;
-        mesh_.to_wheel(n * kPorts + pp, c, q.front, now + hop_ + (link_extra_ ? link_extra_[r * 4 + o] : 0u));
+        to_wheel(band, n * kPorts + pp, c, q.front, now + hop_ + (link_extra_ ? link_extra_[r * 4 + o] : 0u));
       }
+    } else if (k.neighbours >> o & 1u) {
+      cross<kXY, kHop1>(band, k, r, o, c, q.front, now);
     } else {
-      eject<kXY, kHop1>(r, o, c, q.front, now);
+      eject<kXY, kHop1>(band, r, o, c, q.front, now);
     }
     ++k.out.forwarded[o];
-    ++counters_.color_forwarded[c];
+    ++counters.color_forwarded[c];
     if (kLinkStats) ++link_forwarded_[slot_index(b, o, c)];
     if constexpr (kXY) {
       // Head xor tail (a packet of several wavelets): the two bits are 01 or 10. (Read from the
@@ -522,9 +609,9 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
     // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
     // and in its color's queue count.)
     stamp_left(k, p, now);
-    --counters_.dir_queued[p];
-    if (!kXY) --counters_.in_network;
-    if (!kXY || !kHop1) --counters_.color_queued[c];
+    --counters.dir_queued[p];
+    if (!kXY) --counters.in_network;
+    if (!kXY || !kHop1) --counters.color_queued[c];
     if constexpr (kXY) {
       if (single) {
         rq->out[o].heads = 0;
@@ -544,9 +631,9 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
       k.busy &= ~(1u << p);
     }
     if (links >> p & 1u) {
-      free_credit(k, r, p, c);
+      free_credit(band, k, r, p, c);
     } else {
-      mesh_.return_to_endpoint(r, p, c, now);
+      credit_back(band, k, r, p, c, now);
     }
   }
   if constexpr (kXY)
@@ -557,10 +644,10 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
     }
   // (Under XY a router holds a visible wavelet exactly when one of its heads requests an output.)
   if (k.busy) {
-    if (counters_.forwarded == forwarded_before && idle_skip_)
-      fall_asleep(b, now, stalls, stall_outs);  // (if a sender already put it on the list, it is visited)
+    if (counters.forwarded == forwarded_before && idle_skip_)
+      fall_asleep(band, b, now, stalls, stall_outs);  // (if a sender already put it on the list, it is visited)
     else
-      active_.insert(b);
+      band.active.insert(b);
   }
 }
 
@@ -582,21 +669,34 @@ void BlockRouters::prefetch_visit(std::uint32_t b, std::uint64_t now) const {
 }
 
 template <bool kXY, bool kHop1, bool kLinkStats>
-std::uint64_t BlockRouters::run_routers(std::uint64_t t) {
-  const std::uint64_t before = counters_.forwarded;
-  auto one = [ this, t ](std::uint32_t b) __attribute__((always_inline)) { process<kXY, kHop1, kLinkStats>(b, t); };
+std::uint64_t BlockRouters::run_routers(std::uint64_t t, Band& band) {
+  Counters& counters = *band.counts;
+  const std::uint64_t before = counters.forwarded;
+  auto one = [ this, t, &band ](std::uint32_t b) __attribute__((always_inline)) {
+    process<kXY, kHop1, kLinkStats>(b, t, band);
+  };
   // In block order, so that neighbours' state is still in cache.
   if (idle_skip_) {
-    counters_.evaluations += work_.drain_ahead(
-        visit_order_, [this](std::uint32_t b) { prefetch_block(b); },
+    counters.evaluations += band.work.drain_ahead(
+        band.visit_order, [this](std::uint32_t b) { prefetch_block(b); },
         [this, t](std::uint32_t b) { prefetch_visit(b, t); }, one);
   } else {
-    counters_.evaluations += routers_;
-    work_.drain([](std::uint32_t) {});
-    for (std::uint32_t b = 0; b < blocks_.size(); ++b)
+    // Every router of the band's built tiles, and those with work in tiles not built yet.
+    band.work.drain([this](std::uint32_t b) {
+      if (!tile_built_[b / kTileBlocks]) build_tile(b / kTileBlocks);
+    });
+    for (std::uint32_t b = band.first_block; b < band.end_block; ++b) {
+      if (!tile_built_[b / kTileBlocks]) {
+        b += kTileBlocks - 1;
+        continue;
+      }
       if (block_router_[b] != kNone) one(b);
+    }
+    const std::uint32_t rows_of = (band.end_block - band.first_block) / (tiles_x_ * kTileBlocks) * kTile;
+    const std::uint32_t first_row = band.first_block / (tiles_x_ * kTileBlocks) * kTile;
+    counters.evaluations += std::uint64_t{std::min(rows_of, geometry_.height() - first_row)} * geometry_.width();
   }
-  return counters_.forwarded - before;
+  return counters.forwarded - before;
 }
 
 BlockRouters::Sweep BlockRouters::pick_sweep() const {
@@ -608,24 +708,53 @@ BlockRouters::Sweep BlockRouters::pick_sweep() const {
   return kSweeps[(xy_ ? 4u : 0u) | (hop_ == 1 && !link_extra_ ? 2u : 0u) | (link_stats_ ? 1u : 0u)];
 }
 
+bool BlockRouters::any_asleep() const {
+  for (const Band& band : bands_)
+    if (band.sleep.sleepers) return true;
+  return false;
+}
+
+bool BlockRouters::busy() const {
+  for (const Band& band : bands_)
+    if (!band.active.empty() || band.sleep.sleepers) return true;
+  return false;
+}
+
 std::uint64_t BlockRouters::write(std::uint64_t t) {
   processed_ = t + 1;
-  work_.swap(active_);  // active_ collects the routers with work next cycle
+  bool work = false;
+  for (Band& band : bands_) {
+    band.work.swap(band.active);  // active collects the routers with work next cycle
+    work = work || !band.work.empty() || band.sleep.sleepers;
+  }
   std::uint64_t granted = 0;
-  if (!work_.empty() || sleepers_) {
+  if (work) {
     for (std::uint32_t c = 0; c < colors_; ++c) counters_.color_occupancy[c] += counters_.color_queued[c];
     for (std::uint32_t p = 0; p < kPorts; ++p) counters_.dir_occupancy[p] += counters_.dir_queued[p];
     // This cycle's credit stalls of the sleeping routers (wake_up() takes back those visited).
-    counters_.stalled += sleep_stalls_;
-    for (std::uint64_t m = sleep_colors_; m; m &= m - 1)
-      counters_.color_stalled[lowest(m)] += sleep_color_stalls_[lowest(m)];
-    granted = (this->*sweep_)(t);
+    for (const Band& band : bands_) {
+      counters_.stalled += band.sleep.stalls;
+      for (std::uint64_t m = band.sleep.colors; m; m &= m - 1)
+        counters_.color_stalled[lowest(m)] += band.sleep.color_stalls[lowest(m)];
+    }
+    if (!partition_) {
+      granted = (this->*sweep_)(t, bands_[0]);
+    } else {
+      partition_->run([this, t](std::size_t b) { sweep_band(t, bands_[b]); });
+      for (std::uint32_t b = 0; b < bands_.size(); ++b) {
+        granted += bands_[b].granted;
+        partition_->add_work(b, bands_[b].visited * sim::parallel::kRouterVisitUnits);
+      }
+    }
   }
-  for (const Unfull& u : unfull_) {
-    full_[u.target] &= ~(std::uint64_t{1} << u.color);
-    if (sleepers_) rouse(u.target / kPorts);  // the sender
+  const bool asleep = any_asleep();
+  for (Band& band : bands_) {
+    for (const Unfull& u : band.unfull) {
+      full_[u.target] &= ~(std::uint64_t{1} << u.color);
+      if (asleep) rouse(u.target / kPorts);  // the sender
+    }
+    band.unfull.clear();
   }
-  unfull_.clear();
   return granted;
 }
 
@@ -644,15 +773,64 @@ void BlockRouters::routes_changed(const RouteTable* table, const std::vector<Rou
   }
 }
 
+void BlockRouters::repartitioned(const std::vector<std::uint32_t>& /*old_first*/) {
+  if (!partition_) return;
+  // The sets and tallies by band: gathered, then dealt out to the new owners.
+  std::vector<std::uint32_t> active;
+  for (Band& band : bands_) {
+    band.active.drain([&active](std::uint32_t b) { active.push_back(b); });
+    band.sleep = SleepTally{};
+  }
+  place_bands();
+  for (const std::uint32_t b : active) owner(b).active.insert(b);
+  for (std::uint32_t t = 0; t < tile_built_.size(); ++t) {
+    if (!tile_built_[t]) continue;
+    for (std::uint32_t b = t * kTileBlocks; b < (t + 1) * kTileBlocks; ++b) {
+      if (block_router_[b] == kNone) continue;
+      Block& k = blocks_[b];
+      k.links = fast_links(b);
+      if (!k.asleep) continue;
+      SleepTally& tally = owner(b).sleep;
+      ++tally.sleepers;
+      for (std::uint32_t o = 0; o < kPorts; ++o)
+        for (std::uint64_t m = sleep_[b].stalled[o]; m; m &= m - 1) {
+          ++tally.stalls;
+          ++tally.color_stalls[lowest(m)];
+          tally.colors |= m & -m;
+        }
+    }
+  }
+}
+
+void BlockRouters::joined() {
+  // In band order: the serial sweep's order of these moves and credits.
+  for (Band& band : bands_) {
+    for (const Crossing& x : band.crossings) {
+      Block& kn = blocks_[x.block];
+      if (x.hop1) {
+        kn.in[x.parity].put(x.port, x.color, x.flit);
+        owner(x.block).active.insert(x.block);
+      } else {
+        kn.used = 1;
+      }
+    }
+    band.crossings.clear();
+    for (const CreditBack& cb : band.credits_back)
+      if (credits_[credit_index(cb.block, cb.output, cb.color)]++ == 0)
+        band.unfull.push_back(Unfull{cb.full, cb.color});
+    band.credits_back.clear();
+  }
+}
+
 // ---- readers -------------------------------------------------------------------------
 
+// (A router whose tile is not built reads as zero bytes: no wavelet, no count.)
 std::uint64_t BlockRouters::port_forwarded(std::uint32_t r, std::uint32_t p) const {
-  return block_[r] == kNone ? 0 : blocks_[block_[r]].out.forwarded[p];
+  return blocks_[block_[r]].out.forwarded[p];
 }
 
 std::uint64_t BlockRouters::port_stalled(std::uint32_t r, std::uint32_t p) const {
   const std::uint32_t b = block_[r];
-  if (b == kNone) return 0;
   std::uint64_t v = blocks_[b].stalled[p];
   if (const std::uint64_t n = owed(b))
     for (std::uint64_t m = sleep_[b].stalled[p]; m; m &= m - 1) v += n;
@@ -661,11 +839,11 @@ std::uint64_t BlockRouters::port_stalled(std::uint32_t r, std::uint32_t p) const
 
 std::uint64_t BlockRouters::port_occupancy(std::uint32_t r, std::uint32_t p) const {
   const std::uint32_t b = block_[r];
-  return b == kNone ? 0 : blocks_[b].occupancy[p] + std::uint64_t{queued_in(b, p)} * processed_;
+  return blocks_[b].occupancy[p] + std::uint64_t{queued_in(b, p)} * processed_;
 }
 
 bool BlockRouters::arriving(std::uint32_t r, std::uint32_t p, std::uint32_t parity) const {
-  return block_[r] != kNone && (blocks_[block_[r]].in[parity].ports >> p & 1u);
+  return (blocks_[block_[r]].in[parity].ports >> p & 1u) != 0;
 }
 
 std::uint32_t BlockRouters::queued_in(std::uint32_t b, std::uint32_t p) const {
@@ -682,7 +860,6 @@ LinkCounters BlockRouters::link_color_counters(std::uint32_t r, std::uint32_t p,
                                                std::uint64_t evaluated) const {
   LinkCounters out;
   const std::uint32_t b = block_[r];
-  if (b == kNone) return out;
   const std::uint32_t si = slot_index(b, p, c);
   auto arrives = [&](std::uint64_t parity, std::uint32_t ports) {
     const Arrivals& a = blocks_[b].in[parity & 1u];
@@ -698,19 +875,19 @@ LinkCounters BlockRouters::link_color_counters(std::uint32_t r, std::uint32_t p,
 }
 
 std::uint64_t BlockRouters::queued_colors(std::uint32_t r, std::uint32_t p) const {
-  return block_[r] == kNone ? std::uint64_t{0} : blocks_[block_[r]].nonempty[p];
+  return blocks_[block_[r]].nonempty[p];
 }
 
 std::uint32_t BlockRouters::queued(std::uint32_t r, std::uint32_t p, std::uint32_t c) const {
-  return block_[r] == kNone ? 0u : slots_[slot_index(block_[r], p, c)].count;
+  return slots_[slot_index(block_[r], p, c)].count;
 }
 
-Flit BlockRouters::queued_flit(const Slot& q, std::uint32_t i) const {
-  return i == 0 ? q.front : flits_[q.buf + ring_queue::position(q, i, depth_)];
+Flit BlockRouters::queued_flit(std::uint32_t b, const Slot& q, std::uint32_t i) const {
+  return i == 0 ? q.front : tile_flits_[b / kTileBlocks][q.buf + ring_queue::position(q, i, depth_)];
 }
 
 Flit BlockRouters::queued_flit(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint32_t i) const {
-  return queued_flit(slots_[slot_index(block_[r], p, c)], i);
+  return queued_flit(block_[r], slots_[slot_index(block_[r], p, c)], i);
 }
 
 std::uint32_t BlockRouters::head_route(std::uint32_t r, std::uint32_t p, std::uint32_t c) const {
@@ -723,28 +900,67 @@ bool BlockRouters::out_of_credit(std::uint32_t r, std::uint32_t o, std::uint32_t
 
 std::uint32_t BlockRouters::holder(std::uint32_t r, std::uint32_t o, std::uint32_t c) const {
   std::uint32_t owner = kNone;
-  if (xy_ && block_[r] != kNone)
+  if (xy_)
     for (std::uint32_t i = 0; i < kPorts; ++i)
       if ((owned_by_[(std::size_t{block_[r]} * kPorts + o) * kPorts + i] >> c) & 1u) owner = i;
   return owner;
+}
+
+bool BlockRouters::tile_in_use(std::uint32_t t) const {
+  if (tile_built_[t] || tile_touched_[t]) return true;
+  // A built neighbour may have sent into its arrival registers.
+  const std::uint32_t tx = t % tiles_x_, ty = t / tiles_x_;
+  return (tx > 0 && tile_built_[t - 1]) || (tx + 1 < tiles_x_ && tile_built_[t + 1]) ||
+         (ty > 0 && tile_built_[t - tiles_x_]) || (ty + 1 < tiles_y_ && tile_built_[t + tiles_x_]);
 }
 
 std::uint32_t BlockRouters::touched_routers() const {
   // Routers sent a wavelet: marked when they took it in, or still arriving from the last cycle written.
   const std::uint32_t parity = (processed_ + 1) & 1u;
   std::uint32_t n = 0;
-  for (const Block& k : blocks_) n += (k.used || (processed_ && k.in[parity].ports)) ? 1u : 0u;
+  for (std::uint32_t t = 0; t < tile_built_.size(); ++t) {
+    if (!tile_in_use(t)) continue;
+    for (std::uint32_t b = t * kTileBlocks; b < (t + 1) * kTileBlocks; ++b) {
+      const Block& k = blocks_[b];
+      n += (block_router_[b] != kNone && (k.used || (processed_ && k.in[parity].ports))) ? 1u : 0u;
+    }
+  }
   return n;
+}
+
+const std::vector<std::uint32_t>& BlockRouters::counted_routers() const {
+  std::uint64_t built = 0;
+  for (const Band& band : bands_) built += band.built;
+  if (counted_at_ == std::pair<std::uint64_t, std::uint64_t>{processed_, built}) return counted_;
+  counted_.clear();
+  for (std::uint32_t t = 0; t < tile_built_.size(); ++t)
+    if (tile_in_use(t))
+      for (std::uint32_t b = t * kTileBlocks; b < (t + 1) * kTileBlocks; ++b)
+        if (block_router_[b] != kNone) counted_.push_back(block_router_[b]);
+  counted_at_ = {processed_, built};
+  return counted_;
 }
 
 std::uint64_t BlockRouters::allocated_bytes() const {
   auto v = [](const auto& vec) { return static_cast<std::uint64_t>(vec.capacity() * sizeof(vec[0])); };
-  return v(full_) + v(down_) + v(block_) + v(boundary_) + v(block_router_) + v(counted_) + v(blocks_) + v(slots_) +
-         v(credits_) + v(owned_by_) + v(requests_) + v(link_forwarded_) + v(link_stalled_) + v(link_occupancy_) +
-         v(flits_) + active_.allocated_bytes() + work_.allocated_bytes() + v(unfull_) + v(ramp_sent_blocks_[0]) +
-         v(ramp_sent_blocks_[1]);
+  std::uint64_t tiles = 0, flits = 0, sets = 0;
+  for (std::uint32_t t = 0; t < tile_built_.size(); ++t) {
+    tiles += tile_built_[t];
+    flits += v(tile_flits_[t]);
+  }
+  for (const Band& band : bands_) sets += band.active.allocated_bytes() + band.work.allocated_bytes();
+  // A built tile's state: blocks, queues, credits, sleep records, and the XY and per-link ones.
+  std::uint64_t per_block = sizeof(Block) + sizeof(Slot) * kPorts * colors_ + 2u * credit_stride_ + sizeof(Sleep);
+  if (xy_) per_block += sizeof(std::uint64_t) * kPorts * kPorts + sizeof(Requests);
+  if (link_stats_) per_block += 3 * sizeof(std::uint64_t) * kPorts * colors_;
+  return v(full_) + v(down_) + v(block_) + v(boundary_) + v(block_router_) + v(counted_) + v(tile_flits_) +
+         v(tile_built_) + v(tile_touched_) + v(tile_band_) + tiles * kTileBlocks * per_block + flits + sets;
 }
 
-std::string BlockRouters::describe() const { return fmt::format("{} routers busy", active_.size()); }
+std::string BlockRouters::describe() const {
+  std::uint32_t busy = 0;
+  for (const Band& band : bands_) busy += band.active.size();
+  return fmt::format("{} routers busy", busy);
+}
 
 }  // namespace wafersim::fabric

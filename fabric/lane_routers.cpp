@@ -1,5 +1,6 @@
 #include "fabric/lane_routers.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -190,18 +191,29 @@ struct LaneRouters::Acc {
 };
 
 std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, Ends& ends, const Totals& totals) {
+  begin_sweep();
+  const Swept swept = sweep_groups(t, 0, groups_, skip_idle, ends, totals);
+  end_sweep(swept.busy, swept.visits);
+  return swept.granted;
+}
+
+void LaneRouters::begin_sweep() {
   if (++sweeps_since_fold_ == kFoldEvery) {
     fold();
     sweeps_since_fold_ = 0;
   }
+}
+
+LaneRouters::Swept LaneRouters::sweep_groups(std::uint64_t t, std::uint32_t first, std::uint32_t end, bool skip_idle,
+                                             Ends& ends, const Totals& totals) {
   const std::uint32_t in = (t + 1) & 1u;
   Acc acc;
-  bool busy = false;
+  Swept swept;
   // A group has work if a wavelet or credit arrives or a head requests an output.
   const std::uint32_t* const arriving = base(arrival(in, 0, kValid));
   const std::uint32_t* const requests = base(kRequests);
   const std::uint32_t* const returned = base(kReturned + in * 4);
-  for (std::uint32_t g = 0; g < groups_; ++g) {
+  for (std::uint32_t g = first; g < std::min(end, groups_); ++g) {
     const std::uint32_t r0 = g * 8;
     V a{};
 #pragma GCC unroll 5
@@ -210,24 +222,22 @@ std::uint64_t LaneRouters::sweep(std::uint64_t t, bool skip_idle, Ends& ends, co
 #pragma GCC unroll 4
     for (std::uint32_t o = 0; o < 4; ++o) a |= load(returned + o * kStride + r0);
     const bool work = !none(a);
-    busy |= work;
+    swept.busy |= work;
     if (work || !skip_idle) {
       visit(r0, t, ends, totals, acc);
-      ++visits_;
+      ++swept.visits;
     }
   }
-  busy_ = busy;
-  std::uint64_t granted = 0;
   for (std::uint32_t c = 0; c < kColors; ++c) {
     const V half = c < 2 ? acc.colors[c] & 0xffffu : acc.colors[c - 2] >> 16;
     const std::uint32_t n = hsum(half);
     totals.color_forwarded[c] += n;
-    granted += n;
+    swept.granted += n;
   }
-  *totals.forwarded += granted;
+  *totals.forwarded += swept.granted;
   for (std::uint32_t p = 0; p < kPorts; ++p)
     totals.dir_queued[p] += std::uint64_t{hsum(acc.sent[p])} - hsum(acc.queued[p]);
-  return granted;
+  return swept;
 }
 
 void LaneRouters::visit(std::uint32_t r0, std::uint64_t t, Ends& ends, const Totals& totals, Acc& acc) {

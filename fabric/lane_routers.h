@@ -62,6 +62,22 @@ class LaneRouters {
   // arrived, counts occupancy, grants each output round robin over (input, color), moves the
   // granted wavelets. Returns the grants.
   std::uint64_t sweep(std::uint64_t t, bool skip_idle, Ends& ends, const Totals& totals);
+  // The same in parts: begin_sweep() once, then sweep_groups() over the groups of eight routers
+  // [first, end) (the parts of a job may sweep disjoint ranges at once: a group writes only its
+  // own routers' state and its neighbours' registers of the other parity), then end_sweep()
+  // with the parts' results in any order.
+  struct Swept {
+    std::uint64_t granted = 0, visits = 0;
+    bool busy = false;
+  };
+  void begin_sweep();
+  Swept sweep_groups(std::uint64_t t, std::uint32_t first, std::uint32_t end, bool skip_idle, Ends& ends,
+                     const Totals& totals);
+  void end_sweep(bool busy, std::uint64_t visits) {
+    busy_ = busy;
+    visits_ += visits;
+  }
+  [[nodiscard]] std::uint32_t groups() const { return groups_; }
   // Whether any router holds or is sent a wavelet or owes a credit (the mesh stays awake).
   [[nodiscard]] bool busy() const { return busy_; }
   [[nodiscard]] std::uint64_t group_visits() const { return visits_; }

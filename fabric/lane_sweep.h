@@ -4,12 +4,15 @@
 // ejections and ramp credits into the mesh's endpoint side, and when a mesh may use them.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "fabric/band_stage.h"
 #include "fabric/expected_traffic.h"
 #include "fabric/lane_routers.h"
 #include "fabric/router_sweep.h"
+#include "sim/parallel/row_bands.h"
 
 namespace wafersim::fabric {
 
@@ -29,8 +32,9 @@ class LaneSweep final : public RouterSweep, private LaneRouters::Ends {
   // at most LaneRouters::kMaxRouters routers in rows of at most LaneRouters::kMaxWidth.
   [[nodiscard]] static bool fits(const Mesh& mesh, const ExpectedTraffic& traffic);
 
-  // The routers of `mesh`, whose senders keep to single-wavelet packets on colors 0 .. colors - 1.
-  LaneSweep(Mesh& mesh, std::uint32_t colors);
+  // The routers of `mesh`, whose senders keep to single-wavelet packets on colors 0 .. colors - 1;
+  // with `bands` (more than one), swept band by band on their team.
+  LaneSweep(Mesh& mesh, std::uint32_t colors, sim::parallel::RowBands* bands);
 
   [[nodiscard]] LaneRouters& lanes() { return lanes_; }
 
@@ -79,11 +83,24 @@ class LaneSweep final : public RouterSweep, private LaneRouters::Ends {
   [[nodiscard]] std::string describe() const override { return "routers in vector lanes"; }
 
  private:
-  // LaneRouters::Ends: the ejections and the ramp input's freed slots, into the endpoint side.
+  // LaneRouters::Ends: the ejections and the ramp input's freed slots, into the endpoint side
+  // (staged for the join when `stage` is set: a band's part).
+  struct Band final : LaneRouters::Ends {
+    LaneSweep* sweep = nullptr;
+    BandStage* stage = nullptr;
+    Counters* counts = nullptr;
+    LaneRouters::Swept swept;
+    void eject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t) override;
+    void ramp_freed(std::uint32_t r, std::uint32_t c, std::uint64_t t) override;
+  };
   void eject(std::uint32_t r, std::uint32_t c, Flit f, std::uint64_t t) override;
   void ramp_freed(std::uint32_t r, std::uint32_t c, std::uint64_t t) override;
+  // The sweep in bands, on the team.
+  std::uint64_t write_bands(std::uint64_t t);
 
   Mesh& mesh_;
+  sim::parallel::RowBands* partition_;  // null: one band
+  std::vector<Band> bands_;
   LaneRouters lanes_;
   std::uint32_t colors_;  // the promise's colors
   bool idle_skip_;

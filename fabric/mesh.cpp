@@ -64,9 +64,25 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
     ep_router_[n + e + ch] = geometry_.router(geometry_.width() - 1, row);
     ep_port_[n + e + ch] = static_cast<std::uint8_t>(index(Port::East));
   }
-  ep_block_.assign(ep_router_.size(), kNone);
-  ep_fronts_.assign(ep_router_.size(), Fronts{});
-  ports_.resize(ep_router_.size());
+  const std::size_t eps = ep_router_.size();
+  ep_built_.assign(eps, 0);
+  ep_fronts_.assign(eps, Fronts{});
+  rx_ = LazyArray<RxQueue>(eps * colors_);
+  ep_spent_ = LazyArray<std::uint16_t>(eps * colors_);
+  ep_last_send_ = LazyArray<std::uint64_t>(eps);
+  ep_last_pop_ = LazyArray<std::uint64_t>(eps);
+  ports_.resize(eps);
+  if (options_.bands && options_.bands->granule() % kBandRows)
+    throw std::logic_error("Mesh: bands must hold whole multiples of Mesh::kBandRows rows");
+  if (options_.bands && options_.bands->rows() != geometry_.height())
+    throw std::logic_error("Mesh: the bands were made for another row count");
+  if (options_.bands && options_.bands->parallel()) {
+    bands_ = options_.bands;
+    stages_.resize(bands_->count());
+    bands_->add_client(this);
+  }
+  ep_band_.assign(eps, 0);
+  place_endpoints();
   // A power of two of buckets, so that a cycle's bucket is a mask, not a division.
   std::uint64_t buckets = 1;
   const std::uint32_t longest = hop_ + (options_.link_delays ? options_.link_delays->max_extra() : 0u);
@@ -79,13 +95,13 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
 
 void Mesh::choose_sweep(const ExpectedTraffic& traffic) {
   if (!LaneSweep::fits(*this, traffic)) {
-    auto own = std::make_unique<BlockRouters>(*this);
+    auto own = std::make_unique<BlockRouters>(*this, bands_);
     inlet_ = RampInlet(*own);
     routers_ = std::move(own);
     counts_ = &routers_->counters();
     return;
   }
-  auto lanes = std::make_unique<LaneSweep>(*this, traffic.single_wavelet_colors);
+  auto lanes = std::make_unique<LaneSweep>(*this, traffic.single_wavelet_colors, bands_);
   inlet_ = RampInlet(lanes->lanes());
   routers_ = std::move(lanes);
   counts_ = &routers_->counters();
@@ -93,15 +109,15 @@ void Mesh::choose_sweep(const ExpectedTraffic& traffic) {
   // endpoint's credits for the others, and the edge channels', are none.
   held_colors_ = traffic.single_wavelet_colors;
   whole_packets_ = Flit::kHead | Flit::kTail;
-  for (std::uint32_t ep = 0; ep < endpoints(); ++ep) {
-    const std::uint32_t eb = new_ep_block(ep);
+  for (std::uint32_t ep = 0; ep < endpoints(); ++ep)
     for (std::uint32_t c = 0; c < colors_; ++c)
-      ep_credits_[std::size_t{eb} * colors_ + c] =
-          static_cast<std::uint16_t>(ep < geometry_.routers() && c < held_colors_ ? depth_ : 0u);
-  }
+      ep_spent_[std::size_t{ep} * colors_ + c] =
+          static_cast<std::uint16_t>(ep < geometry_.routers() && c < held_colors_ ? 0u : depth_);
 }
 
-Mesh::~Mesh() = default;
+Mesh::~Mesh() {
+  if (bands_) bands_->remove_client(this);
+}
 
 std::uint32_t Mesh::link_latency(std::uint32_t r, std::uint32_t o) const {
   return hop_ + (options_.link_delays ? options_.link_delays->extra(r, o) : 0u);
@@ -130,20 +146,24 @@ std::uint32_t Mesh::edge_endpoint(EdgeSide side, std::uint32_t channel) const {
   return geometry_.routers() + (side == EdgeSide::East ? geometry_.edge_channels() : 0) + channel;
 }
 
-std::uint32_t Mesh::new_ep_block(std::uint32_t ep) {
-  const auto b = static_cast<std::uint32_t>(ep_last_send_.size());
-  ep_block_[ep] = b;
-  rx_.resize(rx_.size() + colors_);
-  ep_credits_.resize(ep_credits_.size() + colors_, static_cast<std::uint16_t>(depth_));
-  ep_last_send_.push_back(0);
-  ep_last_pop_.push_back(0);
-  return b;
+void Mesh::build_endpoint(std::uint32_t ep) {
+  for (std::uint32_t c = 0; c < colors_; ++c) rx_[std::size_t{ep} * colors_ + c].buf = kNone;
+  ep_built_[ep] = 1;
+}
+
+void Mesh::place_endpoints() {
+  if (!bands_) return;
+  for (std::uint32_t ep = 0; ep < endpoints(); ++ep)
+    ep_band_[ep] = static_cast<std::uint16_t>(bands_->band_of_row(ep_router_[ep] / geometry_.width()));
 }
 
 std::uint64_t Mesh::allocated_bytes() const {
   auto v = [](const auto& vec) { return static_cast<std::uint64_t>(vec.capacity() * sizeof(vec[0])); };
-  return v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_block_) + v(ep_fronts_) + v(rx_) + v(ep_credits_) +
-         v(ep_last_send_) + v(ep_last_pop_) + v(rx_flits_) + routers_->allocated_bytes();
+  std::uint64_t built = 0;
+  for (const std::uint8_t b : ep_built_) built += b;
+  // Endpoints' receive queues are counted once their first wavelet arrived.
+  return v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_built_) + v(ep_fronts_) + v(ep_band_) +
+         built * colors_ * (sizeof(RxQueue) + sizeof(std::uint16_t)) + v(rx_flits_) + routers_->allocated_bytes();
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -206,23 +226,30 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   if (c >= colors_) throw std::logic_error(fmt::format("fabric: send on color {} of {}", c, colors_));
   if ((f.info & whole_packets_) != whole_packets_) outside_promise(ep, c);
   const std::uint64_t t = now.count();
-  const std::uint32_t eb = ensure_ep_block(ep);
-  std::uint16_t& credits = ep_credits_[std::size_t{eb} * colors_ + c];
-  if (credits == 0) refused(ep, c);
-  stamp_send(eb, ep, t);
+  std::uint16_t& spent = ep_spent_[std::size_t{ep} * colors_ + c];
+  if (spent >= depth_) refused(ep, c);
+  stamp_send(ep, t);
   if (xy_) check_head(f);
-  --credits;
-  ++counts_->in_network;
-  ++injected_;
+  ++spent;
+  BandStage* stage = stage_of(ep);
+  ++(stage ? stage->counts : *counts_).in_network;
+  ++(stage ? stage->injected : injected_);
   if (ramp_ == 1 && ep < geometry_.routers()) {  // a ramp: through the arrival register
     inlet_.arrive(ep, c, f, t);
-    count_ramp_send(t, c);
+    count_ramp_send(stage, t, c);
   } else {
     const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
     inlet_.reserve(r);
-    to_wheel(r * kPorts + p, c, f, t + ramp_);
+    if (stage)
+      stage->transits.push_back(
+          BandStage::Due{t + ramp_, Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f}});
+    else
+      to_wheel(r * kPorts + p, c, f, t + ramp_);
   }
-  wake_self(now + sim::Cycle(ramp_));
+  if (stage)
+    stage->wake_send = t + ramp_;
+  else
+    wake_self(now + sim::Cycle(ramp_));
 }
 
 void Mesh::refused(std::uint32_t ep, std::uint32_t c) const {
@@ -263,10 +290,9 @@ Flit Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
   const std::uint32_t c = color.id();
   Fronts& fronts = ep_fronts_[ep];
   if (!((fronts.visible >> c) & 1u)) empty_receive_queue("pop", c);
-  const std::uint32_t eb = ep_block_[ep];
-  if (ep_last_pop_[eb] == now.count() + 1) popped_twice(ep, now.count());
-  ep_last_pop_[eb] = now.count() + 1;
-  RxQueue& q = rx_[std::size_t{eb} * colors_ + c];
+  if (ep_last_pop_[ep] == now.count() + 1) popped_twice(ep, now.count());
+  ep_last_pop_[ep] = now.count() + 1;
+  RxQueue& q = rx_[std::size_t{ep} * colors_ + c];
   const Flit popped = q.front;
   const std::uint64_t cb = std::uint64_t{1} << c;
   if (--q.count == 0) {
@@ -279,9 +305,75 @@ Flit Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
     else
       fronts.control &= ~cb;
   }
-  ep_returns_.push_back(Return{ep, c});
-  wake_self(now + sim::Cycle(1));
+  if (BandStage* stage = stage_of(ep)) {
+    stage->ep_returns.push_back(Return{ep, c});
+    stage->wake_pop = now.count() + 1;
+  } else {
+    ep_returns_.push_back(Return{ep, c});
+    wake_self(now + sim::Cycle(1));
+  }
   return popped;
+}
+
+// ---- bands ---------------------------------------------------------------------------
+
+void Mesh::joined() {
+  RouterSweep::Counters& n = *counts_;
+  for (BandStage& s : stages_) {
+    RouterSweep::Counters& d = s.counts;
+    n.in_network += d.in_network;
+    n.forwarded += d.forwarded;
+    n.stalled += d.stalled;
+    n.evaluations += d.evaluations;
+    n.bypassed += d.bypassed;
+    for (std::uint32_t c = 0; c < colors_; ++c) {
+      n.color_forwarded[c] += d.color_forwarded[c];
+      n.color_stalled[c] += d.color_stalled[c];
+      n.color_occupancy[c] += d.color_occupancy[c];
+      n.color_queued[c] += d.color_queued[c];
+    }
+    for (std::uint32_t p = 0; p < kPorts; ++p) {
+      n.dir_occupancy[p] += d.dir_occupancy[p];
+      n.dir_queued[p] += d.dir_queued[p];
+    }
+    d = RouterSweep::Counters{};
+    injected_ += s.injected;
+    s.injected = 0;
+    for (std::uint32_t parity = 0; parity < 2; ++parity) {
+      if (!s.ramp_sent[parity]) continue;
+      ramp_sent_[parity] += s.ramp_sent[parity];
+      s.ramp_sent[parity] = 0;
+      for (std::uint32_t c = 0; c < colors_; ++c) {
+        ramp_sent_colors_[parity][c] += s.ramp_sent_colors[parity][c];
+        s.ramp_sent_colors[parity][c] = 0;
+      }
+    }
+    for (const BandStage::Due& due : s.transits) {
+      wheel_[due.at & wheel_mask_].push_back(due.transit);
+      ++wheel_count_;
+    }
+    s.transits.clear();
+    for (const BandStage::Notice& nt : s.notices) {
+      if (nt.credit)
+        notify_credit(nt.ep, nt.color, sim::Cycle(nt.at));
+      else
+        notify_arrival(nt.ep, nt.color, sim::Cycle(nt.at));
+    }
+    s.notices.clear();
+    input_returns_.insert(input_returns_.end(), s.input_returns.begin(), s.input_returns.end());
+    s.input_returns.clear();
+    ep_returns_.insert(ep_returns_.end(), s.ep_returns.begin(), s.ep_returns.end());
+    s.ep_returns.clear();
+    if (s.wake_pop) wake_self(sim::Cycle(s.wake_pop));
+    if (s.wake_send) wake_self(sim::Cycle(s.wake_send));
+    s.wake_pop = s.wake_send = 0;
+  }
+  routers_->joined();
+}
+
+void Mesh::repartitioned(const std::vector<std::uint32_t>& old_first) {
+  place_endpoints();
+  routers_->repartitioned(old_first);
 }
 
 // ---- the cycle -----------------------------------------------------------------------
@@ -295,6 +387,7 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   const std::uint64_t t = now.count();
   processed_ = t + 1;
   if (t >= next_outage_) apply_outages(t);
+  if (bands_) bands_->maybe_rebalance();
   if (routers_->write(t)) last_progress_ = now;
   check_deadlock(now);
 

@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "fabric/band_stage.h"
 #include "fabric/edge_listener.h"
 #include "fabric/expected_traffic.h"
 #include "fabric/fabric_config.h"
 #include "fabric/flit.h"
 #include "fabric/geometry.h"
+#include "fabric/lazy_array.h"
 #include "fabric/outage.h"
 #include "fabric/port.h"
 #include "fabric/ramp_inlet.h"
@@ -22,6 +24,7 @@
 #include "fabric/router_sweep.h"
 #include "hw/ramp.h"
 #include "sim/engine/clocked.h"
+#include "sim/parallel/row_bands.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::sim {
@@ -52,6 +55,9 @@ struct MeshOptions {
   // it outlives the mesh. Such a mesh sweeps its routers one at a time (the lanes have 1-cycle
   // links). (A plain pointer: the options' copies stay as cheap as before.)
   const LinkDelays* link_delays = nullptr;
+  // The wafer's rows in bands (not owned; null or one band: the routers swept on the caller's
+  // thread). Their granule must be kBandRows.
+  sim::parallel::RowBands* bands = nullptr;
 };
 
 class Endpoint;
@@ -83,9 +89,16 @@ class EndpointListener {
 // components' evaluate() or write(), so the order of ticking cannot change results.
 // Routers with empty queues cost nothing, and so do routers whose every wavelet waits for a
 // credit (until one returns); the mesh sleeps when no router holds a wavelet.
-class Mesh final : public sim::Clocked {
+// With bands (MeshOptions::bands), write() sweeps the routers band by band on the team, and
+// the endpoints of a band's rows may be used from that band's part of another component's
+// job (the cores' evaluate): what they share is staged and folded in at the join, so the
+// results are those of one thread.
+class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
  public:
   static constexpr std::uint32_t kNone = 0xffffffffu;
+  // The rows a band holds are whole multiples of this (the routers' own sweep keeps its state
+  // in tiles of that many rows).
+  static constexpr std::uint32_t kBandRows = 8;
 
   // `engine` may be null: the owner then ticks the mesh itself every cycle (benchmarks,
   // stand-alone traffic runs); otherwise the mesh registers with it.
@@ -119,8 +132,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint32_t endpoints() const { return static_cast<std::uint32_t>(ep_router_.size()); }
   [[nodiscard]] std::uint32_t edge_endpoint(EdgeSide side, std::uint32_t channel) const;
   [[nodiscard]] bool can_send(std::uint32_t ep, hw::Color c) const {
-    const std::uint32_t eb = ep_block_[ep];
-    return eb == kNone || ep_credits_[std::size_t{eb} * colors_ + c.id()] != 0;
+    return ep_spent_[std::size_t{ep} * colors_ + c.id()] < depth_;
   }
   // Sends `f` on color c into the endpoint's router (requires can_send; at most once per
   // cycle per endpoint).
@@ -131,7 +143,7 @@ class Mesh final : public sim::Clocked {
   [[nodiscard]] std::uint64_t control_fronts(std::uint32_t ep) const { return ep_fronts_[ep].control; }
   [[nodiscard]] Flit front(std::uint32_t ep, hw::Color c) const {
     if (!((ep_fronts_[ep].visible >> c.id()) & 1u)) empty_receive_queue("front", c.id());
-    return rx_[std::size_t{ep_block_[ep]} * colors_ + c.id()].front;
+    return rx_[std::size_t{ep} * colors_ + c.id()].front;
   }
   // Pops the head of color c and returns it (at most one pop per cycle per endpoint).
   Flit pop(std::uint32_t ep, hw::Color c, sim::Cycle now);
@@ -146,6 +158,10 @@ class Mesh final : public sim::Clocked {
   void evaluate(sim::Cycle now) override;
   sim::Cycle write(sim::Cycle now) override;
   [[nodiscard]] std::string describe() const override;
+
+  // sim::parallel::BandClient: fold the bands' stages in band order; follow a new partition.
+  void joined() override;
+  void repartitioned(const std::vector<std::uint32_t>& old_first) override;
 
   // Registers the fabric statistics in `g` (units and descriptions; mesh_stats.cpp).
   void add_stats(sim::stats::Group& g);
@@ -204,6 +220,8 @@ class Mesh final : public sim::Clocked {
   // An endpoint's receive queue for one color, held as a router queue's is: the head wavelet
   // here, those behind it in a ring of `depth` flits in rx_flits_ (sinks pop every cycle, so the
   // ring is seldom used and a delivery writes this record only).
+  // Zero bytes are a valid state but for `buf`, set when the endpoint's first wavelet arrives
+  // (ep_built_).
   struct RxQueue {
     Flit front;                 // the head wavelet (when count > 0)
     std::uint32_t buf = kNone;  // offset of the ring in rx_flits_, allocated when a second wavelet queues
@@ -211,16 +229,7 @@ class Mesh final : public sim::Clocked {
     std::uint16_t count = 0;    // wavelets visible
     std::uint16_t occ = 0;      // wavelets visible or on the way
   };
-  struct Transit {         // a wavelet on a link, due at the start of a later cycle
-    std::uint32_t target;  // router * 5 + port, or endpoint
-    std::uint16_t to_endpoint;
-    std::uint16_t color;
-    Flit flit;
-  };
-  struct Return {
-    std::uint32_t target;  // endpoint
-    std::uint32_t color;
-  };
+  using Return = EndpointReturn;
 
   // Builds the sweep of the routers (routers_, inlet_) from the traffic to expect.
   void choose_sweep(const ExpectedTraffic& traffic);
@@ -232,20 +241,26 @@ class Mesh final : public sim::Clocked {
   void read_phase(S& sweep, std::uint64_t t);
   // Router r's output o sends f on color c to the endpoint beyond it in cycle `now` (into its
   // receive queue from now + ramp latency). Returns whether that queue is now full (no credit
-  // for the color until the endpoint pops).
-  bool to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
+  // for the color until the endpoint pops). `stage`: the sweeping band's (null: one band).
+  bool to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now);
   // Router r freed a slot of input p (fed by an endpoint), color c, in cycle `now`: the
   // endpoint's credit, usable from the next cycle.
-  void return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now);
+  void return_to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now);
   // A wavelet due at a router input (target router * 5 + port) in cycle `at`: over a hop or a
   // ramp longer than one cycle, or from an edge channel.
   void to_wheel(std::uint32_t target, std::uint32_t c, Flit f, std::uint64_t at) {
     wheel_[at & wheel_mask_].push_back(Transit{target, 0, static_cast<std::uint16_t>(c), f});
     ++wheel_count_;
   }
-  // Endpoint ep's block (its receive queues, send credits and cycle stamps), allocated if need be.
-  std::uint32_t ensure_ep_block(std::uint32_t ep) { return ep_block_[ep] != kNone ? ep_block_[ep] : new_ep_block(ep); }
-  std::uint32_t new_ep_block(std::uint32_t ep);
+  // Sets endpoint ep's receive queues' rings apart (before its first wavelet queues).
+  void build_endpoint(std::uint32_t ep);
+  // ep_band_ for the current bands.
+  void place_endpoints();
+  // The stage of endpoint ep's band when called from a part of a job (null otherwise: effects
+  // go straight into the mesh).
+  [[nodiscard]] BandStage* stage_of(std::uint32_t ep) {
+    return bands_ && bands_->in_parts() ? &stages_[ep_band_[ep]] : nullptr;
+  }
   // The endpoint beyond port o of router r (its ramp, or an edge channel), or kNone.
   [[nodiscard]] std::uint32_t endpoint_beyond(std::uint32_t r, Port o) const {
     return o == Port::Ramp ? r : channel_beyond(r, o);
@@ -271,13 +286,15 @@ class Mesh final : public sim::Clocked {
   void tell_credit(std::uint32_t ep, std::uint32_t c, sim::Cycle at);
   void wake_self(sim::Cycle at);
   // Counts a wavelet sent by a ramp in cycle t on color c (see ramp_sent_).
-  void count_ramp_send(std::uint64_t t, std::uint32_t c) {
-    ++ramp_sent_[t & 1u];
-    ++ramp_sent_colors_[t & 1u][c];
+  void count_ramp_send(BandStage* stage, std::uint64_t t, std::uint32_t c) {
+    std::uint32_t* sent = stage ? stage->ramp_sent : ramp_sent_;
+    std::uint32_t(*colors)[64] = stage ? stage->ramp_sent_colors : ramp_sent_colors_;
+    ++sent[t & 1u];
+    ++colors[t & 1u][c];
   }
   // send()'s checks: one send per endpoint and cycle (stamped), a head's destination in the mesh.
-  void stamp_send(std::uint32_t eb, std::uint32_t ep, std::uint64_t now) {
-    std::uint64_t& last = ep_last_send_[eb];
+  void stamp_send(std::uint32_t ep, std::uint64_t now) {
+    std::uint64_t& last = ep_last_send_[ep];
     if (last == now + 1) sent_twice(ep, now);
     last = now + 1;
   }
@@ -324,6 +341,10 @@ class Mesh final : public sim::Clocked {
   bool idle_skip_;
   bool xy_;
 
+  // The bands (null: one) and, with more than one, what each stages for the join.
+  sim::parallel::RowBands* bands_ = nullptr;
+  std::vector<BandStage> stages_;
+  std::vector<std::uint16_t> ep_band_;  // endpoint -> band of its router's row
   // The routers: the sweep chosen at construction from options_.traffic, and its ramp inlet.
   std::unique_ptr<RouterSweep> routers_;
   RampInlet inlet_;
@@ -338,18 +359,18 @@ class Mesh final : public sim::Clocked {
   std::vector<std::unique_ptr<Endpoint>> ports_;  // RampPort adapters, created on request
   std::vector<std::uint32_t> ep_router_;
   std::vector<std::uint8_t> ep_port_;
-  std::vector<std::uint32_t> ep_block_;
+  std::vector<std::uint8_t> ep_built_;  // build_endpoint() done
   // What a core checks before it reads a queue: bit c of `visible`, a wavelet of color c is
   // visible; of `control`, it is a control wavelet (kept so that the check reads no queue).
   struct Fronts {
     std::uint64_t visible = 0, control = 0;
   };
   std::vector<Fronts> ep_fronts_;
-  std::vector<RxQueue> rx_;  // [ep block][color]
-  // [ep block][color]: credits left for the endpoint's sends into its router's input queue (the
-  // queue depth less the sends visible, on the way, or freed but not yet returned).
-  std::vector<std::uint16_t> ep_credits_;
-  std::vector<std::uint64_t> ep_last_send_, ep_last_pop_;  // [ep block]: cycle + 1 (0 never)
+  LazyArray<RxQueue> rx_;  // [endpoint][color]
+  // [endpoint][color]: the endpoint's sends into its router's input queue that took a credit
+  // (visible, on the way, or freed but not yet returned): it may send while fewer than the depth.
+  LazyArray<std::uint16_t> ep_spent_;
+  LazyArray<std::uint64_t> ep_last_send_, ep_last_pop_;  // [endpoint]: cycle + 1 (0 never)
   std::vector<Flit> rx_flits_;
 
   std::vector<std::vector<Transit>> wheel_;  // [cycle & wheel_mask_]
@@ -377,10 +398,10 @@ class Mesh final : public sim::Clocked {
 
 template <class S>
 void Mesh::read_phase(S& sweep, std::uint64_t t) {
-  for (const Return& ret : input_returns_) ++ep_credits_[std::size_t{ep_block_[ret.target]} * colors_ + ret.color];
+  for (const Return& ret : input_returns_) --ep_spent_[std::size_t{ret.target} * colors_ + ret.color];
   input_returns_.clear();
   for (const Return& ret : ep_returns_) {
-    --rx_[std::size_t{ep_block_[ret.target]} * colors_ + ret.color].occ;
+    --rx_[std::size_t{ret.target} * colors_ + ret.color].occ;
     sweep.popped(ret.target, ret.color);
   }
   ep_returns_.clear();
@@ -403,7 +424,8 @@ void Mesh::read_phase(S& sweep, std::uint64_t t) {
     for (const Transit& w : bucket) {
       if (w.to_endpoint) {
         const std::uint32_t ep = w.target;
-        RxQueue& q = rx_[std::size_t{ep_block_[ep]} * colors_ + w.color];
+        if (!ep_built_[ep]) build_endpoint(ep);
+        RxQueue& q = rx_[std::size_t{ep} * colors_ + w.color];
         ring_queue::enqueue(q, w.flit, rx_flits_, depth_);
         if (q.count == 1) {
           ep_fronts_[ep].visible |= std::uint64_t{1} << w.color;
@@ -419,20 +441,33 @@ void Mesh::read_phase(S& sweep, std::uint64_t t) {
   }
 }
 
-inline bool Mesh::to_endpoint(std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f, std::uint64_t now) {
+inline bool Mesh::to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f,
+                              std::uint64_t now) {
   const std::uint32_t ep = endpoint_beyond(r, port_at(o));
   if (ep == kNone) unconnected(r, o, c);
-  RxQueue& rq = rx_[std::size_t{ensure_ep_block(ep)} * colors_ + c];
+  RxQueue& rq = rx_[std::size_t{ep} * colors_ + c];
   const bool full = ++rq.occ >= depth_;
+  const Transit w{ep, 1, static_cast<std::uint16_t>(c), f};
+  if (stage) {
+    stage->transits.push_back(BandStage::Due{now + ramp_, w});
+    stage->notices.push_back(BandStage::Notice{ep, c, now + ramp_, false});
+    return full;
+  }
   // (The size less one, not wheel_mask_: the sweep this is inlined into compiles about 1% shorter.)
-  wheel_[(now + ramp_) & (wheel_.size() - 1)].push_back(Transit{ep, 1, static_cast<std::uint16_t>(c), f});
+  wheel_[(now + ramp_) & (wheel_.size() - 1)].push_back(w);
   ++wheel_count_;
   notify_arrival(ep, c, sim::Cycle(now + ramp_));
   return full;
 }
 
-inline void Mesh::return_to_endpoint(std::uint32_t r, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
+inline void Mesh::return_to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t p, std::uint32_t c,
+                                     std::uint64_t now) {
   const std::uint32_t ep = endpoint_beyond(r, port_at(p));
+  if (stage) {
+    stage->input_returns.push_back(Return{ep, c});
+    stage->notices.push_back(BandStage::Notice{ep, c, now + 1, true});
+    return;
+  }
   input_returns_.push_back(Return{ep, c});  // read() returns it next cycle
   notify_credit(ep, c, sim::Cycle(now + 1));
 }

@@ -14,6 +14,9 @@
 // phases, and the readers between phases. Nothing here is called per router or per wavelet:
 // the per-wavelet steps that cross the seam are inline (the ramp's wavelet into its router,
 // fabric/ramp_inlet.h; the endpoint side's steps in read(), Mesh::read_phase).
+// A mesh given more than one band (MeshOptions::bands) has write() sweep the bands as the
+// parts of one job: the routers' work and every counter are those of one sweep, and the
+// mesh's endpoint side takes what the bands staged in band order (fabric/band_stage.h).
 
 #include <cstdint>
 #include <string>
@@ -109,6 +112,13 @@ class RouterSweep {
   // Whether this is the sweep in vector lanes; its state in a few words, for Mesh::describe.
   [[nodiscard]] virtual bool vector_lanes() const = 0;
   [[nodiscard]] virtual std::string describe() const = 0;
+
+  // With bands (sim/parallel/row_bands.h): a job ended (the mesh has folded its stages):
+  // apply what the bands left for each other (moves and credits across a band boundary); the
+  // partition changed (`old_first`: the first row of each band before, the row count last):
+  // move what the sweep keeps per band.
+  virtual void joined() {}
+  virtual void repartitioned(const std::vector<std::uint32_t>& /*old_first*/) {}
 
  protected:
   Counters counters_;

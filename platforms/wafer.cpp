@@ -27,7 +27,14 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
       host_("host", cores_, engine_) {
   auto& g = stats.group(basename());
   stats_ = &g;
+  if (options.threads > 1) {
+    team_ = std::make_unique<sim::parallel::Team>(options.threads, true);
+    registration_ = std::make_unique<sim::parallel::TeamRegistration>(*team_);
+  }
+  bands_ = std::make_unique<sim::parallel::RowBands>(team_.get(), spec.wafer.height, fabric::Mesh::kBandRows,
+                                                     options.threads);
   fabric::MeshOptions mesh_options;
+  mesh_options.bands = bands_.get();
   mesh_options.routing = options.routing;
   mesh_options.routes = options.routes;
   mesh_options.trace_counters = options.trace_counters;

@@ -19,6 +19,9 @@
 #include "platforms/failure_spec.h"
 #include "platforms/platform_spec.h"
 #include "sim/engine/engine.h"
+#include "sim/parallel/row_bands.h"
+#include "sim/parallel/team.h"
+#include "sim/parallel/thread_use.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::platforms {
@@ -39,6 +42,9 @@ struct BuildOptions {
   bool driven = false;
   // The traffic the fabric is to expect (fabric::MeshOptions::traffic; synthetic traffic tells it).
   fabric::ExpectedTraffic traffic;
+  // Host threads sweeping the wafer's rows in bands (1: the caller's thread only). The results
+  // are the same for every count (sim/parallel/row_bands.h).
+  unsigned threads = 1;
   // Host memory: a wafer is built only when its estimate (memory_estimate.h, with a traffic
   // generator when `synthetic_traffic`) fits within `max_memory` (0: no limit of its own) and
   // the memory the machine has available; otherwise sim::InputError before any allocation.
@@ -73,11 +79,18 @@ class Wafer : public sc_core::sc_module {
   [[nodiscard]] sim::stats::Group& stats() { return *stats_; }
   // The remap of a wafer with defects (none without).
   [[nodiscard]] const std::optional<fabric::defects::WaferRemap>& remap() const { return remap_; }
+  // The wafer's bands of rows (one band without threads) and their thread team (null then).
+  [[nodiscard]] sim::parallel::RowBands& bands() { return *bands_; }
+  [[nodiscard]] const sim::parallel::Team* team() const { return team_.get(); }
 
  private:
   const PlatformSpec& spec_;
   std::optional<fabric::defects::WaferRemap> remap_;
   sim::Engine engine_;
+  // Built before and destroyed after the components that sweep by them.
+  std::unique_ptr<sim::parallel::Team> team_;
+  std::unique_ptr<sim::parallel::TeamRegistration> registration_;
+  std::unique_ptr<sim::parallel::RowBands> bands_;
   std::unique_ptr<fabric::Mesh> mesh_;
   hw::CoreArray cores_;
   hw::HostPort host_;

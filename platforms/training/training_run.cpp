@@ -62,7 +62,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
     }
   }();
   if (config.timing == TimingSource::Simulated) {
-    r.wafer = simulate_programs(spec, cm, config.seed, config.check, config.max_cycles);
+    r.wafer = simulate_programs(spec, cm, config.seed, config.check, config.max_cycles, config.wafer_threads);
     if (r.wafer.mismatches)
       throw sim::SimulationError(
           fmt::format("the wafer run of '{}': {} of {} result elements differ from the host; first: {}", model.name,

@@ -10,6 +10,7 @@
 #include "platforms/wafer.h"
 #include "sim/child_process.h"
 #include "sim/errors.h"
+#include "sim/parallel/thread_use.h"
 #include "sim/stats/formatters.h"
 
 namespace wafersim::platforms::training {
@@ -17,11 +18,12 @@ namespace wafersim::platforms::training {
 nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                                  runtime::HostData data, std::uint64_t seed, bool check, std::uint64_t max_cycles,
                                  const std::function<void(const runtime::Executor&)>& after,
-                                 nlohmann::json* wafer_stats) {
+                                 nlohmann::json* wafer_stats, unsigned threads) {
   using namespace sc_core;
   sim::stats::Group root("");
   platforms::BuildOptions build;
   build.seed = seed;
+  build.threads = threads;
   build.routes = cm.routes;
   if (max_cycles) build.max_cycles = sim::Cycle(max_cycles);
   platforms::Wafer wafer("wafer0", spec, build, root);
@@ -96,17 +98,29 @@ std::uint64_t WaferTimes::cycles() const {
 }
 
 WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
-                             std::uint64_t seed, bool check, std::uint64_t max_cycles) {
+                             std::uint64_t seed, bool check, std::uint64_t max_cycles, unsigned threads) {
   const nlohmann::json reply = sim::run_in_child(
       [&] {
         nlohmann::json stats;
-        nlohmann::json programs =
-            run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check, max_cycles, {}, &stats);
-        return nlohmann::json{{"programs", std::move(programs)}, {"stats", std::move(stats)}};
+        nlohmann::json programs = run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check,
+                                                    max_cycles, {}, &stats, threads);
+        // The child's threads, for this process's run.json.
+        const sim::parallel::ThreadUse use = sim::parallel::thread_use();
+        nlohmann::json members = nlohmann::json::array();
+        for (const auto& m : use.members) members.push_back({m.busy_ns, m.wait_ns, m.parts});
+        return nlohmann::json{{"programs", std::move(programs)},
+                              {"stats", std::move(stats)},
+                              {"threads", {{"threads", use.threads}, {"jobs", use.jobs}, {"members", members}}}};
       },
       fmt::format("the wafer run of '{}'", cm.model.name));
   WaferTimes t = wafer_times(spec, cm, reply["programs"]);
   t.wafer_stats = reply["stats"];
+  sim::parallel::ThreadUse use;
+  use.threads = reply["threads"]["threads"].get<unsigned>();
+  use.jobs = reply["threads"]["jobs"].get<std::uint64_t>();
+  for (const auto& m : reply["threads"]["members"])
+    use.members.push_back({m[0].get<std::uint64_t>(), m[1].get<std::uint64_t>(), m[2].get<std::uint64_t>()});
+  sim::parallel::add_thread_use(use);
   return t;
 }
 

@@ -46,17 +46,17 @@ struct WaferTimes {
 // cluster afterwards; errors come back as the same exception types (sim::InputError,
 // SimulationError, LimitReached) with their messages. `max_cycles` (0: none) bounds each run.
 WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
-                             std::uint64_t seed, bool check, std::uint64_t max_cycles = 0);
+                             std::uint64_t seed, bool check, std::uint64_t max_cycles = 0, unsigned threads = 1);
 
 // The loop of simulate_programs on this process's SystemC kernel (a child's work): builds a
-// wafer (built with `seed`), loads `data`, runs every program until the wafer is quiescent, then calls `after`.
-// Per program: cycles, compared, mismatches, first (mismatch) and value (a check's scalar: the
-// loss of a cross-entropy forward, else null). With `wafer_stats`, also the wafer's statistics
-// at the end (WaferTimes::wafer_stats).
+// wafer (built with `seed`, swept by `threads` host threads), loads `data`, runs every program until the wafer is
+// quiescent, then calls `after`. Per program: cycles, compared, mismatches, first (mismatch) and value (a check's
+// scalar: the loss of a cross-entropy forward, else null). With `wafer_stats`, also the wafer's statistics at the end
+// (WaferTimes::wafer_stats).
 nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                                  runtime::HostData data, std::uint64_t seed, bool check, std::uint64_t max_cycles,
                                  const std::function<void(const runtime::Executor&)>& after = {},
-                                 nlohmann::json* wafer_stats = nullptr);
+                                 nlohmann::json* wafer_stats = nullptr, unsigned threads = 1);
 // The times of run_programs_here's result.
 WaferTimes wafer_times(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                        const nlohmann::json& programs);

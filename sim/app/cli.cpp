@@ -20,6 +20,7 @@
 #include "sim/config/diagnostics.h"
 #include "sim/config/utf8.h"
 #include "sim/errors.h"
+#include "sim/parallel/thread_use.h"
 #include "sim/run_id.h"
 #include "sim/stats/formatters.h"
 #include "sim/systemc_reports.h"
@@ -27,6 +28,30 @@
 #include "sim/version.h"
 
 namespace wafersim::app {
+namespace {
+
+constexpr unsigned kMaxThreads = 1024;
+
+// run.json's "threads": the team size, and per member the time spent sweeping bands and
+// waiting at the end of each job for the others (the barrier).
+nlohmann::ordered_json thread_use_json() {
+  const sim::parallel::ThreadUse use = sim::parallel::thread_use();
+  nlohmann::ordered_json j;
+  j["threads"] = use.threads;
+  j["jobs"] = use.jobs;
+  nlohmann::ordered_json members = nlohmann::ordered_json::array();
+  for (const sim::parallel::MemberTime& m : use.members) {
+    nlohmann::ordered_json t;
+    t["busy_seconds"] = static_cast<double>(m.busy_ns) * 1e-9;
+    t["barrier_wait_seconds"] = static_cast<double>(m.wait_ns) * 1e-9;
+    t["parts"] = m.parts;
+    members.push_back(std::move(t));
+  }
+  j["members"] = std::move(members);
+  return j;
+}
+
+}  // namespace
 
 std::string& invocation_text() {
   static std::string text;
@@ -70,6 +95,12 @@ void SimArgs::add(CLI::App& cmd) {
   cmd.add_option("--seed", seed, "random seed; the same inputs and seed give bit-identical statistics")
       ->capture_default_str();
   cmd.add_flag("--json", json, "print the summary as one JSON object on stdout");
+  cmd.add_option("--threads", threads,
+                 "host threads sweeping each wafer's rows in bands of 8 (a co-simulated cluster: its wafers spread "
+                 "over them); 0: the host's hardware threads; the statistics are the same for every count "
+                 "(docs/parallel.md)")
+      ->check(CLI::Range(0u, kMaxThreads))
+      ->capture_default_str();
 }
 
 platforms::BuildOptions SimArgs::build_options() const {
@@ -77,6 +108,7 @@ platforms::BuildOptions SimArgs::build_options() const {
   o.idle_skip = !no_idle_skip;
   o.max_cycles = max_cycles ? sim::Cycle(max_cycles) : sim::Cycle::never();
   o.seed = seed;
+  o.threads = threads ? threads : sim::parallel::Team::hardware_threads();
   if (!max_memory.empty()) {
     const units::ParseResult r = units::parse(max_memory, units::Dimension::DataSize);
     if (!r.ok || r.value < 8)
@@ -114,6 +146,7 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   meta["cycles"] = cycles.count();
   meta["wall_seconds"] = wall_seconds;
   meta["cycles_per_second"] = wall_seconds > 0 ? static_cast<double>(cycles.count()) / wall_seconds : 0.0;
+  meta["threads"] = thread_use_json();
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) meta["peak_memory_bytes"] = std::uint64_t(usage.ru_maxrss) * 1024;
   dir.write("run.json", meta.dump(2) + "\n");

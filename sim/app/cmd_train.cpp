@@ -35,9 +35,6 @@ void TrainArgs::add(CLI::App& cmd, const std::string& group) {
       ->check(one_of({"cosim", "replay"}))
       ->capture_default_str()
       ->group(group);
-  cmd.add_option("--threads", threads, "co-simulation: host threads for the wafers (default: the machine's cores)")
-      ->check(CLI::Range(1u, 1024u))
-      ->group(group);
   cmd.add_option("--wafer-arithmetic", wafer_arithmetic,
                  "replay with --functional: each wafer's gradients from the 'host' reference (models/reference, the "
                  "replay's default) or from the compiled 'programs' run on a simulated wafer per wafer and step "
@@ -168,7 +165,10 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.timing = platforms::training::parse_timing_source(t.timing);
   cfg.functional = t.functional;
   cfg.cluster = platforms::training::parse_cluster_mode(t.cluster_model);
-  cfg.threads = t.threads;
+  // --threads: the co-simulation's wafers over that many host threads (each wafer's mesh on one);
+  // the replay's one simulated wafer swept in bands by them.
+  cfg.threads = w.sim.build_options().threads;
+  cfg.wafer_threads = cfg.threads;
   cfg.explicit_arithmetic = !t.wafer_arithmetic.empty();
   cfg.arithmetic = cfg.explicit_arithmetic ? platforms::training::parse_wafer_arithmetic(t.wafer_arithmetic)
                                            : platforms::training::WaferArithmetic::Host;

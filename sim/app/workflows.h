@@ -33,7 +33,6 @@ struct TrainArgs {
   std::string wafer_arithmetic;  // empty: the mode's own (replay: host; cosim: the programs')
   std::string timing = "simulated";
   std::string cluster_model = "cosim";
-  unsigned threads = 0;  // 0: the machine's cores
   std::string optimizer = "adam";
   float learning_rate = 1e-3F;
   CLI::Option* optimizer_option = nullptr;

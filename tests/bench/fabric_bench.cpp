@@ -10,9 +10,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "fabric/mesh.h"
 #include "fabric/traffic/standalone.h"
+#include "sim/parallel/row_bands.h"
+#include "sim/parallel/team.h"
 
 namespace wafersim::fabric {
 namespace {
@@ -63,6 +66,48 @@ void BM_UniformRandom(benchmark::State& state) {
 BENCHMARK(BM_UniformRandom)
     ->ArgsProduct({{8, 32, 128}, {10, 30}})
     ->ArgNames({"k", "rate_pct"})
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(2.0);
+
+// BM_UniformRandom with the mesh's rows swept in bands by `threads` host threads (1: the
+// one-thread sweep). The ratio of the two rates at the same k is the speed-up; run both in
+// the same minutes (scripts/bench-threads).
+void BM_UniformRandomThreads(benchmark::State& state) {
+  const auto k = static_cast<std::uint32_t>(state.range(0));
+  const auto threads = static_cast<unsigned>(state.range(2));
+  traffic::TrafficOptions o;
+  o.rate = static_cast<double>(state.range(1)) / 100.0;
+  o.warmup = 0;
+  o.measure = std::uint64_t{1} << 31;
+  o.drain = 0;
+  sim::parallel::Team team(threads, true);
+  sim::parallel::RowBands bands(&team, k, Mesh::kBandRows, threads);
+  MeshOptions m;
+  m.routing = Routing::XY;
+  m.bands = &bands;
+  traffic::StandaloneTraffic t(wse2_fabric(), MeshGeometry(k, k, std::min<std::uint32_t>(60, k)), m, o);
+  t.step(1000);
+  const std::uint64_t forwarded0 = t.mesh().forwarded(), cycle0 = t.cycle();
+  std::vector<sim::parallel::MemberTime> before = team.times();
+  for (auto _ : state) t.step(1);
+  const double cycles = static_cast<double>(t.cycle() - cycle0);
+  state.counters["router_cycles_per_s"] =
+      benchmark::Counter(static_cast<double>(k) * k, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["grants_per_cycle"] = static_cast<double>(t.mesh().forwarded() - forwarded0) / cycles;
+  state.counters["bands"] = bands.count();
+  double busy = 0, wait = 0;
+  for (std::size_t i = 0; i < team.times().size(); ++i) {
+    busy += static_cast<double>(team.times()[i].busy_ns - before[i].busy_ns);
+    wait += static_cast<double>(team.times()[i].wait_ns - before[i].wait_ns);
+  }
+  // Per cycle, summed over the threads: sweeping bands, and waiting for the last band.
+  state.counters["band_ns_per_cycle"] = busy / cycles;
+  state.counters["barrier_ns_per_cycle"] = wait / cycles;
+}
+BENCHMARK(BM_UniformRandomThreads)
+    ->ArgsProduct({{32, 128, 256}, {10}, {1, 2}})
+    ->ArgNames({"k", "rate_pct", "threads"})
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(2.0);
 

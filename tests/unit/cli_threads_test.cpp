@@ -1,0 +1,78 @@
+// `--threads N` on the simulating commands: the wafer's rows swept in bands by N host threads
+// give a stats.json byte-identical to one thread's (traffic, run with a model, infer, train),
+// run.json reports the threads and their busy and barrier time, and a bad count is an input
+// error (exit code 2).
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "tests/support/run_wafersim.h"
+#include "tests/support/temp_dir.h"
+
+namespace wafersim::test::cli_threads_test {
+namespace {
+
+// tiny with 40 rows: five granules of 8 rows, so up to five bands.
+const std::string kTall = " --set wafer.width=16 --set wafer.height=40 ";
+
+void expect_same_stats_at_every_count(const std::string& command) {
+  TempDir dir;
+  std::string serial;
+  for (const unsigned n : {1u, 2u, 3u, 4u, 8u}) {
+    SCOPED_TRACE("threads " + std::to_string(n));
+    const auto out = dir.path() / ("t" + std::to_string(n));
+    const auto r = wafersim(command + kTall + "--threads " + std::to_string(n) + " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    const std::string stats = slurp(out / "stats.json");
+    const auto run = nlohmann::json::parse(slurp(out / "run.json"));
+    EXPECT_EQ(run["threads"]["threads"].get<unsigned>(), n);
+    if (n == 1) {
+      serial = stats;
+      EXPECT_GT(serial.size(), 1000u);
+      EXPECT_EQ(run["threads"]["jobs"].get<std::uint64_t>(), 0u);
+      continue;
+    }
+    EXPECT_EQ(stats, serial);
+    // Every job ran a part on each member up to the band count; members report their time.
+    ASSERT_EQ(run["threads"]["members"].size(), n);
+    EXPECT_GT(run["threads"]["jobs"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(run["threads"]["members"][0]["parts"], run["threads"]["jobs"]);
+    EXPECT_GT(run["threads"]["members"][1]["busy_seconds"].get<double>(), 0.0);
+  }
+}
+
+TEST(CliThreads, TrafficStatisticsAreTheSameAtEveryThreadCount) {
+  expect_same_stats_at_every_count("traffic tiny --pattern uniform --rate 0.3 --measure 200");
+  expect_same_stats_at_every_count(
+      "traffic tiny --pattern hotspot --hotspot 3,20 --rate 0.1 --packet-size 3 --measure 200");
+}
+
+TEST(CliThreads, ModelRunInferAndTrainStatisticsAreTheSameAtEveryThreadCount) {
+  expect_same_stats_at_every_count("run tiny --model tiny-mlp");
+  expect_same_stats_at_every_count("infer tiny --model tiny-mlp --placement streaming");
+  // The replay's one simulated wafer is swept in bands; the co-simulation spreads its wafers over
+  // the threads instead (Cosim.StatisticsAreTheSameForAnyThreadCount).
+  expect_same_stats_at_every_count("train tiny-cluster --model tiny-mlp --steps 1 --cluster-model replay");
+}
+
+// A defective wafer: its detours are links longer than a hop, some of them crossing bands.
+TEST(CliThreads, DefectiveWaferStatisticsAreTheSameAtEveryThreadCount) {
+  TempDir files;
+  files.write("defects.yaml", "cores:\n  - {at: [0, 1]}\n  - {at: [3, 17]}\n  - {at: [9, 30]}\n");
+  const std::string platform =
+      files.write("p.yaml", "base: tiny\nredundancy: {spare_rows: 1, group: 13}\ndefects: {file: defects.yaml}\n");
+  expect_same_stats_at_every_count("traffic " + platform + " --rate 0.2 --measure 300");
+}
+
+TEST(CliThreads, BadThreadCountsAreInputErrors) {
+  EXPECT_EQ(wafersim("traffic tiny --rate 0.1 --threads -1", true).code, 2);
+  EXPECT_EQ(wafersim("traffic tiny --rate 0.1 --threads 2000", true).code, 2);
+  EXPECT_EQ(wafersim("traffic tiny --rate 0.1 --threads two", true).code, 2);
+  const auto help = wafersim("traffic --help");
+  EXPECT_NE(help.out.find("--threads"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wafersim::test::cli_threads_test
