@@ -22,6 +22,9 @@ PlatformSpec PlatformSpec::read(Section root) {
   p.system.io_ports = static_cast<std::uint32_t>(sys.integer("io_ports", 12, 1, 1024, "external I/O ports"));
   p.system.io_port_bandwidth = sys.bandwidth("io_port_bandwidth", units::Bandwidth{100e9}, units::Bandwidth{1e6},
                                              units::Bandwidth{1e15}, "bandwidth of each I/O port, each direction");
+  p.system.edge_latency =
+      sys.duration("edge_latency", units::Duration{100e-9}, units::Duration{1e-12}, units::Duration{1e-3},
+                   "latency of each link between the system's edge and SwarmX, each direction (not published)");
   p.swarmx = swarmx::SwarmXConfig::read(root.section("swarmx", "SwarmX broadcast/reduce tree"));
   p.memoryx = memoryx::MemoryXConfig::read(root.section("memoryx", "MemoryX weight and optimizer-state store"));
   auto cl = root.section("cluster", "the cluster of systems");

@@ -19,6 +19,9 @@ namespace wafersim::platforms {
 struct SystemConfig {
   std::uint32_t io_ports = 12;
   units::Bandwidth io_port_bandwidth{100e9};
+  // Latency of each link between the system's edge and SwarmX, each direction (wire and
+  // SerDes); the lookahead of a co-simulated cluster's windows.
+  units::Duration edge_latency{100e-9};
   [[nodiscard]] double io_bandwidth_bits_per_s() const { return io_ports * io_port_bandwidth.bits_per_s; }
 };
 

@@ -92,6 +92,7 @@ void RunTrace::attach(Wafer& wafer, std::uint32_t index) {
   if (o.windows || o.timeline) {
     auto& source = recorder_->add_source();
     wafer.engine().add_observer(&source);
+    sources_[index] = &source;
     {
       samplers_.push_back(std::make_unique<fabric::trace::MeshWindowSampler>(
           wafer.mesh(), index, *recorder_, o.region ? *o.region : Rect{0, 0, w - 1, h - 1}, by_color_));
@@ -129,7 +130,7 @@ void RunTrace::attach(Wafer& wafer, std::uint32_t index) {
   }
 }
 
-void RunTrace::attach(StreamingCluster& cluster) {
+void RunTrace::attach(Cluster& cluster) {
   if (!recorder_->options().windows && !recorder_->options().timeline) return;
   links_ = std::make_unique<sim::trace::LinkTracer>(*recorder_);
   auto& sx = cluster.swarmx();
@@ -157,9 +158,21 @@ void RunTrace::attach(StreamingCluster& cluster) {
       links_->attach(cluster.endpoint(e).gradients_out(p), "edge",
                      fmt::format("p{} wafer{} to SwarmX (gradients)", p, e));
   }
+  if (!recorder_->options().windows) return;
+  if (!cluster.cosimulated()) {
+    recorder_->meta()["edge"] = {{"recorded", false},
+                                 {"reason", "the replay: model endpoints stand in for the wafers and their edges"}};
+    return;
+  }
+  for (std::uint32_t e = 0; e < cluster.wafer_count(); ++e) {
+    auto it = sources_.find(e);
+    if (it == sources_.end()) throw std::logic_error("RunTrace: a cluster's wafers are attached before the cluster");
+    edge_samplers_.push_back(std::make_unique<EdgeWindowSampler>(cluster.wafer_edge(e), e, *recorder_));
+    it->second->add_producer(edge_samplers_.back().get());
+  }
 }
 
-void RunTrace::record_steps(const StreamingCluster& cluster, const StepTimeline& timeline) {
+void RunTrace::record_steps(const Cluster& cluster, const StepTimeline& timeline) {
   {
     const auto path = recorder_->dir() / "steps.json";
     nlohmann::ordered_json j;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,8 +17,9 @@
 #include "fabric/trace/router_probe.h"
 #include "hw/trace/core_timeline.h"
 #include "hw/trace/core_windows.h"
+#include "platforms/cluster.h"
+#include "platforms/edge_windows.h"
 #include "platforms/step_timeline.h"
-#include "platforms/streaming_cluster.h"
 #include "platforms/wafer.h"
 #include "sim/trace/link_tracer.h"
 #include "sim/trace/recorder.h"
@@ -46,11 +48,12 @@ class RunTrace {
   // the runtime that drives compiled layers: a slice on the timeline's "wafer<N> layers"
   // process (overlapping phases spread over numbered tracks) and a row of phases.json.
   void phase(std::uint32_t wafer, std::string name, sim::Cycle start, sim::Cycle end, sim::trace::Args args = {});
-  // Traces every chunk link of the cluster (MemoryX, SwarmX, wafer edges).
-  void attach(StreamingCluster& cluster);
+  // Traces every chunk link of the cluster (MemoryX, SwarmX, wafer edges) and, co-simulated,
+  // every wafer's edge endpoint (table edge-w<N>); its wafers are attached first.
+  void attach(Cluster& cluster);
   // After the run: MemoryX's streams, gradients and updates and the steps on the timeline;
   // the per-step breakdown as steps.json.
-  void record_steps(const StreamingCluster& cluster, const StepTimeline& timeline);
+  void record_steps(const Cluster& cluster, const StepTimeline& timeline);
   // Closes the windows at `end` cycles (or after the last cycle an attached wafer ticked, if
   // later: a run stopped inside a tick includes it) and writes every file; returns their names.
   std::vector<std::string> finish(sim::Cycle end);
@@ -76,6 +79,8 @@ class RunTrace {
   };
   std::vector<Phase> phases_;
   std::unique_ptr<sim::trace::LinkTracer> links_;
+  std::map<std::uint32_t, sim::trace::WindowSource*> sources_;  // by wafer (lookup only)
+  std::vector<std::unique_ptr<EdgeWindowSampler>> edge_samplers_;
   std::vector<const sim::Engine*> engines_;
 };
 

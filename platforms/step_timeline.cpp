@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "platforms/streaming_cluster.h"
+#include "platforms/cluster.h"
 #include "sim/errors.h"
 
 namespace wafersim::platforms {
@@ -118,9 +118,10 @@ StepBreakdown breakdown(const std::vector<ActivityInterval>& intervals, Picos st
   return b;
 }
 
-StepTimeline run_training_steps(StreamingCluster& cluster, std::uint32_t steps) {
+StepTimeline run_training_steps(Cluster& cluster, std::uint32_t steps) {
   cluster.memoryx().schedule_steps(steps);
   sc_core::sc_start();
+  cluster.rethrow_failure();
   if (!cluster.memoryx().finished())
     throw sim::SimulationError(fmt::format("training stopped at {} before {} step(s) completed:\n{}",
                                            sim::format(sim::now()), steps, cluster.describe_state()));

@@ -18,7 +18,7 @@
 
 namespace wafersim::platforms {
 
-class StreamingCluster;
+class Cluster;
 
 // In priority order: an instant belongs to the first one active.
 enum class Activity : std::uint8_t { Compute, Stream, Reduce, Optimizer };
@@ -59,7 +59,7 @@ StepBreakdown breakdown(const std::vector<ActivityInterval>& intervals, sim::Pic
 // Schedules `steps` steps in the cluster's MemoryX, runs the simulation to its end and
 // returns the timeline. Throws sim::SimulationError (exit code 3) naming what every module
 // waits for when the steps do not complete.
-StepTimeline run_training_steps(StreamingCluster& cluster, std::uint32_t steps);
+StepTimeline run_training_steps(Cluster& cluster, std::uint32_t steps);
 
 // Adds one group per step ("step0", ...) with each activity's busy and exposed time.
 void add_stats(sim::stats::Group& g, const StepTimeline& timeline);

@@ -18,7 +18,7 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
              sim::stats::Group& stats)
     : sc_core::sc_module(name),
       spec_(fitting(spec, options)),
-      engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles}),
+      engine_("engine", sim::EngineOptions{spec.wafer.clock, options.idle_skip, options.max_cycles, options.driven}),
       cores_(std::string(basename()) + ".cores", spec.wafer,
              hw::CoreArrayOptions{spec.fabric.colors, options.idle_skip, options.timing_only}),
       host_("host", cores_, engine_) {

@@ -31,6 +31,8 @@ struct BuildOptions {
   fabric::StatsDetail trace_counters = fabric::StatsDetail::Totals;
   // PE cores move no data values (hw::CoreParams::timing_only).
   bool timing_only = false;
+  // The engine is advanced by direct calls, not by SystemC (a co-simulated cluster's wafer).
+  bool driven = false;
   // The traffic the fabric is to expect (fabric::MeshOptions::traffic; synthetic traffic tells it).
   fabric::ExpectedTraffic traffic;
   // Host memory: a wafer is built only when its estimate (memory_estimate.h, with a traffic

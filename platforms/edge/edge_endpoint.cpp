@@ -8,7 +8,7 @@ namespace wafersim::platforms::edge {
 using sim::Picos;
 
 EdgeEndpoint::EdgeEndpoint(const sc_core::sc_module_name& name, const EdgeIoConfig& config, std::uint32_t index,
-                           sim::stats::Group& stats)
+                           sim::stats::Group& stats, const std::string& stats_name)
     : sc_core::sc_module(name), io_(config), index_(index) {
   if (io_.planes == 0 || io_.buffer_chunks == 0) throw std::logic_error("EdgeEndpoint: no planes or no buffers");
   const units::Bandwidth link = io_.plane_bandwidth();
@@ -30,7 +30,7 @@ EdgeEndpoint::EdgeEndpoint(const sc_core::sc_module_name& name, const EdgeIoConf
   sensitive << wake_;
   dont_initialize();
 
-  stats_ = &stats.group(basename());
+  stats_ = &stats.group(stats_name.empty() ? std::string(basename()) : stats_name);
   for (std::uint32_t p = 0; p < io_.planes; ++p) {
     weights_in_[p]->add_stats(stats_->group(weights_in_[p]->name()));
     gradients_out_[p]->add_stats(stats_->group(gradients_out_[p]->name()));
@@ -50,6 +50,11 @@ void EdgeEndpoint::send_gradient(sim::stream::Chunk chunk, Picos now, Picos read
   records_.gradient_started.emplace(key, now);
   const std::uint32_t plane = chunk.info.index % io_.planes;
   gradients_out_.at(plane)->send(std::move(chunk), now, ready);
+}
+
+void EdgeEndpoint::wake_at(Picos t) {
+  const Picos now = sim::now();
+  wake_.notify(t <= now ? sc_core::SC_ZERO_TIME : sim::to_sc_time(t - now));
 }
 
 void EdgeEndpoint::record_busy(Picos start, Picos end) {

@@ -41,8 +41,9 @@ struct EndpointRecords {
 //   (Picos::never() to sleep until a chunk or a credit arrives).
 class EdgeEndpoint : public sc_core::sc_module {
  public:
+  // Statistics go to the group `stats_name` under `stats` (empty: the module's name).
   EdgeEndpoint(const sc_core::sc_module_name& name, const EdgeIoConfig& config, std::uint32_t index,
-               sim::stats::Group& stats);
+               sim::stats::Group& stats, const std::string& stats_name = "");
 
   [[nodiscard]] const EdgeIoConfig& io() const { return io_; }
   [[nodiscard]] std::uint32_t index() const { return index_; }
@@ -57,6 +58,8 @@ class EdgeEndpoint : public sc_core::sc_module {
   // Starts a gradient chunk on its plane's link (requires gradients_out(plane).can_send()).
   void send_gradient(sim::stream::Chunk chunk, sim::Picos now, sim::Picos ready);
   void record_busy(sim::Picos start, sim::Picos end);
+  // Runs step() at `t` (not before the present).
+  void wake_at(sim::Picos t);
   [[nodiscard]] sim::stats::Group& stats_group() { return *stats_; }
 
  private:

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "sim/errors.h"
 
 namespace wafersim::platforms::runtime {
@@ -19,6 +21,8 @@ EdgeDriver::Port& EdgeDriver::port(fabric::EdgeSide side, std::uint32_t channel)
 }
 
 void EdgeDriver::begin(std::vector<InStream> in, std::vector<OutStream> out) {
+  for (const auto& s : in)
+    if (s.payloads.size() != s.size()) throw std::logic_error("EdgeDriver: an in-stream without its payloads");
   in_ = std::move(in);
   out_ = std::move(out);
   next_.assign(in_.size(), 0);

@@ -11,45 +11,35 @@
 
 #include "fabric/edge_listener.h"
 #include "fabric/mesh.h"
+#include "platforms/edge/edge_streams.h"
 #include "sim/engine/clocked.h"
 #include "sim/engine/engine.h"
 
 namespace wafersim::platforms::runtime {
 
-struct InStream {
-  fabric::EdgeSide side = fabric::EdgeSide::West;
-  std::uint32_t channel = 0;
-  hw::Color color;
-  std::vector<std::uint32_t> payloads;
-};
-
-struct OutStream {
-  fabric::EdgeSide side = fabric::EdgeSide::East;
-  std::uint32_t channel = 0;
-  hw::Color color;
-  std::uint64_t expected = 0;
-  std::vector<std::uint32_t> received;
-};
+using edge::InStream;
+using edge::OutStream;
 
 // Contract: an engine component and the mesh's edge listener. begin() hands it a layer's
 // streams; per cycle and channel it sends at most one wavelet (round robin over that
 // channel's streams that have data and a credit) and pops at most one (round robin over
 // the colors with a wavelet). A wavelet arriving on a channel and color no stream expects is
 // a simulation error naming them. done(): every in-stream sent and every out-stream full.
-class EdgeDriver final : public sim::Clocked, public fabric::EdgeListener {
+class EdgeDriver final : public sim::Clocked, public fabric::EdgeListener, public edge::EdgeStreams {
  public:
   EdgeDriver(fabric::Mesh& mesh, sim::Engine& engine);
 
-  void begin(std::vector<InStream> in, std::vector<OutStream> out);
-  [[nodiscard]] bool done() const;
-  [[nodiscard]] const std::vector<OutStream>& outputs() const { return out_; }
+  // In-streams must carry their payloads (no refs: the host knows every value).
+  void begin(std::vector<InStream> in, std::vector<OutStream> out) override;
+  [[nodiscard]] bool done() const override;
+  [[nodiscard]] const std::vector<OutStream>& outputs() const override { return out_; }
   // One past the last cycle in which a wavelet was sent or received (0: none yet).
-  [[nodiscard]] std::uint64_t last_activity() const { return last_; }
-  [[nodiscard]] std::uint64_t wavelets_sent() const { return sent_; }
-  [[nodiscard]] std::uint64_t wavelets_received() const { return received_; }
+  [[nodiscard]] std::uint64_t last_activity() const override { return last_; }
+  [[nodiscard]] std::uint64_t wavelets_sent() const override { return sent_; }
+  [[nodiscard]] std::uint64_t wavelets_received() const override { return received_; }
   // Channel-cycles in which a stream had data but no credit (the wafer did not take it).
   [[nodiscard]] std::uint64_t blocked_cycles() const { return blocked_; }
-  [[nodiscard]] std::string pending() const;
+  [[nodiscard]] std::string pending() const override;
 
   void evaluate(sim::Cycle now) override;
   sim::Cycle write(sim::Cycle now) override;

@@ -38,13 +38,14 @@ std::string host_link_name(const platforms::Wafer& wafer) {
 }  // namespace
 
 Executor::Executor(const models::compiler::CompiledModel& cm, platforms::Wafer& wafer, HostData data,
-                   ExecOptions options)
+                   ExecOptions options, edge::EdgeStreams* edge)
     : cm_(&cm),
       wafer_(wafer),
       data_(std::move(data)),
       options_(options),
       link_(host_link_name(wafer).c_str(), wafer.address_map()),
-      driver_(wafer.mesh(), wafer.engine()) {
+      own_driver_(edge ? nullptr : std::make_unique<EdgeDriver>(wafer.mesh(), wafer.engine())),
+      driver_(edge ? *edge : *own_driver_) {
   link_.socket.bind(wafer.host_socket());
 }
 
@@ -117,13 +118,22 @@ void Executor::start(std::size_t i) {
       s.side = st.side;
       s.channel = st.channel;
       s.color = hw::Color(st.color);
-      s.payloads.reserve(st.wavelets());
-      for (const auto& seg : st.segments) {
-        const Bits& h = data_.host.at(seg.tensor);
-        for (std::uint64_t a = 0; a < seg.n0; ++a)
-          for (std::uint64_t b = 0; b < seg.n1; ++b)
-            s.payloads.push_back(
-                h.at(seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1)));
+      if (options_.stream_refs) {
+        s.refs.reserve(st.wavelets());
+        for (const auto& seg : st.segments)
+          for (std::uint64_t a = 0; a < seg.n0; ++a)
+            for (std::uint64_t b = 0; b < seg.n1; ++b)
+              s.refs.push_back(edge::WaveletRef{seg.tensor, seg.base + a * static_cast<std::uint64_t>(seg.s0) +
+                                                                b * static_cast<std::uint64_t>(seg.s1)});
+      } else {
+        s.payloads.reserve(st.wavelets());
+        for (const auto& seg : st.segments) {
+          const Bits& h = data_.host.at(seg.tensor);
+          for (std::uint64_t a = 0; a < seg.n0; ++a)
+            for (std::uint64_t b = 0; b < seg.n1; ++b)
+              s.payloads.push_back(
+                  h.at(seg.base + a * static_cast<std::uint64_t>(seg.s0) + b * static_cast<std::uint64_t>(seg.s1)));
+        }
       }
       in.push_back(std::move(s));
     } else {

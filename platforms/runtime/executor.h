@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ struct StepResult {
 
 struct ExecOptions {
   bool check = true;  // functional mode: compare every result
+  // In-streams name the host tensor element of each wavelet (edge::WaveletRef) instead of
+  // carrying its value: for an edge that receives the weights while the program runs.
+  bool stream_refs = false;
 };
 
 // Contract: construct during elaboration (it binds its TLM initiator to the wafer's host
@@ -63,7 +67,9 @@ struct ExecOptions {
 // deadlock), naming them.
 class Executor {
  public:
-  Executor(const models::compiler::CompiledModel& cm, platforms::Wafer& wafer, HostData data, ExecOptions options = {});
+  // `edge` serves the programs' edge streams (not owned; null: a host edge driver of its own).
+  Executor(const models::compiler::CompiledModel& cm, platforms::Wafer& wafer, HostData data, ExecOptions options = {},
+           edge::EdgeStreams* edge = nullptr);
 
   // Writes the model inputs (and gradient seeds) into the PEs' SRAM through the TLM socket;
   // returns the host's access time of these writes, which the run spends before the next step.
@@ -81,6 +87,9 @@ class Executor {
   const StepResult& finish(std::size_t step);
   [[nodiscard]] const std::deque<StepResult>& results() const { return results_; }
   [[nodiscard]] const HostData& data() const { return data_; }
+  // The host data to change between steps (the next batch, the gradients' reset); the weights'
+  // host tensors are where a streaming edge writes what it receives.
+  [[nodiscard]] HostData& data() { return data_; }
   // A tensor as it is now in the PEs' SRAM, in token-major order (read untimed).
   Bits read(std::uint32_t tensor) { return gather(tensor); }
   // Per-step statistics under `g` (one group per step of the current model, in order).
@@ -97,7 +106,8 @@ class Executor {
   HostData data_;
   ExecOptions options_;
   HostLink link_;
-  EdgeDriver driver_;
+  std::unique_ptr<EdgeDriver> own_driver_;
+  edge::EdgeStreams& driver_;
   std::deque<StepResult> results_;
   std::size_t first_result_ = 0;          // index in results_ of the current model's step 0
   std::map<std::uint32_t, Bits> before_;  // tensors the current step reads, as it starts

@@ -43,6 +43,14 @@ runtime::HostData step_data(const models::compiler::CompiledModel& cm, const mod
       v[k] = dt == hw::DType::F32 ? bits : hw::numerics::convert(dt, hw::DType::F32, bits);
     }
   }
+  load_shard(cm, shard, d);
+  return d;
+}
+
+}  // namespace
+
+void load_shard(const models::compiler::CompiledModel& cm, const models::reference::Inputs& shard,
+                runtime::HostData& d) {
   for (auto& [id, bits] : d.preload) {
     const std::string& name = cm.tensors[id].name;
     if (!is_model_input(cm.model, name))
@@ -63,10 +71,7 @@ runtime::HostData step_data(const models::compiler::CompiledModel& cm, const mod
       throw sim::InputError(fmt::format("model '{}': the batch has no input '{}'", cm.model.name, name));
     }
   }
-  return d;
 }
-
-}  // namespace
 
 const char* to_string(WaferArithmetic a) { return a == WaferArithmetic::Host ? "host" : "programs"; }
 

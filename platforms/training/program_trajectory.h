@@ -15,6 +15,7 @@
 #include "models/reference/model.h"
 #include "models/reference/task.h"
 #include "platforms/platform_spec.h"
+#include "platforms/runtime/host_data.h"
 #include "platforms/training/cluster_model.h"
 
 namespace wafersim::platforms::training {
@@ -32,6 +33,12 @@ struct WaferStep {
   std::uint64_t checked = 0;               // result elements compared with the host's expectation (all equal)
   std::uint64_t cycles = 0;
 };
+
+// Puts the shard's inputs (activations, token ids, labels) into the preload of `data`
+// (runtime::make_host_data's structure). Throws sim::InputError for a model whose outputs do
+// not all end in a loss layer or an input the shard lacks or misshapes.
+void load_shard(const models::compiler::CompiledModel& cm, const models::reference::Inputs& shard,
+                runtime::HostData& data);
 
 // Runs every program of `cm` (compiled for training with code) once in a forked child on a
 // wafer whose host weights are `parameters` (fp32 master weights, rounded once to the model's

@@ -7,7 +7,6 @@
 
 #include "models/compiler/compiler.h"
 #include "models/reference/task.h"
-#include "platforms/streaming_cluster.h"
 #include "platforms/training/replica_gradients.h"
 #include "sim/errors.h"
 #include "sim/stats/recorded.h"
@@ -27,9 +26,17 @@ std::uint64_t TrainingReport::stream_bytes_per_step() const {
 
 sim::Picos TrainingReport::total() const { return timeline.steps.empty() ? sim::Picos(0) : timeline.steps.back().end; }
 
+void add_training_stats(sim::stats::Group& training, const TrainingReport& r, std::uint32_t steps) {
+  platforms::add_stats(training, r.timeline);
+  const double samples = static_cast<double>(r.batch_per_wafer) * r.wafers * steps;
+  training.formula(
+      "samples", [samples] { return samples; }, "samples", "samples trained on: batch x wafers x steps", true);
+}
+
 TrainingReport run_training(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                             const TrainingConfig& config, sim::stats::Group& stats) {
   if (config.steps == 0) throw sim::InputError("training needs at least one step");
+  if (config.cluster == ClusterMode::Cosim) return run_cosim(spec, model, config, stats);
   const bool programs = config.functional && config.arithmetic == WaferArithmetic::Programs;
   if (config.arithmetic == WaferArithmetic::Programs && !config.functional)
     throw sim::InputError("the programs' wafer arithmetic needs a functional run (--functional)");
@@ -92,10 +99,15 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
         program_trajectory(spec, cm, r.layers, *task, ref.initial_parameters(config.seed), plan));
     grads->serve(r.trajectory);
   }
-  r.cluster = std::make_shared<platforms::StreamingCluster>(
-      "cluster", spec, r.layers.memoryx_layers(), r.optimizer, platforms::model_endpoints(ec),
-      platforms::StreamingOptions{config.functional, config.seed}, stats);
+  platforms::ClusterParts parts;
+  parts.layers = r.layers.memoryx_layers();
+  parts.optimizer = r.optimizer;
+  parts.functional = config.functional;
+  parts.seed = config.seed;
+  parts.stand_ins = platforms::model_endpoints(ec);
+  r.cluster = std::make_shared<platforms::Cluster>("cluster", spec, std::move(parts), stats);
   auto& cluster = *r.cluster;
+  if (config.trace) config.trace->attach(cluster);
   if (config.functional) {
     r.initial = ref.initial_parameters(config.seed);
     // MemoryX prunes the masked weights of sparse layers (exactly zero from the start).
@@ -106,13 +118,11 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
   }
   r.timeline = platforms::run_training_steps(cluster, config.steps);
   auto& training = stats.group("training");
-  platforms::add_stats(training, r.timeline);
-  const double samples = static_cast<double>(r.batch_per_wafer) * r.wafers * config.steps;
-  training.formula(
-      "samples", [samples] { return samples; }, "samples", "samples trained on: batch x wafers x steps", true);
+  add_training_stats(training, r, config.steps);
   if (!r.wafer.wafer_stats.is_null())
     sim::stats::add_recorded(training.group("wafer_run"), r.wafer.wafer_stats["values"],
                              r.wafer.wafer_stats["descriptions"], "wafer0");
+  if (config.trace) config.trace->record_steps(cluster, r.timeline);
   if (config.functional) {
     r.losses = grads->step_losses();
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
@@ -128,10 +138,19 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
   return r;
 }
 
+const char* to_string(ClusterMode m) { return m == ClusterMode::Cosim ? "cosim" : "replay"; }
+
+ClusterMode parse_cluster_mode(const std::string& text) {
+  if (text == "cosim") return ClusterMode::Cosim;
+  if (text == "replay") return ClusterMode::Replay;
+  throw sim::InputError(fmt::format("unknown cluster model '{}': expected 'cosim' or 'replay'", text));
+}
+
 nlohmann::ordered_json to_json(const TrainingReport& r) {
   nlohmann::ordered_json j;
   j["model"] = r.model;
   j["platform"] = r.platform;
+  j["cluster_model"] = to_string(r.mode);
   j["wafers"] = r.wafers;
   j["batch_per_wafer"] = r.batch_per_wafer;
   j["optimizer"] = memoryx::to_string(r.optimizer.kind);
@@ -158,6 +177,15 @@ nlohmann::ordered_json to_json(const TrainingReport& r) {
   j["loss_ps"] = r.layers.loss.count();
   j["stream_bytes_per_step"] = r.stream_bytes_per_step();
   j["steps"] = platforms::to_json(r.timeline);
+  if (r.mode == ClusterMode::Cosim) {
+    j["threads"] = r.threads;
+    j["window_ps"] = r.window.count();
+    j["windows"] = r.windows;
+    j["program_cycles"] = r.program_cycles;
+    j["program_waits"] = r.program_waits;
+    if (!r.uncomputed_gradients.empty()) j["uncomputed_gradients"] = r.uncomputed_gradients;
+    if (r.checked) j["result_elements_checked"] = r.checked;
+  }
   if (!r.losses.empty()) j["losses"] = r.losses;
   j["total_ps"] = r.total().count();
   j["samples_per_second"] = r.samples_per_second();

@@ -15,9 +15,10 @@
 #include "memoryx/optimizer.h"
 #include "models/compiler/compiled_model.h"
 #include "models/model_spec.h"
+#include "platforms/cluster.h"
 #include "platforms/platform_spec.h"
+#include "platforms/run_trace.h"
 #include "platforms/step_timeline.h"
-#include "platforms/streaming_cluster.h"
 #include "platforms/training/cluster_model.h"
 #include "platforms/training/program_trajectory.h"
 #include "platforms/training/wafer_times.h"
@@ -25,20 +26,38 @@
 
 namespace wafersim::platforms::training {
 
+// How the cluster's wafers are simulated: every wafer's mesh and PEs running the compiled
+// programs, fed and drained through its edge (co-simulation), or the replay: one wafer
+// simulated once on its own, its per-layer times the consumption rates of a stand-in endpoint
+// per system (for clusters too large to co-simulate; docs/training.md gives its error).
+enum class ClusterMode : std::uint8_t { Cosim, Replay };
+const char* to_string(ClusterMode m);
+// "cosim" or "replay"; throws sim::InputError naming the choices otherwise.
+ClusterMode parse_cluster_mode(const std::string& text);
+
 struct TrainingConfig {
   std::uint32_t steps = 1;
+  ClusterMode cluster = ClusterMode::Cosim;
+  unsigned threads = 0;  // co-simulation: host threads for the wafers (0: the machine's)
+  sim::Picos window{0};  // co-simulation: the window, at most the edge latency (0: the latency)
   TimingSource timing = TimingSource::Simulated;
   bool functional = false;  // carry values: synthetic task, gradients, optimizer
-  // Functional: each wafer's gradients from the host reference or from the compiled programs
-  // run on a simulated wafer per wafer and step (needs simulated timing: code for every layer).
+  // Functional replay: each wafer's gradients from the host reference or from the compiled
+  // programs run on a simulated wafer per wafer and step (needs simulated timing: code for
+  // every layer). A co-simulation's gradients are always the wafers' own (programs).
   WaferArithmetic arithmetic = WaferArithmetic::Host;
-  bool check = true;       // compare the wafer run's results with the host (simulated timing)
-  std::uint64_t seed = 1;  // host data of the wafer run; initial weights and batches of the task
+  bool explicit_arithmetic = false;  // the arithmetic was asked for (not the default)
+  bool check = true;                 // compare the wafer run's results with the host (simulated timing)
+  std::uint64_t seed = 1;            // host data of the wafer run; initial weights and batches of the task
   std::uint64_t max_cycles = 0;
   models::compiler::CompileOptions compile;  // placement and accumulation (training and code are set here)
   // The optimizer; its gradient_scale is replaced by 1 / wafers (the mean of the wafers'
   // gradients, each the mean over its samples).
   memoryx::OptimizerConfig optimizer;
+  // Tracing (may be null): the cluster's links, MemoryX's records and the steps; co-simulated,
+  // every wafer's fabric and cores and its programs as phases (the wafers then run on one
+  // thread: the recorder is shared).
+  platforms::RunTrace* trace = nullptr;
 };
 
 struct TrainingReport {
@@ -55,8 +74,21 @@ struct TrainingReport {
   // Functional on the programs: every wafer's gradients and the weights they were computed
   // from, step by step (MemoryX's final weights equal weights.back(), checked).
   std::shared_ptr<const ProgramTrajectory> trajectory;
-  // The cluster's modules: `stats` refers to their counters, so they live as long as the report.
-  std::shared_ptr<platforms::StreamingCluster> cluster;
+  ClusterMode mode = ClusterMode::Replay;
+  unsigned threads = 1;       // co-simulation: host threads the wafers ran on
+  std::uint64_t windows = 0;  // co-simulation: window exchanges
+  sim::Picos window{0};
+  // Co-simulation: per step, the cycles each program took on wafer 0 from its first wavelet in,
+  // and the cycles it waited for that wavelet.
+  std::vector<std::vector<std::uint64_t>> program_cycles, program_waits;
+  std::uint64_t checked = 0;  // co-simulation, functional: result elements compared on every wafer
+  // Co-simulation: layers whose weight gradient no compiled program computes (a norm's gain):
+  // their chunks leave when the layer's backward pass ends.
+  std::vector<std::string> uncomputed_gradients;
+  // The cluster's modules (and what ran on the wafers): `stats` refers to their counters, so
+  // they live as long as the report.
+  std::shared_ptr<platforms::Cluster> cluster;
+  std::vector<std::shared_ptr<const void>> keep;
   [[nodiscard]] double samples_per_second() const;  // over all steps
   [[nodiscard]] sim::Picos total() const;
   // Weight bytes MemoryX sends per step: every layer's stream twice (forward and backward);
@@ -67,8 +99,14 @@ struct TrainingReport {
 // Runs a whole training: throws sim::InputError for a model the compiler or MemoryX cannot
 // take, sim::SimulationError when the wafer run fails its checks or the loop stops short.
 // Statistics go under `stats` (the cluster's modules and one group per step).
+// The co-simulated run (run_training with ClusterMode::Cosim).
+TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
+                         const TrainingConfig& config, sim::stats::Group& stats);
+
 TrainingReport run_training(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                             const TrainingConfig& config, sim::stats::Group& stats);
+// The group `training` of either model: the per-step breakdown and the samples trained on.
+void add_training_stats(sim::stats::Group& training, const TrainingReport& r, std::uint32_t steps);
 
 nlohmann::ordered_json to_json(const TrainingReport& r);
 // The per-step breakdown as a text table (times in microseconds).

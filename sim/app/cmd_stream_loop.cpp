@@ -10,9 +10,9 @@
 #include <memory>
 
 #include "memoryx/placement.h"
+#include "platforms/cluster.h"
 #include "platforms/run_trace.h"
 #include "platforms/step_timeline.h"
-#include "platforms/streaming_cluster.h"
 #include "sim/app/cli.h"
 #include "sim/app/progress.h"
 #include "sim/app/trace_args.h"
@@ -73,8 +73,12 @@ struct StreamLoopCommand {
                                                       static_cast<std::uint64_t>(seconds * spec.wafer.clock.hz));
     }
     sim::stats::Group root("");
-    platforms::StreamingCluster cluster("cluster", spec, specs, opt, platforms::model_endpoints(ec),
-                                        platforms::StreamingOptions{false, sim.seed}, root);
+    platforms::ClusterParts parts;
+    parts.layers = specs;
+    parts.optimizer = opt;
+    parts.seed = sim.seed;
+    parts.stand_ins = platforms::model_endpoints(ec);
+    platforms::Cluster cluster("cluster", spec, std::move(parts), root);
     if (tracing) tracing->attach(cluster);
     Progress progress("stream-loop", 0, "steps", false);
     const platforms::StepTimeline timeline = platforms::run_training_steps(cluster, steps);

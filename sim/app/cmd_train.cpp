@@ -6,9 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
+#include <memory>
 
 #include "memoryx/optimizer.h"
+#include "platforms/run_trace.h"
 #include "platforms/training/training_run.h"
 #include "sim/app/workflows.h"
 #include "sim/errors.h"
@@ -24,11 +27,19 @@ void TrainArgs::add(CLI::App& cmd, const std::string& group) {
                "carry values: a synthetic task, each wafer's gradients, SwarmX sums, MemoryX optimizer (the model "
                "needs a loss layer)")
       ->group(group);
-  cmd.add_option("--wafer-arithmetic", wafer_arithmetic,
-                 "with --functional: each wafer's gradients from the 'host' reference (models/reference) or from the "
-                 "compiled 'programs' run on a simulated wafer per wafer and step with the weights MemoryX streams "
-                 "(tiny models: steps x wafers cycle-level runs; every layer needs PE code)")
+  cmd.add_option("--cluster-model", cluster_model,
+                 "'cosim': every wafer's mesh and PEs simulated with MemoryX and SwarmX in one run, each wafer on a "
+                 "host thread; 'replay': one wafer simulated once, its layer times replayed by a stand-in per system "
+                 "(clusters too large to co-simulate; docs/training.md gives its error)")
       ->capture_default_str()
+      ->group(group);
+  cmd.add_option("--threads", threads, "co-simulation: host threads for the wafers (default: the machine's cores)")
+      ->check(CLI::Range(1u, 1024u))
+      ->group(group);
+  cmd.add_option("--wafer-arithmetic", wafer_arithmetic,
+                 "replay with --functional: each wafer's gradients from the 'host' reference (models/reference, the "
+                 "replay's default) or from the compiled 'programs' run on a simulated wafer per wafer and step "
+                 "(a co-simulation's gradients are always the wafers' own)")
       ->group(group);
   cmd.add_option("--timing", timing,
                  "each layer's compute from 'simulated' (the compiled programs at cycle level on one wafer) or "
@@ -49,12 +60,32 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
       "wafersim train: {} on {}, weight-streaming training: {} wafer{} x batch {}, {} step{}, {}\n", r.model,
       r.platform, r.wafers, r.wafers == 1 ? "" : "s", r.batch_per_wafer, t.steps, t.steps == 1 ? "" : "s",
       memoryx::to_string(r.optimizer.kind));
-  std::cout << fmt::format("  wafer compute {} cycles per step per wafer ({}){}\n", r.wafer.cycles(),
-                           r.wafer.source == TimingSource::Simulated
-                               ? "every layer program simulated at cycle level on one wafer"
-                               : "the compiler's analytic bounds",
-                           r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
-  if (t.functional)
+  using platforms::training::ClusterMode;
+  if (r.mode == ClusterMode::Cosim) {
+    std::cout << fmt::format(
+        "  cluster model cosim: MemoryX, SwarmX and {} wafer{} (mesh, PEs, edge) in one simulation, {} host thread{}, "
+        "{} windows of {}\n",
+        r.wafers, r.wafers == 1 ? "" : "s", r.threads, r.threads == 1 ? "" : "s", r.windows, sim::format(r.window));
+    std::cout << fmt::format("  wafer compute {} cycles in wafer 0's first step (its programs as co-simulated){}\n",
+                             r.wafer.cycles(),
+                             r.checked ? fmt::format(", {} result elements checked on every wafer", r.checked) : "");
+  } else {
+    std::cout
+        << "  cluster model replay: one wafer simulated once, its layer times replayed by a stand-in per system\n";
+    std::cout << fmt::format("  wafer compute {} cycles per step per wafer ({}){}\n", r.wafer.cycles(),
+                             r.wafer.source == TimingSource::Simulated
+                                 ? "every layer program simulated at cycle level on one wafer"
+                                 : "the compiler's analytic bounds",
+                             r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
+  }
+  if (!r.uncomputed_gradients.empty())
+    std::cout << fmt::format(
+        "  note          no program computes the weight gradient of {}: those chunks leave "
+        "when the layer's backward pass ends\n",
+        fmt::join(r.uncomputed_gradients, ", "));
+  if (t.functional && r.mode == ClusterMode::Cosim)
+    std::cout << "  gradients     the wafers' own: the compiled programs' arithmetic on every wafer's PEs\n";
+  else if (t.functional)
     std::cout << fmt::format(
         "  gradients     {}\n",
         r.trajectory ? fmt::format("the compiled programs' ({} wafer runs, {} result elements checked; MemoryX's "
@@ -97,7 +128,11 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.steps = t.steps;
   cfg.timing = platforms::training::parse_timing_source(t.timing);
   cfg.functional = t.functional;
-  cfg.arithmetic = platforms::training::parse_wafer_arithmetic(t.wafer_arithmetic);
+  cfg.cluster = platforms::training::parse_cluster_mode(t.cluster_model);
+  cfg.threads = t.threads;
+  cfg.explicit_arithmetic = !t.wafer_arithmetic.empty();
+  cfg.arithmetic = cfg.explicit_arithmetic ? platforms::training::parse_wafer_arithmetic(t.wafer_arithmetic)
+                                           : platforms::training::WaferArithmetic::Host;
   cfg.check = !w.check.no_check;
   cfg.seed = w.sim.seed;
   cfg.max_cycles = w.sim.max_cycles;
@@ -105,20 +140,38 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.optimizer.learning_rate = t.learning_rate;
   cfg.compile = w.model.options(true);
   RunDir dir = w.sim.run_dir("train");
+  const sim::trace::TraceOptions trace_options = w.trace.options();
+  std::unique_ptr<platforms::RunTrace> tracing;
+  if (trace_options.any()) {
+    if (trace_options.vcd && cfg.cluster == platforms::training::ClusterMode::Replay)
+      throw sim::InputError("--trace vcd: the replay simulates no wafer fabric to probe (use --cluster-model cosim)");
+    tracing = std::make_unique<platforms::RunTrace>(trace_options, dir.path(), loaded.spec, 0);
+    cfg.trace = tracing.get();
+  }
   sim::stats::Group root("");
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = platforms::training::run_training(loaded.spec, m.spec, cfg, root);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(r.wafer.cycles()), "ok");
+  std::string trace_dir;
+  if (tracing) {
+    tracing->finish(
+        sim::Cycle(static_cast<std::uint64_t>(std::ceil(r.total().seconds() * loaded.spec.wafer.clock.hz - 1e-9))));
+    trace_dir = tracing->dir().string();
+  }
   auto j = platforms::training::to_json(r);
   dir.write("training.json", j.dump(2) + "\n");
   if (w.sim.json) {
     j["wall_seconds"] = wall;
     j["out"] = dir.path().string();
+    if (!trace_dir.empty()) j["trace"] = trace_dir;
     std::cout << j.dump(2) << "\n";
     return;
   }
   print_training(r, t, wall, dir);
+  if (!trace_dir.empty())
+    std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes its page)\n", trace_dir,
+                             dir.path().string());
 }
 
 void add_train_command(CLI::App& app) {
@@ -137,12 +190,14 @@ void add_train_command(CLI::App& app) {
       ->required();
   w->model.add(*sub, ModelArgs::Use::Train);
   t->add(*sub, "Training");
+  w->trace.add(*sub);
   sub->add_flag("--no-check", w->check.no_check, "do not compare the wafer's results with the host's expectation");
   sub->footer(
       "Examples:\n"
       "  wafersim train tiny-cluster --model tiny-mlp --steps 20\n"
-      "  wafersim train cs2-cluster --model gpt3-xl --timing bound\n"
-      "  wafersim train tiny-cluster --model tiny-mlp --functional --wafer-arithmetic programs --steps 3\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --functional --steps 3 --threads 2\n"
+      "  wafersim train cs2-cluster --model gpt3-xl --cluster-model replay --timing bound\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --functional --cluster-model replay --wafer-arithmetic programs\n"
       "Writes config.yaml, stats.json, stats.txt, run.json and training.json (every step's breakdown) into the\n"
       "output folder (docs/training.md).");
   sub->callback([w, t] { train(*w, *t); });

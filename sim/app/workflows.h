@@ -28,8 +28,10 @@ struct CheckArgs {
 struct TrainArgs {
   std::uint32_t steps = 1;
   bool functional = false;
-  std::string wafer_arithmetic = "host";
+  std::string wafer_arithmetic;  // empty: the mode's own (replay: host; cosim: the programs')
   std::string timing = "simulated";
+  std::string cluster_model = "cosim";
+  unsigned threads = 0;  // 0: the machine's cores
   std::string optimizer = "adam";
   float learning_rate = 1e-3F;
   // `group`: the help group ("" hides them: the older `run --train` spelling).

@@ -17,6 +17,7 @@ Engine::Engine(const sc_core::sc_module_name& name, EngineOptions options)
 void Engine::add(Clocked* component) {
   components_.push_back(component);
   awake_flag_.push_back(0);
+  timed_of_.push_back(0);
 }
 
 void Engine::add_observer(TickObserver* observer) {
@@ -56,7 +57,7 @@ void Engine::wake(Clocked* component, Cycle at) {
   const std::uint32_t id = id_of(component);
   // The earliest cycle that can still run: the next one inside a tick, else the current one.
   Cycle earliest = in_tick_ ? current_ + Cycle(1) : current_;
-  if (!in_tick_ && sc_core::sc_is_running())
+  if (!in_tick_ && !options_.driven && sc_core::sc_is_running())
     earliest = std::max(earliest, first_cycle_at_or_after(sc_core::sc_time_stamp()));
   if (at < earliest) at = earliest;
   if (at == earliest && in_tick_) {
@@ -66,6 +67,7 @@ void Engine::wake(Clocked* component, Cycle at) {
     }
   } else {
     timed_.push(Wake{at.count(), id});
+    ++timed_of_[id];
   }
   if (!in_tick_) schedule_next();
 }
@@ -76,9 +78,36 @@ void Engine::wake_at_time(Clocked* component, const sc_core::sc_time& t) {
 
 bool Engine::quiescent() const { return awake_.empty() && timed_.empty(); }
 
+bool Engine::quiescent_except(const Clocked* component) const {
+  for (std::uint32_t i = 0; i < components_.size(); ++i)
+    if (components_[i] != component && (awake_flag_[i] || timed_of_[i] > 0)) return false;
+  return true;
+}
+
+Cycle Engine::next_due() const {
+  Cycle next = Cycle::never();
+  if (!awake_.empty()) next = current_;
+  if (!timed_.empty()) next = std::min(next, std::max(current_, Cycle(timed_.top().cycle)));
+  if (!options_.idle_skip && cycles_ > Cycle(0) && !quiescent()) next = std::min(next, std::max(current_, cycles_));
+  return next;
+}
+
+bool Engine::step(Cycle end) {
+  if (!options_.driven) throw std::logic_error("Engine::step on an engine that SystemC ticks");
+  const Cycle next = next_due();
+  if (next.is_never() || next >= end) return false;
+  if (!options_.max_cycles.is_never() && next >= options_.max_cycles) {
+    limit_reached_ = true;
+    return false;
+  }
+  tick_at(next);
+  return true;
+}
+
 void Engine::end_of_elaboration() { schedule_next(); }
 
 void Engine::schedule_next() {
+  if (options_.driven) return;
   Cycle next = Cycle::never();
   if (!awake_.empty()) next = in_tick_ ? current_ + Cycle(1) : current_;
   if (!timed_.empty()) next = std::min(next, Cycle(timed_.top().cycle));
@@ -100,13 +129,25 @@ void Engine::schedule_next() {
 
 void Engine::tick() {
   scheduled_ = Cycle::never();
-  const sc_core::sc_time now_time = sc_core::sc_time_stamp();
-  Cycle now = first_cycle_at_or_after(now_time);
+  Cycle now = first_cycle_at_or_after(sc_core::sc_time_stamp());
   if (now < current_) now = current_;
+  try {
+    tick_at(now);
+  } catch (...) {
+    failure_ = std::current_exception();
+    in_tick_ = false;
+    sc_core::sc_stop();
+    return;
+  }
+  schedule_next();
+}
+
+void Engine::tick_at(Cycle now) {
   // Move timed wake-ups that are due into the awake set.
   while (!timed_.empty() && timed_.top().cycle <= now.count()) {
     std::uint32_t id = timed_.top().id;
     timed_.pop();
+    --timed_of_[id];
     if (!awake_flag_[id]) {
       awake_flag_[id] = 1;
       awake_.push_back(id);
@@ -116,18 +157,14 @@ void Engine::tick() {
   current_ = now;
   in_tick_ = true;
   ++engine_ticks_;
-
   try {
     tick_components(now);
   } catch (...) {
-    failure_ = std::current_exception();
     in_tick_ = false;
-    sc_core::sc_stop();
-    return;
+    throw;
   }
   component_ticks_ += ticking_.size();
   cycles_ = now + Cycle(1);
-  schedule_next();
   in_tick_ = false;
   current_ = now + Cycle(1);
 }
@@ -159,6 +196,7 @@ void Engine::tick_components(Cycle now) {
       }
     } else {
       timed_.push(Wake{next.count(), id});
+      ++timed_of_[id];
     }
   }
 #ifndef WAFERSIM_NO_TRACE_HOOKS

@@ -23,6 +23,10 @@ struct EngineOptions {
   bool idle_skip = true;
   // Stop before this cycle (Cycle::never(): no limit); the run driver reports the limit.
   Cycle max_cycles = Cycle::never();
+  // Driven: no SystemC process ticks the engine; its owner advances it with step() (a wafer of
+  // a co-simulated cluster, on a host thread of its own). Nothing in it then reads or
+  // schedules SystemC time.
+  bool driven = false;
 };
 
 // Engine for one clock domain. Components are registered during elaboration.
@@ -54,6 +58,15 @@ class Engine : public sc_core::sc_module {
   [[nodiscard]] bool limit_reached() const { return limit_reached_; }
   // Nothing awake and nothing scheduled.
   [[nodiscard]] bool quiescent() const;
+  // Nothing awake and nothing scheduled but `component`'s own wake-ups.
+  [[nodiscard]] bool quiescent_except(const Clocked* component) const;
+
+  // Driven mode: ticks the next cycle that has work if it is before `end` and returns true;
+  // returns false (and ticks nothing) otherwise, or when max_cycles is reached
+  // (limit_reached()). A component's exception propagates to the caller.
+  bool step(Cycle end);
+  // The next cycle with work (Cycle::never(): none).
+  [[nodiscard]] Cycle next_due() const;
 
   // An exception thrown by a component's tick (a deadlock report, a simulation error) is
   // caught here, the simulation is stopped (sc_stop) and the error kept: whoever called
@@ -76,6 +89,7 @@ class Engine : public sc_core::sc_module {
     bool operator>(const Wake& o) const { return cycle != o.cycle ? cycle > o.cycle : id > o.id; }
   };
   void tick();
+  void tick_at(Cycle now);
   void tick_components(Cycle now);
   void schedule_next();
   void end_of_elaboration() override;
@@ -88,6 +102,7 @@ class Engine : public sc_core::sc_module {
   std::vector<std::uint8_t> awake_flag_;  // awake in the next tick
   std::vector<std::uint32_t> awake_;      // ids awake in the next tick
   std::vector<std::uint32_t> ticking_;    // ids being ticked now
+  std::vector<std::uint32_t> timed_of_;   // per id: entries in timed_ (some may be stale)
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> timed_;
   sc_core::sc_event tick_event_;
   Cycle current_{0};

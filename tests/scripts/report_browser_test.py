@@ -3,8 +3,8 @@
 
     report_browser_test.py WAFERSIM [--keep DIR] [--screenshot PNG] [--screenshot-exec PNG]
 
-Runs a hotspot traffic run, a PE pipeline (`wafersim exec`) and a weight-streaming loop with
-tracing, writes their reports and loads each page in Debian's Chromium (headless, no network, a fresh profile), driven over the
+Runs a hotspot traffic run, a PE pipeline (`wafersim exec`), a weight-streaming loop and a
+co-simulated training run with tracing, writes their reports and loads each page in Debian's Chromium (headless, no network, a fresh profile), driven over the
 DevTools protocol on a pipe (--remote-debugging-pipe; no extra packages). Fails on any console
 error or uncaught exception, and checks the rendered page: the number of heatmap cells, the
 hotspot and busiest-link tables, the PE heatmaps and tables, the power density map and power over time, the absent
@@ -300,6 +300,21 @@ def check_loop_page(b, run_dir):
     check(b.eval("wafersimReport.exportSvg('steps-chart')").count("<rect") >= 4, "SVG export of the step chart")
 
 
+def check_train_page(b, run_dir):
+    check(b.eval("document.body.dataset.reportReady") == "1", "the page did not finish drawing")
+    text = b.eval("document.body.innerText")
+    check("Weights from MemoryX into the wafers, gradients back" in text, "no weight and gradient path section")
+    # One switch level: the wafers' gradient links go to the root, whose link goes to MemoryX.
+    series = b.eval("Array.from(document.querySelectorAll('.legend')).map(function (l) { return l.innerText; }).join('|')")
+    for name in ("MemoryX out (weights)", "SwarmX down (weights)", "wafer edges into the meshes (weights)",
+                 "meshes into wafer edges (gradients)", "wafer edges out (gradients)", "MemoryX in (gradients)"):
+        check(name in series, f"the bandwidth chart has no line '{name}'")
+    edges = b.eval("document.querySelectorAll('#edges tr').length")
+    check(edges == 3, f"expected a header and 2 wafer edges, found {edges}")
+    wafers = b.eval("document.querySelectorAll('select[aria-label=wafer] option').length")
+    check(wafers == 2, f"expected a selector of 2 wafers, found {wafers}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("wafersim")
@@ -326,9 +341,13 @@ def main():
              os.path.join(programs, "pipeline-routes.yaml"), "--trace", "windows,timeline", "--trace-pes", "3,2:5,2",
              "-o", pipe])
         run([args.wafersim, "report", pipe])
+        train = os.path.join(work, "train")
+        run([args.wafersim, "train", "tiny-cluster", "--model", "tiny-mlp", "--steps", "2", "--trace", "windows,timeline",
+             "-o", train])
+        run([args.wafersim, "report", train])
 
         for timeline in (os.path.join(traffic, "trace/timeline.json"), os.path.join(loop, "trace/timeline.json"),
-                         os.path.join(pipe, "trace/timeline.json")):
+                         os.path.join(pipe, "trace/timeline.json"), os.path.join(train, "trace/timeline.json")):
             problems, n = trace_event_check.validate(timeline)
             check(not problems, "\n".join(problems[:10]))
             check(n > 10, f"{timeline}: only {n} events")
@@ -337,7 +356,8 @@ def main():
 
         for run_dir, page, checker in ((traffic, os.path.join(traffic, "report.html"), check_traffic_page),
                                        (pipe, os.path.join(pipe, "report.html"), check_exec_page),
-                                       (loop, os.path.join(loop, "page.html"), check_loop_page)):
+                                       (loop, os.path.join(loop, "page.html"), check_loop_page),
+                                       (train, os.path.join(train, "report.html"), check_train_page)):
             profile = tempfile.mkdtemp(prefix="wafersim-chromium-")
             b = Browser(chromium, profile)
             try:

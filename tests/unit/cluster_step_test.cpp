@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "memoryx/reference_optimizer.h"
+#include "platforms/cluster.h"
 #include "platforms/edge/model_endpoint.h"
 #include "platforms/step_timeline.h"
-#include "platforms/streaming_cluster.h"
 #include "sim/errors.h"
 #include "sim/stats/formatters.h"
 #include "tests/support/temp_dir.h"
@@ -30,14 +30,19 @@ using units::Bandwidth;
 
 struct Loop {
   sim::stats::Group stats{"root"};
-  std::unique_ptr<StreamingCluster> cluster;
+  std::unique_ptr<Cluster> cluster;
   Loop(const std::string& preset, std::vector<memoryx::LayerSpec> layers, platforms::edge::ModelEndpointConfig ec,
        bool functional = false, const memoryx::OptimizerConfig& opt = {}) {
     const auto spec = load_platform(preset).spec;
     ec.layers = static_cast<std::uint32_t>(layers.size());
     ec.functional = functional;
-    cluster = std::make_unique<StreamingCluster>("cluster", spec, std::move(layers), opt, model_endpoints(ec),
-                                                 StreamingOptions{functional, 3}, stats);
+    ClusterParts parts;
+    parts.layers = std::move(layers);
+    parts.optimizer = opt;
+    parts.functional = functional;
+    parts.seed = 3;
+    parts.stand_ins = model_endpoints(ec);
+    cluster = std::make_unique<Cluster>("cluster", spec, std::move(parts), stats);
   }
 };
 

@@ -197,11 +197,23 @@ TEST(Energy, CompiledStepsHaveTheirEnergyAndPower) {
   EXPECT_EQ(lanes, total);
 }
 
-TEST(Energy, TrainingStepsAndSamples) {
-  test::TempDir dir;
-  const json s = run(dir, "t", "train tiny-cluster --model tiny-mlp --steps 2");
+// The lane energy of `lane_ops` (a cores group's lane_ops: per class, per format), priced by
+// class and format (u16 and u32 as fp16 and fp32), in joules.
+double lane_joules(const json& lane_ops) {
+  const double fj[6][3] = {{12.5, 12.5, 25}, {100, 100, 225},   {275, 145, 925},
+                           {375, 245, 1150}, {1500, 980, 4600}, {1125, 735, 3450}};
+  const char* classes[6] = {"mov", "add", "mul", "fmac", "exp", "recip"};
+  const int format_of[5] = {0, 1, 2, 0, 2};
+  double j = 0;
+  for (int c = 0; c < 6; ++c)
+    for (int t = 0; t < 5; ++t) j += lane_ops[classes[c]][t].get<double>() * fj[c][format_of[t]] * 1e-15;
+  return j;
+}
+
+// What every training run's energy has: the cluster's parts, one entry per step adding up to
+// the total, and the energy per sample.
+void expect_training_energy(const json& s) {
   const json& e = s["energy"];
-  ASSERT_TRUE(s["training"].contains("wafer_run"));
   EXPECT_GT(e["wafer"]["lanes"].get<double>(), 0);
   EXPECT_GT(e["cluster"]["dram"].get<double>(), 0);
   EXPECT_GT(e["cluster"]["optimizer"].get<double>(), 0);
@@ -211,18 +223,31 @@ TEST(Energy, TrainingStepsAndSamples) {
   const double sum = e["steps"]["step0"]["energy"].get<double>() + e["steps"]["step1"]["energy"].get<double>();
   EXPECT_NEAR(sum, e["total"].get<double>(), 1e-12 * e["total"].get<double>());
   EXPECT_DOUBLE_EQ(e["per_sample"].get<double>(), e["total"].get<double>() / s["training"]["samples"].get<double>());
-  // Each of the two wafers runs every program once per step: the recorded wafer run's lanes,
-  // priced by class and format (u16 and u32 as fp16 and fp32), four times.
-  const double fj[6][3] = {{12.5, 12.5, 25}, {100, 100, 225},   {275, 145, 925},
-                           {375, 245, 1150}, {1500, 980, 4600}, {1125, 735, 3450}};
-  const char* classes[6] = {"mov", "add", "mul", "fmac", "exp", "recip"};
-  const int format_of[5] = {0, 1, 2, 0, 2};
-  double one = 0;
-  for (int c = 0; c < 6; ++c)
-    for (int t = 0; t < 5; ++t)
-      one += s["training"]["wafer_run"]["cores"]["lane_ops"][classes[c]][t].get<double>() * fj[c][format_of[t]] * 1e-15;
+}
+
+// The replay: each of the two wafers runs every program once per step, so the recorded wafer
+// run's lanes count four times.
+TEST(Energy, TrainingStepsAndSamples) {
+  test::TempDir dir;
+  const json s = run(dir, "t", "train tiny-cluster --model tiny-mlp --steps 2 --cluster-model replay");
+  ASSERT_TRUE(s["training"].contains("wafer_run"));
+  expect_training_energy(s);
+  const double one = lane_joules(s["training"]["wafer_run"]["cores"]["lane_ops"]);
   EXPECT_GT(one, 0);
-  EXPECT_NEAR(e["wafer"]["lanes"].get<double>(), 4 * one, 1e-9 * one);
+  EXPECT_NEAR(s["energy"]["wafer"]["lanes"].get<double>(), 4 * one, 1e-9 * one);
+}
+
+// Co-simulated: the wafers' own counters, every step of each, priced once (no recorded run).
+TEST(Energy, CosimulatedTrainingCountsEveryWafersOwnWork) {
+  test::TempDir dir;
+  const json s = run(dir, "t", "train tiny-cluster --model tiny-mlp --steps 2");
+  EXPECT_FALSE(s["training"].contains("wafer_run"));
+  expect_training_energy(s);
+  const double w0 = lane_joules(s["cluster"]["wafer0"]["cores"]["lane_ops"]);
+  const double w1 = lane_joules(s["cluster"]["wafer1"]["cores"]["lane_ops"]);
+  EXPECT_GT(w0, 0);
+  EXPECT_DOUBLE_EQ(w0, w1);  // the same programs on both wafers, timing only
+  EXPECT_NEAR(s["energy"]["wafer"]["lanes"].get<double>(), w0 + w1, 1e-9 * w0);
 }
 
 TEST(Energy, WindowsAddUpToTheRunsEnergy) {

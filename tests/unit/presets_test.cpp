@@ -20,7 +20,9 @@ void expect_within(double value, double published, double tolerance, const char*
 
 TEST(Presets, AllLoadAndValidate) {
   auto names = preset_names();
-  std::vector<std::string> expected{"andromeda", "cs2-cluster", "cs3-cluster", "tiny", "tiny-cluster", "wse2", "wse3"};
+  std::vector<std::string> expected{"andromeda",      "cs2-cluster", "cs2-cluster-32",
+                                    "cs2-cluster-64", "cs3-cluster", "tiny",
+                                    "tiny-cluster",   "wse2",        "wse3"};
   EXPECT_EQ(names, expected);
   for (const auto& n : names) {
     EXPECT_NO_THROW(load_platform(n)) << n;

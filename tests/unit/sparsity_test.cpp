@@ -176,6 +176,7 @@ TrainingReport train(const std::vector<std::string>& model_set, std::uint32_t wa
   const auto spec = platforms::load_platform("tiny-cluster", {"cluster.systems=" + std::to_string(wafers)}).spec;
   const ModelSpec m = load_model("tiny-mlp", model_set).spec;
   TrainingConfig cfg;
+  cfg.cluster = ClusterMode::Replay;  // the replay's own properties
   cfg.steps = steps;
   cfg.timing = TimingSource::Bound;
   cfg.functional = functional;
@@ -205,7 +206,8 @@ nlohmann::json cli_train(const std::string& model_set) {
   test::TempDir dir;
   const std::string out = (dir.path() / "out.json").string();
   const std::string cmd =
-      std::string(WAFERSIM_BINARY) + " train tiny-cluster --model tiny-mlp --timing bound --steps 2 --json --out " +
+      std::string(WAFERSIM_BINARY) +
+      " train tiny-cluster --model tiny-mlp --cluster-model replay --timing bound --steps 2 --json --out " +
       (dir.path() / "run").string() + (model_set.empty() ? "" : " --model-set " + model_set) + " > " + out + " 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::ifstream in(out);

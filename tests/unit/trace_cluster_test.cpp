@@ -12,10 +12,10 @@
 #include <sstream>
 #include <string>
 
+#include "platforms/cluster.h"
 #include "platforms/platform_spec.h"
 #include "platforms/run_trace.h"
 #include "platforms/step_timeline.h"
-#include "platforms/streaming_cluster.h"
 #include "sim/stats/formatters.h"
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
@@ -37,8 +37,10 @@ TEST(TraceCluster, LinkWindowsAddUpToEachLinksBytes) {
   ec.rates = platforms::edge::LayerRates{units::Bandwidth{200e9}, units::Bandwidth{100e9}};
   ec.loss_time = units::Duration{2e-6};
   ec.layers = 3;
-  platforms::StreamingCluster cluster("cluster", spec, {{"l0", 60000}, {"l1", 30000}, {"l2", 45000}}, {},
-                                      platforms::model_endpoints(ec), {}, root);
+  platforms::ClusterParts parts;
+  parts.layers = {{"l0", 60000}, {"l1", 30000}, {"l2", 45000}};
+  parts.stand_ins = platforms::model_endpoints(ec);
+  platforms::Cluster cluster("cluster", spec, std::move(parts), root);
   trace.attach(cluster);
   const auto timeline = platforms::run_training_steps(cluster, 2);
   trace.record_steps(cluster, timeline);

@@ -25,7 +25,7 @@
 #include "models/reference/task.h"
 #include "models/reference/tolerance.h"
 #include "models/reference/training.h"
-#include "platforms/streaming_cluster.h"
+#include "platforms/cluster.h"
 #include "platforms/training/replica_gradients.h"
 #include "platforms/training/training_run.h"
 #include "sim/errors.h"
@@ -115,8 +115,10 @@ TEST(Training, CompiledStepTakesExactlyTheFormula) {
   const Picos T = G + lat + Picos(2'048'000) + lat;  // Adam on 2048 parameters at 1 Gparam/s
 
   sim::stats::Group stats("root");
-  platforms::StreamingCluster cluster("cluster", spec, c.memoryx_layers(), memoryx::OptimizerConfig{},
-                                      platforms::model_endpoints(ec), platforms::StreamingOptions{}, stats);
+  platforms::ClusterParts parts;
+  parts.layers = c.memoryx_layers();
+  parts.stand_ins = platforms::model_endpoints(ec);
+  platforms::Cluster cluster("cluster", spec, std::move(parts), stats);
   cluster.memoryx().schedule_steps(1);
   run_before(T);
   EXPECT_FALSE(cluster.memoryx().finished()) << "the step ended before the formula's time";
@@ -138,6 +140,7 @@ std::string run_and_dump(std::uint32_t steps, TrainingReport* out = nullptr) {
   const auto spec = platforms::load_platform("tiny-cluster").spec;
   sim::stats::Group stats("");
   TrainingConfig cfg;
+  cfg.cluster = ClusterMode::Replay;  // the replay's own properties
   cfg.steps = steps;
   auto r = run_training(spec, mlp(), cfg, stats);
   if (out) *out = r;
@@ -197,6 +200,7 @@ void expect_reference_training(std::uint32_t wafers, memoryx::OptimizerKind kind
   const auto spec = platforms::load_platform("tiny-cluster", {"cluster.systems=" + std::to_string(wafers)}).spec;
   const ModelSpec m = load_model(model_name).spec;
   TrainingConfig cfg;
+  cfg.cluster = ClusterMode::Replay;  // the replay's own properties
   cfg.steps = 4;
   cfg.timing = TimingSource::Bound;  // the times do not matter here: the analytic bounds are quicker
   cfg.functional = true;
@@ -247,6 +251,7 @@ TEST(Training, EightWafersOnTwoLevelsTrainLikeTheReference) {
 TrainingReport programs_run(memoryx::OptimizerKind kind, std::uint32_t steps) {
   const auto spec = platforms::load_platform("tiny-cluster").spec;
   TrainingConfig cfg;
+  cfg.cluster = ClusterMode::Replay;  // the replay's own properties
   cfg.steps = steps;
   cfg.functional = true;
   cfg.arithmetic = WaferArithmetic::Programs;
@@ -488,9 +493,10 @@ TEST(Training, CommandLineRunsOnThePrograms) {
   const char* names[2] = {"host", "programs"};
   for (int k = 0; k < 2; ++k) {
     const auto out = dir.path() / names[k];
-    const std::string cmd = std::string(WAFERSIM_BINARY) +
-                            " train tiny-cluster --model tiny-mlp --steps 2 --functional --wafer-arithmetic " +
-                            names[k] + " --out " + out.string() + " > " + out.string() + ".txt 2>&1";
+    const std::string cmd =
+        std::string(WAFERSIM_BINARY) +
+        " train tiny-cluster --model tiny-mlp --steps 2 --cluster-model replay --functional --wafer-arithmetic " +
+        names[k] + " --out " + out.string() + " > " + out.string() + ".txt 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(out.string() + ".txt");
     j[k] = nlohmann::json::parse(read_file(out / "training.json"));
     EXPECT_EQ(j[k]["wafer_arithmetic"], names[k]);
@@ -505,6 +511,7 @@ TEST(Training, CommandLineRunsOnThePrograms) {
 TEST(Training, ProgramsArithmeticNeedsSimulatedTiming) {
   const auto spec = platforms::load_platform("tiny-cluster").spec;
   TrainingConfig cfg;
+  cfg.cluster = ClusterMode::Replay;  // the replay's own properties
   cfg.functional = true;
   cfg.arithmetic = WaferArithmetic::Programs;
   cfg.timing = TimingSource::Bound;
@@ -529,6 +536,7 @@ layers:
                           .spec;
   const auto spec = platforms::load_platform("tiny-cluster").spec;
   TrainingConfig cfg;
+  cfg.cluster = ClusterMode::Replay;  // the replay's own properties
   cfg.timing = TimingSource::Bound;
   sim::stats::Group stats("");
   try {

@@ -292,6 +292,41 @@ void add_pe(json& fabric, const fs::path& dir, const json& meta, const json& pe,
   fabric["pe"] = std::move(out);
 }
 
+constexpr const char* kIntoMeshes = "wafer edges into the meshes (weights)";
+constexpr const char* kOutOfMeshes = "meshes into wafer edges (gradients)";
+
+// The co-simulated wafers' edges (tables edge-w<N>): per window, the wavelets into and out of
+// every wafer's mesh (as bytes, 4 per wavelet, for the links' chart) and, per wafer, the
+// totals of every column.
+struct EdgeWindows {
+  std::vector<std::uint64_t> in_bytes, out_bytes;
+  json wafers = json::array();
+};
+EdgeWindows edge_windows(const fs::path& dir, const json& meta, std::uint64_t windows) {
+  EdgeWindows out;
+  const json edge = meta.value("edge", json::object());
+  if (!edge.value("recorded", false)) return out;
+  out.in_bytes.assign(windows, 0);
+  out.out_bytes.assign(windows, 0);
+  for (const auto& w : edge.at("wafers")) {
+    // check_trace_meta: the table is described, with the key wafer and wavelets_in, wavelets_out first.
+    const json& describe = meta.at("tables").at(w.at("table").get<std::string>());
+    const fs::path table = dir / describe.at("file").get<std::string>();
+    const std::size_t values = describe.at("values").size();
+    std::vector<std::uint64_t> totals(values, 0);
+    read_table(table, describe, [&](const std::vector<std::uint64_t>& f, std::uint64_t line) {
+      if (f[0] >= windows) throw sim::InputError(fmt::format("{}:{}: window out of range", table.string(), line));
+      for (std::size_t v = 0; v < values; ++v) totals[v] += f[2 + v];
+      out.in_bytes[f[0]] += 4 * f[2];
+      out.out_bytes[f[0]] += 4 * f[3];
+    });
+    json row = {{"wafer", w.at("wafer")}};
+    for (std::size_t v = 0; v < values; ++v) row[describe.at("values")[v].at("name").get<std::string>()] = totals[v];
+    out.wafers.push_back(std::move(row));
+  }
+  return out;
+}
+
 json links_section(const fs::path& dir, const json& meta, std::uint64_t windows) {
   json out;
   if (!meta.contains("links") || !meta.at("tables").contains("links")) {
@@ -309,7 +344,8 @@ json links_section(const fs::path& dir, const json& meta, std::uint64_t windows)
       throw sim::InputError(fmt::format("{}:{}: window or link out of range", table.string(), line));
     bytes[f[1]][f[0]] += f[2];
   });
-  // Series: MemoryX out (weights) and in (gradients), SwarmX down and up, wafer edges up.
+  // Series: MemoryX out (weights) and in (gradients), SwarmX down and up, wafer edges up and,
+  // co-simulated, the wafers' edges into and out of their meshes.
   struct Series {
     std::string name;
     std::vector<std::uint64_t> bytes;
@@ -335,9 +371,15 @@ json links_section(const fs::path& dir, const json& meta, std::uint64_t windows)
                    {"bandwidth_bps", list[i].at("bandwidth_bps")},
                    {"bytes", list[i].at("bytes")}});
   }
+  // The weights' path from MemoryX into the wafers' meshes, then the gradients' path back.
+  EdgeWindows edges = edge_windows(dir, meta, windows);
+  if (!edges.wafers.empty()) {
+    series[kIntoMeshes] = Series{kIntoMeshes, std::move(edges.in_bytes)};
+    series[kOutOfMeshes] = Series{kOutOfMeshes, std::move(edges.out_bytes)};
+  }
   json js = json::array();
-  for (const char* k : {"MemoryX out (weights)", "MemoryX in (gradients)", "SwarmX down (weights)",
-                        "SwarmX up (gradients)", "wafer edges out (gradients)"}) {
+  for (const char* k : {"MemoryX out (weights)", "SwarmX down (weights)", kIntoMeshes, kOutOfMeshes,
+                        "wafer edges out (gradients)", "SwarmX up (gradients)", "MemoryX in (gradients)"}) {
     auto it = series.find(k);
     if (it == series.end()) continue;
     js.push_back({{"name", it->second.name}, {"bytes", it->second.bytes}});
@@ -345,6 +387,7 @@ json links_section(const fs::path& dir, const json& meta, std::uint64_t windows)
   out["present"] = true;
   out["series"] = std::move(js);
   out["links"] = std::move(per);
+  out["edges"] = std::move(edges.wafers);
   return out;
 }
 

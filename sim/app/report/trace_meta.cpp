@@ -153,6 +153,26 @@ void check_links(const Fields& m, const Fields& tables, const fs::path& dir) {
   check_table(tables, "links", dir, 1, 1, false);
 }
 
+// The co-simulated wafers' edges: per wafer its table (edge-w<N>), with the key wafer and the
+// values wavelets_in and wavelets_out first.
+void check_edge(const Fields& m, const Fields& tables, const fs::path& dir, const fs::path& file) {
+  if (!m.raw().contains("edge")) return;
+  const Fields e = m.object("edge");
+  if (!e.raw().contains("recorded") || e.raw().at("recorded") != true) return;
+  const json& list = e.at("wafers");
+  if (!list.is_array() || list.size() > 1024) e.fail("wafers", "expected a list of at most 1024 wafers");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Fields w(list[i], fmt::format("edge.wafers[{}]", i), file);
+    w.uint("wafer", 0, 1023);
+    const std::string table = w.text("table");
+    if (!tables.raw().contains(table)) w.fail("table", fmt::format("no table '{}' in 'tables'", table));
+    check_table(tables, table, dir, 1, 2, false);
+    const json& values = tables.raw().at(table).at("values");
+    if (values[0].at("name") != "wavelets_in" || values[1].at("name") != "wavelets_out")
+      w.fail("table", fmt::format("table '{}' does not start with the values wavelets_in, wavelets_out", table));
+  }
+}
+
 void check_side_file(const Fields& m, const char* key) {
   if (!m.raw().contains(key)) return;
   const Fields f = m.object(key);
@@ -207,6 +227,7 @@ void check_trace_meta(const json& meta, const json& run, const fs::path& trace_d
     }
   }
   check_links(m, tables, trace_dir);
+  check_edge(m, tables, trace_dir, file);
   check_side_file(m, "steps");
   check_side_file(m, "phases");
   if (bytes > kMaxReportBytes)

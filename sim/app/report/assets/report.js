@@ -521,7 +521,8 @@
     boxes.forEach(function (b) { root.appendChild(b); });
   }
 
-  root.appendChild(el('h2', { text: 'MemoryX and SwarmX bandwidth over time' }));
+  var edges = (D.links && D.links.edges) || [];
+  root.appendChild(el('h2', { text: edges.length ? 'Weights from MemoryX into the wafers, gradients back' : 'MemoryX and SwarmX bandwidth over time' }));
   if (!D.links.present) {
     root.appendChild(el('p', { class: 'absent', text: 'Not recorded: ' + D.links.reason + '.' }));
   } else {
@@ -541,8 +542,19 @@
         el('td', { text: num(l.bandwidth_bps / 1e9, 1) + ' Gb/s' }), el('td', { text: bytes(l.bytes) }),
         el('td', { text: num(8 * l.bytes / (trace.end_cycle / clock) / 1e9, 2) + ' Gb/s' })]));
     });
-    root.appendChild(el('p', { class: 'note', text: 'Bytes of each window divided by its length: a chunk counts in the windows its transfer spans.' }));
+    root.appendChild(el('p', { class: 'note', text: 'Bytes of each window divided by its length: a chunk counts in the windows its transfer spans.' +
+      (edges.length ? ' The weights\u2019 path: MemoryX out, SwarmX down, the wafer edges into the meshes (4 bytes a wavelet; the PEs waiting for them are the fabric-input stalls above); the gradients\u2019 path back: the meshes into the wafer edges, the edges out, SwarmX up, MemoryX in.' : '') }));
     root.appendChild(lt);
+    if (edges.length) {
+      var ecols = [['wavelets_in', 'wavelets in (weights)'], ['wavelets_out', 'wavelets out (gradients)'], ['starved', 'starved cycles'],
+        ['fabric_blocked', 'no fabric credit (channel-cycles)'], ['io_limited_in', 'I/O limit in (channel-cycles)'],
+        ['io_limited_out', 'I/O limit out (channel-cycles)'], ['held_gradients', 'gradients held (cycles)']];
+      var et = el('table', { id: 'edges' }, el('tr', null, [el('th', { class: 'l', text: 'wafer edge' })].concat(ecols.map(function (c) { return el('th', { text: c[1] }); }))));
+      edges.forEach(function (e) {
+        et.appendChild(el('tr', null, [el('td', { class: 'l', text: 'wafer ' + e.wafer })].concat(ecols.map(function (c) { return el('td', { text: num(e[c[0]] || 0) }); }))));
+      });
+      root.appendChild(et);
+    }
   }
 
   root.appendChild(el('h2', { text: 'Layer phases' }));

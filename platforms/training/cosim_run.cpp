@@ -1,0 +1,155 @@
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "models/compiler/compiler.h"
+#include "models/reference/task.h"
+#include "platforms/training/cosim_wafer.h"
+#include "platforms/training/training_run.h"
+#include "sim/errors.h"
+#include "sim/parallel/team.h"
+
+namespace wafersim::platforms::training {
+
+TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
+                         const TrainingConfig& config, sim::stats::Group& stats) {
+  if (config.timing != TimingSource::Simulated)
+    throw sim::InputError(
+        "a co-simulated cluster runs the compiled programs on every wafer: '--timing bound' needs "
+        "'--cluster-model replay'");
+  if (config.functional && config.arithmetic == WaferArithmetic::Host && config.explicit_arithmetic)
+    throw sim::InputError(
+        "a co-simulated cluster computes the gradients on the wafers (the programs' arithmetic): "
+        "'--wafer-arithmetic host' needs '--cluster-model replay'");
+  TrainingReport r;
+  r.mode = ClusterMode::Cosim;
+  r.model = model.name;
+  r.platform = spec.name;
+  r.wafers = spec.cluster.systems;
+  r.batch_per_wafer = model.batch;
+  r.arithmetic = WaferArithmetic::Programs;
+  models::compiler::CompileOptions options = config.compile;
+  options.training = true;
+  options.emit = true;
+  auto cm = std::make_shared<const models::compiler::CompiledModel>([&] {
+    try {
+      return models::compiler::compile(model, models::compiler::Target{spec.wafer, spec.fabric}, options);
+    } catch (const sim::InputError& e) {
+      throw sim::InputError(std::string(e.what()) +
+                            "; '--cluster-model replay --timing bound' takes such layers' time from the compiler's "
+                            "analytic bound");
+    }
+  }());
+  auto ref = std::make_shared<const models::reference::Model>(model);
+  // The layers' structure; their times come from the run.
+  auto layers = std::make_shared<ClusterModel>(cluster_model(*ref, bound_programs(spec, *cm), false));
+  for (const auto& l : layers->layers)
+    if (l.kept)
+      throw sim::InputError(fmt::format(
+          "sparse layer '{}': the compiled programs are dense; a sparse model trains with '--cluster-model replay'",
+          l.name));
+  r.optimizer = config.optimizer;
+  r.optimizer.gradient_scale = 1.0F / static_cast<float>(r.wafers);
+  r.optimizer.validate();
+
+  platforms::ClusterParts parts;
+  parts.layers = layers->memoryx_layers();
+  parts.optimizer = r.optimizer;
+  parts.functional = config.functional;
+  parts.seed = config.seed;
+  parts.build.seed = config.seed;
+  parts.build.routes = cm->routes;
+  parts.build.timing_only = !config.functional;
+  if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);
+  parts.threads = config.threads ? config.threads : sim::parallel::Team::hardware_threads();
+  parts.window = config.window;
+  if (config.trace) {
+    config.trace->configure(parts.build);
+    parts.threads = 1;
+  }
+  r.cluster = std::make_shared<platforms::Cluster>("cluster", spec, std::move(parts), stats);
+  auto& cluster = *r.cluster;
+  if (config.trace) {
+    for (std::uint32_t e = 0; e < r.wafers; ++e) config.trace->attach(cluster.wafer(e), e);
+    config.trace->attach(cluster);
+  }
+  std::shared_ptr<const models::reference::SyntheticTask> task;
+  if (config.functional)
+    task = std::make_shared<const models::reference::SyntheticTask>(model, ref->format(), config.seed);
+  std::vector<std::shared_ptr<CosimWafer>> wafers;
+  for (std::uint32_t e = 0; e < r.wafers; ++e) {
+    CosimPlan plan;
+    plan.steps = config.steps;
+    plan.wafer = e;
+    plan.wafers = r.wafers;
+    plan.functional = config.functional;
+    plan.seed = config.seed;
+    plan.task = task.get();
+    wafers.push_back(std::make_shared<CosimWafer>(*cm, cluster.wafer(e), cluster.wafer_edge(e), *layers, plan));
+    cluster.set_driver(e, wafers.back().get());
+  }
+  if (config.functional) {
+    r.initial = ref->initial_parameters(config.seed);
+    for (std::uint32_t l = 0; l < layers->layers.size(); ++l)
+      cluster.memoryx().set_weights(l, layers->flatten(l, r.initial));
+  }
+  r.timeline = platforms::run_training_steps(cluster, config.steps);
+  add_training_stats(stats.group("training"), r, config.steps);
+  for (std::uint32_t e = 0; e < r.wafers; ++e)
+    if (!wafers[e]->finished())
+      throw sim::SimulationError(fmt::format("wafer {} did not finish its programs:\n{}", e, cluster.describe_state()));
+  if (config.trace) {
+    config.trace->record_steps(cluster, r.timeline);
+    for (std::uint32_t e = 0; e < r.wafers; ++e)
+      for (std::size_t s = 0; s < wafers[e]->programs().size(); ++s)
+        for (std::size_t i = 0; i < cm->programs.size(); ++i) {
+          const auto& p = wafers[e]->programs()[s][i];
+          config.trace->phase(e, fmt::format("step {} {}", s, cm->programs[i].name()), sim::Cycle(p.first_in),
+                              sim::Cycle(p.end),
+                              {sim::trace::Arg::num("step", static_cast<double>(s)),
+                               sim::trace::Arg::num("waited_cycles", static_cast<double>(p.first_in - p.start))});
+        }
+  }
+
+  // Wafer 0's first step as the wafer's times (each program from its first wavelet in); each
+  // layer's compute from them.
+  r.wafer.source = TimingSource::Simulated;
+  r.wafer.clock_hz = spec.wafer.clock.hz;
+  for (std::size_t i = 0; i < cm->programs.size(); ++i)
+    r.wafer.programs.push_back(
+        ProgramTime{cm->programs[i].layer, cm->programs[i].phase, wafers[0]->programs()[0][i].computing(), 0});
+  const ClusterModel timed = cluster_model(*ref, r.wafer, false);
+  for (std::size_t l = 0; l < layers->layers.size(); ++l) {
+    layers->layers[l].forward = timed.layers[l].forward;
+    layers->layers[l].backward = timed.layers[l].backward;
+  }
+  layers->loss = timed.loss;
+  r.layers = *layers;
+  for (const auto& step : wafers[0]->programs()) {
+    auto& row = r.program_cycles.emplace_back();
+    auto& wait = r.program_waits.emplace_back();
+    for (const auto& p : step) {
+      row.push_back(p.computing());
+      wait.push_back(p.first_in - p.start);
+    }
+  }
+  if (config.functional) {
+    for (std::uint32_t s = 0; s < config.steps; ++s) {
+      double sum = 0;
+      for (const auto& w : wafers) sum += w->losses()[s];
+      r.losses.push_back(sum / r.wafers);
+    }
+    for (const auto& w : wafers) r.checked += w->checked();
+    for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
+      r.layers.unflatten(l, cluster.memoryx().weights(l), r.final_parameters);
+  }
+  r.uncomputed_gradients = wafers[0]->uncomputed_gradients();
+  r.threads = cluster.threads();
+  r.windows = cluster.windows();
+  r.window = cluster.window();
+  r.keep = {cm, ref, layers, task};
+  for (auto& w : wafers) r.keep.push_back(w);
+  return r;
+}
+
+}  // namespace wafersim::platforms::training
