@@ -2,7 +2,7 @@
 #   auto      x86-64-v3 (BMI1/2, LZCNT, POPCNT, AVX2: Haswell, Zen and later) when the compiler
 #             offers it and this machine runs it, else the baseline: bit scans and variable
 #             shifts in single instructions, and the fabric's take-in in AVX2 lanes
-#             (fabric/link_take.h; README "Building" has what it saves)
+#             (fabric/link_take.h; docs/getting-started.md, "Build options")
 #   baseline  the compiler's default (any x86-64), for binaries taken to other machines
 #   <other>   passed as -march=<other> (native, x86-64-v2, znver3, ...), checked at configure time
 # Floating-point results never depend on it: multiply-adds are not fused (-ffp-contract=off),

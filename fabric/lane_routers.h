@@ -1,7 +1,7 @@
 #pragma once
 // The routers of a mesh that carries only single-wavelet XY packets on a few colors over
 // 1-cycle hops and ramps, swept eight at a time in vector lanes (docs/performance.md,
-// "Thirteenth pass"): the same model as BlockRouters::process, state kept as one array per field and
+// "Routers in vector lanes"): the same model as BlockRouters::process, state kept as one array per field and
 // router, so that a neighbour's arrival register or returned credit is the same array shifted
 // by one router or one row.
 
@@ -19,7 +19,7 @@ class LaneRouters {
   static constexpr std::uint32_t kMaxDepth = 127;  // credits are counted in bytes
   // Meshes up to 64 x 64 routers: a sweep streams about 500 bytes of state a router (2 KB are
   // allocated with the rings behind the heads), and past the caches that costs more than the
-  // lanes save (docs/performance.md, "Thirteenth pass").
+  // lanes save (docs/performance.md, "Routers in vector lanes").
   static constexpr std::uint32_t kMaxRouters = 4096;
   // Rows of at most 240 routers: the arrays are padded by a row and a group on either side.
   static constexpr std::uint32_t kMaxWidth = 240;

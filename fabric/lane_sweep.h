@@ -22,7 +22,7 @@ class LaneSweep final : public RouterSweep, private LaneRouters::Ends {
  public:
   // From this many expected wavelet moves per router and cycle on: below it most routers idle
   // in most cycles and the routers' own sweep, which visits only busy ones, is faster
-  // (docs/performance.md, "Thirteenth pass" and "Fourteenth pass").
+  // (docs/performance.md, "Routers in vector lanes").
   static constexpr double kMinMoves = 1.0;
 
   // Whether a mesh carrying `traffic` sweeps its routers in lanes: in builds with AVX2, with a

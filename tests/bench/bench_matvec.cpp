@@ -9,7 +9,7 @@
 // Every PE's y is checked bit for bit against the host's sequential fmaf.
 //
 //   bench_matvec [benchmark flags]                       one benchmark per N, figures as counters
-//   bench_matvec --table [--csv FILE] [--width W --height H]   the README table (Markdown)
+//   bench_matvec --table [--csv FILE] [--width W --height H]   the table of docs/pe-programs.md (Markdown)
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>

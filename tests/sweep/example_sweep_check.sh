@@ -1,4 +1,4 @@
-# Sourced by the backend tests: runs the README's example sweeps (fabric queue depth x hop
+# Sourced by the backend tests: runs the example sweeps of docs/sweeps.md (fabric queue depth x hop
 # latency on synthetic traffic; a compiled, checked model against queue depth and accumulation
 # format) through a backend and checks that every point succeeds and that the results equal
 # those of the local pool, column for column except wall time.

@@ -117,7 +117,7 @@ python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['finished_
 python3 -c "import json,sys; s=json.load(open(sys.argv[1])); assert s['finished_before']==6 and s['failed']==2 and s['failed_points']==[6,7], s" \
   "$work/run4.json" || fail "run 4: $(cat "$work/run4.json")"
 [ "$(grep -c -- '--retry-failed' "$out/parallel/joblog")" = 2 ] || fail "retry did not go through parallel --resume-failed"
-# The example sweep of the README (16 traffic points) through GNU parallel equals the local pool's.
+# The example sweep of README.md (16 traffic points) through GNU parallel equals the local pool's.
 source "$src/tests/sweep/example_sweep_check.sh"
 example_sweep_check "$wafersim" "$src" "$work" parallel
 echo "PASS: parallel backend, killed after $finished of 8 points, resumed; example sweep of 16 points"

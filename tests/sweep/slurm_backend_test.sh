@@ -99,7 +99,7 @@ PY
 # Nothing left: nothing is submitted.
 "$wafersim" sweep "$work/s.yaml" --out "$work/out" --backend slurm >"$work/none.txt"
 grep -q "nothing to submit" "$work/none.txt" || fail "unexpected: $(cat "$work/none.txt")"
-# The example sweep of the README (16 traffic points) on Slurm equals the local pool's.
+# The example sweep of README.md (16 traffic points) on Slurm equals the local pool's.
 source "$src/tests/sweep/example_sweep_check.sh"
 example_sweep_check "$wafersim" "$src" "$work" slurm --follow --time 5:00
 echo "PASS: Slurm array of 5 points, resubmission of 1, example sweep of 16 points"

@@ -1,5 +1,5 @@
 // The presets load and their derived figures land near the published numbers
-// (../shared/reference/wse-facts.md).
+// (docs/facts.md).
 
 #include <gtest/gtest.h>
 
