@@ -438,7 +438,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
   // granted head's request goes at once (its output is not visited again), the request of
   // the head behind it is added after the outputs are done. For static routes they are
   // built here from the heads: most outputs are wanted by one head; masks per input matter
-  // only for the others (built in a second pass).
+  // only for the others (built by a second loop over the heads).
   std::uint32_t first[kPorts];        // [output]: the first head wanting it (input | color << 8)
   std::uint32_t outs = 0, many = 0;   // bit o: one head / more than one head wants output o
   std::uint64_t req[kPorts][kPorts];  // static routes: [output][input]: colors wanting it (read for `many` only)

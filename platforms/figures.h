@@ -11,19 +11,19 @@
 namespace wafersim::platforms {
 
 struct PlatformFigures {
-  std::uint64_t pe_count = 0;             // per wafer
-  std::uint64_t sram_bytes = 0;           // per wafer
-  double peak_flops_fp16 = 0;             // dense, per wafer: lanes x 2 FLOP x clock x PEs
+  std::uint64_t pe_count = 0;    // per wafer
+  std::uint64_t sram_bytes = 0;  // per wafer
+  double peak_flops_fp16 = 0;    // dense, per wafer: lanes x 2 FLOP x clock x PEs
   double peak_flops_bf16 = 0;
   double peak_flops_fp32 = 0;
-  double sram_bandwidth_bytes_per_s = 0;  // all ports of all PEs
+  double sram_bandwidth_bytes_per_s = 0;    // all ports of all PEs
   double fabric_bisection_bytes_per_s = 0;  // both directions across the narrower cut
   double fabric_total_bits_per_s = 0;       // all router mesh ports, in and out (as published)
   double edge_io_bits_per_s = 0;            // fabric-side edge channels, both edges
   double io_bandwidth_bits_per_s = 0;       // system external I/O
   std::uint64_t memoryx_capacity_bytes = 0;
   double memoryx_read_bytes_per_s = 0;
-  std::uint64_t max_params = 0;             // MemoryX capacity / bytes per parameter
+  std::uint64_t max_params = 0;  // MemoryX capacity / bytes per parameter
   std::uint32_t systems = 1;
   std::uint32_t swarmx_nodes = 0;           // all planes
   std::uint32_t swarmx_depth = 0;           // switch levels
