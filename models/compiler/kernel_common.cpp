@@ -62,6 +62,23 @@ void narrow(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a) {
     b.vop(hw::isa::Op::FCvt, dt, hw::DType::F32, V::d(d), V::d(a));
 }
 
+void emit_rsqrt_registers(ProgramBuilder& b) {
+  using hw::DType;
+  using hw::isa::Op;
+  b.fscalar(Op::FMul, DType::F32, 4, 4, 13);
+  b.fscalar(Op::FAdd, DType::F32, 4, 4, 14);
+  b.alu(Op::Shr, 7, 4, 1);
+  b.mov(5, 0x5F375A86);
+  b.alur(Op::Sub, 5, 5, 7);
+  b.fscalar(Op::FMul, DType::F32, 8, 4, 15);
+  for (int i = 0; i < 3; ++i) {
+    b.fscalar(Op::FMul, DType::F32, 9, 8, 5);
+    b.fscalar(Op::FNeg, DType::F32, 9, 9);
+    b.fmac_scalar(DType::F32, 10, 15, 9, 5);
+    b.fmac_scalar(DType::F32, 5, 5, 5, 10);
+  }
+}
+
 void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t tokens, std::uint32_t inv_d,
                         std::uint32_t eps) {
   using hw::DType;
@@ -75,18 +92,7 @@ void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t
   const unsigned tok = b.label();
   b.bind(tok);
   b.ld(4, 0, 4, 6);
-  b.fscalar(Op::FMul, DType::F32, 4, 4, 13);
-  b.fscalar(Op::FAdd, DType::F32, 4, 4, 14);
-  b.alu(Op::Shr, 7, 4, 1);
-  b.mov(5, 0x5F375A86);
-  b.alur(Op::Sub, 5, 5, 7);
-  b.fscalar(Op::FMul, DType::F32, 8, 4, 15);
-  for (int i = 0; i < 3; ++i) {
-    b.fscalar(Op::FMul, DType::F32, 9, 8, 5);
-    b.fscalar(Op::FNeg, DType::F32, 9, 9);
-    b.fmac_scalar(DType::F32, 10, 15, 9, 5);
-    b.fmac_scalar(DType::F32, 5, 5, 5, 10);
-  }
+  emit_rsqrt_registers(b);
   b.st(0, 5, 4, 6);
   b.alu(Op::Add, 6, 6, 4);
   b.alu(Op::Sub, 12, 12, 1);

@@ -174,6 +174,10 @@ LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 void widen(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a);
 void narrow(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a);
 
+// Emits r5 = rsqrt(r4 x r13 + r14) on fp32 registers in the reference's steps (docs/reference.md,
+// "rsqrt"), with r15 holding 0.5; r4 becomes r4 x r13 + r14, and r7 to r10 are clobbered.
+void emit_rsqrt_registers(ProgramBuilder& b);
+
 // Emits rstd = rsqrt(s x inv_d + eps) in place over `tokens` fp32 sums at `acc_addr`, in the
 // reference's steps (docs/reference.md, "rsqrt"); uses registers 4 to 15.
 void emit_rstd_in_place(ProgramBuilder& b, std::uint32_t acc_addr, std::uint64_t tokens, std::uint32_t inv_d,

@@ -7,6 +7,7 @@
 
 #include "hw/numerics/softfloat.h"
 #include "models/compiler/compiled_model.h"
+#include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
 #include "models/mesh/kernel_common.h"
 #include "models/mesh/kernels.h"
@@ -19,25 +20,13 @@ using hw::isa::Op;
 
 namespace {
 
-// rstd = rsqrt(r4 x inv_d + eps) into r5 with the reference's steps (docs/reference.md,
-// "rsqrt": the compiler's emit_rstd_in_place on registers, without its load and store, so a
+// rstd = rsqrt(r4 x inv_d + eps) into r5 with the reference's steps, on registers only (so a
 // timing-only run touches no SRAM page); uses r5, r7 to r10 and r13 to r15.
 void emit_rstd(ProgramBuilder& b, std::uint32_t inv_d, std::uint32_t eps) {
   b.movf(13, DType::F32, inv_d);
   b.movf(14, DType::F32, eps);
   b.movf(15, DType::F32, 0x3F000000u);
-  b.fscalar(Op::FMul, DType::F32, 4, 4, 13);
-  b.fscalar(Op::FAdd, DType::F32, 4, 4, 14);
-  b.alu(Op::Shr, 7, 4, 1);
-  b.mov(5, 0x5F375A86);
-  b.alur(Op::Sub, 5, 5, 7);
-  b.fscalar(Op::FMul, DType::F32, 8, 4, 15);
-  for (int i = 0; i < 3; ++i) {
-    b.fscalar(Op::FMul, DType::F32, 9, 8, 5);
-    b.fscalar(Op::FNeg, DType::F32, 9, 9);
-    b.fmac_scalar(DType::F32, 10, 15, 9, 5);
-    b.fmac_scalar(DType::F32, 5, 5, 5, 10);
-  }
+  compiler::emit_rsqrt_registers(b);
 }
 
 }  // namespace
