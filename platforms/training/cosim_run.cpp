@@ -58,6 +58,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   parts.functional = config.functional;
   parts.seed = config.seed;
   parts.build.seed = config.seed;
+  parts.build.max_memory = config.max_memory;
   parts.build.routes = cm->routes;
   parts.build.timing_only = !config.functional;
   if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);

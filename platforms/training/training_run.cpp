@@ -7,6 +7,7 @@
 
 #include "models/compiler/compiler.h"
 #include "models/reference/task.h"
+#include "platforms/memory_estimate.h"
 #include "platforms/training/replica_gradients.h"
 #include "sim/errors.h"
 #include "sim/stats/recorded.h"
@@ -62,6 +63,8 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
     }
   }();
   if (config.timing == TimingSource::Simulated) {
+    // The wafer is built in a child process: its memory is checked here, before the fork.
+    check_memory(estimate_memory(spec, Workload{false, 1}), config.max_memory);
     r.wafer = simulate_programs(spec, cm, config.seed, config.check, config.max_cycles, config.wafer_threads);
     if (r.wafer.mismatches)
       throw sim::SimulationError(

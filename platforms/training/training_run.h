@@ -50,7 +50,8 @@ struct TrainingConfig {
   bool check = true;                 // compare the wafer run's results with the host (simulated timing)
   std::uint64_t seed = 1;            // host data of the wafer run; initial weights and batches of the task
   std::uint64_t max_cycles = 0;
-  unsigned wafer_threads = 1;  // replay: host threads sweeping its simulated wafer (BuildOptions::threads)
+  std::uint64_t max_memory = 0;  // host bytes the simulated wafers may take (0: the available memory)
+  unsigned wafer_threads = 1;    // replay: host threads sweeping its simulated wafer (BuildOptions::threads)
   models::compiler::CompileOptions compile;  // placement and accumulation (training and code are set here)
   // The optimizer; its gradient_scale is replaced by 1 / wafers (the mean of the wafers'
   // gradients, each the mean over its samples).

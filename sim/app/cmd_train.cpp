@@ -169,6 +169,7 @@ void train(const Workflow& w, const TrainArgs& t) {
   // the replay's one simulated wafer swept in bands by them.
   cfg.threads = w.sim.build_options().threads;
   cfg.wafer_threads = cfg.threads;
+  cfg.max_memory = w.sim.build_options().max_memory;
   cfg.explicit_arithmetic = !t.wafer_arithmetic.empty();
   cfg.arithmetic = cfg.explicit_arithmetic ? platforms::training::parse_wafer_arithmetic(t.wafer_arithmetic)
                                            : platforms::training::WaferArithmetic::Host;

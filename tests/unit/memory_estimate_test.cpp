@@ -53,6 +53,13 @@ TEST(MemoryEstimate, TooLargeIsRefusedBeforeTheRunWithTheNumbers) {
   const auto limited = wafersim("run tiny --cycles 10 --max-memory '1 MiB'", true);
   EXPECT_EQ(limited.code, 2) << limited.out;
   EXPECT_TRUE(has(limited.out, "more than --max-memory 1.0 MiB")) << limited.out;
+  // train: the co-simulated cluster's wafers, and the replay's one wafer (forked) alike.
+  for (const std::string mode : {"cosim", "replay"}) {
+    const auto train =
+        wafersim("train tiny-cluster --model tiny-mlp --cluster-model " + mode + " --max-memory '1 MiB'", true);
+    EXPECT_EQ(train.code, 2) << mode << train.out;
+    EXPECT_TRUE(has(train.out, "more than --max-memory 1.0 MiB")) << mode << train.out;
+  }
   const auto bad = wafersim("run tiny --cycles 10 --max-memory lots", true);
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(has(bad.out, "--max-memory: expected a data size such as \"8 GiB\", found 'lots'")) << bad.out;
