@@ -8,46 +8,23 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "sim/app/report/report_data.h"
 #include "sim/errors.h"
-
-namespace {
-
-std::vector<std::string> parts(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  const std::string cut = "\n--8<--\n";
-  while (out.size() < 3) {
-    const std::size_t at = text.find(cut, start);
-    if (at == std::string::npos) break;
-    out.push_back(text.substr(start, at - start));
-    start = at + cut.size();
-  }
-  out.push_back(text.substr(start));
-  return out;
-}
-
-void write(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-}  // namespace
+#include "tests/fuzz/input_files.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("wafersim-fuzz-report-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "trace");
-  const auto p = parts(std::string(reinterpret_cast<const char*>(data), size));
-  write(dir / "trace/meta.json", p[0]);
-  write(dir / "trace/fabric-w0.csv", p.size() > 1 ? p[1] : "");
-  write(dir / "run.json", p.size() > 2 ? p[2] : "{\"format\": \"wafersim-run/1\"}");
-  write(dir / "stats.json", p.size() > 3 ? p[3] : "{}");
+  const auto p = wafersim::fuzz::split_input(data, size, 4);
+  wafersim::fuzz::write_file(dir / "trace/meta.json", p[0]);
+  wafersim::fuzz::write_file(dir / "trace/fabric-w0.csv", p.size() > 1 ? p[1] : "");
+  wafersim::fuzz::write_file(dir / "run.json", p.size() > 2 ? p[2] : "{\"format\": \"wafersim-run/1\"}");
+  wafersim::fuzz::write_file(dir / "stats.json", p.size() > 3 ? p[3] : "{}");
   try {
     wafersim::app::report::ReportOptions options;
     auto j = wafersim::app::report::load_report_data(dir, options);
