@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/config/input_file.h"
 #include "sim/errors.h"
 
 namespace wafersim::fabric::traffic {
@@ -31,7 +32,9 @@ std::vector<std::pair<std::string, std::size_t>> words(const std::string& line) 
 
 class Reader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)), in_(path_) {
+  explicit Reader(std::string path) : path_(std::move(path)) {
+    sim::config::check_input_file(path_, "the injection trace", sim::config::kMaxTableBytes);
+    in_.open(path_, std::ios::binary);
     if (!in_) throw sim::InputError(fmt::format("{}: cannot read it: {}", path_, std::strerror(errno)));
   }
   // The next line that has words (empty at the end of the file).

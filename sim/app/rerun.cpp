@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/app/run_dir.h"
+#include "sim/config/input_file.h"
 #include "sim/errors.h"
 #include "sim/version.h"
 
@@ -106,13 +107,11 @@ void capture_inputs(const fs::path& dir) {
 
 std::vector<std::string> rerun_args(const fs::path& run_dir, const std::string& out) {
   const fs::path file = run_dir / "rerun.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
+  if (!fs::exists(file))
     throw sim::InputError(
         fmt::format("{}: cannot read it (not a run folder, or one written before reruns)", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  const nlohmann::json j = nlohmann::json::parse(
+      sim::config::read_input_file(file.string(), "the rerun record", sim::config::kMaxJsonBytes), nullptr, false);
   if (j.is_discarded() || !j.is_object() || j.value("format", "") != kFormat || !j.contains("argv") ||
       !j["argv"].is_array() || !j.contains("inputs") || !j["inputs"].is_array())
     throw sim::InputError(fmt::format("{}: expected a {} file with argv and inputs", file.string(), kFormat));

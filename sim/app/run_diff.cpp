@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "sim/config/input_file.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
@@ -59,13 +60,10 @@ std::optional<double> StatDifference::relative() const {
 nlohmann::json read_stats_file(const fs::path& path) {
   if (!fs::exists(path)) throw sim::InputError(fmt::format("{}: no such run folder or stats.json", path.string()));
   const fs::path file = fs::is_directory(path) ? path / "stats.json" : path;
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw sim::InputError(fmt::format("{}: cannot read {}", file.string(),
-                                      fs::is_directory(path) ? "the run folder's statistics (no stats.json)" : "it"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (fs::is_directory(path) && !fs::exists(file))
+    throw sim::InputError(fmt::format("{}: cannot read the run folder's statistics (no stats.json)", file.string()));
+  nlohmann::json j = nlohmann::json::parse(
+      sim::config::read_input_file(file.string(), "the statistics", sim::config::kMaxJsonBytes), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("stats") || !j["stats"].is_object())
     throw sim::InputError(
         fmt::format("{}: not a wafersim statistics file (expected JSON with a \"stats\" object)", file.string()));

@@ -87,13 +87,25 @@ TEST(HostileInput, ReadersRefuseWhatIsNotARegularFile) {
            {"exec tiny --program " + program() + " --routes " + fifo, fifo, "a FIFO"},
            {"validate " + fifo, fifo, "a FIFO"},
            {"info " + dir, dir, "a directory"},
+           {"traffic tiny --replay /dev/zero", "/dev/zero", "a device"},
+           {"traffic tiny --replay " + fifo, fifo, "a FIFO"},
+           {"traffic tiny --replay " + dir, dir, "a directory"},
+           {"diff /dev/zero /dev/zero", "/dev/zero", "a device"},
+           {"diff " + fifo + " " + fifo, fifo, "a FIFO"},
        }) {
-    const bool runs = c.args.rfind("exec", 0) == 0;
+    const bool runs = c.args.rfind("exec", 0) == 0 || c.args.rfind("traffic", 0) == 0;
     const auto r = wafersim(c.args + (runs ? " -o " + (tmp.path() / "out").string() : ""), true);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_TRUE(has(r.out, c.file)) << c.args << "\n" << r.out;
     EXPECT_TRUE(has(r.out, "not a readable file (" + c.kind + ")")) << c.args << "\n" << r.out;
   }
+  // A run folder whose rerun record is a FIFO: refused, never opened.
+  std::filesystem::create_directories(tmp.path() / "run");
+  const std::string record = (tmp.path() / "run" / "rerun.json").string();
+  ASSERT_EQ(::mkfifo(record.c_str(), 0600), 0);
+  const auto r = wafersim("rerun " + (tmp.path() / "run").string(), true);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(has(r.out, record + ": error: cannot read the rerun record: not a readable file (a FIFO)")) << r.out;
 }
 
 TEST(HostileInput, AnOversizedProgramIsRefusedByItsSize) {

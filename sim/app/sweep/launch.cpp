@@ -8,6 +8,9 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/config/diagnostics.h"
+#include "sim/config/input_file.h"
+
 namespace wafersim::app::sweep {
 namespace fs = std::filesystem;
 
@@ -72,11 +75,9 @@ PointReport report_point(const Plan& plan, const SweepDir& dir, std::size_t inde
   PointReport r;
   r.status = dir.state(index).status;
   r.detail = describe(plan.points().at(index));
-  std::ifstream in(dir.point(index) / "status.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
   try {
-    auto st = nlohmann::json::parse(ss.str());
+    auto st = nlohmann::json::parse(sim::config::read_input_file((dir.point(index) / "status.json").string(),
+                                                                 "a point's status", sim::config::kMaxJsonBytes));
     r.wall_seconds = st.value("wall_seconds", 0.0);
     if (r.status == kStatusOk && st.contains("missing_metrics"))
       for (const auto& m : st["missing_metrics"]) r.missing_metrics.push_back(m.get<std::string>());
@@ -87,6 +88,8 @@ PointReport report_point(const Plan& plan, const SweepDir& dir, std::size_t inde
       if (!tail.empty()) r.detail += "; " + (nl == std::string::npos ? tail : tail.substr(nl + 1));
     }
   } catch (const nlohmann::json::exception&) {
+    r.detail += "; status.json unreadable";
+  } catch (const sim::config::ConfigError&) {
     r.detail += "; status.json unreadable";
   }
   return r;

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "sim/app/sweep/value.h"
+#include "sim/config/diagnostics.h"
+#include "sim/config/input_file.h"
 #include "sim/units/quantity.h"
 
 namespace wafersim::app::sweep {
@@ -65,11 +67,14 @@ std::string metric_unit(const nlohmann::json& stats_file, const std::string& pat
 std::vector<std::string> metric_units(const std::filesystem::path& point_dir,
                                       const std::vector<std::pair<std::string, std::string>>& metrics) {
   nlohmann::json stats_file;
-  std::ifstream in(point_dir / "stats.json", std::ios::binary);
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    stats_file = nlohmann::json::parse(ss.str(), nullptr, false);
+  const std::string file = (point_dir / "stats.json").string();
+  if (sim::config::unreadable_reason(file).empty()) {
+    try {
+      stats_file = nlohmann::json::parse(
+          sim::config::read_input_file(file, "a point's results", sim::config::kMaxJsonBytes), nullptr, false);
+    } catch (const sim::config::ConfigError&) {
+      stats_file = nullptr;  // units are a courtesy: a point's unreadable results leave them blank
+    }
     if (stats_file.is_discarded()) stats_file = nullptr;
   }
   std::vector<std::string> out;
