@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "platforms/platform_spec.h"
@@ -297,24 +298,7 @@ std::string platform_key_problem(const std::string& key, const std::vector<std::
                       : fmt::format("not a platform key; did you mean '{}'?", hint);
 }
 
-}  // namespace
-
-Spec read_spec(const std::string& path, const Catalog& catalog) {
-  Node root = sim::config::Loader().load(path);
-  Reader r;
-  Spec spec;
-  spec.file = path;
-  if (!is_sweep_document(root))
-    throw ConfigError(Diagnostic{root.location().line > 0 ? root.location() : Location{path, 1, 1},
-                                 {},
-                                 "a sweep file holds one mapping 'sweep:' (see docs/sweeps.md)"});
-  r.check_keys(root, "", {"sweep"});
-  const Node& s = *root.find("sweep");
-  r.check_keys(s, "sweep",
-               {"name", "description", "platform", "set", "workload", "parameters", "combine", "samples", "seed",
-                "constraints", "metrics", "timeout"});
-  const fs::path spec_dir = fs::absolute(fs::path(path)).parent_path();
-
+void read_name(Reader& r, const Node& s, const std::string& path, Spec& spec) {
   spec.name = fs::path(path).stem().string();
   if (const Node* n = s.find("name")) {
     if (auto v = r.value(*n, "sweep.name")) {
@@ -330,8 +314,10 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
   }
   if (const Node* n = s.find("description"))
     if (auto v = r.value(*n, "sweep.description")) spec.description = v->text;
+}
 
-  // The base platform: a file (relative to the sweep file) or a built-in preset.
+// The base platform: a file (relative to the sweep file) or a built-in preset.
+void read_platform(Reader& r, const Node& s, const fs::path& spec_dir, Spec& spec) {
   const Node* platform = s.find("platform");
   if (!platform) {
     r.error(s.location(), "sweep.platform", "missing: the base platform (a YAML file or a preset name)");
@@ -353,13 +339,15 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
                           hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
     }
   }
+}
 
-  const std::vector<std::string> platform_keys = [] {
-    std::vector<std::string> keys;
-    for (const auto& f : platforms::platform_schema()) keys.push_back(f.path);
-    return keys;
-  }();
+std::vector<std::string> platform_key_names() {
+  std::vector<std::string> keys;
+  for (const auto& f : platforms::platform_schema()) keys.push_back(f.path);
+  return keys;
+}
 
+void read_set(Reader& r, const Node& s, const std::vector<std::string>& platform_keys, Spec& spec) {
   if (const Node* n = s.find("set"); n && r.expect(*n, Node::Kind::Map, "sweep.set", "a mapping of platform keys")) {
     std::vector<Location> key_locations;
     flatten(r, *n, "", "sweep.set", spec.set, key_locations);
@@ -368,8 +356,11 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
       if (!problem.empty()) r.error(key_locations[i], "sweep.set." + spec.set[i].first, problem);
     }
   }
+}
 
-  // The workload: a wafersim command and its options.
+// The workload: a wafersim command and its options; the command (nullptr when unknown).
+const WorkloadCommand* read_workload(Reader& r, const Node& s, const Catalog& catalog, const fs::path& spec_dir,
+                                     Spec& spec) {
   const WorkloadCommand* command = nullptr;
   spec.seed = Value{"1", false, s.location()};
   const Node* workload = s.find("workload");
@@ -437,89 +428,100 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
     }
   }
 
-  // Parameters.
+  return command;
+}
+
+// One entry of sweep.parameters; nullopt when it is too broken to keep (errors recorded).
+std::optional<Parameter> read_parameter(Reader& r, const Node& pn, std::size_t i, const WorkloadCommand* command,
+                                        const Spec& spec, const std::vector<std::string>& platform_keys,
+                                        std::set<std::string>& seen) {
+  std::string ppath = fmt::format("sweep.parameters[{}]", i);
+  if (!r.expect(pn, Node::Kind::Map, ppath, "a mapping with 'key' and 'values' or 'range'")) return std::nullopt;
+  r.check_keys(pn, ppath, {"key", "values", "range", "unit"});
+  Parameter p;
+  const Node* key = pn.find("key");
+  if (!key) {
+    r.error(pn.location(), ppath + ".key", "missing: the platform key path or workload.OPTION to vary");
+    return std::nullopt;
+  }
+  auto kv = r.value(*key, ppath + ".key");
+  if (!kv) return std::nullopt;
+  p.key = kv->text;
+  p.location = key->location();
+  if (!seen.insert(p.key).second) r.error(key->location(), ppath + ".key", fmt::format("'{}' is swept twice", p.key));
+  if (p.key.rfind("workload.", 0) == 0) {
+    p.option = p.key.substr(9);
+    if (p.option == "seed") {
+      p.target = Parameter::Target::Seed;
+    } else {
+      p.target = Parameter::Target::Option;
+      const CommandOption* opt = command ? command->find(p.option) : nullptr;
+      if (command && !opt) {
+        std::vector<std::string> names{"seed"};
+        for (const auto& o : command->options) names.push_back(o.name);
+        std::string hint = sim::config::closest_match(p.option, names);
+        r.error(key->location(), ppath + ".key",
+                fmt::format("'{}' has no option '{}'{}", spec.command, p.option,
+                            hint.empty() ? "" : fmt::format("; did you mean 'workload.{}'?", hint)));
+      }
+      p.flag = opt && opt->flag;
+    }
+  } else {
+    std::string problem = platform_key_problem(p.key, platform_keys);
+    if (!problem.empty()) r.error(key->location(), ppath + ".key", problem);
+  }
+  if (const Node* u = pn.find("unit"))
+    if (auto v = r.value(*u, ppath + ".unit")) p.unit = v->text;
+
+  const Node* values = pn.find("values");
+  const Node* range = pn.find("range");
+  if ((values != nullptr) == (range != nullptr)) {
+    r.error(pn.location(), ppath, "give either 'values' (a list) or 'range' (from, to, steps)");
+    return std::nullopt;
+  }
+  if (values) {
+    if (!r.expect(*values, Node::Kind::Sequence, ppath + ".values", "a list of values")) return std::nullopt;
+    if (values->items().empty()) r.error(values->location(), ppath + ".values", "the list is empty");
+    for (const auto& item : values->items())
+      if (auto v = r.value(item, ppath + ".values")) {
+        if (!p.unit.empty() && !v->quoted) {
+          double d = 0;
+          if (!parse_number(v->text, d))
+            r.error(v->location, ppath + ".values",
+                    fmt::format("expected a bare number (the parameter's unit '{}' is added), found '{}'", p.unit,
+                                v->text));
+        }
+        if (p.flag && (v->quoted || (v->text != "true" && v->text != "false")))
+          r.error(v->location, ppath + ".values",
+                  fmt::format("'{}' is a flag: expected true or false, found '{}'", p.option, v->text));
+        p.values.push_back(*v);
+      }
+  } else if (r.expect(*range, Node::Kind::Map, ppath + ".range", "a mapping with from, to and steps")) {
+    if (p.flag)
+      r.error(range->location(), ppath + ".range", "a flag takes true or false, not a range");
+    else
+      read_range(r, *range, ppath + ".range", p);
+  }
+  return p;
+}
+
+void read_parameters(Reader& r, const Node& s, const WorkloadCommand* command,
+                     const std::vector<std::string>& platform_keys, Spec& spec) {
   std::set<std::string> seen;
   if (const Node* params = s.find("parameters");
       params && r.expect(*params, Node::Kind::Sequence, "sweep.parameters", "a list of parameters")) {
-    for (std::size_t i = 0; i < params->items().size(); ++i) {
-      const Node& pn = params->items()[i];
-      std::string ppath = fmt::format("sweep.parameters[{}]", i);
-      if (!r.expect(pn, Node::Kind::Map, ppath, "a mapping with 'key' and 'values' or 'range'")) continue;
-      r.check_keys(pn, ppath, {"key", "values", "range", "unit"});
-      Parameter p;
-      const Node* key = pn.find("key");
-      if (!key) {
-        r.error(pn.location(), ppath + ".key", "missing: the platform key path or workload.OPTION to vary");
-        continue;
-      }
-      auto kv = r.value(*key, ppath + ".key");
-      if (!kv) continue;
-      p.key = kv->text;
-      p.location = key->location();
-      if (!seen.insert(p.key).second)
-        r.error(key->location(), ppath + ".key", fmt::format("'{}' is swept twice", p.key));
-      if (p.key.rfind("workload.", 0) == 0) {
-        p.option = p.key.substr(9);
-        if (p.option == "seed") {
-          p.target = Parameter::Target::Seed;
-        } else {
-          p.target = Parameter::Target::Option;
-          const CommandOption* opt = command ? command->find(p.option) : nullptr;
-          if (command && !opt) {
-            std::vector<std::string> names{"seed"};
-            for (const auto& o : command->options) names.push_back(o.name);
-            std::string hint = sim::config::closest_match(p.option, names);
-            r.error(key->location(), ppath + ".key",
-                    fmt::format("'{}' has no option '{}'{}", spec.command, p.option,
-                                hint.empty() ? "" : fmt::format("; did you mean 'workload.{}'?", hint)));
-          }
-          p.flag = opt && opt->flag;
-        }
-      } else {
-        std::string problem = platform_key_problem(p.key, platform_keys);
-        if (!problem.empty()) r.error(key->location(), ppath + ".key", problem);
-      }
-      if (const Node* u = pn.find("unit"))
-        if (auto v = r.value(*u, ppath + ".unit")) p.unit = v->text;
-
-      const Node* values = pn.find("values");
-      const Node* range = pn.find("range");
-      if ((values != nullptr) == (range != nullptr)) {
-        r.error(pn.location(), ppath, "give either 'values' (a list) or 'range' (from, to, steps)");
-        continue;
-      }
-      if (values) {
-        if (!r.expect(*values, Node::Kind::Sequence, ppath + ".values", "a list of values")) continue;
-        if (values->items().empty()) r.error(values->location(), ppath + ".values", "the list is empty");
-        for (const auto& item : values->items())
-          if (auto v = r.value(item, ppath + ".values")) {
-            if (!p.unit.empty() && !v->quoted) {
-              double d = 0;
-              if (!parse_number(v->text, d))
-                r.error(v->location, ppath + ".values",
-                        fmt::format("expected a bare number (the parameter's unit '{}' is added), found '{}'", p.unit,
-                                    v->text));
-            }
-            if (p.flag && (v->quoted || (v->text != "true" && v->text != "false")))
-              r.error(v->location, ppath + ".values",
-                      fmt::format("'{}' is a flag: expected true or false, found '{}'", p.option, v->text));
-            p.values.push_back(*v);
-          }
-      } else if (r.expect(*range, Node::Kind::Map, ppath + ".range", "a mapping with from, to and steps")) {
-        if (p.flag)
-          r.error(range->location(), ppath + ".range", "a flag takes true or false, not a range");
-        else
-          read_range(r, *range, ppath + ".range", p);
-      }
-      spec.parameters.push_back(std::move(p));
-    }
+    for (std::size_t i = 0; i < params->items().size(); ++i)
+      if (auto p = read_parameter(r, params->items()[i], i, command, spec, platform_keys, seen))
+        spec.parameters.push_back(std::move(*p));
   }
   if (!s.find("parameters"))
     r.error(s.location(), "sweep.parameters", "missing: the list of parameters to vary");
   else if (s.find("parameters")->is_sequence() && s.find("parameters")->items().empty())
     r.error(s.find("parameters")->location(), "sweep.parameters", "the list is empty: name at least one parameter");
+}
 
-  // How parameters combine.
+// How parameters combine, and the sampling options that go with it.
+void read_combine(Reader& r, const Node& s, Spec& spec) {
   if (const Node* n = s.find("combine")) {
     if (auto v = r.value(*n, "sweep.combine")) {
       if (v->text == "grid")
@@ -572,8 +574,10 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
                 fmt::format("zip needs lists of equal length: '{}' has {} values, '{}' has {}", spec.parameters[i].key,
                             spec.parameters[i].values.size(), spec.parameters[0].key, n));
   }
+}
 
-  // Constraints: every name must be a parameter or a fixed value.
+// Constraints: every name must be a parameter or a fixed value.
+void read_constraints(Reader& r, const Node& s, Spec& spec) {
   std::vector<std::string> names;
   for (const auto& p : spec.parameters) names.push_back(Expression::normalise(p.key));
   for (const auto& [k, v] : spec.set) names.push_back(k);
@@ -604,8 +608,9 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
       }
     }
   }
+}
 
-  // Metrics.
+void read_metrics(Reader& r, const Node& s, Spec& spec) {
   if (const Node* n = s.find("metrics");
       n && r.expect(*n, Node::Kind::Sequence, "sweep.metrics", "a list of stat paths")) {
     std::set<std::string> columns;
@@ -647,7 +652,9 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
       spec.metrics.push_back(std::move(metric));
     }
   }
+}
 
+void read_timeout(Reader& r, const Node& s, Spec& spec) {
   if (const Node* n = s.find("timeout")) {
     if (auto v = r.value(*n, "sweep.timeout")) {
       auto d = units::parse(v->text, units::Dimension::Duration);
@@ -657,7 +664,36 @@ Spec read_spec(const std::string& path, const Catalog& catalog) {
         spec.timeout_seconds = d.value;
     }
   }
+}
 
+}  // namespace
+
+Spec read_spec(const std::string& path, const Catalog& catalog) {
+  Node root = sim::config::Loader().load(path);
+  Reader r;
+  Spec spec;
+  spec.file = path;
+  if (!is_sweep_document(root))
+    throw ConfigError(Diagnostic{root.location().line > 0 ? root.location() : Location{path, 1, 1},
+                                 {},
+                                 "a sweep file holds one mapping 'sweep:' (see docs/sweeps.md)"});
+  r.check_keys(root, "", {"sweep"});
+  const Node& s = *root.find("sweep");
+  r.check_keys(s, "sweep",
+               {"name", "description", "platform", "set", "workload", "parameters", "combine", "samples", "seed",
+                "constraints", "metrics", "timeout"});
+  const fs::path spec_dir = fs::absolute(fs::path(path)).parent_path();
+
+  read_name(r, s, path, spec);
+  read_platform(r, s, spec_dir, spec);
+  const std::vector<std::string> platform_keys = platform_key_names();
+  read_set(r, s, platform_keys, spec);
+  const WorkloadCommand* command = read_workload(r, s, catalog, spec_dir, spec);
+  read_parameters(r, s, command, platform_keys, spec);
+  read_combine(r, s, spec);
+  read_constraints(r, s, spec);
+  read_metrics(r, s, spec);
+  read_timeout(r, s, spec);
   if (!r.diagnostics.empty()) throw ConfigError(std::move(r.diagnostics));
   return spec;
 }
