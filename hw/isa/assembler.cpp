@@ -705,24 +705,7 @@ class Assembler {
              fmt::format("'{}': expected a float type suffix (.f16, .bf16, .f32), found '.{}'", head.text, p));
       return *t;
     };
-    // Trailing options of vector instructions.
-    while (!ops.empty()) {
-      std::string key;
-      RawOperand val;
-      if (single_ident(ops.back()) && ops.back().tokens[0].text == "async") {
-        ins.async = true;
-      } else if (key_value(ops.back(), &key, &val) && (key == "activate" || key == "unblock")) {
-        if (ins.on_done != OnDone::None) fail(ops.back().col, "only one completion action (activate= or unblock=)");
-        ins.on_done = key == "activate" ? OnDone::Activate : OnDone::Unblock;
-        ins.done_task = task(val);
-      } else if (key_value(ops.back(), &key, &val) && key == "ut") {
-        if (ins.ut != Instruction::kUnordered) fail(ops.back().col, "only one microthread (ut=)");
-        ins.ut = static_cast<std::uint8_t>(value(val, 0, 63, "microthread"));
-      } else {
-        break;
-      }
-      ops.pop_back();
-    }
+    trailing_options(ops, ins);
     const std::size_t pc = s.prog.code.size();
     auto label_operand = [&](int slot, const RawOperand& o) {
       if (!single_ident(o) || is_register(o.tokens[0].text))
@@ -730,10 +713,7 @@ class Assembler {
       s.fixups.push_back({pc, slot, o.tokens[0].text, at(o.col)});
       ins.ops[slot] = Operand::i(0);
     };
-    auto scalar_only = [&]() {
-      if (ins.async || ins.on_done != OnDone::None || ins.ut != Instruction::kUnordered)
-        fail(head.col, fmt::format("'{}' cannot be async", head.text));
-    };
+    auto scalar_only = [&]() { require_scalar(head, ins); };
 
     static const std::map<std::string, Op> alu{{"add", Op::Add}, {"sub", Op::Sub}, {"mul", Op::Mul},
                                                {"and", Op::And}, {"or", Op::Or},   {"xor", Op::Xor},
@@ -844,30 +824,7 @@ class Assembler {
       if (ins.op == Op::Activate && s.prog.task(static_cast<std::uint8_t>(ins.ops[0].imm))->data)
         fail(ops[0].col, "a data task is activated by wavelets, not by activate");
     } else if (base == "dsd") {
-      suffix_count(1, 1, "dsd.base, dsd.len, dsd.add, dsd.stride or dsd.color");
-      static const std::map<std::string, Op> f{{"base", Op::DsdBase},
-                                               {"len", Op::DsdLen},
-                                               {"add", Op::DsdAdd},
-                                               {"stride", Op::DsdStride},
-                                               {"color", Op::DsdColor}};
-      if (!f.count(parts[1]))
-        fail(head.col, fmt::format("unknown descriptor field '.{}' (base, len, add, stride, color)", parts[1]));
-      need(head, ops, 2, 2, fmt::format("{} DESCRIPTOR, rS|VALUE", head.text).c_str());
-      scalar_only();
-      ins.op = f.at(parts[1]);
-      ins.ops[0] = Operand::dsd(dsd(ops[0]));
-      ins.ops[1] = reg_or_imm(ops[1]);
-      const Descriptor& d = s.prog.descriptors[static_cast<std::size_t>(ins.ops[0].imm)].init;
-      const bool mem = d.is_memory();
-      if ((ins.op == Op::DsdBase || ins.op == Op::DsdStride) && !mem)
-        fail(ops[0].col, fmt::format("'{}' applies to memory descriptors; '{}' is {}", head.text, text_of(ops[0]),
-                                     kind_name(d.kind)));
-      if (ins.op == Op::DsdStride && d.kind == Descriptor::Kind::Circ)
-        fail(ops[0].col, "a circular buffer has no stride");
-      if (ins.op == Op::DsdColor && mem)
-        fail(ops[0].col, fmt::format("'{}' applies to fabric descriptors; '{}' is {}", head.text, text_of(ops[0]),
-                                     kind_name(d.kind)));
-      if (ins.op == Op::DsdAdd && !mem) fail(ops[0].col, "dsd.add moves a memory descriptor or circular buffer");
+      descriptor_field(head, parts, ops, ins);
     } else if (base == "fcmp") {
       suffix_count(2, 2, "fcmp.COND.TYPE");
       auto c = parse_cond(parts[1]);
@@ -890,6 +847,11 @@ class Assembler {
     }
     s.prog.code.push_back(ins);
     s.prog.where.push_back(at(head.col));
+    s.prog.text.push_back(instruction_text());
+  }
+
+  // The source line's instruction as written: no label, no comment, no surrounding blanks.
+  [[nodiscard]] std::string instruction_text() const {
     std::string text = source_line_;
     auto semi = strip_comment(text);
     auto first = semi.find_first_not_of(" \t");
@@ -898,7 +860,64 @@ class Assembler {
     auto colon = text.find(':');
     if (colon != std::string::npos && colon < text.find(' '))
       text = text.substr(text.find_first_not_of(" \t", colon + 1));
-    s.prog.text.push_back(text);
+    return text;
+  }
+
+  // Takes the trailing options of a vector instruction off `ops`: async, activate=/unblock=
+  // TASK, ut=N.
+  void trailing_options(std::vector<RawOperand>& ops, Instruction& ins) {
+    while (!ops.empty()) {
+      std::string key;
+      RawOperand val;
+      if (single_ident(ops.back()) && ops.back().tokens[0].text == "async") {
+        ins.async = true;
+      } else if (key_value(ops.back(), &key, &val) && (key == "activate" || key == "unblock")) {
+        if (ins.on_done != OnDone::None) fail(ops.back().col, "only one completion action (activate= or unblock=)");
+        ins.on_done = key == "activate" ? OnDone::Activate : OnDone::Unblock;
+        ins.done_task = task(val);
+      } else if (key_value(ops.back(), &key, &val) && key == "ut") {
+        if (ins.ut != Instruction::kUnordered) fail(ops.back().col, "only one microthread (ut=)");
+        ins.ut = static_cast<std::uint8_t>(value(val, 0, 63, "microthread"));
+      } else {
+        break;
+      }
+      ops.pop_back();
+    }
+  }
+
+  void require_scalar(const Token& head, const Instruction& ins) {
+    if (ins.async || ins.on_done != OnDone::None || ins.ut != Instruction::kUnordered)
+      fail(head.col, fmt::format("'{}' cannot be async", head.text));
+  }
+
+  // dsd.FIELD DESCRIPTOR, rS|VALUE: a descriptor field set or moved at run time.
+  void descriptor_field(const Token& head, const std::vector<std::string>& parts, const std::vector<RawOperand>& ops,
+                        Instruction& ins) {
+    Section& s = *section_;
+    if (parts.size() != 2) fail(head.col, "expected dsd.base, dsd.len, dsd.add, dsd.stride or dsd.color");
+    static const std::map<std::string, Op> f{{"base", Op::DsdBase},
+                                             {"len", Op::DsdLen},
+                                             {"add", Op::DsdAdd},
+                                             {"stride", Op::DsdStride},
+                                             {"color", Op::DsdColor}};
+    if (!f.count(parts[1]))
+      fail(head.col, fmt::format("unknown descriptor field '.{}' (base, len, add, stride, color)", parts[1]));
+    need(head, ops, 2, 2, fmt::format("{} DESCRIPTOR, rS|VALUE", head.text).c_str());
+    require_scalar(head, ins);
+    ins.op = f.at(parts[1]);
+    ins.ops[0] = Operand::dsd(dsd(ops[0]));
+    ins.ops[1] = reg_or_imm(ops[1]);
+    const Descriptor& d = s.prog.descriptors[static_cast<std::size_t>(ins.ops[0].imm)].init;
+    const bool mem = d.is_memory();
+    if ((ins.op == Op::DsdBase || ins.op == Op::DsdStride) && !mem)
+      fail(ops[0].col, fmt::format("'{}' applies to memory descriptors; '{}' is {}", head.text, text_of(ops[0]),
+                                   kind_name(d.kind)));
+    if (ins.op == Op::DsdStride && d.kind == Descriptor::Kind::Circ)
+      fail(ops[0].col, "a circular buffer has no stride");
+    if (ins.op == Op::DsdColor && mem)
+      fail(ops[0].col, fmt::format("'{}' applies to fabric descriptors; '{}' is {}", head.text, text_of(ops[0]),
+                                   kind_name(d.kind)));
+    if (ins.op == Op::DsdAdd && !mem) fail(ops[0].col, "dsd.add moves a memory descriptor or circular buffer");
   }
 
   void float_instruction(const Token& head, const std::string& base, const std::vector<std::string>& parts,
