@@ -99,6 +99,8 @@ InjectionTrace read_injection_trace(const std::string& path) {
   auto mesh = in.header("mesh", 2);
   t.width = static_cast<std::uint32_t>(in.number(mesh[1], "mesh width", 65535));
   t.height = static_cast<std::uint32_t>(in.number(mesh[2], "mesh height", 65535));
+  if (t.width == 0) in.fail(mesh[1].second, "mesh width: expected at least 1 PE");
+  if (t.height == 0) in.fail(mesh[2].second, "mesh height: expected at least 1 PE");
   t.colors = static_cast<std::uint32_t>(in.number(in.header("colors", 1)[1], "colors", 64));
   t.end_cycle = in.number(in.header("end_cycle", 1)[1], "end_cycle", UINT64_MAX);
   const auto columns = in.next();

@@ -74,6 +74,7 @@ TEST(Replay, BadFilesAndOptionsAreInputErrors) {
       {head + "5 0 0 1 1\n", ":6:1: expected 6 numbers (cycle src_x src_y dst_x dst_y size), found 5"},
       {"wafersim-injections/2\n", ":1:1: expected the first line 'wafersim-injections/1'"},
       {"wafersim-injections/1\nmesh 8\n", ":2:1: expected the header line 'mesh' with 2 values"},
+      {"wafersim-injections/1\nmesh 0 8\n", ":2:6: mesh width: expected at least 1 PE"},
   };
   for (const auto& [text, message] : cases) {
     const std::string file = tmp.write("bad.inj", text);
