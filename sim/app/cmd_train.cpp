@@ -5,12 +5,15 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 
 #include "memoryx/optimizer.h"
+#include "platforms/failure_spec.h"
 #include "platforms/run_trace.h"
 #include "platforms/training/training_run.h"
 #include "sim/app/choices.h"
@@ -114,6 +117,18 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
                                  : "the compiler's analytic bounds",
                              r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
   }
+  for (const auto& f : r.failures) {
+    const std::string before = f.failure.step ? fmt::format("{:.3f} us", f.step_before.seconds() * 1e6) : "-";
+    std::cout << fmt::format(
+        "  failure       system {} at step {} ({}): {} -> {} system{} x batch {} (global batch {}); "
+        "step time {} before, {:.3f} us at step {} (the survivors resume from MemoryX)\n",
+        f.failure.system, f.failure.step, f.failure.text, f.systems_before, f.systems_after,
+        f.systems_after == 1 ? "" : "s", f.batch_after, f.batch_after * f.systems_after, before,
+        f.step_after.seconds() * 1e6, f.failure.step);
+  }
+  if (!r.failures.empty())
+    std::cout << fmt::format("  note          the layer and program times below are the cluster's after step {}\n",
+                             r.failures.back().failure.step);
   if (!r.uncomputed_gradients.empty())
     std::cout << fmt::format(
         "  note          no program computes the weight gradient of {}: those chunks leave "
@@ -178,6 +193,13 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.max_cycles = w.sim.max_cycles;
   cfg.optimizer = t.optimizer_for(m.spec);
   cfg.compile = w.model.options(true);
+  for (const auto& f : platforms::parse_failures(t.fails)) {
+    if (f.kind != platforms::FailureSpec::Kind::System)
+      throw sim::InputError(
+          fmt::format("--fail '{}': training takes system:K@STEP (a link or PE fails in 'wafersim traffic')", f.text));
+    cfg.failures.push_back(platforms::training::SystemFailure{
+        f.system, static_cast<std::uint32_t>(std::min<std::uint64_t>(f.at, UINT32_MAX)), f.text});
+  }
   RunDir dir = w.sim.run_dir("train");
   const sim::trace::TraceOptions trace_options = w.trace.options();
   std::unique_ptr<platforms::RunTrace> tracing;
@@ -230,6 +252,11 @@ void add_train_command(CLI::App& app) {
       ->required();
   w->model.add(*sub, ModelArgs::Use::Train);
   t->add(*sub, "Training");
+  sub->add_option("--fail", t->fails,
+                  "a system that fails at the start of a step (repeatable): system:K@STEP; the survivors train on at "
+                  "the same global batch from MemoryX's weights and optimizer state (docs/defects.md)")
+      ->type_name("SPEC")
+      ->group("Training");
   w->trace.add(*sub);
   sub->add_flag("--no-check", w->check.no_check, "do not compare the wafer's results with the host's expectation");
   sub->footer(
@@ -238,6 +265,7 @@ void add_train_command(CLI::App& app) {
       "  wafersim train tiny-cluster --model tiny-mlp --functional --steps 3 --threads 2\n"
       "  wafersim train cs2-cluster --model gpt3-xl --cluster-model replay --timing bound\n"
       "  wafersim train tiny-cluster --model tiny-mlp --functional --cluster-model replay --wafer-arithmetic programs\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --functional --steps 4 --fail system:1@2\n"
       "Writes config.yaml, stats.json, stats.txt, run.json and training.json (every step's breakdown) into the\n"
       "output folder (docs/training.md).");
   sub->callback([w, t] { train(*w, *t); });

@@ -37,6 +37,7 @@ struct TrainArgs {
   float learning_rate = 1e-3F;
   CLI::Option* optimizer_option = nullptr;
   CLI::Option* learning_rate_option = nullptr;
+  std::vector<std::string> fails;  // --fail system:K@STEP (wafersim train)
   // `group`: the help group ("" hides them: the older `run --train` spelling).
   void add(CLI::App& cmd, const std::string& group);
   // The model file's optimizer (its `optimizer:` section, --model-set included) with
