@@ -193,7 +193,9 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.max_cycles = w.sim.max_cycles;
   cfg.optimizer = t.optimizer_for(m.spec);
   cfg.compile = w.model.options(true);
-  for (const auto& f : platforms::parse_failures(t.fails)) {
+  std::vector<std::string> fails = w.fails;  // the older `run --train` spelling's
+  fails.insert(fails.end(), t.fails.begin(), t.fails.end());
+  for (const auto& f : platforms::parse_failures(fails)) {
     if (f.kind != platforms::FailureSpec::Kind::System)
       throw sim::InputError(
           fmt::format("--fail '{}': training takes system:K@STEP (a link or PE fails in 'wafersim traffic')", f.text));

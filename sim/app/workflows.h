@@ -69,7 +69,13 @@ struct Workflow {
   ModelArgs model;
   TraceArgs trace;
   CheckArgs check;
+  // --fail: links and PEs failing while a compiled model runs on wafer 0 (run, infer);
+  // platforms::FailureSpec's forms.
+  std::vector<std::string> fails;
 };
+
+// Adds --fail (repeatable) for a command running a compiled model on one wafer.
+void add_fail_option(CLI::App& cmd, std::vector<std::string>& fails);
 
 // K training steps of `w.model` on the platform's cluster; writes the run folder and prints
 // the per-step breakdown.
