@@ -198,7 +198,7 @@ void train(const Workflow& w, const TrainArgs& t) {
   for (const auto& f : platforms::parse_failures(fails)) {
     if (f.kind != platforms::FailureSpec::Kind::System)
       throw sim::InputError(
-          fmt::format("--fail '{}': training takes system:K@STEP (a link or PE fails in 'wafersim traffic')", f.text));
+          fmt::format("--fail '{}': training takes system:K@STEP (links and PEs fail in 'wafersim run', 'infer' and 'traffic')", f.text));
     cfg.failures.push_back(platforms::training::SystemFailure{
         f.system, static_cast<std::uint32_t>(std::min<std::uint64_t>(f.at, UINT32_MAX)), f.text});
   }
