@@ -61,6 +61,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   parts.build.max_memory = config.max_memory;
   parts.build.routes = cm->routes;
   parts.build.timing_only = !config.functional;
+  parts.build.failures = config.wafer_failures;
   if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);
   parts.threads = config.threads ? config.threads : sim::parallel::Team::hardware_threads();
   parts.window = config.window;
@@ -149,6 +150,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
     r.state = std::make_shared<const TrainingState>(capture_state(cluster.memoryx()));
   }
   r.uncomputed_gradients = wafers[0]->uncomputed_gradients();
+  r.outages = cluster.wafer(0).mesh().outage_records();
   r.threads = cluster.threads();
   r.windows = cluster.windows();
   r.window = cluster.window();

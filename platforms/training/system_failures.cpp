@@ -112,6 +112,9 @@ TrainingReport run_with_failures(const platforms::PlatformSpec& spec, const mode
                                  const TrainingConfig& config, sim::stats::Group& stats) {
   if (config.trace)
     throw sim::InputError("--fail system:K@STEP and tracing exclude each other (each part runs on its own cluster)");
+  if (!config.wafer_failures.empty())
+    throw sim::InputError(fmt::format("--fail {} and --fail {}: a link or PE and a system do not fail in one run",
+                                      config.wafer_failures[0].text, config.failures[0].text));
   if (config.first_step != 0 || config.start) throw std::logic_error("run_with_failures: a resumed run");
   if (config.functional && config.cluster == ClusterMode::Replay && config.arithmetic == WaferArithmetic::Programs)
     throw sim::InputError(

@@ -52,6 +52,11 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
   if (config.steps == 0) throw sim::InputError("training needs at least one step");
   if (!config.failures.empty()) return run_with_failures(spec, model, config, stats);
   if (config.cluster == ClusterMode::Cosim) return run_cosim(spec, model, config, stats);
+  if (!config.wafer_failures.empty())
+    throw sim::InputError(fmt::format(
+        "--fail {}: links and PEs fail on a co-simulated wafer (the replay's wafer runs apart): use --cluster-model "
+        "cosim",
+        config.wafer_failures[0].text));
   const bool programs = config.functional && config.arithmetic == WaferArithmetic::Programs;
   if (config.arithmetic == WaferArithmetic::Programs && !config.functional)
     throw sim::InputError("the programs' wafer arithmetic needs a functional run (--functional)");

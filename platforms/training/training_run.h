@@ -16,6 +16,7 @@
 #include "models/compiler/compiled_model.h"
 #include "models/model_spec.h"
 #include "platforms/cluster.h"
+#include "platforms/failure_spec.h"
 #include "platforms/platform_spec.h"
 #include "platforms/run_trace.h"
 #include "platforms/step_timeline.h"
@@ -76,6 +77,10 @@ struct TrainingConfig {
   // MemoryX starts from `start` (its state after `first_step` steps; null: the initial weights).
   std::uint32_t first_step = 0;
   std::shared_ptr<const TrainingState> start;
+  // Links and PEs of wafer 0 failing while the co-simulation runs (`--fail link:...|pe:...`,
+  // cycles of the wafer's clock): a static route over one stops the run unless the platform
+  // rebuilds routes (redundancy.reroute).
+  std::vector<platforms::FailureSpec> wafer_failures;
   // A part of a run with failures: no `training` statistics (the whole run adds them).
   bool segment = false;
 };
@@ -121,6 +126,8 @@ struct TrainingReport {
   // the start. Functional: MemoryX's state at the end (what a resumed run starts from).
   std::vector<SystemFailureReport> failures;
   std::shared_ptr<const TrainingState> state;
+  // Co-simulation: what wafer 0's failing links and PEs did.
+  std::vector<fabric::OutageRecord> outages;
   [[nodiscard]] double samples_per_second() const;  // over all steps
   [[nodiscard]] sim::Picos total() const;
   // Weight bytes MemoryX sends per step: every layer's stream twice (forward and backward);

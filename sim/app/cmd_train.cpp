@@ -126,6 +126,8 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
         f.systems_after == 1 ? "" : "s", f.batch_after, f.batch_after * f.systems_after, before,
         f.step_after.seconds() * 1e6, f.failure.step);
   }
+  for (const auto& f : r.outages)
+    std::cout << fmt::format("  failure       wafer 0: {} at cycle {}: {}\n", f.part, f.cycle, f.outcome);
   if (!r.failures.empty())
     std::cout << fmt::format("  note          the layer and program times below are the cluster's after step {}\n",
                              r.failures.back().failure.step);
@@ -196,9 +198,10 @@ void train(const Workflow& w, const TrainArgs& t) {
   std::vector<std::string> fails = w.fails;  // the older `run --train` spelling's
   fails.insert(fails.end(), t.fails.begin(), t.fails.end());
   for (const auto& f : platforms::parse_failures(fails)) {
-    if (f.kind != platforms::FailureSpec::Kind::System)
-      throw sim::InputError(
-          fmt::format("--fail '{}': training takes system:K@STEP (links and PEs fail in 'wafersim run', 'infer' and 'traffic')", f.text));
+    if (f.kind != platforms::FailureSpec::Kind::System) {
+      cfg.wafer_failures.push_back(f);
+      continue;
+    }
     cfg.failures.push_back(platforms::training::SystemFailure{
         f.system, static_cast<std::uint32_t>(std::min<std::uint64_t>(f.at, UINT32_MAX)), f.text});
   }
@@ -256,7 +259,8 @@ void add_train_command(CLI::App& app) {
   t->add(*sub, "Training");
   sub->add_option("--fail", t->fails,
                   "a system that fails at the start of a step (repeatable): system:K@STEP; the survivors train on at "
-                  "the same global batch from MemoryX's weights and optimizer state (docs/defects.md)")
+                  "the same global batch from MemoryX's weights and optimizer state; or a link or PE of wafer 0 "
+                  "(co-simulated): link:X,Y,DIR@CYCLE, pe:X,Y@CYCLE (docs/defects.md)")
       ->type_name("SPEC")
       ->group("Training");
   w->trace.add(*sub);
@@ -268,6 +272,7 @@ void add_train_command(CLI::App& app) {
       "  wafersim train cs2-cluster --model gpt3-xl --cluster-model replay --timing bound\n"
       "  wafersim train tiny-cluster --model tiny-mlp --functional --cluster-model replay --wafer-arithmetic programs\n"
       "  wafersim train tiny-cluster --model tiny-mlp --functional --steps 4 --fail system:1@2\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --fail link:3,3,south@100 --set redundancy.reroute=true\n"
       "Writes config.yaml, stats.json, stats.txt, run.json and training.json (every step's breakdown) into the\n"
       "output folder (docs/training.md).");
   sub->callback([w, t] { train(*w, *t); });

@@ -1,7 +1,8 @@
 // Links and PEs failing while a compiled model runs (docs/defects.md, "Failures while
 // running"): a dead link on a compiled route stops the run naming the route's color, router,
 // source and destinations and the link; with redundancy.reroute the routes are rebuilt and the
-// run's results stay correct, with the detour's cycles; fabric/route_ends names a route's ends.
+// run's results stay correct, with the detour's cycles (a compiled model's step on one wafer,
+// and wafer 0 of a co-simulated training cluster); fabric/route_ends names a route's ends.
 
 #include <gtest/gtest.h>
 
@@ -79,6 +80,32 @@ TEST(ModelFailure, WithReroutingTheModelRunsCorrectlyOverTheDetour) {
   EXPECT_EQ(f["extra_hops"], 8);
 }
 
+// On a co-simulated training cluster the link fails on wafer 0: the same error, or with
+// rerouting the same losses (every result checked on every wafer) in longer steps.
+TEST(ModelFailure, ALinkOfACoSimulatedWaferFailsTheSameWay) {
+  test::TempDir dir;
+  const std::string train = "train tiny-cluster --model tiny-mlp --functional --steps 2 --json ";
+  const auto stop = test::wafersim(train + "--fail link:3,3,south@100 --out " + (dir.path() / "a").string(), true);
+  EXPECT_EQ(stop.code, 3) << stop.out;
+  EXPECT_NE(stop.out.find("link (3, 3) south - (3, 4) north failed at cycle 1800: 4 static routes over it: color 2 "
+                          "at router (3, 3) forwards south over it (a compiled route from PE (3, 3) to PE (3, 4))"),
+            std::string::npos)
+      << stop.out;
+  const auto base = test::wafersim(train + "--set redundancy.reroute=true --out " + (dir.path() / "b").string());
+  const auto detour = test::wafersim(train + "--set redundancy.reroute=true --fail link:3,3,south@100 --out " +
+                                     (dir.path() / "c").string());
+  ASSERT_EQ(base.code, 0) << base.out;
+  ASSERT_EQ(detour.code, 0) << detour.out;
+  const auto b = nlohmann::json::parse(base.out), d = nlohmann::json::parse(detour.out);
+  EXPECT_EQ(d["losses"], b["losses"]);
+  EXPECT_GT(d["result_elements_checked"].get<std::uint64_t>(), 0U);
+  for (std::size_t s = 0; s < 2; ++s)
+    EXPECT_GT(d["steps"][s]["time_ps"].get<std::uint64_t>(), b["steps"][s]["time_ps"].get<std::uint64_t>()) << s;
+  const auto stats = nlohmann::json::parse(test::slurp(dir.path() / "c" / "stats.json"))["stats"];
+  EXPECT_EQ(stats["cluster"]["wafer0"]["fabric"]["failures"]["extra_hops"], 8);
+  EXPECT_FALSE(stats["cluster"]["wafer1"]["fabric"].contains("failures"));
+}
+
 TEST(ModelFailure, WhatCannotFailIsAnInputError) {
   test::TempDir dir;
   const auto system = test::wafersim(run("--fail system:1@1", dir.path() / "a"), true);
@@ -89,6 +116,13 @@ TEST(ModelFailure, WhatCannotFailIsAnInputError) {
       true);
   EXPECT_EQ(pipeline.code, 2);
   EXPECT_NE(pipeline.out.find("not with --pipeline"), std::string::npos) << pipeline.out;
+  const std::string train = "train tiny-cluster --model tiny-mlp --steps 2 --fail link:3,3,south@100 ";
+  const auto replay = test::wafersim(train + "--cluster-model replay --out " + (dir.path() / "c").string(), true);
+  EXPECT_EQ(replay.code, 2);
+  EXPECT_NE(replay.out.find("use --cluster-model cosim"), std::string::npos) << replay.out;
+  const auto both = test::wafersim(train + "--fail system:1@1 --out " + (dir.path() / "d").string(), true);
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.out.find("a link or PE and a system do not fail in one run"), std::string::npos) << both.out;
 }
 
 }  // namespace

@@ -194,7 +194,6 @@ TEST(SystemFailure, TheCommandReportsTheFailureAndNamesBadSpecs) {
   expect(" --fail system:2@1", 2, "--fail system:2@1: tiny-cluster has 2 systems (0..1)");
   expect(" --fail system:1@3", 2, "--fail system:1@3: the run trains steps 0..2");
   expect(" --fail system:1@1 --fail system:1@2", 2, "system 1 already fails (system:1@1)");
-  expect(" --fail link:1,1,east@5", 2, "training takes system:K@STEP");
   expect(" --fail system:0@1 --fail system:1@2", 3, "--fail system:1@2: the last system left fails at step 2");
 }
 
