@@ -129,8 +129,9 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
   for (const auto& f : r.outages)
     std::cout << fmt::format("  failure       wafer 0: {} at cycle {}: {}\n", f.part, f.cycle, f.outcome);
   if (!r.failures.empty())
-    std::cout << fmt::format("  note          the layer and program times below are the cluster's after step {}\n",
-                             r.failures.back().failure.step);
+    std::cout << fmt::format(
+        "  note          the wafer compute above and the layer times below are the cluster's from step {} on\n",
+        r.failures.back().failure.step);
   if (!r.uncomputed_gradients.empty())
     std::cout << fmt::format(
         "  note          no program computes the weight gradient of {}: those chunks leave "
