@@ -7,6 +7,7 @@
 
 #include "fabric/mesh.h"
 #include "fabric/mesh_outages.h"
+#include "fabric/route_ends.h"
 #include "sim/errors.h"
 
 namespace wafersim::fabric {
@@ -64,7 +65,7 @@ std::string Mesh::describe_broken(const std::vector<BrokenRoute>& broken) const 
     const std::uint32_t rule = t->rule_of(b.router, b.color);
     out += fmt::format("{}color {} at router {} {} ({})", i ? "; " : "", b.color, geometry_.name(b.router), b.how,
                        rule == RouteTable::kNoRule
-                           ? std::string("a compiled route")
+                           ? "a compiled route " + describe_route(route_ends(*t, geometry_, b.router, b.color))
                            : fmt::format("{} {}", t->rule_location(rule).str(), t->rule_path(rule)));
   }
   if (broken.size() > 4) out += fmt::format("; and {} more", broken.size() - 4);

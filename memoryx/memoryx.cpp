@@ -125,6 +125,19 @@ void MemoryX::set_weights(std::uint32_t layer, std::vector<float> w) {
   apply_mask(layer);
 }
 
+void MemoryX::resume(std::uint32_t layer, std::vector<float> w, std::vector<float> m, std::vector<float> v,
+                     std::uint32_t updates_before) {
+  if (sc_core::sc_is_running()) throw std::logic_error("MemoryX::resume after the simulation started");
+  LayerState& st = state_.at(layer);
+  if (m.size() != st.m.size() || v.size() != st.v.size())
+    throw std::invalid_argument("MemoryX::resume: moments of the wrong size");
+  set_weights(layer, std::move(w));
+  st.m = std::move(m);
+  st.v = std::move(v);
+  st.updates_before = updates_before;
+  apply_mask(layer);
+}
+
 void MemoryX::apply_mask(std::uint32_t layer) {
   const LayerSpec& ls = layers_[layer];
   if (!ls.sparse() || !ls.mask) return;
@@ -299,7 +312,7 @@ bool MemoryX::optimize(Picos now) {
     const std::uint32_t l = current_update_.layer;
     LayerState& st = state_[l];
     if (options_.functional) {
-      engine_update(optimizer_, st.updates + 1, st.w.data(), st.m.empty() ? nullptr : st.m.data(),
+      engine_update(optimizer_, st.updates_before + st.updates + 1, st.w.data(), st.m.empty() ? nullptr : st.m.data(),
                     st.v.empty() ? nullptr : st.v.data(), st.g.data(), st.w.size());
       apply_mask(l);
     }

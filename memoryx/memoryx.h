@@ -94,6 +94,13 @@ class MemoryX : public sc_core::sc_module {
   [[nodiscard]] const std::vector<float>& moment1(std::uint32_t layer) const { return state_.at(layer).m; }
   [[nodiscard]] const std::vector<float>& moment2(std::uint32_t layer) const { return state_.at(layer).v; }
   [[nodiscard]] std::uint32_t updates_done(std::uint32_t layer) const { return state_.at(layer).updates; }
+  // Functional runs resuming a training (a cluster rebuilt after a system failed): the layer's
+  // weights and moments as another MemoryX left them after `updates_before` updates; this
+  // MemoryX's updates continue the optimizer's count (bias correction, schedule) from there.
+  // Moments must be empty exactly when this optimizer keeps none. Call before the simulation.
+  void resume(std::uint32_t layer, std::vector<float> w, std::vector<float> m, std::vector<float> v,
+              std::uint32_t updates_before);
+  [[nodiscard]] std::uint32_t updates_before(std::uint32_t layer) const { return state_.at(layer).updates_before; }
 
   [[nodiscard]] const std::vector<StreamRecord>& streams() const { return streams_; }
   [[nodiscard]] const std::vector<GradientRecord>& gradients() const { return gradient_records_; }
@@ -118,7 +125,8 @@ class MemoryX : public sc_core::sc_module {
     std::vector<float> w, m, v, g;
     std::vector<std::uint32_t> kept;  // sparse, functional: positions of the kept parameters, increasing
     std::uint32_t updates = 0;
-    std::uint32_t grad_chunks = 0;  // chunks of the current step's gradient written
+    std::uint32_t updates_before = 0;  // updates of a resumed training before this MemoryX's
+    std::uint32_t grad_chunks = 0;     // chunks of the current step's gradient written
   };
   struct Issued {
     sim::stream::Chunk chunk;

@@ -90,7 +90,9 @@ void Cluster::build_training(ClusterParts& parts, sim::stats::Group& g) {
     wc.wavelet_bits = spec_.fabric.wavelet_width.bits;
     wc.clock_hz = spec_.wafer.clock.hz;
     for (std::uint32_t e = 0; e < n; ++e) {
-      wafers_.push_back(std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, build, g, e));
+      BuildOptions own = build;
+      if (e != 0) own.failures.clear();  // links and PEs fail on wafer 0
+      wafers_.push_back(std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, own, g, e));
       auto& w = *wafers_.back();
       auto bridge = std::make_unique<edge::EdgeBridge>(
           fmt::format("wafer{}_edge_links", e).c_str(), io, e, latency,

@@ -65,7 +65,7 @@ struct ClusterParts {
   bool functional = false;  // carry FP32 values through MemoryX and SwarmX
   std::uint64_t seed = 1;
   EndpointFactory stand_ins;  // the replay: one stand-in per system; empty: co-simulated wafers
-  BuildOptions build;         // the co-simulated wafers' build (routes, timing_only)
+  BuildOptions build;         // the co-simulated wafers' build (routes, timing_only); its failures: wafer 0's
   unsigned threads = 1;       // host threads for the wafers (co-simulation)
   // The co-simulation's window: at most the edge latency (the lookahead); 0: the latency. Any
   // window within it gives the same results.

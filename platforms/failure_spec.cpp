@@ -47,7 +47,9 @@ FailureSpec parse_failure(const std::string& text) {
   if (kind == "system") {
     f.kind = FailureSpec::Kind::System;
     if (parts.size() != 1) bad(text, "a system is one number");
-    f.system = static_cast<std::uint32_t>(number(text, parts[0], "system number"));
+    const std::uint64_t k = number(text, parts[0], "system number");
+    if (k > UINT32_MAX) bad(text, "no cluster has that many systems");
+    f.system = static_cast<std::uint32_t>(k);
     f.at = number(text, when, "step number");
     return f;
   }

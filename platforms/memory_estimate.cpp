@@ -16,6 +16,11 @@ constexpr std::uint64_t kBaseBytes = 13ull << 20;       // the executable, Syste
 constexpr std::uint64_t kMeshBytesPerRouter = 100;      // router queues, links, the lanes' state
 constexpr std::uint64_t kCoreBytesPerPe = 160;          // a core without its SRAM pages
 constexpr std::uint64_t kTrafficBytesPerRouter = 4500;  // a traffic source, its sink, packets in flight
+// A defective wafer (fabric/defects): the link-delay table its mesh keeps (4 links x 2 B a
+// router, every wafer) and, while a wafer is assembled, its remap's position of every logical
+// core (4 B).
+constexpr std::uint64_t kDelayBytesPerRouter = 8;
+constexpr std::uint64_t kRemapBytesPerPe = 4;
 
 std::uint64_t read_number(const std::string& path) {
   std::ifstream in(path);
@@ -52,12 +57,13 @@ MemoryEstimate estimate_memory(const PlatformSpec& spec, const Workload& workloa
   const std::uint64_t mesh = wafers * pes * kMeshBytesPerRouter;
   const std::uint64_t cores = wafers * pes * kCoreBytesPerPe;
   const std::uint64_t traffic = workload.synthetic_traffic ? wafers * pes * kTrafficBytesPerRouter : 0;
+  const std::uint64_t defects = spec.defects.any() ? wafers * pes * kDelayBytesPerRouter + pes * kRemapBytesPerPe : 0;
   MemoryEstimate e;
-  e.bytes = kBaseBytes + mesh + cores + traffic;
-  e.breakdown =
-      fmt::format("{}{} x {} PEs: mesh {}, cores {}{}, base {}", wafers > 1 ? fmt::format("{} wafers of ", wafers) : "",
-                  spec.wafer.width, spec.wafer.height, memory_text(mesh), memory_text(cores),
-                  traffic ? ", traffic " + memory_text(traffic) : "", memory_text(kBaseBytes));
+  e.bytes = kBaseBytes + mesh + cores + traffic + defects;
+  e.breakdown = fmt::format("{}{} x {} PEs: mesh {}, cores {}{}{}, base {}",
+                            wafers > 1 ? fmt::format("{} wafers of ", wafers) : "", spec.wafer.width, spec.wafer.height,
+                            memory_text(mesh), memory_text(cores), traffic ? ", traffic " + memory_text(traffic) : "",
+                            defects ? ", defects " + memory_text(defects) : "", memory_text(kBaseBytes));
   return e;
 }
 

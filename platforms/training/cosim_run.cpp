@@ -61,6 +61,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   parts.build.max_memory = config.max_memory;
   parts.build.routes = cm->routes;
   parts.build.timing_only = !config.functional;
+  parts.build.failures = config.wafer_failures;
   if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);
   parts.threads = config.threads ? config.threads : sim::parallel::Team::hardware_threads();
   parts.window = config.window;
@@ -86,6 +87,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
     plan.functional = config.functional;
     plan.seed = config.seed;
     plan.task = task.get();
+    plan.first_step = config.first_step;
     wafers.push_back(std::make_shared<CosimWafer>(*cm, cluster.wafer(e), cluster.wafer_edge(e), *layers, plan));
     cluster.set_driver(e, wafers.back().get());
   }
@@ -93,9 +95,11 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
     r.initial = ref->initial_parameters(config.seed);
     for (std::uint32_t l = 0; l < layers->layers.size(); ++l)
       cluster.memoryx().set_weights(l, layers->flatten(l, r.initial));
+    start_from(config, *layers, cluster.memoryx(), r.initial);
   }
   r.timeline = platforms::run_training_steps(cluster, config.steps);
-  add_training_stats(stats.group("training"), r, config.steps);
+  number_steps(r.timeline, config.first_step);
+  if (!config.segment) add_training_stats(stats.group("training"), r, config.steps);
   for (std::uint32_t e = 0; e < r.wafers; ++e)
     if (!wafers[e]->finished())
       throw sim::SimulationError(fmt::format("wafer {} did not finish its programs:\n{}", e, cluster.describe_state()));
@@ -143,8 +147,10 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
     for (const auto& w : wafers) r.checked += w->checked();
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
       r.layers.unflatten(l, cluster.memoryx().weights(l), r.final_parameters);
+    r.state = std::make_shared<const TrainingState>(capture_state(cluster.memoryx()));
   }
   r.uncomputed_gradients = wafers[0]->uncomputed_gradients();
+  r.outages = cluster.wafer(0).mesh().outage_records();
   r.threads = cluster.threads();
   r.windows = cluster.windows();
   r.window = cluster.window();

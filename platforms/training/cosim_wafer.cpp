@@ -158,7 +158,7 @@ void CosimWafer::begin_step() {
     for (std::size_t t = 0; t < cm_.host_tensors.size(); ++t)
       if (cm_.host_tensors[t].gradient) std::fill(data.host[t].begin(), data.host[t].end(), 0U);
     const std::uint64_t B = cm_.model.batch;
-    const models::reference::Inputs batch = plan_.task->batch(step_, B * plan_.wafers);
+    const models::reference::Inputs batch = plan_.task->batch(plan_.first_step + step_, B * plan_.wafers);
     load_shard(cm_, batch.batch_slice(std::uint64_t{plan_.wafer} * B, B), data);
     gradients_.emplace_back(L);
   }

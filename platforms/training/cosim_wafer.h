@@ -26,6 +26,7 @@ struct CosimPlan {
   bool functional = false;
   std::uint64_t seed = 1;
   const models::reference::SyntheticTask* task = nullptr;  // functional
+  std::uint32_t first_step = 0;                            // the task's step of this run's step 0 (a resumed training)
 };
 
 // What one program did in one step.

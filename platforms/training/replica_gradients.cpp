@@ -96,7 +96,8 @@ void ReplicaGradients::compute(std::uint32_t e, std::uint32_t step) {
   models::reference::TensorMap params;
   for (std::uint32_t l = 0; l < layers_.layers.size(); ++l) layers_.unflatten(l, weights_[e][l], params);
   const std::uint64_t per = batch_ / replicas_;
-  const models::reference::Inputs slice = task_.batch(step, batch_).batch_slice(std::uint64_t{e} * per, per);
+  const models::reference::Inputs slice =
+      task_.batch(first_step_ + step, batch_).batch_slice(std::uint64_t{e} * per, per);
   const models::reference::Forward f = model_.forward(params, slice);
   models::reference::Gradients g = model_.backward(params, slice, f);
   Computed c;

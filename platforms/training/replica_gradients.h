@@ -36,6 +36,9 @@ class ReplicaGradients {
   // trajectory.weights[s] (sim::SimulationError naming the first difference otherwise).
   void serve(std::shared_ptr<const ProgramTrajectory> trajectory) { trajectory_ = std::move(trajectory); }
 
+  // A resumed training: the cluster's step s draws the task's batch of step first_step + s.
+  void start_at(std::uint32_t first_step) { first_step_ = first_step; }
+
   // Mean loss over the wafers of each step computed so far (the loss of the weights the step used).
   [[nodiscard]] std::vector<double> step_losses() const;
 
@@ -49,6 +52,7 @@ class ReplicaGradients {
   const models::reference::SyntheticTask& task_;
   std::uint64_t batch_;
   std::uint32_t replicas_;
+  std::uint32_t first_step_ = 0;
   std::shared_ptr<const ProgramTrajectory> trajectory_;
   std::vector<std::vector<std::vector<float>>> weights_;  // per wafer, per layer: as streamed to it
   std::vector<std::vector<std::uint32_t>> kept_;          // per sparse layer: kept positions, increasing

@@ -34,10 +34,29 @@ void add_training_stats(sim::stats::Group& training, const TrainingReport& r, st
       "samples", [samples] { return samples; }, "samples", "samples trained on: batch x wafers x steps", true);
 }
 
+void start_from(const TrainingConfig& config, const ClusterModel& layers, memoryx::MemoryX& memoryx,
+                models::reference::TensorMap& initial) {
+  if (!config.start) return;
+  resume_state(memoryx, *config.start);
+  for (std::uint32_t l = 0; l < layers.layers.size(); ++l) layers.unflatten(l, memoryx.weights(l), initial);
+}
+
+void number_steps(platforms::StepTimeline& timeline, std::uint32_t first_step) {
+  for (auto& s : timeline.steps) s.step += first_step;
+  for (auto& i : timeline.intervals)
+    if (i.kind != Activity::Compute) i.step += first_step;
+}
+
 TrainingReport run_training(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                             const TrainingConfig& config, sim::stats::Group& stats) {
   if (config.steps == 0) throw sim::InputError("training needs at least one step");
+  if (!config.failures.empty()) return run_with_failures(spec, model, config, stats);
   if (config.cluster == ClusterMode::Cosim) return run_cosim(spec, model, config, stats);
+  if (!config.wafer_failures.empty())
+    throw sim::InputError(fmt::format(
+        "--fail {}: links and PEs fail on a co-simulated wafer (the replay's wafer runs apart): use --cluster-model "
+        "cosim",
+        config.wafer_failures[0].text));
   const bool programs = config.functional && config.arithmetic == WaferArithmetic::Programs;
   if (config.arithmetic == WaferArithmetic::Programs && !config.functional)
     throw sim::InputError("the programs' wafer arithmetic needs a functional run (--functional)");
@@ -85,6 +104,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
   if (config.functional) {
     task = std::make_unique<models::reference::SyntheticTask>(model, ref.format(), config.seed);
     grads = std::make_shared<ReplicaGradients>(ref, r.layers, *task, model.batch * r.wafers, r.wafers);
+    grads->start_at(config.first_step);
     ReplicaGradients::attach(grads, ec);
   }
   r.arithmetic = config.functional ? config.arithmetic : WaferArithmetic::Host;
@@ -118,10 +138,12 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
       cluster.memoryx().set_weights(l, r.layers.flatten(l, r.initial));
       r.layers.unflatten(l, cluster.memoryx().weights(l), r.initial);
     }
+    start_from(config, r.layers, cluster.memoryx(), r.initial);
   }
   r.timeline = platforms::run_training_steps(cluster, config.steps);
+  number_steps(r.timeline, config.first_step);
   auto& training = stats.group("training");
-  add_training_stats(training, r, config.steps);
+  if (!config.segment) add_training_stats(training, r, config.steps);
   if (!r.wafer.wafer_stats.is_null())
     sim::stats::add_recorded(training.group("wafer_run"), r.wafer.wafer_stats["values"],
                              r.wafer.wafer_stats["descriptions"], "wafer0");
@@ -130,6 +152,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
     r.losses = grads->step_losses();
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
       r.layers.unflatten(l, cluster.memoryx().weights(l), r.final_parameters);
+    r.state = std::make_shared<const TrainingState>(capture_state(cluster.memoryx()));
   }
   if (programs)
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
@@ -190,6 +213,20 @@ nlohmann::ordered_json to_json(const TrainingReport& r) {
     if (r.checked) j["result_elements_checked"] = r.checked;
   }
   if (!r.losses.empty()) j["losses"] = r.losses;
+  if (!r.failures.empty()) {
+    auto fs = nlohmann::ordered_json::array();
+    for (const auto& f : r.failures)
+      fs.push_back({{"spec", f.failure.text},
+                    {"system", f.failure.system},
+                    {"step", f.failure.step},
+                    {"systems_before", f.systems_before},
+                    {"systems_after", f.systems_after},
+                    {"batch_before", f.batch_before},
+                    {"batch_after", f.batch_after},
+                    {"step_time_before_ps", f.step_before.count()},
+                    {"step_time_after_ps", f.step_after.count()}});
+    j["failures"] = fs;
+  }
   j["total_ps"] = r.total().count();
   j["samples_per_second"] = r.samples_per_second();
   return j;

@@ -16,11 +16,13 @@
 #include "models/compiler/compiled_model.h"
 #include "models/model_spec.h"
 #include "platforms/cluster.h"
+#include "platforms/failure_spec.h"
 #include "platforms/platform_spec.h"
 #include "platforms/run_trace.h"
 #include "platforms/step_timeline.h"
 #include "platforms/training/cluster_model.h"
 #include "platforms/training/program_trajectory.h"
+#include "platforms/training/training_state.h"
 #include "platforms/training/wafer_times.h"
 #include "sim/stats/stats.h"
 
@@ -34,6 +36,12 @@ enum class ClusterMode : std::uint8_t { Cosim, Replay };
 const char* to_string(ClusterMode m);
 // "cosim" or "replay"; throws sim::InputError naming the choices otherwise.
 ClusterMode parse_cluster_mode(const std::string& text);
+
+// A system of the cluster failing at the start of a step (`--fail system:K@STEP`).
+struct SystemFailure {
+  std::uint32_t system = 0, step = 0;
+  std::string text;  // the spec as written
+};
 
 struct TrainingConfig {
   std::uint32_t steps = 1;
@@ -60,6 +68,29 @@ struct TrainingConfig {
   // every wafer's fabric and cores and its programs as phases (the wafers then run on one
   // thread: the recorder is shared).
   platforms::RunTrace* trace = nullptr;
+  // Systems failing while the run goes on (docs/defects.md, "Failures while running"): from a
+  // failure's step on, the surviving systems train at the same global batch (each the global
+  // batch over the survivors), resuming from MemoryX's weights and optimizer state.
+  std::vector<SystemFailure> failures;
+  // A training resumed at step `first_step` (what a cluster rebuilt after a failure runs): the
+  // task's batches and the optimizer's update count continue from there; a functional run's
+  // MemoryX starts from `start` (its state after `first_step` steps; null: the initial weights).
+  std::uint32_t first_step = 0;
+  std::shared_ptr<const TrainingState> start;
+  // Links and PEs of wafer 0 failing while the co-simulation runs (`--fail link:...|pe:...`,
+  // cycles of the wafer's clock): a static route over one stops the run unless the platform
+  // rebuilds routes (redundancy.reroute).
+  std::vector<platforms::FailureSpec> wafer_failures;
+  // A part of a run with failures: no `training` statistics (the whole run adds them).
+  bool segment = false;
+};
+
+// What a system failure did to the run.
+struct SystemFailureReport {
+  SystemFailure failure;
+  std::uint32_t systems_before = 0, systems_after = 0;
+  std::uint64_t batch_before = 0, batch_after = 0;  // samples per system
+  sim::Picos step_before{0}, step_after{0};         // durations of steps step - 1 (0 at step 0) and step
 };
 
 struct TrainingReport {
@@ -91,6 +122,12 @@ struct TrainingReport {
   // they live as long as the report.
   std::shared_ptr<platforms::Cluster> cluster;
   std::vector<std::shared_ptr<const void>> keep;
+  // Systems that failed (in step order); `wafers` and `batch_per_wafer` are the cluster's at
+  // the start. Functional: MemoryX's state at the end (what a resumed run starts from).
+  std::vector<SystemFailureReport> failures;
+  std::shared_ptr<const TrainingState> state;
+  // Co-simulation: what wafer 0's failing links and PEs did.
+  std::vector<fabric::OutageRecord> outages;
   [[nodiscard]] double samples_per_second() const;  // over all steps
   [[nodiscard]] sim::Picos total() const;
   // Weight bytes MemoryX sends per step: every layer's stream twice (forward and backward);
@@ -98,7 +135,8 @@ struct TrainingReport {
   [[nodiscard]] std::uint64_t stream_bytes_per_step() const;
 };
 
-// Runs a whole training: throws sim::InputError for a model the compiler or MemoryX cannot
+// Runs a whole training (with `config.failures`, each part between failures on its own
+// cluster: run_with_failures): throws sim::InputError for a model the compiler or MemoryX cannot
 // take, sim::SimulationError when the wafer run fails its checks or the loop stops short.
 // Statistics go under `stats` (the cluster's modules and one group per step).
 // The co-simulated run (run_training with ClusterMode::Cosim).
@@ -107,6 +145,21 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
 
 TrainingReport run_training(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                             const TrainingConfig& config, sim::stats::Group& stats);
+// A training whose systems fail (config.failures not empty): the parts before the last failure
+// run in child processes (a SystemC kernel each), the last one here; the report and statistics
+// join them (steps, times and losses continuous; `segment<i>` groups hold the earlier parts'
+// modules). Throws sim::InputError for a failure naming no system of the cluster, a step outside
+// the run, a system twice, or a global batch the survivors cannot split evenly;
+// sim::SimulationError when the last system fails.
+TrainingReport run_with_failures(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
+                                 const TrainingConfig& config, sim::stats::Group& stats);
+
+// A resumed run (config.start): MemoryX takes the state and `initial` its weights.
+void start_from(const TrainingConfig& config, const ClusterModel& layers, memoryx::MemoryX& memoryx,
+                models::reference::TensorMap& initial);
+// Numbers a resumed run's steps from `first_step` (their times stay the run's own).
+void number_steps(platforms::StepTimeline& timeline, std::uint32_t first_step);
+
 // The group `training` of either model: the per-step breakdown and the samples trained on.
 void add_training_stats(sim::stats::Group& training, const TrainingReport& r, std::uint32_t steps);
 

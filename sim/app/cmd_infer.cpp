@@ -111,6 +111,14 @@ struct Inference {
   }
 
   // Weight streaming: the forward pass of one step on wafer 0.
+  void refuse_failures(const char* what) const {
+    if (!w.fails.empty())
+      throw sim::InputError(fmt::format(
+          "--fail {}: links and PEs fail in the compiled model's run ('wafersim run', 'wafersim infer' with "
+          "--placement resident or streaming), not with {}",
+          w.fails[0], what));
+  }
+
   void streaming() const {
     if (a.any())
       throw sim::InputError("--prompt-len, --decode-tokens and --pipeline need the resident placement (the default)");
@@ -163,6 +171,7 @@ struct Inference {
   // The mesh placement: one decode token at position --prompt-len (default: half the model's
   // sequence), simulated on each distinct region of the plan's wafers.
   void mesh() const {
+    refuse_failures("--placement mesh");
     if (a.pipeline || a.decode_tokens || a.token_by_token)
       throw sim::InputError(
           "--pipeline and --decode-tokens are for the resident placement; --placement mesh runs "
@@ -229,6 +238,7 @@ struct Inference {
   // The pipeline simulated: every layer on its own column of PEs, all at once, the batch's
   // tokens flowing from column to column over the fabric.
   void pipeline() const {
+    refuse_failures("--pipeline");
     if (a.prompt_len)
       throw sim::InputError(
           "--pipeline runs the model's batch x sequence tokens through the pipeline (with --decode-tokens D, the "
@@ -298,6 +308,7 @@ void add_infer_command(CLI::App& app) {
   w->model.add(*sub, ModelArgs::Use::Infer);
   a->add(*sub, "Inference");
   w->check.add(*sub);
+  add_fail_option(*sub, w->fails);
   sub->footer(
       "Examples:\n"
       "  wafersim infer tiny --model tiny-transformer --prompt-len 4\n"

@@ -30,6 +30,14 @@ void CheckArgs::add(CLI::App& cmd) {
                "planned analytically and not simulated instead of an error (with --timing-only or --no-check)");
 }
 
+void add_fail_option(CLI::App& cmd, std::vector<std::string>& fails) {
+  cmd.add_option("--fail", fails,
+                 "a link or PE of wafer 0 that fails while the model runs (repeatable): link:X,Y,DIR@CYCLE or "
+                 "pe:X,Y@CYCLE; a static route over it stops the run (exit 3) unless redundancy.reroute rebuilds "
+                 "the routes around it (docs/defects.md)")
+      ->type_name("SPEC");
+}
+
 void note_new_spelling(const std::string& old_spelling, const std::string& new_spelling) {
   static bool noted = false;
   if (noted) return;
@@ -156,6 +164,7 @@ void add_run_command(CLI::App& app) {
       ->type_name("MODEL");
   cmd->w.model.add(*sub, ModelArgs::Use::Run);
   cmd->w.check.add(*sub);
+  add_fail_option(*sub, cmd->w.fails);
   // The older spellings, hidden: `run --train` (now `train`) and `run --inference` (now `infer`).
   sub->add_flag("--train", cmd->train, "now 'wafersim train'")->group("");
   cmd->training.add(*sub, "");
@@ -166,6 +175,7 @@ void add_run_command(CLI::App& app) {
       "  wafersim run tiny --model tiny-mlp\n"
       "  wafersim run tiny --model tiny-transformer --trace windows\n"
       "  wafersim run tiny --model tiny-transformer --timing-only\n"
+      "  wafersim run tiny --model tiny-mlp --fail link:1,0,east@100 --set redundancy.reroute=true\n"
       "Writes config.yaml, stats.json, stats.txt and run.json into the output folder (with --model also\n"
       "model.json: the mapping and every step's figures). With --model, inputs are loaded through the wafer's\n"
       "TLM-2.0 host socket, each layer's programs run in turn while weights stream in through the west edge\n"

@@ -5,12 +5,15 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 
 #include "memoryx/optimizer.h"
+#include "platforms/failure_spec.h"
 #include "platforms/run_trace.h"
 #include "platforms/training/training_run.h"
 #include "sim/app/choices.h"
@@ -114,6 +117,21 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
                                  : "the compiler's analytic bounds",
                              r.wafer.checked ? fmt::format(", {} result elements checked", r.wafer.checked) : "");
   }
+  for (const auto& f : r.failures) {
+    const std::string before = f.failure.step ? fmt::format("{:.3f} us", f.step_before.seconds() * 1e6) : "-";
+    std::cout << fmt::format(
+        "  failure       system {} at step {} ({}): {} -> {} system{} x batch {} (global batch {}); "
+        "step time {} before, {:.3f} us at step {} (the survivors resume from MemoryX)\n",
+        f.failure.system, f.failure.step, f.failure.text, f.systems_before, f.systems_after,
+        f.systems_after == 1 ? "" : "s", f.batch_after, f.batch_after * f.systems_after, before,
+        f.step_after.seconds() * 1e6, f.failure.step);
+  }
+  for (const auto& f : r.outages)
+    std::cout << fmt::format("  failure       wafer 0: {} at cycle {}: {}\n", f.part, f.cycle, f.outcome);
+  if (!r.failures.empty())
+    std::cout << fmt::format(
+        "  note          the wafer compute above and the layer times below are the cluster's from step {} on\n",
+        r.failures.back().failure.step);
   if (!r.uncomputed_gradients.empty())
     std::cout << fmt::format(
         "  note          no program computes the weight gradient of {}: those chunks leave "
@@ -178,6 +196,16 @@ void train(const Workflow& w, const TrainArgs& t) {
   cfg.max_cycles = w.sim.max_cycles;
   cfg.optimizer = t.optimizer_for(m.spec);
   cfg.compile = w.model.options(true);
+  std::vector<std::string> fails = w.fails;  // the older `run --train` spelling's
+  fails.insert(fails.end(), t.fails.begin(), t.fails.end());
+  for (const auto& f : platforms::parse_failures(fails)) {
+    if (f.kind != platforms::FailureSpec::Kind::System) {
+      cfg.wafer_failures.push_back(f);
+      continue;
+    }
+    cfg.failures.push_back(platforms::training::SystemFailure{
+        f.system, static_cast<std::uint32_t>(std::min<std::uint64_t>(f.at, UINT32_MAX)), f.text});
+  }
   RunDir dir = w.sim.run_dir("train");
   const sim::trace::TraceOptions trace_options = w.trace.options();
   std::unique_ptr<platforms::RunTrace> tracing;
@@ -230,6 +258,12 @@ void add_train_command(CLI::App& app) {
       ->required();
   w->model.add(*sub, ModelArgs::Use::Train);
   t->add(*sub, "Training");
+  sub->add_option("--fail", t->fails,
+                  "a system that fails at the start of a step (repeatable): system:K@STEP; the survivors train on at "
+                  "the same global batch from MemoryX's weights and optimizer state; or a link or PE of wafer 0 "
+                  "(co-simulated): link:X,Y,DIR@CYCLE, pe:X,Y@CYCLE (docs/defects.md)")
+      ->type_name("SPEC")
+      ->group("Training");
   w->trace.add(*sub);
   sub->add_flag("--no-check", w->check.no_check, "do not compare the wafer's results with the host's expectation");
   sub->footer(
@@ -238,6 +272,8 @@ void add_train_command(CLI::App& app) {
       "  wafersim train tiny-cluster --model tiny-mlp --functional --steps 3 --threads 2\n"
       "  wafersim train cs2-cluster --model gpt3-xl --cluster-model replay --timing bound\n"
       "  wafersim train tiny-cluster --model tiny-mlp --functional --cluster-model replay --wafer-arithmetic programs\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --functional --steps 4 --fail system:1@2\n"
+      "  wafersim train tiny-cluster --model tiny-mlp --fail link:3,3,south@100 --set redundancy.reroute=true\n"
       "Writes config.yaml, stats.json, stats.txt, run.json and training.json (every step's breakdown) into the\n"
       "output folder (docs/training.md).");
   sub->callback([w, t] { train(*w, *t); });

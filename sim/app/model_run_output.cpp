@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "platforms/failure_spec.h"
 #include "platforms/inference/decode_run.h"
 #include "platforms/run_trace.h"
 #include "platforms/runtime/model_run.h"
@@ -103,6 +104,8 @@ void print_summary(const RunView& v, ModelRun& run) {
       if (c.value)
         std::cout << fmt::format("  loss          {} (layer '{}': the wafer's sums, the host's log)\n", *c.value,
                                  r.layer);
+  for (const auto& f : run.wafer().mesh().outage_records())
+    std::cout << fmt::format("  failure       {} at cycle {}: {}\n", f.part, f.cycle, f.outcome);
   std::cout << fmt::format("  checks        {}\n",
                            v.w.check.timing_only ? std::string("off (--timing-only: no values computed)")
                            : v.w.check.no_check  ? std::string("off (--no-check)")
@@ -131,6 +134,7 @@ void run_compiled_model(const Workflow& w, const std::string& command, const pla
                         platforms::runtime::HostData prefill_data) {
   refuse_sparse_model(cm.model, command);
   platforms::BuildOptions build = w.sim.build_options();
+  build.failures = platforms::parse_failures(w.fails);
   RunDir dir = w.sim.run_dir(command);
   // Traces: windows start at one cycle and double (the length is known only afterwards);
   // each layer step becomes a phase on the timeline.

@@ -37,6 +37,7 @@ struct TrainArgs {
   float learning_rate = 1e-3F;
   CLI::Option* optimizer_option = nullptr;
   CLI::Option* learning_rate_option = nullptr;
+  std::vector<std::string> fails;  // --fail system:K@STEP (wafersim train)
   // `group`: the help group ("" hides them: the older `run --train` spelling).
   void add(CLI::App& cmd, const std::string& group);
   // The model file's optimizer (its `optimizer:` section, --model-set included) with
@@ -68,7 +69,13 @@ struct Workflow {
   ModelArgs model;
   TraceArgs trace;
   CheckArgs check;
+  // --fail: links and PEs failing while a compiled model runs on wafer 0 (run, infer);
+  // platforms::FailureSpec's forms.
+  std::vector<std::string> fails;
 };
+
+// Adds --fail (repeatable) for a command running a compiled model on one wafer.
+void add_fail_option(CLI::App& cmd, std::vector<std::string>& fails);
 
 // K training steps of `w.model` on the platform's cluster; writes the run folder and prints
 // the per-step breakdown.

@@ -67,5 +67,21 @@ TEST(MemoryEstimate, TooLargeIsRefusedBeforeTheRunWithTheNumbers) {
   EXPECT_TRUE(has(info.out, "host memory to simulate")) << info.out;
 }
 
+// A defective wafer adds its mesh's link-delay table (8 B a router, every wafer) and its remap's
+// positions while it is built (4 B a PE); a platform without defects builds neither.
+TEST(MemoryEstimate, DefectsAddTheRemapsLinkDelayTable) {
+  const std::string tiny = std::string(WAFERSIM_SOURCE_DIR) + "/examples/platforms/tiny-defects.yaml";
+  const auto clean = platforms::load_platform(tiny, {"cluster.systems=2"}).spec;
+  const auto defective = platforms::load_platform(tiny, {"cluster.systems=2", "defects.density_per_mm2=0.5"}).spec;
+  const std::uint64_t pes = clean.wafer.pe_count();
+  for (std::uint32_t wafers : {1U, 2U}) {
+    const auto a = platforms::estimate_memory(clean, platforms::Workload{false, wafers});
+    const auto b = platforms::estimate_memory(defective, platforms::Workload{false, wafers});
+    EXPECT_EQ(b.bytes - a.bytes, wafers * pes * 8 + pes * 4) << wafers;
+    EXPECT_FALSE(has(a.breakdown, "defects")) << a.breakdown;
+    EXPECT_TRUE(has(b.breakdown, "defects")) << b.breakdown;
+  }
+}
+
 }  // namespace
 }  // namespace wafersim::memory_estimate_test
