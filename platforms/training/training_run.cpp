@@ -38,6 +38,9 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
                             const TrainingConfig& config, sim::stats::Group& stats) {
   if (config.steps == 0) throw sim::InputError("training needs at least one step");
   if (config.cluster == ClusterMode::Cosim) return run_cosim(spec, model, config, stats);
+  if (config.transport && config.transport->ranks() > 1)
+    throw sim::InputError(
+        fmt::format("--cluster-model replay runs in one process, not on {} MPI ranks", config.transport->ranks()));
   const bool programs = config.functional && config.arithmetic == WaferArithmetic::Programs;
   if (config.arithmetic == WaferArithmetic::Programs && !config.functional)
     throw sim::InputError("the programs' wafer arithmetic needs a functional run (--functional)");
