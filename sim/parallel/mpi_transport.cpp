@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "sim/parallel/transport.h"
 
@@ -61,6 +62,7 @@ class MpiTransport final : public Transport {
   std::string receive(unsigned from) override {
     check(from);
     const std::uint64_t t0 = now_ns();
+    wait_for(from);
     std::uint64_t size = 0;
     MPI_Recv(&size, 1, MPI_UINT64_T, static_cast<int>(from), kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     std::string bytes(size, '\0');
@@ -81,6 +83,21 @@ class MpiTransport final : public Transport {
  private:
   static constexpr int kTag = 34;
   static constexpr std::uint64_t kPiece = std::uint64_t{1} << 30;
+  // Waits for a message from `from` without holding a core: MPI's own blocking receive polls
+  // without pause, which takes the core from the ranks that compute when the run has more
+  // ranks (and threads) than the host has cores. Polls, then yields, then sleeps 20 us.
+  static void wait_for(unsigned from) {
+    for (unsigned i = 0;; ++i) {
+      int arrived = 0;
+      MPI_Iprobe(static_cast<int>(from), kTag, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+      if (arrived) return;
+      if (i < 64) continue;
+      if (i < 256)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
   void check(unsigned other) const {
     if (other >= ranks_ || other == rank_) throw std::logic_error("MPI transport: no such other rank");
   }

@@ -2,7 +2,8 @@
 # A co-simulated cluster over MPI ranks writes the stats.json of the one-process run, byte for
 # byte: `mpirun -np K wafersim train` for K = 1, 2 and 3 on a 3-wafer tiny cluster (3 ranks:
 # one wafer each; 2: wafers {0, 1} and {2}), timing only and --functional, with 2 threads per
-# rank; run.json reports the ranks. Bad rank counts are input errors (exit code 2).
+# rank; run.json reports the ranks. Bad rank counts are input errors (exit code 2); a wafer's
+# limit on another rank ends the run with its exit code (4).
 #   mpi_cluster_test.sh WAFERSIM
 set -euo pipefail
 wafersim=$1
@@ -58,4 +59,11 @@ set -e
 [ $code = 2 ] || fail "replay on 2 ranks: exit code $code, expected 2: $(cat "$work/replay.txt")"
 grep -q "runs in one process, not on 2 MPI ranks" "$work/replay.txt" || fail "$(cat "$work/replay.txt")"
 [ ! -e "$work/replay" ] || fail "a refused run left an output folder"
+# A wafer's limit on another rank ends every rank with the limit's exit code (4).
+set +e
+mpirun -np 3 --oversubscribe "$wafersim" "${run[@]}" --max-cycles 500 --out "$work/limit" >"$work/limit.txt" 2>&1
+code=$?
+set -e
+[ $code = 4 ] || fail "--max-cycles over 3 ranks: exit code $code, expected 4: $(cat "$work/limit.txt")"
+grep -q "wafer [0-9] reached 500 cycles" "$work/limit.txt" || fail "$(cat "$work/limit.txt")"
 echo "PASS"
