@@ -100,9 +100,11 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
   using platforms::training::ClusterMode;
   if (r.mode == ClusterMode::Cosim) {
     std::cout << fmt::format(
-        "  cluster model cosim: MemoryX, SwarmX and {} wafer{} (mesh, PEs, edge) in one simulation, {} host thread{}, "
+        "  cluster model cosim: MemoryX, SwarmX and {} wafer{} (mesh, PEs, edge) in one simulation, {} host "
+        "thread{}{}, "
         "{} windows of {}\n",
-        r.wafers, r.wafers == 1 ? "" : "s", r.threads, r.threads == 1 ? "" : "s", r.windows, sim::format(r.window));
+        r.wafers, r.wafers == 1 ? "" : "s", r.threads, r.threads == 1 ? "" : "s",
+        r.ranks > 1 ? fmt::format(" on each of {} MPI ranks", r.ranks) : "", r.windows, sim::format(r.window));
     std::cout << fmt::format("  wafer compute {} cycles in wafer 0's first step (its programs as co-simulated){}\n",
                              r.wafer.cycles(),
                              r.checked ? fmt::format(", {} result elements checked on every wafer", r.checked) : "");

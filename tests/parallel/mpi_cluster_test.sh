@@ -27,6 +27,9 @@ for mode in timing functional; do
     mpirun -np $k --oversubscribe "$wafersim" "${run[@]}" "${extra[@]}" --threads 2 --out "$out" >"$out.txt" 2>&1 ||
       fail "mpirun -np $k ($mode): $(cat "$out.txt")"
     cmp "$work/$mode-one/stats.json" "$out/stats.json" || fail "stats.json of $k ranks ($mode) differs"
+    if [ $k -gt 1 ]; then
+      grep -q "2 host threads on each of $k MPI ranks" "$out.txt" || fail "the ranks are not reported: $(cat "$out.txt")"
+    fi
     python3 - "$out/run.json" $k <<'PY' || fail "run.json of $k ranks ($mode)"
 import json, sys
 ranks = json.load(open(sys.argv[1]))["ranks"]
