@@ -101,8 +101,7 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
   if (r.mode == ClusterMode::Cosim) {
     std::cout << fmt::format(
         "  cluster model cosim: MemoryX, SwarmX and {} wafer{} (mesh, PEs, edge) in one simulation, {} host "
-        "thread{}{}, "
-        "{} windows of {}\n",
+        "thread{}{}, {} windows of {}\n",
         r.wafers, r.wafers == 1 ? "" : "s", r.threads, r.threads == 1 ? "" : "s",
         r.ranks > 1 ? fmt::format(" on each of {} MPI ranks", r.ranks) : "", r.windows, sim::format(r.window));
     std::cout << fmt::format("  wafer compute {} cycles in wafer 0's first step (its programs as co-simulated){}\n",
