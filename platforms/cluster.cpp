@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "platforms/edge/edge_wire.h"
 #include "platforms/memory_estimate.h"
 #include "sim/errors.h"
 
@@ -49,6 +50,7 @@ Cluster::Cluster(const sc_core::sc_module_name& name, PlatformSpec spec, const B
       "CS-X systems in the cluster", true);
   for (std::uint32_t i = 0; i < spec_.cluster.systems; ++i)
     wafers_.push_back(std::make_unique<Wafer>(("wafer" + std::to_string(i)).c_str(), spec_, options, g, i));
+  local_ = {0, wafers_.size()};
 }
 
 Cluster::Cluster(const sc_core::sc_module_name& name, PlatformSpec spec, ClusterParts parts, sim::stats::Group& stats)
@@ -64,53 +66,24 @@ void Cluster::build_training(ClusterParts& parts, sim::stats::Group& g) {
   std::uint32_t largest = 1;
   for (const auto& l : parts.layers)
     largest = std::max(largest, sim::stream::chunk_count(l.stream_bytes(), ports.chunk_bytes));
+  const std::uint32_t n = spec_.cluster.systems;
+  transport_ = parts.transport;
+  local_ = sim::parallel::rank_items(n, ranks(), rank());
+  if (ranks() > 1 && parts.stand_ins) throw std::logic_error("cluster: the replay runs in one process");
+  if (rank() > 0) {
+    // Only this rank's wafers; MemoryX, SwarmX and the edge links are rank 0's.
+    build_wafers(parts, g, largest);
+    return;
+  }
   memoryx_ =
       std::make_unique<memoryx::MemoryX>("memoryx", spec_.memoryx, ports, std::move(parts.layers), parts.optimizer,
                                          memoryx::MemoryXOptions{parts.functional, parts.seed}, g);
-  const std::uint32_t n = spec_.cluster.systems;
   swarmx_ = std::make_unique<swarmx::SwarmX>("swarmx", spec_.swarmx, n, io.plane_bandwidth(), parts.functional, g);
   if (parts.stand_ins) {
     for (std::uint32_t e = 0; e < n; ++e)
       endpoints_.push_back(parts.stand_ins(fmt::format("wafer{}", e).c_str(), e, io, g));
   } else {
-    const Picos latency = sim::to_picos(spec_.system.edge_latency);
-    if (parts.window > latency)
-      throw std::logic_error("cluster: a co-simulation window longer than the edge latency (the lookahead)");
-    window_ = parts.window == Picos(0) ? latency : parts.window;
-    BuildOptions build = parts.build;
-    build.driven = true;
-    // Every wafer's host memory, before any is built.
-    check_memory(estimate_memory(spec_, Workload{false, n}), build.max_memory);
-    edge::WaferEdgeConfig wc;
-    wc.io = io;
-    wc.latency = latency;
-    wc.chunk_bytes = ports.chunk_bytes;
-    // Two layers' streams: the one the PEs read and the next one arriving.
-    wc.staging_chunks = 2 * largest;
-    wc.wavelet_bits = spec_.fabric.wavelet_width.bits;
-    wc.clock_hz = spec_.wafer.clock.hz;
-    for (std::uint32_t e = 0; e < n; ++e) {
-      BuildOptions own = build;
-      if (e != 0) own.failures.clear();  // links and PEs fail on wafer 0
-      wafers_.push_back(std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, own, g, e));
-      auto& w = *wafers_.back();
-      auto bridge = std::make_unique<edge::EdgeBridge>(
-          fmt::format("wafer{}_edge_links", e).c_str(), io, e, latency,
-          [this] { sync_event_.notify(sc_core::SC_ZERO_TIME); }, g, fmt::format("wafer{}", e));
-      bridges_.push_back(bridge.get());
-      endpoints_.push_back(std::move(bridge));
-      edges_.push_back(std::make_unique<edge::WaferEdge>(fmt::format("wafer{}.edge", e), wc, w.mesh(), w.engine(),
-                                                         w.stats().group("edge")));
-    }
-    drivers_.assign(n, nullptr);
-    team_ = std::make_unique<sim::parallel::Team>(std::max(1U, parts.threads));
-    g.formula(
-        "window", [this] { return static_cast<double>(window_.count()); }, "ps",
-        "co-simulation window: the wafers run this far between exchanges (the edge links' latency)", true);
-    g.counter("windows", &windows_, "windows", "window exchanges between the wafers and the cluster");
-    SC_HAS_PROCESS(Cluster);
-    SC_METHOD(sync);
-    sensitive << sync_event_;
+    build_wafers(parts, g, largest);
   }
   for (std::uint32_t p = 0; p < spec_.swarmx.planes; ++p) {
     memoryx_->stream_out(p).connect(swarmx_->root_in(p));
@@ -122,31 +95,198 @@ void Cluster::build_training(ClusterParts& parts, sim::stats::Group& g) {
   }
 }
 
-void Cluster::exchange() {
-  for (std::size_t e = 0; e < edges_.size(); ++e) {
-    bridges_[e]->deliver(edges_[e]->take_outgoing());
-    for (const auto& iv : drivers_[e]->take_compute()) bridges_[e]->record_compute(iv.start, iv.end);
+void Cluster::build_wafers(const ClusterParts& parts, sim::stats::Group& g, std::uint32_t largest) {
+  const auto io = edge_io_config(spec_);
+  const std::uint32_t n = spec_.cluster.systems;
+  const Picos latency = sim::to_picos(spec_.system.edge_latency);
+  if (parts.window > latency)
+    throw std::logic_error("cluster: a co-simulation window longer than the edge latency (the lookahead)");
+  window_ = parts.window == Picos(0) ? latency : parts.window;
+  BuildOptions build = parts.build;
+  build.driven = true;
+  // This rank's wafers' host memory, before any is built.
+  check_memory(estimate_memory(spec_, Workload{false, static_cast<std::uint32_t>(local_.size())}), build.max_memory);
+  edge::WaferEdgeConfig wc;
+  wc.io = io;
+  wc.latency = latency;
+  wc.chunk_bytes = stream_port_config(spec_).chunk_bytes;
+  // Two layers' streams: the one the PEs read and the next one arriving.
+  wc.staging_chunks = 2 * largest;
+  wc.wavelet_bits = spec_.fabric.wavelet_width.bits;
+  wc.clock_hz = spec_.wafer.clock.hz;
+  wafers_.resize(n);
+  edges_.resize(n);
+  for (std::uint32_t e = 0; e < n; ++e) {
+    if (!local_.contains(e)) continue;
+    BuildOptions own = build;
+    if (e != 0) own.failures.clear();  // links and PEs fail on wafer 0
+    wafers_[e] = std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, own, g, e);
+    if (rank() == 0) {
+      auto bridge = std::make_unique<edge::EdgeBridge>(
+          fmt::format("wafer{}_edge_links", e).c_str(), io, e, latency,
+          [this] { sync_event_.notify(sc_core::SC_ZERO_TIME); }, g, fmt::format("wafer{}", e));
+      bridges_.push_back(bridge.get());
+      endpoints_.push_back(std::move(bridge));
+    }
+    if (local_.contains(e)) {
+      auto& w = *wafers_[e];
+      edges_[e] = std::make_unique<edge::WaferEdge>(fmt::format("wafer{}.edge", e), wc, w.mesh(), w.engine(),
+                                                    w.stats().group("edge"));
+    }
+  }
+  drivers_.assign(n, nullptr);
+  team_ = std::make_unique<sim::parallel::Team>(std::max(1U, parts.threads), true);
+  if (rank() > 0) return;
+  g.formula(
+      "window", [this] { return static_cast<double>(window_.count()); }, "ps",
+      "co-simulation window: the wafers run this far between exchanges (the edge links' latency)", true);
+  g.counter("windows", &windows_, "windows", "window exchanges between the wafers and the cluster");
+  SC_HAS_PROCESS(Cluster);
+  SC_METHOD(sync);
+  sensitive << sync_event_;
+}
+
+Wafer& Cluster::wafer(std::size_t i) {
+  if (!wafers_.at(i)) throw std::logic_error(fmt::format("cluster: wafer {} is on another rank", i));
+  return *wafers_[i];
+}
+
+edge::WaferEdge& Cluster::wafer_edge(std::size_t i) {
+  if (!edges_.at(i)) throw std::logic_error(fmt::format("cluster: wafer {} is on another rank", i));
+  return *edges_[i];
+}
+
+void Cluster::exchange(std::size_t e, const edge::EdgeMessages& out, const std::vector<edge::Interval>& compute) {
+  bridges_[e]->deliver(out);
+  for (const auto& iv : compute) bridges_[e]->record_compute(iv.start, iv.end);
+}
+
+std::exception_ptr Cluster::advance_local(std::vector<edge::EdgeMessages>& in, sim::Cycle end) {
+  for (std::size_t e = local_.begin; e < local_.end; ++e) {
+    if (!drivers_[e]) throw std::logic_error(fmt::format("cluster: co-simulated wafer {} has no driver", e));
+    edges_[e]->deliver(std::move(in[e - local_.begin]));
+  }
+  try {
+    team_->run(local_.size(), [&](std::size_t i) { drivers_[local_.begin + i]->advance(end); });
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+namespace {
+
+enum class Order : std::uint8_t { Window, End };
+
+// A rank's failure as bytes, and back as the exception rank 0 raises.
+void put_failure(sim::parallel::Writer& w, const std::exception_ptr& failure) {
+  w.put<std::uint8_t>(failure ? 1 : 0);
+  if (!failure) return;
+  try {
+    std::rethrow_exception(failure);
+  } catch (const sim::Error& e) {
+    w.put<std::int32_t>(e.exit_code());
+    w.put_string(e.what());
+  } catch (const std::exception& e) {
+    w.put<std::int32_t>(sim::kExitInternal);
+    w.put_string(e.what());
   }
 }
 
+std::exception_ptr get_failure(sim::parallel::Reader& r, unsigned rank) {
+  if (r.get<std::uint8_t>() == 0) return nullptr;
+  const auto code = static_cast<sim::ExitCode>(r.get<std::int32_t>());
+  const std::string what = fmt::format("rank {}: {}", rank, r.get_string());
+  if (code == sim::kExitInternal) return std::make_exception_ptr(std::logic_error(what));
+  return std::make_exception_ptr(sim::Error(code, what));
+}
+
+}  // namespace
+
 void Cluster::sync() {
-  for (std::size_t e = 0; e < drivers_.size(); ++e)
-    if (!drivers_[e]) throw std::logic_error(fmt::format("cluster: co-simulated wafer {} has no driver", e));
   const Picos now = sim::now();
-  for (std::size_t e = 0; e < edges_.size(); ++e) edges_[e]->deliver(bridges_[e]->take_outgoing());
+  const std::size_t n = bridges_.size();
+  std::vector<edge::EdgeMessages> in(n);
+  for (std::size_t e = 0; e < n; ++e) in[e] = bridges_[e]->take_outgoing();
   const sim::Cycle end = edges_.front()->cycle_at_or_after(now + window_);
-  try {
-    team_->run(edges_.size(), [&](std::size_t e) { drivers_[e]->advance(end); });
-  } catch (...) {
-    failure_ = std::current_exception();
+  for (unsigned r = 1; r < ranks(); ++r) {
+    sim::parallel::Writer w;
+    w.put(Order::Window);
+    w.put<std::uint64_t>(now.count());
+    w.put<std::uint64_t>(end.count());
+    const auto group = sim::parallel::rank_items(n, ranks(), r);
+    for (std::size_t e = group.begin; e < group.end; ++e) edge::put_messages(w, in[e]);
+    transport_->send(r, w.bytes());
+  }
+  std::vector<edge::EdgeMessages> mine(in.begin() + static_cast<std::ptrdiff_t>(local_.begin),
+                                       in.begin() + static_cast<std::ptrdiff_t>(local_.end));
+  std::exception_ptr failure = advance_local(mine, end);
+  std::vector<edge::EdgeMessages> out(n);
+  std::vector<std::vector<edge::Interval>> compute(n);
+  bool busy = false;
+  for (unsigned r = 1; r < ranks(); ++r) {
+    const std::string bytes = transport_->receive(r);
+    sim::parallel::Reader rd(bytes);
+    const auto group = sim::parallel::rank_items(n, ranks(), r);
+    for (std::size_t e = group.begin; e < group.end; ++e) {
+      out[e] = edge::get_messages(rd);
+      compute[e] = edge::get_intervals(rd);
+    }
+    if (rd.get<std::uint8_t>() != 0) busy = true;
+    if (auto f = get_failure(rd, r); f && !failure) failure = f;
+  }
+  if (failure) {
+    failure_ = failure;
     sc_core::sc_stop();
     return;
   }
   ++windows_;
-  exchange();
-  bool busy = false;
-  for (const auto& w : wafers_) busy = busy || !w->engine().quiescent();
+  for (std::size_t e = local_.begin; e < local_.end; ++e) {
+    out[e] = edges_[e]->take_outgoing();
+    compute[e] = drivers_[e]->take_compute();
+  }
+  for (std::size_t e = 0; e < n; ++e) exchange(e, out[e], compute[e]);
+  for (std::size_t e = local_.begin; e < local_.end; ++e) busy = busy || !wafers_[e]->engine().quiescent();
   if (busy) sync_event_.notify(sim::to_sc_time(window_));
+}
+
+void Cluster::serve() {
+  for (;;) {
+    const std::string bytes = transport_->receive(0);
+    sim::parallel::Reader rd(bytes);
+    const auto order = rd.get<Order>();
+    // This rank's SystemC time follows rank 0's (what the wafers read of it is the same).
+    const Picos at(rd.get<std::uint64_t>());
+    if (at > sim::now()) sc_core::sc_start(sim::to_sc_time(at - sim::now()));
+    if (order == Order::End) return;
+    const sim::Cycle end(rd.get<std::uint64_t>());
+    std::vector<edge::EdgeMessages> in(local_.size());
+    for (auto& m : in) m = edge::get_messages(rd);
+    const std::exception_ptr failure = advance_local(in, end);
+    ++windows_;
+    sim::parallel::Writer w;
+    bool busy = false;
+    for (std::size_t e = local_.begin; e < local_.end; ++e) {
+      edge::put_messages(w, edges_[e]->take_outgoing());
+      edge::put_intervals(w, drivers_[e]->take_compute());
+      busy = busy || !wafers_[e]->engine().quiescent();
+    }
+    w.put<std::uint8_t>(busy ? 1 : 0);
+    put_failure(w, failure);
+    transport_->send(0, w.bytes());
+    if (failure) std::rethrow_exception(failure);
+  }
+}
+
+void Cluster::end_ranks() {
+  if (ranks_ended_ || rank() != 0) return;
+  ranks_ended_ = true;
+  for (unsigned r = 1; r < ranks(); ++r) {
+    sim::parallel::Writer w;
+    w.put(Order::End);
+    w.put<std::uint64_t>(sim::now().count());
+    transport_->send(r, w.bytes());
+  }
 }
 
 std::vector<const edge::EdgeEndpoint*> Cluster::endpoints() const {
@@ -159,7 +299,8 @@ std::string Cluster::describe_state() const {
   if (!memoryx_) return name();
   std::string out = memoryx_->describe_state() + "\n" + swarmx_->describe_state();
   for (const auto& e : endpoints_) out += "\n" + e->describe_state();
-  for (const auto& e : edges_) out += "\n" + e->describe();
+  for (const auto& e : edges_)
+    if (e) out += "\n" + e->describe();
   return out;
 }
 

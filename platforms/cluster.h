@@ -12,6 +12,14 @@
 // its own thread, while SystemC (MemoryX, SwarmX, the bridges) then simulates [T, T + W).
 // W is the edge links' latency (system.edge_latency): whatever one side sends in a window
 // takes effect on the other side after it, so the result is the same for any thread count.
+//
+// Over ranks (ClusterParts::transport with more than one rank): the wafers are split into
+// contiguous groups, one per rank (sim::parallel::rank_items); rank 0 holds MemoryX, SwarmX,
+// every wafer's edge links and its own group of wafers and runs SystemC; another rank holds
+// only its group of wafers and serves rank 0's windows (serve()). At a window's start rank 0
+// sends each rank the window's end and what the links delivered to its wafers, runs its own
+// wafers, and receives what the others' wafers sent, their compute intervals and whether they
+// are still busy; the exchange is then the one-process one, wafer by wafer in index order.
 
 #include <systemc>
 
@@ -29,6 +37,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/wafer.h"
 #include "sim/parallel/team.h"
+#include "sim/parallel/transport.h"
 #include "sim/stats/stats.h"
 #include "swarmx/swarmx.h"
 
@@ -70,6 +79,8 @@ struct ClusterParts {
   // The co-simulation's window: at most the edge latency (the lookahead); 0: the latency. Any
   // window within it gives the same results.
   sim::Picos window{0};
+  // The co-simulation's ranks; null: one process.
+  sim::parallel::Transport* transport = nullptr;
 };
 
 class Cluster : public sc_core::sc_module {
@@ -85,7 +96,12 @@ class Cluster : public sc_core::sc_module {
 
   [[nodiscard]] const PlatformSpec& spec() const { return spec_; }
   [[nodiscard]] std::size_t wafer_count() const { return wafers_.size(); }
-  [[nodiscard]] Wafer& wafer(std::size_t i) { return *wafers_.at(i); }
+  // Contract: wafer(i), wafer_edge(i) and set_driver(i) only for this rank's wafers.
+  [[nodiscard]] Wafer& wafer(std::size_t i);
+  // This rank's wafers (all of them in one process).
+  [[nodiscard]] sim::parallel::ItemRange local_wafers() const { return local_; }
+  [[nodiscard]] unsigned rank() const { return transport_ ? transport_->rank() : 0; }
+  [[nodiscard]] unsigned ranks() const { return transport_ ? transport_->ranks() : 1; }
   [[nodiscard]] bool cosimulated() const { return !wafers_.empty() && memoryx_ != nullptr; }
 
   memoryx::MemoryX& memoryx() { return *memoryx_; }
@@ -95,22 +111,36 @@ class Cluster : public sc_core::sc_module {
   edge::EdgeEndpoint& endpoint(std::uint32_t i) { return *endpoints_.at(i); }
   [[nodiscard]] std::vector<const edge::EdgeEndpoint*> endpoints() const;
   // Co-simulation: wafer i's edge endpoint (the wafer's side of its links) and its driver.
-  [[nodiscard]] edge::WaferEdge& wafer_edge(std::size_t i) { return *edges_.at(i); }
+  [[nodiscard]] edge::WaferEdge& wafer_edge(std::size_t i);
   void set_driver(std::size_t i, WaferDriver* driver) { drivers_.at(i) = driver; }
   [[nodiscard]] sim::Picos window() const { return window_; }
   [[nodiscard]] std::uint64_t windows() const { return windows_; }
   [[nodiscard]] unsigned threads() const { return team_ ? team_->size() : 1; }
+  // Co-simulation: the team running this rank's wafers (timed), and the ranks' transport (null:
+  // one process).
+  [[nodiscard]] const sim::parallel::Team* team() const { return team_.get(); }
+  [[nodiscard]] sim::parallel::Transport* transport() const { return transport_; }
   [[nodiscard]] std::string describe_state() const;
   // A wafer's failure (a simulation error, a limit) stops the simulation (sc_stop); whoever
   // ran it raises it here.
   void rethrow_failure() const {
     if (failure_) std::rethrow_exception(failure_);
   }
+  // A rank other than 0: runs the windows rank 0 sends until it ends the run (end_ranks()).
+  // A wafer's failure is sent to rank 0 (which raises it) and thrown here.
+  void serve();
+  // Rank 0, once the simulation ended: ends every other rank's serve().
+  void end_ranks();
 
  private:
   void build_training(ClusterParts& parts, sim::stats::Group& g);
+  void build_wafers(const ClusterParts& parts, sim::stats::Group& g, std::uint32_t largest);
   void sync();
-  void exchange();
+  // Delivers the window's inbound messages (per wafer of the range) and advances the range's
+  // wafers to `end` on the team; a failure is returned, not thrown.
+  std::exception_ptr advance_local(std::vector<edge::EdgeMessages>& in, sim::Cycle end);
+  // Rank 0: hands wafer e's outgoing messages and compute intervals to its edge bridge.
+  void exchange(std::size_t e, const edge::EdgeMessages& out, const std::vector<edge::Interval>& compute);
 
   PlatformSpec spec_;
   std::vector<std::unique_ptr<Wafer>> wafers_;
@@ -125,6 +155,9 @@ class Cluster : public sc_core::sc_module {
   std::uint64_t windows_ = 0;
   sc_core::sc_event sync_event_;
   std::exception_ptr failure_;
+  sim::parallel::Transport* transport_ = nullptr;
+  sim::parallel::ItemRange local_;
+  bool ranks_ended_ = false;
 };
 
 }  // namespace wafersim::platforms

@@ -4,12 +4,49 @@
 
 #include "models/compiler/compiler.h"
 #include "models/reference/task.h"
+#include "platforms/training/cosim_ranks.h"
 #include "platforms/training/cosim_wafer.h"
 #include "platforms/training/training_run.h"
 #include "sim/errors.h"
 #include "sim/parallel/team.h"
 
 namespace wafersim::platforms::training {
+
+namespace {
+
+platforms::ClusterParts cluster_parts(const TrainingConfig& config, const models::compiler::CompiledModel& cm,
+                                      const ClusterModel& layers, const memoryx::OptimizerConfig& optimizer) {
+  platforms::ClusterParts parts;
+  parts.layers = layers.memoryx_layers();
+  parts.optimizer = optimizer;
+  parts.functional = config.functional;
+  parts.seed = config.seed;
+  parts.build.seed = config.seed;
+  parts.build.max_memory = config.max_memory;
+  parts.build.routes = cm.routes;
+  parts.build.timing_only = !config.functional;
+  if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);
+  parts.threads = config.threads ? config.threads : sim::parallel::Team::hardware_threads();
+  parts.window = config.window;
+  parts.build.failures = config.wafer_failures;
+  parts.transport = config.transport;
+  return parts;
+}
+
+// Every wafer's programs as trace phases, step by step.
+void trace_phases(platforms::RunTrace& trace, const models::compiler::CompiledModel& cm,
+                  const std::vector<std::shared_ptr<CosimWafer>>& wafers) {
+  for (std::uint32_t e = 0; e < wafers.size(); ++e)
+    for (std::size_t s = 0; s < wafers[e]->programs().size(); ++s)
+      for (std::size_t i = 0; i < cm.programs.size(); ++i) {
+        const auto& p = wafers[e]->programs()[s][i];
+        trace.phase(e, fmt::format("step {} {}", s, cm.programs[i].name()), sim::Cycle(p.first_in), sim::Cycle(p.end),
+                    {sim::trace::Arg::num("step", static_cast<double>(s)),
+                     sim::trace::Arg::num("waited_cycles", static_cast<double>(p.first_in - p.start))});
+      }
+}
+
+}  // namespace
 
 TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                          const TrainingConfig& config, sim::stats::Group& stats) {
@@ -52,19 +89,13 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   r.optimizer.gradient_scale = 1.0F / static_cast<float>(r.wafers);
   r.optimizer.validate();
 
-  platforms::ClusterParts parts;
-  parts.layers = layers->memoryx_layers();
-  parts.optimizer = r.optimizer;
-  parts.functional = config.functional;
-  parts.seed = config.seed;
-  parts.build.seed = config.seed;
-  parts.build.max_memory = config.max_memory;
-  parts.build.routes = cm->routes;
-  parts.build.timing_only = !config.functional;
-  parts.build.failures = config.wafer_failures;
-  if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);
-  parts.threads = config.threads ? config.threads : sim::parallel::Team::hardware_threads();
-  parts.window = config.window;
+  platforms::ClusterParts parts = cluster_parts(config, *cm, *layers, r.optimizer);
+  r.ranks = config.transport ? config.transport->ranks() : 1;
+  r.rank = config.transport ? config.transport->rank() : 0;
+  if (r.ranks > r.wafers)
+    throw sim::InputError(fmt::format("{} MPI ranks for {} wafers: at most one rank per wafer", r.ranks, r.wafers));
+  if (config.trace && r.ranks > 1)
+    throw sim::InputError("--trace records a co-simulation in one process, not over MPI ranks");
   if (config.trace) {
     config.trace->configure(parts.build);
     parts.threads = 1;
@@ -78,18 +109,33 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   std::shared_ptr<const models::reference::SyntheticTask> task;
   if (config.functional)
     task = std::make_shared<const models::reference::SyntheticTask>(model, ref->format(), config.seed);
-  std::vector<std::shared_ptr<CosimWafer>> wafers;
-  for (std::uint32_t e = 0; e < r.wafers; ++e) {
+  // This rank's wafers (every wafer in one process).
+  std::vector<std::shared_ptr<CosimWafer>> wafers(r.wafers);
+  for (std::size_t e = cluster.local_wafers().begin; e < cluster.local_wafers().end; ++e) {
     CosimPlan plan;
     plan.steps = config.steps;
-    plan.wafer = e;
+    plan.wafer = static_cast<std::uint32_t>(e);
     plan.wafers = r.wafers;
     plan.functional = config.functional;
     plan.seed = config.seed;
     plan.task = task.get();
     plan.first_step = config.first_step;
-    wafers.push_back(std::make_shared<CosimWafer>(*cm, cluster.wafer(e), cluster.wafer_edge(e), *layers, plan));
-    cluster.set_driver(e, wafers.back().get());
+    wafers[e] = std::make_shared<CosimWafer>(*cm, cluster.wafer(e), cluster.wafer_edge(e), *layers, plan);
+    cluster.set_driver(e, wafers[e].get());
+  }
+  std::vector<WaferOutcome> outcomes(r.wafers);
+  auto outcome = [&](std::size_t e) {
+    return WaferOutcome{wafers[e]->finished(), wafers[e]->losses(), wafers[e]->checked()};
+  };
+  if (r.rank > 0) {
+    cluster.serve();
+    std::vector<WaferOutcome> local;
+    for (std::size_t e = cluster.local_wafers().begin; e < cluster.local_wafers().end; ++e) local.push_back(outcome(e));
+    send_outcomes(cluster, local, stats);
+    r.keep = {cm, ref, layers, task};
+    for (auto& w : wafers)
+      if (w) r.keep.push_back(w);
+    return r;
   }
   if (config.functional) {
     r.initial = ref->initial_parameters(config.seed);
@@ -97,23 +143,23 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
       cluster.memoryx().set_weights(l, layers->flatten(l, r.initial));
     start_from(config, *layers, cluster.memoryx(), r.initial);
   }
-  r.timeline = platforms::run_training_steps(cluster, config.steps);
+  try {
+    r.timeline = platforms::run_training_steps(cluster, config.steps);
+  } catch (...) {
+    cluster.end_ranks();
+    throw;
+  }
+  cluster.end_ranks();
+  for (std::size_t e = cluster.local_wafers().begin; e < cluster.local_wafers().end; ++e) outcomes[e] = outcome(e);
   number_steps(r.timeline, config.first_step);
+  r.rank_use = gather_outcomes(cluster, outcomes, stats);
   if (!config.segment) add_training_stats(stats.group("training"), r, config.steps);
   for (std::uint32_t e = 0; e < r.wafers; ++e)
-    if (!wafers[e]->finished())
+    if (!outcomes[e].finished)
       throw sim::SimulationError(fmt::format("wafer {} did not finish its programs:\n{}", e, cluster.describe_state()));
   if (config.trace) {
     config.trace->record_steps(cluster, r.timeline);
-    for (std::uint32_t e = 0; e < r.wafers; ++e)
-      for (std::size_t s = 0; s < wafers[e]->programs().size(); ++s)
-        for (std::size_t i = 0; i < cm->programs.size(); ++i) {
-          const auto& p = wafers[e]->programs()[s][i];
-          config.trace->phase(e, fmt::format("step {} {}", s, cm->programs[i].name()), sim::Cycle(p.first_in),
-                              sim::Cycle(p.end),
-                              {sim::trace::Arg::num("step", static_cast<double>(s)),
-                               sim::trace::Arg::num("waited_cycles", static_cast<double>(p.first_in - p.start))});
-        }
+    trace_phases(*config.trace, *cm, wafers);
   }
 
   // Wafer 0's first step as the wafer's times (each program from its first wavelet in); each
@@ -141,10 +187,10 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   if (config.functional) {
     for (std::uint32_t s = 0; s < config.steps; ++s) {
       double sum = 0;
-      for (const auto& w : wafers) sum += w->losses()[s];
+      for (const auto& o : outcomes) sum += o.losses.at(s);
       r.losses.push_back(sum / r.wafers);
     }
-    for (const auto& w : wafers) r.checked += w->checked();
+    for (const auto& o : outcomes) r.checked += o.checked;
     for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l)
       r.layers.unflatten(l, cluster.memoryx().weights(l), r.final_parameters);
     r.state = std::make_shared<const TrainingState>(capture_state(cluster.memoryx()));
@@ -155,7 +201,8 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   r.windows = cluster.windows();
   r.window = cluster.window();
   r.keep = {cm, ref, layers, task};
-  for (auto& w : wafers) r.keep.push_back(w);
+  for (auto& w : wafers)
+    if (w) r.keep.push_back(w);
   return r;
 }
 

@@ -50,6 +50,9 @@ void number_steps(platforms::StepTimeline& timeline, std::uint32_t first_step) {
 TrainingReport run_training(const platforms::PlatformSpec& spec, const models::ModelSpec& model,
                             const TrainingConfig& config, sim::stats::Group& stats) {
   if (config.steps == 0) throw sim::InputError("training needs at least one step");
+  if (!config.failures.empty() && config.transport && config.transport->ranks() > 1)
+    throw sim::InputError(fmt::format("--fail {}: a system failure runs in one process, not on {} MPI ranks",
+                                      config.failures[0].text, config.transport->ranks()));
   if (!config.failures.empty()) return run_with_failures(spec, model, config, stats);
   if (config.cluster == ClusterMode::Cosim) return run_cosim(spec, model, config, stats);
   if (!config.wafer_failures.empty())
@@ -57,6 +60,9 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
         "--fail {}: links and PEs fail on a co-simulated wafer (the replay's wafer runs apart): use --cluster-model "
         "cosim",
         config.wafer_failures[0].text));
+  if (config.transport && config.transport->ranks() > 1)
+    throw sim::InputError(
+        fmt::format("--cluster-model replay runs in one process, not on {} MPI ranks", config.transport->ranks()));
   const bool programs = config.functional && config.arithmetic == WaferArithmetic::Programs;
   if (config.arithmetic == WaferArithmetic::Programs && !config.functional)
     throw sim::InputError("the programs' wafer arithmetic needs a functional run (--functional)");

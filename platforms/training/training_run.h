@@ -83,6 +83,9 @@ struct TrainingConfig {
   std::vector<platforms::FailureSpec> wafer_failures;
   // A part of a run with failures: no `training` statistics (the whole run adds them).
   bool segment = false;
+  // Co-simulation: the run's ranks, the wafers in contiguous groups, one per rank (null: one
+  // process). Every rank calls run_training; rank 0's report is the run's.
+  sim::parallel::Transport* transport = nullptr;
 };
 
 // What a system failure did to the run.
@@ -110,6 +113,11 @@ struct TrainingReport {
   ClusterMode mode = ClusterMode::Replay;
   unsigned threads = 1;       // co-simulation: host threads the wafers ran on
   std::uint64_t windows = 0;  // co-simulation: window exchanges
+  // Co-simulation over ranks: this process's rank (only rank 0's report holds the run), and
+  // rank 0's: per rank its wafers, threads, the time its threads ran wafers and the time it
+  // waited for messages (run.json's "ranks"; nothing of it reaches the statistics).
+  unsigned rank = 0, ranks = 1;
+  nlohmann::ordered_json rank_use;
   sim::Picos window{0};
   // Co-simulation: per step, the cycles each program took on wafer 0 from its first wavelet in,
   // and the cycles it waited for that wavelet.

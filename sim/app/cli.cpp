@@ -127,8 +127,8 @@ sim::RunLimits SimArgs::limits() const {
 }
 
 void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, sim::stats::Group& stats,
-                     const std::string& command_line, double wall_seconds, sim::Cycle cycles,
-                     const std::string& status) {
+                     const std::string& command_line, double wall_seconds, sim::Cycle cycles, const std::string& status,
+                     const nlohmann::ordered_json& ranks) {
   platforms::add_energy_stats(stats, platform.spec, cycles);
   dir.write("config.yaml", platform.resolved_yaml);
   dir.write("stats.json", sim::stats::stats_file_json(stats));
@@ -147,6 +147,7 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   meta["wall_seconds"] = wall_seconds;
   meta["cycles_per_second"] = wall_seconds > 0 ? static_cast<double>(cycles.count()) / wall_seconds : 0.0;
   meta["threads"] = thread_use_json();
+  if (!ranks.is_null()) meta["ranks"] = ranks;
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) meta["peak_memory_bytes"] = std::uint64_t(usage.ru_maxrss) * 1024;
   dir.write("run.json", meta.dump(2) + "\n");

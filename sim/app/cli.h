@@ -2,6 +2,7 @@
 // The `wafersim` command line: shared option groups and the command factories.
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -49,10 +50,11 @@ struct SimArgs {
 // platform alone, not the workload), stats.json, stats.txt, run.json (metadata: command line
 // as text and as the list "argv", wall time, version; the only file that differs between
 // identical runs) and, for `wafersim rerun`, rerun.json with inputs/ (rerun.h). First adds
-// the run's energy to the statistics (platforms/energy_stats.h), once.
+// the run's energy to the statistics (platforms/energy_stats.h), once. `ranks`, when not null,
+// goes into run.json as "ranks" (a run over MPI ranks).
 void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platform, sim::stats::Group& stats,
-                     const std::string& command_line, double wall_seconds, sim::Cycle cycles,
-                     const std::string& status);
+                     const std::string& command_line, double wall_seconds, sim::Cycle cycles, const std::string& status,
+                     const nlohmann::ordered_json& ranks = nullptr);
 
 // The command line this process was started with (for run.json).
 std::string& invocation_text();

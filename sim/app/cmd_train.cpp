@@ -19,6 +19,7 @@
 #include "sim/app/choices.h"
 #include "sim/app/workflows.h"
 #include "sim/errors.h"
+#include "sim/parallel/transport.h"
 
 namespace wafersim::app {
 
@@ -102,9 +103,10 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
   using platforms::training::ClusterMode;
   if (r.mode == ClusterMode::Cosim) {
     std::cout << fmt::format(
-        "  cluster model cosim: MemoryX, SwarmX and {} wafer{} (mesh, PEs, edge) in one simulation, {} host thread{}, "
-        "{} windows of {}\n",
-        r.wafers, r.wafers == 1 ? "" : "s", r.threads, r.threads == 1 ? "" : "s", r.windows, sim::format(r.window));
+        "  cluster model cosim: MemoryX, SwarmX and {} wafer{} (mesh, PEs, edge) in one simulation, {} host "
+        "thread{}{}, {} windows of {}\n",
+        r.wafers, r.wafers == 1 ? "" : "s", r.threads, r.threads == 1 ? "" : "s",
+        r.ranks > 1 ? fmt::format(" on each of {} MPI ranks", r.ranks) : "", r.windows, sim::format(r.window));
     std::cout << fmt::format("  wafer compute {} cycles in wafer 0's first step (its programs as co-simulated){}\n",
                              r.wafer.cycles(),
                              r.checked ? fmt::format(", {} result elements checked on every wafer", r.checked) : "");
@@ -170,7 +172,9 @@ void print_training(const platforms::training::TrainingReport& r, const TrainArg
 
 }  // namespace
 
-void train(const Workflow& w, const TrainArgs& t) {
+// One rank's training (the only one in one process). Rank 0 writes the run's folder; the
+// others run their wafers and send rank 0 what they computed.
+void train_on_rank(const Workflow& w, const TrainArgs& t, sim::parallel::Transport& transport) {
   if (w.model.model.empty()) throw sim::InputError("training needs a model (--model MODEL)");
   if (w.check.timing_only || w.check.plan_missing_code)
     throw sim::InputError(
@@ -206,6 +210,12 @@ void train(const Workflow& w, const TrainArgs& t) {
     cfg.failures.push_back(platforms::training::SystemFailure{
         f.system, static_cast<std::uint32_t>(std::min<std::uint64_t>(f.at, UINT32_MAX)), f.text});
   }
+  cfg.transport = &transport;
+  if (transport.rank() > 0) {
+    sim::stats::Group root("");
+    platforms::training::run_training(loaded.spec, m.spec, cfg, root);
+    return;
+  }
   RunDir dir = w.sim.run_dir("train");
   const sim::trace::TraceOptions trace_options = w.trace.options();
   std::unique_ptr<platforms::RunTrace> tracing;
@@ -219,7 +229,7 @@ void train(const Workflow& w, const TrainArgs& t) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = platforms::training::run_training(loaded.spec, m.spec, cfg, root);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(r.wafer.cycles()), "ok");
+  write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(r.wafer.cycles()), "ok", r.rank_use);
   std::string trace_dir;
   if (tracing) {
     tracing->finish(
@@ -240,6 +250,27 @@ void train(const Workflow& w, const TrainArgs& t) {
   if (!trace_dir.empty())
     std::cout << fmt::format("  trace         {}/ ('wafersim report {}' makes its page)\n", trace_dir,
                              dir.path().string());
+}
+
+void train(const Workflow& w, const TrainArgs& t) {
+  // MPI ranks when an MPI launcher started this process (docs/parallel.md), else one process.
+  const auto transport = sim::parallel::process_transport();
+  if (transport->ranks() == 1) return train_on_rank(w, t, *transport);
+  try {
+    if (t.cluster_model != "cosim")
+      throw sim::InputError(fmt::format("--cluster-model {} runs in one process, not on {} MPI ranks", t.cluster_model,
+                                        transport->ranks()));
+    if (w.trace.options().any())
+      throw sim::InputError("--trace records a co-simulation in one process, not over MPI ranks");
+    train_on_rank(w, t, *transport);
+  } catch (const std::exception& e) {
+    // The other ranks may wait for this one: every rank ends with this one's exit code.
+    const auto* error = dynamic_cast<const sim::Error*>(&e);
+    std::cerr << fmt::format("wafersim: rank {} of {}: error: {}\n", transport->rank(), transport->ranks(), e.what());
+    std::cerr.flush();
+    transport->abort(error ? error->exit_code() : sim::kExitInternal);
+    throw;
+  }
 }
 
 void add_train_command(CLI::App& app) {

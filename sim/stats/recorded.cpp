@@ -1,5 +1,6 @@
 #include "sim/stats/recorded.h"
 
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -18,16 +19,17 @@ void add(Group& g, const nlohmann::json& values, const nlohmann::json& descripti
       unit = d->value("unit", "");
       what = d->value("description", "");
     }
-    if (v.is_number()) {
-      const double x = v.get<double>();
+    if (v.is_number() || v.is_null()) {
+      // null: a value that was not finite (written as null, read back as NaN: null again).
+      const double x = v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
       g.formula(
           name, [x] { return x; }, unit, what, v.is_number_integer());
     } else if (v.is_array()) {
       auto xs = std::make_shared<std::vector<double>>();
       bool integral = true;
       for (const auto& e : v) {
-        xs->push_back(e.is_number() ? e.get<double>() : 0.0);
-        integral = integral && e.is_number_integer();
+        xs->push_back(e.is_number() ? e.get<double>() : std::numeric_limits<double>::quiet_NaN());
+        integral = integral && (e.is_number_integer() || e.is_null());
       }
       g.vector(
           name, [xs] { return xs->size(); }, [xs](std::size_t i) { return (*xs)[i]; }, unit, what, integral);

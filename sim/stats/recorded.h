@@ -10,7 +10,8 @@
 namespace wafersim::sim::stats {
 
 // Adds `values` (a group as to_json writes it) under `g`: objects become groups, numbers
-// scalars (integral when written as integers), arrays of numbers vectors. Units and
+// scalars (integral when written as integers), arrays of numbers vectors, nulls (values that were
+// not finite) NaN, written as null again. Units and
 // descriptions come from `descriptions` (as describe_json writes them), whose keys are the
 // recorded group's paths below `prefix` ("wafer0" for "wafer0.cores.busy_cycles").
 void add_recorded(Group& g, const nlohmann::json& values, const nlohmann::json& descriptions,
