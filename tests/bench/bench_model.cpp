@@ -80,6 +80,10 @@ bool first_in_process(benchmark::State& state) {
 struct CompiledRun {
   double compile_s = 0, elaborate_s = 0, load_s = 0, simulate_s = 0;  // CPU seconds
   double simulate_wall_s = 0;
+  // With threads: team jobs (both phases), the cycles whose cores were ticked in bands, and
+  // the members' time in parts and at the barrier, summed (seconds).
+  std::uint64_t jobs = 0, core_jobs = 0;
+  double parts_s = 0, barrier_s = 0;
   std::uint64_t cycles = 0, busy_cycles = 0, core_ticks = 0, checked = 0, mismatches = 0;
   std::uint64_t planned_bound_cycles = 0;  // steps without code: their analytical bound
   std::string simulated, planned;          // step names
@@ -127,6 +131,14 @@ struct CompiledRun {
     }
     busy_cycles = wafer.cores().total(&wafersim::hw::CoreCounters::busy_cycles);
     core_ticks = wafer.cores().core_ticks();
+    core_jobs = wafer.cores().band_jobs();
+    if (const auto* team = wafer.team()) {
+      jobs = team->jobs();
+      for (const auto& m : team->times()) {
+        parts_s += static_cast<double>(m.busy_ns) * 1e-9;
+        barrier_s += static_cast<double>(m.wait_ns) * 1e-9;
+      }
+    }
   }
 };
 
@@ -164,6 +176,12 @@ layers:
   state.counters["sim_core_ticks_per_s"] = static_cast<double>(run->core_ticks) / run->simulate_s;
   state.counters["sim_wall_s"] = run->simulate_wall_s;
   state.counters["sim_active_pe_cycles_per_wall_s"] = static_cast<double>(run->busy_cycles) / run->simulate_wall_s;
+  if (threads > 1) {
+    state.counters["team_jobs"] = static_cast<double>(run->jobs);
+    state.counters["core_band_jobs"] = static_cast<double>(run->core_jobs);
+    state.counters["parts_s"] = run->parts_s;
+    state.counters["barrier_s"] = run->barrier_s;
+  }
   state.counters["peak_rss_MB"] = peak_rss_mb();
 }
 BENCHMARK(BM_CompiledGemm)
