@@ -50,6 +50,7 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
   }
   // Each core sits on its router's ramp; arrivals and returned credits wake sleeping cores.
   cores_.set_engine(&engine_);
+  cores_.set_bands(bands_.get());
   engine_.add(&cores_);
   cores_.connect([this](hw::PeCoord pe) { return &mesh_->ramp(pe); });
   mesh_->set_arrival_listener(&cores_);

@@ -113,13 +113,34 @@ void CoreArray::activate(PeCoord pe, std::uint8_t task, Cycle at) {
   wake(index(pe), at);
 }
 
+void CoreArray::set_bands(sim::parallel::RowBands* bands) {
+  if (bands && bands->rows() != height_) throw std::logic_error("CoreArray::set_bands: another row count");
+  bands_ = bands;
+  band_ticks_.clear();
+  if (!bands_ || !bands_->parallel()) return;
+  band_ticks_.reserve(bands_->count());
+  for (std::uint32_t b = 0; b < bands_->count(); ++b) band_ticks_.emplace_back(params_.banks);
+}
+
 void CoreArray::evaluate(Cycle now) {
   if (error_) return;
   last_tick_ = now;
   timed_.take(now.count(), [this](std::uint32_t idx) { awake_.insert(idx); });
   ticking_.swap(awake_);
-  const Cycle next_cycle = now + Cycle(1);
   own_next_ = Cycle::never();
+  if (band_ticks_.empty() || !observers_.empty())
+    tick_serial(now);
+  else
+    tick_bands(now);
+}
+
+void CoreArray::fail(std::exception_ptr failure) {
+  if (!engine_) std::rethrow_exception(failure);
+  sc_core::sc_stop();
+}
+
+void CoreArray::tick_serial(Cycle now) {
+  const Cycle next_cycle = now + Cycle(1);
   std::exception_ptr failure;
   core_ticks_ += ticking_.drain_ahead(
       order_, [this](std::uint32_t idx) { cores_[idx]->prefetch_object(); },
@@ -135,16 +156,77 @@ void CoreArray::evaluate(Cycle now) {
           failure = std::current_exception();
           return;
         }
-        if (next == next_cycle || (!options_.sleep && c.busy())) {
+        if (stays_awake(c, next, next_cycle)) {
           own_next_ = std::min(own_next_, next);
           awake_.insert(idx);
         } else if (!next.is_never()) {
           timed_.schedule(idx, next.count());
         }
       });
-  if (failure) {
-    if (!engine_) std::rethrow_exception(failure);
-    sc_core::sc_stop();
+  if (failure) fail(failure);
+}
+
+void CoreArray::tick_bands(Cycle now) {
+  order_.clear();
+  ticking_.drain([this](std::uint32_t idx) { order_.push_back(idx); });
+  if (order_.size() < kBandsFrom ||
+      bands_->band_of_row(order_.front() / width_) == bands_->band_of_row(order_.back() / width_)) {
+    // Too few cores to share out, or all in one band: ticked here, in PE order.
+    for (const std::uint32_t idx : order_) ticking_.insert(idx);
+    return tick_serial(now);
+  }
+  bands_->run([this, now](std::size_t b) { tick_band(b, now); });
+  ++band_jobs_;
+  std::exception_ptr failure;
+  for (std::uint32_t b = 0; b < band_ticks_.size(); ++b) {
+    BandTicks& s = band_ticks_[b];
+    core_ticks_ += s.ticks;
+    bands_->add_work(b, s.ticks * sim::parallel::kCoreTickUnits);
+    s.ticks = 0;
+    for (const std::uint32_t idx : s.awake) awake_.insert(idx);
+    s.awake.clear();
+    own_next_ = std::min(own_next_, s.own_next);
+    s.own_next = Cycle::never();
+    for (const auto& [idx, at] : s.timed) timed_.schedule(idx, at);
+    s.timed.clear();
+    if (s.failure && !failure) {
+      failure = s.failure;
+      error_ = s.error;
+    }
+    s.failure = nullptr;
+  }
+  if (failure) fail(failure);
+}
+
+void CoreArray::tick_band(std::size_t b, Cycle now) {
+  BandTicks& s = band_ticks_[b];
+  const auto first = std::lower_bound(order_.begin(), order_.end(), bands_->first_row(b) * width_);
+  const auto last = std::lower_bound(first, order_.end(), bands_->end_row(b) * width_);
+  const std::size_t n = static_cast<std::size_t>(last - first);
+  const std::uint32_t* idx = n ? &*first : nullptr;
+  const Cycle next_cycle = now + Cycle(1);
+  constexpr std::size_t kFar = sim::IndexSet::kFar, kNear = sim::IndexSet::kNear;
+  for (std::size_t i = 0; i < n && i < kFar; ++i) cores_[idx[i]]->prefetch_object();
+  for (std::size_t i = 0; i < n && i < kNear; ++i) cores_[idx[i]]->prefetch_state();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kFar < n) cores_[idx[i + kFar]]->prefetch_object();
+    if (i + kNear < n) cores_[idx[i + kNear]]->prefetch_state();
+    Core& c = *cores_[idx[i]];
+    Cycle next;
+    ++s.ticks;
+    try {
+      next = c.tick(now, s.scratch);
+    } catch (const sim::Error& e) {
+      s.error = e.what();
+      s.failure = std::current_exception();
+      return;
+    }
+    if (stays_awake(c, next, next_cycle)) {
+      s.own_next = std::min(s.own_next, next);
+      s.awake.push_back(idx[i]);
+    } else if (!next.is_never()) {
+      s.timed.emplace_back(idx[i], next.count());
+    }
   }
 }
 

@@ -18,6 +18,7 @@
 #include "sim/engine/engine.h"
 #include "sim/engine/index_set.h"
 #include "sim/engine/wake_calendar.h"
+#include "sim/parallel/row_bands.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::hw {
@@ -38,12 +39,25 @@ struct CoreArrayOptions {
 // that are awake, in PE order; cores call their RampPort only from evaluate(). A program
 // error stops the simulation (sc_stop when an engine drives the array) and check() rethrows
 // it; without an engine (driven by hand in tests and benchmarks) it is thrown at once.
+//
+// With bands (set_bands), evaluate() ticks the awake cores of each band of rows as one part
+// of a job on the bands' team: a core touches only its own state and its own ramp (whose
+// effects on the mesh the mesh stages per band), and what the array shares (the awake set,
+// the wake calendar, the tick count, the first error) each band collects apart and
+// evaluate() folds in band order, which is PE order: the results are those of one thread.
+// Cycles with few awake cores, or all of them in one band, are ticked on the caller's
+// thread; so are all cycles while an observer (tracing) is installed.
 class CoreArray final : public sim::Clocked, public RampListener {
  public:
   CoreArray(std::string name, const WaferConfig& wafer, CoreArrayOptions options);
   ~CoreArray() override;
 
   void set_engine(sim::Engine* engine) { engine_ = engine; }
+  // The wafer's rows in bands, shared with the mesh (not owned; null or one band: every core
+  // ticked on the caller's thread). The mesh's endpoints must stage within a job of them.
+  void set_bands(sim::parallel::RowBands* bands);
+  // Cycles with at least this many awake cores, in two or more bands, are ticked in bands.
+  static constexpr std::size_t kBandsFrom = 32;
   // The fabric's ramp port of each PE (called once when the mesh is built).
   void connect(std::function<RampPort*(PeCoord)> ramp_of);
 
@@ -78,6 +92,8 @@ class CoreArray final : public sim::Clocked, public RampListener {
   [[nodiscard]] std::uint64_t cores_created() const { return created_; }
   // Core ticks performed (engine work, not a model statistic: it differs with sleeping).
   [[nodiscard]] std::uint64_t core_ticks() const { return core_ticks_; }
+  // Cycles whose cores were ticked in bands on the team (engine work, as core_ticks()).
+  [[nodiscard]] std::uint64_t band_jobs() const { return band_jobs_; }
 
   // sim::Clocked
   void evaluate(sim::Cycle now) override;
@@ -114,21 +130,47 @@ class CoreArray final : public sim::Clocked, public RampListener {
   [[nodiscard]] std::uint32_t index(PeCoord c) const { return std::uint32_t{c.y} * width_ + c.x; }
   void wake(std::uint32_t index, sim::Cycle at);
   [[nodiscard]] sim::Cycle earliest_cycle() const;
+  // Whether a core that returned `next` from its tick of cycle next_cycle - 1 is ticked again
+  // in next_cycle (otherwise it sleeps until `next`, or until woken when that is never).
+  [[nodiscard]] bool stays_awake(const Core& c, sim::Cycle next, sim::Cycle next_cycle) const {
+    return next == next_cycle || (!options_.sleep && c.busy());
+  }
+  // The cores of one cycle in PE order: on the caller's thread, or in bands on the team.
+  void tick_serial(sim::Cycle now);
+  void tick_bands(sim::Cycle now);
+  // Band b's part of tick_bands: ticks its cores of order_, collecting into band_ticks_[b].
+  void tick_band(std::size_t b, sim::Cycle now);
+  void fail(std::exception_ptr failure);
+
+  // What one band's part collects for the fold, in PE order.
+  struct alignas(64) BandTicks {
+    explicit BandTicks(const BankModel& banks) : scratch(banks) {}
+    CycleResources scratch;
+    std::vector<std::uint32_t> awake;                            // ticked again in the next cycle
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> timed;  // asleep until a known cycle
+    sim::Cycle own_next = sim::Cycle::never();
+    std::uint64_t ticks = 0;
+    std::string error;  // the band's first program error (its later cores were not ticked)
+    std::exception_ptr failure;
+  };
 
   std::string name_;
   std::uint32_t width_, height_;
   CoreParams params_;
   CoreArrayOptions options_;
   sim::Engine* engine_ = nullptr;
+  sim::parallel::RowBands* bands_ = nullptr;
+  std::vector<BandTicks> band_ticks_;  // [band], with more than one band
   std::function<RampPort*(PeCoord)> ramp_of_;
   std::vector<std::unique_ptr<Core>> cores_;                        // by y * width + x
   std::vector<std::pair<std::uint32_t, CoreObserver*>> observers_;  // (index, observer), for cores not yet made
   std::uint64_t created_ = 0;
   std::uint64_t core_ticks_ = 0;
+  std::uint64_t band_jobs_ = 0;
   std::vector<std::uint32_t> loaded_;          // indices of cores with a program, ascending
   sim::IndexSet awake_;                        // ticked in the next evaluate (in index order)
   sim::IndexSet ticking_;                      // those of the current evaluate
-  std::vector<std::uint32_t> order_;           // scratch for ticking_.drain_ahead
+  std::vector<std::uint32_t> order_;           // the cores of the current evaluate (scratch)
   sim::Cycle own_next_ = sim::Cycle::never();  // earliest cycle an awake core has work of its own
   sim::WakeCalendar timed_;                    // cores asleep until a known cycle
   CycleResources scratch_;

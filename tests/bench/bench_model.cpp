@@ -1,11 +1,13 @@
 // Compiled models on a simulated wafer (issue 9), one benchmark per process (scripts/bench runs
 // each in its own; SystemC elaborates once per process):
-//  * BM_CompiledGemm/tokens:T/features:F/side:S/timing_only:B: one linear layer Y = X W (T
-//    tokens, F -> F features, fp16, accumulating in fp16, inference) compiled by
+//  * BM_CompiledGemm/tokens:T/features:F/side:S/timing_only:B/threads:N: one linear layer
+//    Y = X W (T tokens, F -> F features, fp16, accumulating in fp16, inference) compiled by
 //    models/compiler for an S x S grid of `tiny` PEs and run by platforms/runtime as `wafersim
-//    run --model` does. Counters: active PE-cycles (the cores' busy cycles) and core ticks per
-//    CPU second of the simulation alone (loading, compiling and checking excluded). The
-//    functional run checks every output bit for bit against the host.
+//    run --model` does, the wafer's rows in bands on N host threads. Counters: active
+//    PE-cycles (the cores' busy cycles) and core ticks per CPU second of the simulation alone
+//    (loading, compiling and checking excluded), and active PE-cycles per wall second (what
+//    threads speed up: the CPU time adds up every thread's). The functional run checks every
+//    output bit for bit against the host.
 //  * BM_Gpt3XlLayer/sequence:S: examples/models/gpt3-xl-layer.yaml forward over S tokens on a
 //    whole WSE-2 (757 x 996) in timing-only mode. Every step the compiler emits PE code for is
 //    simulated, the others are planned analytically (CompileOptions::plan_missing_code); the
@@ -15,12 +17,23 @@
 //    (docs/performance.md), so a bare scripts/bench leaves them all out.
 //
 //   bench_model --benchmark_filter='BM_CompiledGemm/tokens:256/'
+//
+// Under callgrind only the simulation is counted (instrumentation is on around sc_start):
+//   valgrind --tool=callgrind --instr-atstart=no build/bench_model \
+//     --benchmark_filter='BM_CompiledGemm/tokens:256/features:128/side:8/timing_only:0'
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <systemc>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
 
 #include <cstdlib>
 #include <ctime>
@@ -44,6 +57,12 @@ double cpu_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
+double wall_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 double peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -60,12 +79,17 @@ bool first_in_process(benchmark::State& state) {
 // A compiled model on wafer 0 of a platform, run step by step.
 struct CompiledRun {
   double compile_s = 0, elaborate_s = 0, load_s = 0, simulate_s = 0;  // CPU seconds
+  double simulate_wall_s = 0;
+  // With threads: team jobs (both phases), the cycles whose cores were ticked in bands, and
+  // the members' time in parts and at the barrier, summed (seconds).
+  std::uint64_t jobs = 0, core_jobs = 0;
+  double parts_s = 0, barrier_s = 0;
   std::uint64_t cycles = 0, busy_cycles = 0, core_ticks = 0, checked = 0, mismatches = 0;
   std::uint64_t planned_bound_cycles = 0;  // steps without code: their analytical bound
   std::string simulated, planned;          // step names
 
   CompiledRun(const platforms::LoadedPlatform& platform, const wafersim::models::ModelSpec& model,
-              const compiler::CompileOptions& options, bool timing_only) {
+              const compiler::CompileOptions& options, bool timing_only, unsigned threads = 1) {
     double t = cpu_seconds();
     const compiler::Target target{platform.spec.wafer, platform.spec.fabric};
     const compiler::CompiledModel cm = compiler::compile(model, target, options);
@@ -74,6 +98,7 @@ struct CompiledRun {
     platforms::BuildOptions build;
     build.routes = cm.routes;
     build.timing_only = timing_only;
+    build.threads = threads;
     wafersim::sim::stats::Group root("");
     platforms::Cluster cluster("cluster", platform.spec, build, root);
     auto& wafer = cluster.wafer(0);
@@ -86,8 +111,12 @@ struct CompiledRun {
       exec.start(i);
       if (exec.has_code(i)) {
         t = cpu_seconds();
+        const double w = wall_seconds();
+        CALLGRIND_START_INSTRUMENTATION;
         sc_core::sc_start();
+        CALLGRIND_STOP_INSTRUMENTATION;
         simulate_s += cpu_seconds() - t;
+        simulate_wall_s += wall_seconds() - w;
         if (wafer.engine().failed()) wafer.engine().rethrow_failure();
       }
       const runtime::StepResult& r = exec.finish(i);
@@ -102,6 +131,14 @@ struct CompiledRun {
     }
     busy_cycles = wafer.cores().total(&wafersim::hw::CoreCounters::busy_cycles);
     core_ticks = wafer.cores().core_ticks();
+    core_jobs = wafer.cores().band_jobs();
+    if (const auto* team = wafer.team()) {
+      jobs = team->jobs();
+      for (const auto& m : team->times()) {
+        parts_s += static_cast<double>(m.busy_ns) * 1e-9;
+        barrier_s += static_cast<double>(m.wait_ns) * 1e-9;
+      }
+    }
   }
 };
 
@@ -109,6 +146,7 @@ void BM_CompiledGemm(benchmark::State& state) {
   if (!first_in_process(state)) return;
   const auto tokens = state.range(0), features = state.range(1), side = state.range(2);
   const bool timing_only = state.range(3) != 0;
+  const auto threads = static_cast<unsigned>(state.range(4));
   const auto platform =
       platforms::load_platform("tiny", {fmt::format("wafer.width={}", side), fmt::format("wafer.height={}", side),
                                         fmt::format("fabric.edge_io_channels={}", side)});
@@ -127,7 +165,7 @@ layers:
   o.training = false;
   o.accumulate = compiler::Accumulate::Native;
   std::unique_ptr<CompiledRun> run;
-  for (auto _ : state) run = std::make_unique<CompiledRun>(platform, model.spec, o, timing_only);
+  for (auto _ : state) run = std::make_unique<CompiledRun>(platform, model.spec, o, timing_only, threads);
   if (run->mismatches)
     state.SkipWithError(fmt::format("{} of {} outputs differ from the host", run->mismatches, run->checked).c_str());
   state.counters["cycles"] = static_cast<double>(run->cycles);
@@ -136,14 +174,24 @@ layers:
   state.counters["sim_cpu_s"] = run->simulate_s;
   state.counters["sim_active_pe_cycles_per_s"] = static_cast<double>(run->busy_cycles) / run->simulate_s;
   state.counters["sim_core_ticks_per_s"] = static_cast<double>(run->core_ticks) / run->simulate_s;
+  state.counters["sim_wall_s"] = run->simulate_wall_s;
+  state.counters["sim_active_pe_cycles_per_wall_s"] = static_cast<double>(run->busy_cycles) / run->simulate_wall_s;
+  if (threads > 1) {
+    state.counters["team_jobs"] = static_cast<double>(run->jobs);
+    state.counters["core_band_jobs"] = static_cast<double>(run->core_jobs);
+    state.counters["parts_s"] = run->parts_s;
+    state.counters["barrier_s"] = run->barrier_s;
+  }
   state.counters["peak_rss_MB"] = peak_rss_mb();
 }
 BENCHMARK(BM_CompiledGemm)
-    ->ArgNames({"tokens", "features", "side", "timing_only"})
-    ->Args({256, 128, 8, 0})
-    ->Args({256, 128, 8, 1})
-    ->Args({1024, 256, 16, 0})
-    ->Args({1024, 256, 16, 1})
+    ->ArgNames({"tokens", "features", "side", "timing_only", "threads"})
+    ->Args({256, 128, 8, 0, 1})
+    ->Args({256, 128, 8, 1, 1})
+    ->Args({1024, 256, 16, 0, 1})
+    ->Args({1024, 256, 16, 1, 1})
+    ->Args({1024, 256, 16, 0, 2})
+    ->Args({1024, 256, 16, 1, 2})
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
 

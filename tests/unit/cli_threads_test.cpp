@@ -76,6 +76,22 @@ TEST(CliThreads, ModelRunInferAndTrainStatisticsAreTheSameAtEveryThreadCount) {
   expect_same_stats_at_every_count("train tiny-cluster --model tiny-mlp --steps 1 --cluster-model replay");
 }
 
+// A compiled program where the cores do most of the work (the core array ticked in bands): a
+// linear layer over the whole 16 x 40 grid, functional and timing-only.
+TEST(CliThreads, CoreBoundStatisticsAreTheSameAtEveryThreadCount) {
+  TempDir files;
+  const std::string gemm = files.write("gemm.yaml", R"(name: gemm
+dtype: fp16
+batch: 1
+sequence: 12
+inputs: [{name: x, kind: activations, features: 64}]
+layers:
+  - {name: fc, kind: linear, inputs: [x], features: 64}
+)");
+  expect_same_stats_at_every_count("run tiny --model " + gemm);
+  expect_same_stats_at_every_count("run tiny --model " + gemm + " --timing-only");
+}
+
 // A defective wafer: its detours are links longer than a hop, some of them crossing bands.
 TEST(CliThreads, DefectiveWaferStatisticsAreTheSameAtEveryThreadCount) {
   TempDir files;
