@@ -245,6 +245,13 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
 
   std::vector<std::uint64_t> oc(G);  // Om.count by slice (count() divides: hoisted out of the loops)
   for (std::uint32_t j = 0; j < G; ++j) oc[j] = Om.count(j);
+  // Prefix sums over the owners j < i of their chunks' partials (t x outputs) and port words.
+  std::vector<std::uint64_t> pn(G + 1, 0), pw(G + 1, 0);
+  for (std::uint32_t j = 0; j < G; ++j) {
+    const std::uint64_t n = std::uint64_t{t} * oc[j];
+    pn[j + 1] = pn[j] + n;
+    pw[j + 1] = pw[j] + (n ? words(n * asz) : 0);
+  }
   std::vector<std::uint64_t> sram(G);
   std::vector<std::uint64_t> stream_len(G);
   Work& w = p.work;
@@ -257,20 +264,16 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
     k.sram_reads = a * m.f_out * (words(std::uint64_t{t} * asz) + words(std::uint64_t{t} * esz));
     k.sram_writes = a * m.f_out * words(std::uint64_t{t} * asz);
     k.ramp_in = stream_len[s];
-    for (std::uint32_t j = 0; j < G; ++j) {
-      const std::uint64_t cj = oc[j], n = std::uint64_t{t} * cj;
-      if (cj == 0) continue;
-      k.sram_writes += words(n * asz);  // zeroing
-      const bool from_north = s > 0 && j >= s, from_south = s + 1 < G && j <= s;
-      if (j != s) {
-        k.ramp_out += n;
-        if ((j > s && s > 0) || (j < s && s + 1 < G)) {
-          k.ramp_in += n;
-          k.datapath_steps += n;
-        }
-        k.sram_reads += words(n * asz);
-        continue;
-      }
+    // Other owners' chunks: zeroed, sent on, and relayed when they come from the far side.
+    const std::uint64_t all_n = pn[G], all_w = pw[G];
+    k.sram_writes += all_w;  // zeroing
+    k.ramp_out += all_n - (pn[s + 1] - pn[s]);
+    k.sram_reads += all_w - (pw[s + 1] - pw[s]);
+    const std::uint64_t relayed = (s > 0 ? pn[G] - pn[s + 1] : 0) + (s + 1 < G ? pn[s] : 0);
+    k.ramp_in += relayed;
+    k.datapath_steps += relayed;
+    if (const std::uint64_t cj = oc[s], n = std::uint64_t{t} * cj; cj > 0) {  // its own chunk
+      const bool from_north = s > 0, from_south = s + 1 < G;
       const std::uint64_t inputs = (from_north ? 1 : 0) + (from_south ? 1 : 0);
       k.ramp_in += inputs * n;
       k.datapath_steps += inputs * n;
@@ -306,11 +309,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   }
   // Column chains: between slices s and s + 1, partial sums of the chunks owned below flow
   // south and those owned at or above flow north.
-  for (std::uint32_t s = 0; s + 1 < G; ++s) {
-    std::uint64_t south = 0, north = 0;
-    for (std::uint32_t j = 0; j < G; ++j) (j > s ? south : north) += std::uint64_t{t} * oc[j];
-    w.link = std::max({w.link, south, north});
-  }
+  for (std::uint32_t s = 0; s + 1 < G; ++s) w.link = std::max({w.link, pn[G] - pn[s + 1], pn[s + 1]});
   w.flops = 2 * l.tokens * m.f_in * m.f_out + (bias ? l.tokens * m.f_out : 0);
   finish_layer(ctx, p, sram);
   p.colors = static_cast<std::uint32_t>(ctx.colors.weight.size()) + 4;
