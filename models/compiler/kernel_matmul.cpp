@@ -36,6 +36,16 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
   const std::uint64_t a_s = Am.count(s);
   const std::vector<Span> aruns = Am.runs(s);
 
+  // Streamed with fp32 partial sums, every vector instruction on the partials runs on ordered
+  // microthread 0 (docs/isa.md): the FMACs of a chunk back to back while the main thread
+  // receives the next weights, the sends, the owner's adds and the next chunk's zeroing after
+  // them in issue order. Otherwise (native accumulation, resident weights) as before.
+  const bool ordered = fp32_acc && !resident;
+  VectorOptions on_ut0;
+  on_ut0.async = true;
+  on_ut0.ut = 0;
+  const VectorOptions part = ordered ? on_ut0 : VectorOptions{};
+
   ProgramBuilder b(name);
   const std::uint8_t cw = resident ? 0 : ctx.colors.weight[l.position_of[s]];
   const unsigned w_in = resident ? 0 : b.fabin("w_in", dt, cw, cs);
@@ -98,7 +108,7 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
       }
       b.dsd(Op::DsdBase, pall, pb);
       b.dsd(Op::DsdLen, pall, n);
-      b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3));
+      b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3), {}, {}, part);
     }
     std::uint32_t apos = 0;
     if (gemv && cj > 0 && a_s > 0) {
@@ -149,7 +159,8 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
           else
             b.recv(1, cw);
           // Streamed with native accumulation: asynchronous (docs/compiler.md, "Known limitations").
-          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {!fp32_acc && !resident});
+          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1),
+                ordered ? on_ut0 : VectorOptions{!resident});
           b.dsd(Op::DsdAdd, pcol, t);
         }
         if (resident) b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
@@ -164,11 +175,11 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
     if (j == s) {
       if (s > 0) {
         b.dsd(Op::DsdLen, s_in, n);
-        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(s_in));
+        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(s_in), {}, part);
       }
       if (s + 1 < G) {
         b.dsd(Op::DsdLen, n_in, n);
-        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(n_in));
+        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(n_in), {}, part);
       }
       if (bias) {
         b.dsd(Op::DsdBase, pcol, pb);
@@ -177,16 +188,16 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
             b.ld(4, buf.bias32 + o * 4, 4);
           else
             b.ld(4, buf.bias + o * esz, esz);
-          b.vop(Op::FAdd, acc, acc, V::d(pcol), V::d(pcol), V::r(4));
+          b.vop(Op::FAdd, acc, acc, V::d(pcol), V::d(pcol), V::r(4), {}, part);
           b.dsd(Op::DsdAdd, pcol, t);
         }
       }
       if (fp32_acc) {
         if (m.accumulate_out) {
-          b.vop(Op::FCvt, DType::F32, dt, V::d(tmpd), V::d(outd));
-          b.vop(Op::FAdd, DType::F32, DType::F32, V::d(pall), V::d(pall), V::d(tmpd));
+          b.vop(Op::FCvt, DType::F32, dt, V::d(tmpd), V::d(outd), {}, {}, part);
+          b.vop(Op::FAdd, DType::F32, DType::F32, V::d(pall), V::d(pall), V::d(tmpd), {}, part);
         }
-        b.vop(Op::FCvt, dt, DType::F32, V::d(outd), V::d(pall));
+        b.vop(Op::FCvt, dt, DType::F32, V::d(outd), V::d(pall), {}, {}, part);
       } else if (m.accumulate_out) {
         b.vop(Op::FAdd, dt, dt, V::d(outd), V::d(outd), V::d(pall));
       } else {
@@ -198,7 +209,7 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
     const bool south = j > s;
     const bool has_in = south ? s > 0 : s + 1 < G;
     const unsigned o_d = south ? s_out : n_out, i_d = south ? s_in : n_in;
-    const VectorOptions async{true};
+    const VectorOptions async = ordered ? on_ut0 : VectorOptions{true};
     b.dsd(Op::DsdLen, o_d, n);
     if (has_in) {
       b.dsd(Op::DsdLen, i_d, n);
