@@ -93,6 +93,24 @@ TEST(Recompute, TwoBlocksRecomputeBeforeTheirBackwardBitExactInTheirForwardsCycl
   EXPECT_EQ(first_of_block, (std::vector<std::string>{"h1.ln1", "h0.ln1"}));
 }
 
+// `compile --json` names the choice and its figures, and marks every recomputed step.
+TEST(Recompute, CompileJsonMarksTheRecomputedSteps) {
+  const auto r = wafersim("compile tiny --model tiny-transformer --recompute blocks --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["recompute"]["choice"], "blocks");
+  EXPECT_EQ(j["recompute"]["recomputed"], true);
+  EXPECT_EQ(j["recompute"]["why"],
+            "activations for the backward pass: 184 B per PE at the peak with each block's recomputed before its "
+            "backward, 200 B if all were kept");
+  std::size_t recomputed = 0;
+  for (const auto& s : j["steps"]) recomputed += s["recompute"].get<bool>();
+  EXPECT_EQ(recomputed, 12u);
+  EXPECT_EQ(j["steps"].size(), 57u);
+  const auto bad = wafersim("compile tiny --model tiny-transformer --recompute layers");
+  EXPECT_EQ(bad.code, 2);
+}
+
 cc::Target target(const std::string& platform) {
   const auto p = platforms::load_platform(platform);
   return cc::Target{p.spec.wafer, p.spec.fabric};
