@@ -10,6 +10,8 @@ const char* to_string(LayoutChoice c) {
   return c == LayoutChoice::Auto ? "auto" : c == LayoutChoice::Columns ? "columns" : "groups";
 }
 
+const char* to_string(Recompute r) { return r == Recompute::Auto ? "auto" : r == Recompute::None ? "none" : "blocks"; }
+
 const char* to_string(Phase p) {
   switch (p) {
     case Phase::Forward:

@@ -31,6 +31,14 @@ const char* to_string(Accumulate a);
 enum class LayoutChoice : std::uint8_t { Auto, Columns, Groups };
 const char* to_string(LayoutChoice c);
 
+// Training: which activations stay resident from the forward pass to the backward pass.
+// None: every layer's output the backward reads. Blocks: only what crosses a transformer
+// block's boundary (its input, the residual stream); the block's other activations are
+// recomputed by running its forward steps again just before its backward (the weights
+// stream in once more). Auto: None when its activations fit the SRAM, else Blocks.
+enum class Recompute : std::uint8_t { Auto, None, Blocks };
+const char* to_string(Recompute r);
+
 struct CompileOptions {
   PlacementKind placement = PlacementKind::Streaming;
   Accumulate accumulate = Accumulate::Fp32;
@@ -41,6 +49,7 @@ struct CompileOptions {
   // instead of being an error.
   bool plan_missing_code = false;
   LayoutChoice layout = LayoutChoice::Auto;
+  Recompute recompute = Recompute::Auto;
 };
 
 // A tensor resident on the wafer, at the same address on every used PE: activation-shaped
@@ -83,6 +92,8 @@ struct CompiledModel {
   std::uint32_t sram_peak = 0;         // highest SRAM address any layer uses (bytes per PE)
   std::string layout_reason;           // why this layout (the sequence : hidden rule)
   std::string layout_why;              // the choice between one group and row groups, with its figures
+  bool recomputed = false;             // training: blocks' activations recomputed in backward (Recompute)
+  std::string recompute_why;           // why (the activations' peak without recomputation)
 
   [[nodiscard]] int tensor(const std::string& name) const;
   [[nodiscard]] int host_tensor(const std::string& name) const;

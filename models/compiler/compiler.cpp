@@ -66,7 +66,25 @@ void replicate(LayerProgram& p, const StreamingLayout& l) {
 namespace {
 
 CompiledModel compile_with(const ModelSpec& model, const Target& target, const CompileOptions& options,
-                           bool split_heads);
+                           bool split_heads, Recompute recompute, bool& recomputed);
+// Allocates each step's tensors, lowers it and releases what it was the last to use.
+void lower_steps(CompiledModel& cm, const Schedule& sched, SramArena& arena, hw::DType dt,
+                 const std::vector<int>& first, const std::vector<int>& last);
+
+// One layout of the attention heads: with Recompute::Auto, without recomputation when the
+// activations alone fit, else (or when the kernels' buffers then do not fit) with it.
+CompiledModel compile_heads(const ModelSpec& model, const Target& target, const CompileOptions& options,
+                            bool split_heads) {
+  const Recompute r = options.training ? options.recompute : Recompute::None;
+  bool recomputed = false;
+  if (r != Recompute::Auto) return compile_with(model, target, options, split_heads, r, recomputed);
+  try {
+    return compile_with(model, target, options, split_heads, Recompute::Auto, recomputed);
+  } catch (const sim::InputError&) {
+    if (recomputed) throw;
+  }
+  return compile_with(model, target, options, split_heads, Recompute::Blocks, recomputed);
+}
 
 }  // namespace
 
@@ -75,13 +93,13 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
   // row than even slices would: when a mapping (without code) does not fit the SRAM that
   // way, even slices are tried, with the attention planned analytically.
   try {
-    return compile_with(model, target, options, true);
+    return compile_heads(model, target, options, true);
   } catch (const sim::InputError&) {
     bool split = false;
     for (const auto& l : model.layers) split = split || l.kind == LayerKind::Attention;
     if (options.emit || !split) throw;
   }
-  CompiledModel cm = compile_with(model, target, options, false);
+  CompiledModel cm = compile_heads(model, target, options, false);
   cm.layout_reason += "; attention heads in even slices (split over rows they do not fit the SRAM)";
   return cm;
 }
@@ -89,7 +107,7 @@ CompiledModel compile(const ModelSpec& model, const Target& target, const Compil
 namespace {
 
 CompiledModel compile_with(const ModelSpec& model, const Target& target, const CompileOptions& options,
-                           bool split_heads) {
+                           bool split_heads, Recompute recompute, bool& recomputed) {
   if (options.placement == PlacementKind::Resident)
     throw sim::InputError("the weight-resident placement is not implemented yet; use --placement streaming");
   CompiledModel cm;
@@ -135,15 +153,47 @@ CompiledModel compile_with(const ModelSpec& model, const Target& target, const C
   if (options.emit) cm.routes = build_routes(target, cm.layout, cm.colors);
 
   Schedule sched = make_schedule(cm, split_heads);
+  // Activations kept for the backward pass: all of them, or with each block's recomputed.
+  const std::uint64_t kept = activation_peak(sched);
+  recomputed = recompute == Recompute::Blocks || (recompute == Recompute::Auto && kept > target.sram_bytes());
+  std::uint64_t with_recompute = kept;
+  if (recomputed) {
+    sched = recompute_blocks(std::move(sched), model);
+    with_recompute = activation_peak(sched);
+    for (const auto& st : sched.steps) cm.recomputed = cm.recomputed || st.recompute;
+  }
+  if (options.training)
+    cm.recompute_why = cm.recomputed
+                           ? fmt::format(
+                                 "activations for the backward pass: {} B per PE at the peak with each block's "
+                                 "recomputed before its backward, {} B if all were kept",
+                                 with_recompute, kept)
+                           : fmt::format("activations for the backward pass: {} B per PE at the peak, all kept", kept);
   cm.host_tensors = sched.host_tensors;
   cm.tensors = sched.tensors;
 
   // SRAM: a tensor lives from its first to its last use.
-  const std::size_t n_steps = sched.steps.size();
   const auto [first, last] = tensor_lifetimes(sched);
 
   SramArena arena(target.sram_bytes());
   const hw::DType dt = hw_dtype(model.dtype);
+  try {
+    lower_steps(cm, sched, arena, dt, first, last);
+  } catch (const NoCodeError&) {
+    throw;
+  } catch (const sim::InputError& e) {
+    if (!options.training) throw;
+    throw sim::InputError(fmt::format("{} ({})", e.what(), cm.recompute_why));
+  }
+  cm.sram_peak = arena.peak();
+  return cm;
+}
+
+void lower_steps(CompiledModel& cm, const Schedule& sched, SramArena& arena, hw::DType dt,
+                 const std::vector<int>& first, const std::vector<int>& last) {
+  const Target& target = cm.target;
+  const CompileOptions& options = cm.options;
+  const std::size_t n_steps = sched.steps.size();
   for (std::size_t i = 0; i < n_steps; ++i) {
     const Step& step = sched.steps[i];
     KernelContext ctx{target,       cm.layout,          cm.colors, cm.tensors, arena,
@@ -168,13 +218,12 @@ CompiledModel compile_with(const ModelSpec& model, const Target& target, const C
     replicate(p, cm.layout);
     p.reads = step.reads;
     p.writes = step.writes;
+    p.recompute = step.recompute;
     ctx.release_scratch();
     cm.programs.push_back(std::move(p));
     for (std::uint32_t t = 0; t < cm.tensors.size(); ++t)
       if (last[t] == static_cast<int>(i)) arena.release(cm.tensors[t].addr);
   }
-  cm.sram_peak = arena.peak();
-  return cm;
 }
 
 }  // namespace

@@ -36,6 +36,16 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
   const std::uint64_t a_s = Am.count(s);
   const std::vector<Span> aruns = Am.runs(s);
 
+  // Streamed with fp32 partial sums, every vector instruction on the partials runs on ordered
+  // microthread 0 (docs/isa.md): the FMACs of a chunk back to back while the main thread
+  // receives the next weights, the sends, the owner's adds and the next chunk's zeroing after
+  // them in issue order. Otherwise (native accumulation, resident weights) as before.
+  const bool ordered = fp32_acc && !resident;
+  VectorOptions on_ut0;
+  on_ut0.async = true;
+  on_ut0.ut = 0;
+  const VectorOptions part = ordered ? on_ut0 : VectorOptions{};
+
   ProgramBuilder b(name);
   const std::uint8_t cw = resident ? 0 : ctx.colors.weight[l.position_of[s]];
   const unsigned w_in = resident ? 0 : b.fabin("w_in", dt, cw, cs);
@@ -98,7 +108,7 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
       }
       b.dsd(Op::DsdBase, pall, pb);
       b.dsd(Op::DsdLen, pall, n);
-      b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3));
+      b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3), {}, {}, part);
     }
     std::uint32_t apos = 0;
     if (gemv && cj > 0 && a_s > 0) {
@@ -149,7 +159,8 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
           else
             b.recv(1, cw);
           // Streamed with native accumulation: asynchronous (docs/compiler.md, "Known limitations").
-          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), {!fp32_acc && !resident});
+          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1),
+                ordered ? on_ut0 : VectorOptions{!resident});
           b.dsd(Op::DsdAdd, pcol, t);
         }
         if (resident) b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
@@ -164,11 +175,11 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
     if (j == s) {
       if (s > 0) {
         b.dsd(Op::DsdLen, s_in, n);
-        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(s_in));
+        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(s_in), {}, part);
       }
       if (s + 1 < G) {
         b.dsd(Op::DsdLen, n_in, n);
-        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(n_in));
+        b.vop(Op::FAdd, acc, acc, V::d(pall), V::d(pall), V::d(n_in), {}, part);
       }
       if (bias) {
         b.dsd(Op::DsdBase, pcol, pb);
@@ -177,16 +188,16 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
             b.ld(4, buf.bias32 + o * 4, 4);
           else
             b.ld(4, buf.bias + o * esz, esz);
-          b.vop(Op::FAdd, acc, acc, V::d(pcol), V::d(pcol), V::r(4));
+          b.vop(Op::FAdd, acc, acc, V::d(pcol), V::d(pcol), V::r(4), {}, part);
           b.dsd(Op::DsdAdd, pcol, t);
         }
       }
       if (fp32_acc) {
         if (m.accumulate_out) {
-          b.vop(Op::FCvt, DType::F32, dt, V::d(tmpd), V::d(outd));
-          b.vop(Op::FAdd, DType::F32, DType::F32, V::d(pall), V::d(pall), V::d(tmpd));
+          b.vop(Op::FCvt, DType::F32, dt, V::d(tmpd), V::d(outd), {}, {}, part);
+          b.vop(Op::FAdd, DType::F32, DType::F32, V::d(pall), V::d(pall), V::d(tmpd), {}, part);
         }
-        b.vop(Op::FCvt, dt, DType::F32, V::d(outd), V::d(pall));
+        b.vop(Op::FCvt, dt, DType::F32, V::d(outd), V::d(pall), {}, {}, part);
       } else if (m.accumulate_out) {
         b.vop(Op::FAdd, dt, dt, V::d(outd), V::d(outd), V::d(pall));
       } else {
@@ -198,7 +209,7 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
     const bool south = j > s;
     const bool has_in = south ? s > 0 : s + 1 < G;
     const unsigned o_d = south ? s_out : n_out, i_d = south ? s_in : n_in;
-    const VectorOptions async{true};
+    const VectorOptions async = ordered ? on_ut0 : VectorOptions{true};
     b.dsd(Op::DsdLen, o_d, n);
     if (has_in) {
       b.dsd(Op::DsdLen, i_d, n);
@@ -245,6 +256,13 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
 
   std::vector<std::uint64_t> oc(G);  // Om.count by slice (count() divides: hoisted out of the loops)
   for (std::uint32_t j = 0; j < G; ++j) oc[j] = Om.count(j);
+  // Prefix sums over the owners j < i of their chunks' partials (t x outputs) and port words.
+  std::vector<std::uint64_t> pn(G + 1, 0), pw(G + 1, 0);
+  for (std::uint32_t j = 0; j < G; ++j) {
+    const std::uint64_t n = std::uint64_t{t} * oc[j];
+    pn[j + 1] = pn[j] + n;
+    pw[j + 1] = pw[j] + (n ? words(n * asz) : 0);
+  }
   std::vector<std::uint64_t> sram(G);
   std::vector<std::uint64_t> stream_len(G);
   Work& w = p.work;
@@ -257,20 +275,16 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
     k.sram_reads = a * m.f_out * (words(std::uint64_t{t} * asz) + words(std::uint64_t{t} * esz));
     k.sram_writes = a * m.f_out * words(std::uint64_t{t} * asz);
     k.ramp_in = stream_len[s];
-    for (std::uint32_t j = 0; j < G; ++j) {
-      const std::uint64_t cj = oc[j], n = std::uint64_t{t} * cj;
-      if (cj == 0) continue;
-      k.sram_writes += words(n * asz);  // zeroing
-      const bool from_north = s > 0 && j >= s, from_south = s + 1 < G && j <= s;
-      if (j != s) {
-        k.ramp_out += n;
-        if ((j > s && s > 0) || (j < s && s + 1 < G)) {
-          k.ramp_in += n;
-          k.datapath_steps += n;
-        }
-        k.sram_reads += words(n * asz);
-        continue;
-      }
+    // Other owners' chunks: zeroed, sent on, and relayed when they come from the far side.
+    const std::uint64_t all_n = pn[G], all_w = pw[G];
+    k.sram_writes += all_w;  // zeroing
+    k.ramp_out += all_n - (pn[s + 1] - pn[s]);
+    k.sram_reads += all_w - (pw[s + 1] - pw[s]);
+    const std::uint64_t relayed = (s > 0 ? pn[G] - pn[s + 1] : 0) + (s + 1 < G ? pn[s] : 0);
+    k.ramp_in += relayed;
+    k.datapath_steps += relayed;
+    if (const std::uint64_t cj = oc[s], n = std::uint64_t{t} * cj; cj > 0) {  // its own chunk
+      const bool from_north = s > 0, from_south = s + 1 < G;
       const std::uint64_t inputs = (from_north ? 1 : 0) + (from_south ? 1 : 0);
       k.ramp_in += inputs * n;
       k.datapath_steps += inputs * n;
@@ -306,11 +320,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   }
   // Column chains: between slices s and s + 1, partial sums of the chunks owned below flow
   // south and those owned at or above flow north.
-  for (std::uint32_t s = 0; s + 1 < G; ++s) {
-    std::uint64_t south = 0, north = 0;
-    for (std::uint32_t j = 0; j < G; ++j) (j > s ? south : north) += std::uint64_t{t} * oc[j];
-    w.link = std::max({w.link, south, north});
-  }
+  for (std::uint32_t s = 0; s + 1 < G; ++s) w.link = std::max({w.link, pn[G] - pn[s + 1], pn[s + 1]});
   w.flops = 2 * l.tokens * m.f_in * m.f_out + (bias ? l.tokens * m.f_out : 0);
   finish_layer(ctx, p, sram);
   p.colors = static_cast<std::uint32_t>(ctx.colors.weight.size()) + 4;

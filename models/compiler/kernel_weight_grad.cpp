@@ -56,6 +56,9 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
     if (j == G) return dc[s];
     return xc[s] * dc[j];
   };
+  std::uint64_t all_d = 0;  // sum of dc: a slice's blocks are xc[s] x all_d (+ dc[s] with a bias)
+  for (std::uint32_t j = 0; j < G; ++j) all_d += dc[j];
+  auto blocks_of = [&](std::uint32_t s) { return xc[s] * all_d + (bias ? dc[s] : 0); };
 
   std::vector<std::uint64_t> sram(G);
   Work& w = p.work;
@@ -63,8 +66,7 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
     const std::uint64_t a = Xm.count(s), cs = Dm.count(s);
     sram[s] = (a + cs) * t * esz + scratch_bytes;
     Work k;
-    std::uint64_t blocks = 0;
-    for (std::uint32_t j = 0; j < chunks; ++j) blocks += block(s, j);
+    const std::uint64_t blocks = blocks_of(s);
     k.datapath_steps = a * m.f_out * t + (bias ? cs * t : 0) + (C > 1 ? blocks : 0);
     k.issue = 4 * a * m.f_out + (bias ? 4 * cs : 0);
     k.sram_reads = (a * m.f_out + (bias ? cs : 0)) * 2 * words(std::uint64_t{t} * esz);
@@ -83,15 +85,14 @@ LayerProgram lower_weight_gradient(KernelContext& ctx, const WeightGradArgs& m) 
     w.ramp_out = std::max(w.ramp_out, k.ramp_out);
     w.link = std::max(w.link, C > 1 ? blocks : 0);
   }
-  for (std::uint32_t s = 0; s + 1 < G; ++s) {  // column broadcasts across the link below slice s
-    std::uint64_t south = 0, north = 0;
-    for (std::uint32_t j = 0; j < G; ++j) (j <= s ? south : north) += std::uint64_t{t} * dc[j];
-    w.link = std::max({w.link, south, north});
+  std::uint64_t south = 0;  // column broadcasts across the link below slice s
+  for (std::uint32_t s = 0; s + 1 < G; ++s) {
+    south += std::uint64_t{t} * dc[s];
+    w.link = std::max({w.link, south, std::uint64_t{t} * all_d - south});
   }
   for (const auto& b : l.bands) {
     std::uint64_t edge = 0;
-    for (std::uint32_t s : b.slices)
-      for (std::uint32_t j = 0; j < chunks; ++j) edge += block(s, j);
+    for (std::uint32_t s : b.slices) edge += blocks_of(s);
     w.edge = std::max(w.edge, edge);
     w.wavelets_out += edge;
   }

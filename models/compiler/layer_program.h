@@ -89,7 +89,8 @@ struct LayerProgram {
   SramUse sram;
   std::uint32_t rows = 0, columns = 0;  // the region: used rows x used columns
   std::uint32_t colors = 0;             // colors its routes use
-  [[nodiscard]] std::string name() const { return layer + " " + to_string(phase); }
+  bool recompute = false;               // a forward step run again before its block's backward
+  [[nodiscard]] std::string name() const { return layer + " " + (recompute ? "recompute" : to_string(phase)); }
 };
 
 }  // namespace wafersim::models::compiler

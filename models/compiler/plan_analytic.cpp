@@ -182,10 +182,11 @@ LayerProgram plan_without_code(KernelContext& ctx, const CompiledModel& cm, cons
         const std::uint64_t kvf = c;  // key and value features matching the slice's query features
         const std::uint64_t own = std::min<std::uint64_t>(t, S), gather = t >= S ? 0 : S - own;
         std::uint64_t keys = 0;  // over the busiest column's queries
+        // Causal: the query at token p sees (p mod S) + 1 keys; F(n) sums p mod S over p < n.
+        auto F = [S](std::uint64_t q) { return q / S * (S * (S - 1) / 2) + (q % S) * (q % S - (q % S > 0)) / 2; };
         for (std::uint32_t x = 0; x < l.columns; ++x) {
-          std::uint64_t sum = 0;
-          for (std::uint64_t i = 0; i < t; ++i) sum += layer.causal ? (x * std::uint64_t{t} + i) % S + 1 : S;
-          keys = std::max(keys, sum);
+          const std::uint64_t a = x * std::uint64_t{t};
+          keys = std::max(keys, layer.causal ? F(a + t) - F(a) + t : t * S);
         }
         const std::uint64_t scores = heads_here * keys;
         row_colors = gather > 0;

@@ -22,6 +22,7 @@ struct Step {
   int grad_out = -1;                  // the gradient of its output
   std::vector<int> grad_in;           // gradients of its inputs (-1: not needed)
   std::vector<bool> grad_accumulate;  // add into a gradient another consumer already wrote
+  bool recompute = false;             // a forward step run again in backward (recompute_blocks)
 };
 
 struct Schedule {
@@ -31,6 +32,20 @@ struct Schedule {
   std::vector<std::uint32_t> preloaded;  // loaded by the host before the first step
   std::vector<std::uint32_t> kept;       // live until the end (read back by the host)
 };
+
+// Activation recomputation (CompileOptions::recompute, Blocks): a block is the layers whose
+// names share the prefix before the first '.' ("h3.q", "h3.attn": block "h3"; "embed", "head":
+// none). A tensor a block's layer writes that only its own block's backward steps read is
+// internal: the forward pass drops it after its last forward use, and a copy is recomputed
+// (the block's forward steps writing internal tensors, run again on the copies) just before
+// the block's first backward step, which reads the copies. Returns the schedule unchanged
+// when no block has internal tensors.
+Schedule recompute_blocks(Schedule s, const ModelSpec& m);
+
+// The largest sum over the steps of the bytes per PE of the activations live at that step
+// (each rounded up to 8 B, as the arena places them; no kernel buffers, no fragmentation):
+// a quick lower bound on the SRAM a schedule needs.
+std::uint64_t activation_peak(const Schedule& s);
 
 // SRAM lifetimes: each tensor lives from the step of its first use to that of its last (a
 // preloaded tensor from step 0, a kept one to steps.size()); -1 for a tensor never used.

@@ -40,6 +40,13 @@ void ModelArgs::add(CLI::App& cmd, Use use) {
   if (use == Use::Infer) inference = true;
   if (use == Use::Compile || use == Use::Run)
     cmd.add_flag("--inference", inference, "forward only (no backward, no weight gradients)");
+  if (use == Use::Compile || use == Use::Run)
+    cmd.add_option("--recompute", recompute,
+                   "training with weight streaming: none (every activation the backward reads stays in SRAM), blocks "
+                   "(only each transformer block's input stays; the block's forward runs again before its backward) "
+                   "or auto (blocks when the activations do not fit otherwise)")
+        ->check(CLI::IsMember({"auto", "none", "blocks"}))
+        ->capture_default_str();
 }
 
 models::compiler::CompileOptions ModelArgs::options(bool emit) const {
@@ -52,6 +59,9 @@ models::compiler::CompileOptions ModelArgs::options(bool emit) const {
   o.layout = layout == "columns"  ? models::compiler::LayoutChoice::Columns
              : layout == "groups" ? models::compiler::LayoutChoice::Groups
                                   : models::compiler::LayoutChoice::Auto;
+  o.recompute = recompute == "none"     ? models::compiler::Recompute::None
+                : recompute == "blocks" ? models::compiler::Recompute::Blocks
+                                        : models::compiler::Recompute::Auto;
   return o;
 }
 
@@ -102,12 +112,17 @@ nlohmann::ordered_json mapping_json(const CompiledModel& cm, const std::string& 
   j["colors"] = {
       {"used", cm.colors.used()}, {"available", cm.target.fabric.colors}, {"weight", cm.colors.weight.size()}};
   j["sram"] = {{"peak_bytes", cm.sram_peak}, {"capacity_bytes", cm.target.sram_bytes()}};
+  if (cm.options.training)
+    j["recompute"] = {{"choice", models::compiler::to_string(cm.options.recompute)},
+                      {"recomputed", cm.recomputed},
+                      {"why", cm.recompute_why}};
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
   std::uint64_t total_bound = 0, total_flops = 0, in = 0, out = 0;
   for (const auto& p : cm.programs) {
     steps.push_back({{"layer", p.layer},
                      {"kind", models::to_string(p.kind)},
                      {"phase", models::compiler::to_string(p.phase)},
+                     {"recompute", p.recompute},
                      {"code", p.analytical ? "analytical" : "pe"},
                      {"region", {{"rows", p.rows}, {"columns", p.columns}}},
                      {"sram_max_bytes", p.sram.max_bytes},
@@ -124,7 +139,7 @@ nlohmann::ordered_json mapping_json(const CompiledModel& cm, const std::string& 
                        {"fabric", p.bound.fabric},
                        {"edge", p.bound.edge}}}});
     total_bound += p.bound.cycles;
-    total_flops += p.work.flops;
+    if (!p.recompute) total_flops += p.work.flops;
     in += p.work.wavelets_in;
     out += p.work.wavelets_out;
   }
@@ -149,6 +164,8 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
                    cm.colors.used(), t.fabric.colors, cm.colors.weight.size(), cm.colors.with_west ? 4 : 2);
   o << fmt::format("  SRAM        {} of {} per PE at the peak (activations stay resident)\n", bytes_cell(cm.sram_peak),
                    bytes_cell(t.sram_bytes()));
+  if (cm.options.training)
+    o << fmt::format("  recompute   {}: {}\n", cm.recomputed ? "blocks" : "none", cm.recompute_why);
   if (m.sparsity.any())
     o << fmt::format(
         "  sparsity    {} sparse layer(s): applies to replayed training runs (wafersim train --cluster-model replay); "
@@ -163,12 +180,13 @@ void print_mapping(std::ostream& o, const CompiledModel& cm, const std::string& 
     const auto& p = cm.programs[i];
     o << fmt::format(
         "  {:<4} {:<12} {:<13} {:<16} {:<10} {:>11} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10} {:>12}  {}\n", i, p.layer,
-        models::to_string(p.kind), models::compiler::to_string(p.phase), p.analytical ? "analytical" : "pe", region(p),
-        bytes_cell(static_cast<double>(p.sram.max_bytes)), bytes_cell(p.sram.mean_bytes), p.colors,
-        count_cell(static_cast<double>(p.work.wavelets_in)), count_cell(static_cast<double>(p.work.wavelets_out)),
-        count_cell(static_cast<double>(p.work.flops)), p.bound.cycles, models::compiler::to_string(p.bound.binds));
+        models::to_string(p.kind), p.recompute ? "recompute" : models::compiler::to_string(p.phase),
+        p.analytical ? "analytical" : "pe", region(p), bytes_cell(static_cast<double>(p.sram.max_bytes)),
+        bytes_cell(p.sram.mean_bytes), p.colors, count_cell(static_cast<double>(p.work.wavelets_in)),
+        count_cell(static_cast<double>(p.work.wavelets_out)), count_cell(static_cast<double>(p.work.flops)),
+        p.bound.cycles, models::compiler::to_string(p.bound.binds));
     total += p.bound.cycles;
-    flops += p.work.flops;
+    if (!p.recompute) flops += p.work.flops;  // the model's FLOPs: a recomputed forward adds none
   }
   const double secs = static_cast<double>(total) / t.wafer.clock.hz;
   const double peak = static_cast<double>(t.wafer.pe_count()) * t.peak_flops_per_cycle(cm.dtype()) * t.wafer.clock.hz;
@@ -182,7 +200,10 @@ nlohmann::ordered_json run_json(const CompiledModel& cm, const std::deque<StepRe
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   const double hz = cm.target.wafer.clock.hz;
   const double peak = static_cast<double>(cm.target.wafer.pe_count()) * cm.target.peak_flops_per_cycle(cm.dtype());
+  std::size_t index = 0;
   for (const auto& r : results) {
+    const bool recompute = index < cm.programs.size() && cm.programs[index].recompute;
+    ++index;
     nlohmann::ordered_json stalls;
     for (int k = 0; k < hw::kStallCauses; ++k)
       stalls[std::string(hw::stall_name(static_cast<hw::Stall>(k)))] = r.stalls[k];
@@ -202,6 +223,7 @@ nlohmann::ordered_json run_json(const CompiledModel& cm, const std::deque<StepRe
     arr.push_back({{"layer", r.layer},
                    {"kind", models::to_string(r.kind)},
                    {"phase", models::compiler::to_string(r.phase)},
+                   {"recompute", recompute},
                    {"simulated", r.simulated},
                    {"start_cycle", r.start},
                    {"cycles", r.cycles()},
@@ -225,6 +247,8 @@ void print_run(std::ostream& o, const CompiledModel& cm, const std::deque<StepRe
                    "cycles", "bound", "binds", "FLOP/s", "% peak", "stalls (largest)", "check");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
+    const char* phase =
+        i < cm.programs.size() && cm.programs[i].recompute ? "recompute" : models::compiler::to_string(r.phase);
     const double cyc = static_cast<double>(r.cycles());
     std::vector<std::pair<std::uint64_t, int>> st;
     for (int k = 0; k < hw::kStallCauses; ++k)
@@ -237,9 +261,9 @@ void print_run(std::ostream& o, const CompiledModel& cm, const std::deque<StepRe
     if (stalls.empty()) stalls = "none";
     std::string check = "-";
     if (!r.simulated) {
-      o << fmt::format("  {:<4} {:<12} {:<16} {:>10} {:>10} {:<7} {:>12} {:>7}  {:<28} {}\n", i, r.layer,
-                       models::compiler::to_string(r.phase), "-", r.bound.cycles,
-                       models::compiler::to_string(r.bound.binds), "-", "-", "not simulated: no PE code", "-");
+      o << fmt::format("  {:<4} {:<12} {:<16} {:>10} {:>10} {:<7} {:>12} {:>7}  {:<28} {}\n", i, r.layer, phase, "-",
+                       r.bound.cycles, models::compiler::to_string(r.bound.binds), "-", "-",
+                       "not simulated: no PE code", "-");
       continue;
     }
     if (!r.checks.empty()) {
@@ -253,9 +277,8 @@ void print_run(std::ostream& o, const CompiledModel& cm, const std::deque<StepRe
       check = bad ? fmt::format("FAILED ({} of {})", bad, n)
                   : fmt::format("{} ({})", exact ? "bit-exact" : "within tolerance", n);
     }
-    o << fmt::format("  {:<4} {:<12} {:<16} {:>10} {:>10} {:<7} {:>12} {:>6.2f}%  {:<28} {}\n", i, r.layer,
-                     models::compiler::to_string(r.phase), r.cycles(), r.bound.cycles,
-                     models::compiler::to_string(r.bound.binds),
+    o << fmt::format("  {:<4} {:<12} {:<16} {:>10} {:>10} {:<7} {:>12} {:>6.2f}%  {:<28} {}\n", i, r.layer, phase,
+                     r.cycles(), r.bound.cycles, models::compiler::to_string(r.bound.binds),
                      units::pretty(cyc > 0 ? static_cast<double>(r.flops) * hz / cyc : 0, "FLOP/s"),
                      cyc > 0 ? 100.0 * static_cast<double>(r.flops) / (cyc * peak) : 0.0, stalls, check);
   }

@@ -25,6 +25,7 @@ struct ModelArgs {
   std::string accumulate = "fp32";
   bool inference = false;
   std::string layout = "auto";
+  std::string recompute = "auto";
   // Which command the options are for: compile and run take them all; train no --placement
   // and --inference (training streams weights); infer no --inference (and resident placement
   // by default).

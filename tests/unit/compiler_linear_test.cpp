@@ -31,11 +31,11 @@ TEST(CompilerLinear, ForwardAndBackwardOnTinyAreBitExact) {
 }
 
 // Regression: a bf16 32 -> 64 -> 32 MLP with 64 tokens (8 per PE) and fp32 accumulation had
-// 481 wrong elements in fc2 forward. Its fp32 FMACs ran asynchronously, each step spanning
-// two cycles of SRAM ports, so a later FMAC (or the chunk's send of the partial sums, an
-// fmov, which does not wait for the datapath) could take its step before an earlier one that
-// wrote the same partial sums, and read them stale. fp32 FMACs are now synchronous, and the
-// send adds -0 (an exact identity) on the datapath (docs/compiler.md, "Known limitations").
+// 481 wrong elements in fc2 forward. Its fp32 FMACs ran asynchronously and unordered, each
+// step spanning two cycles of SRAM ports, so a later FMAC (or the chunk's send of the partial
+// sums) could take its step before an earlier one that wrote the same partial sums, and read
+// them stale. Every vector instruction on the partials now runs on ordered microthread 0, and
+// the send adds -0 (an exact identity) on the datapath (docs/compiler.md, "Known limitations").
 const char* kMlp = R"(
 name: mlp
 dtype: bf16
@@ -54,6 +54,33 @@ TEST(CompilerLinear, Bf16MlpWithEightTokensPerPeAndFp32AccumulationIsBitExact) {
   const auto& results = run.run();
   ASSERT_EQ(results.size(), 3u + 4u);  // fc1, act, fc2 forward; fc2 data + weights, act data; fc1 weights
   expect_all_checked(results);
+}
+
+// One row of 4 PEs, 16 tokens (4 per PE), 64 -> 64 fp16 with bias, fp32 partial sums: the
+// chunk's FMACs on ordered microthread 0 keep up with the weights, so the product takes its
+// three issues per weight (receive, FMAC, advance) and the chunks' adds and rounding: exact
+// cycles (the simulation is deterministic), within 7% of the bound (46264 cycles, 3.8x the
+// bound, when the fp32 FMACs were synchronous).
+const char* kRow = R"(
+name: row
+dtype: fp16
+batch: 1
+sequence: 16
+inputs: [{name: x, kind: activations, features: 64}]
+layers:
+  - {name: y, kind: linear, inputs: [x], features: 64, bias: true}
+)";
+
+TEST(CompilerLinear, Fp32ProductOnOneRowRunsAtItsIssueBound) {
+  models::compiler::CompileOptions o;
+  o.training = false;
+  test::ModelRun run("tiny", {"wafer.width=4", "wafer.height=1", "fabric.edge_io_channels=1"}, kRow, o);
+  const auto& results = run.run();
+  ASSERT_EQ(results.size(), 1u);
+  expect_all_checked(results);
+  EXPECT_EQ(results[0].bound.cycles, 12290u);
+  EXPECT_EQ(results[0].cycles(), 13102u);
+  EXPECT_LE(results[0].cycles() * 100, results[0].bound.cycles * 107);
 }
 
 // More used rows than the core has task ids (64): a 3 x 72 grid with one edge channel per 9
