@@ -117,10 +117,11 @@ void Cluster::build_wafers(const ClusterParts& parts, sim::stats::Group& g, std:
   wafers_.resize(n);
   edges_.resize(n);
   for (std::uint32_t e = 0; e < n; ++e) {
-    if (!local_.contains(e)) continue;
-    BuildOptions own = build;
-    if (e != 0) own.failures.clear();  // links and PEs fail on wafer 0
-    wafers_[e] = std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, own, g, e);
+    if (local_.contains(e)) {
+      BuildOptions own = build;
+      if (e != 0) own.failures.clear();  // links and PEs fail on wafer 0
+      wafers_[e] = std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, own, g, e);
+    }
     if (rank() == 0) {
       auto bridge = std::make_unique<edge::EdgeBridge>(
           fmt::format("wafer{}_edge_links", e).c_str(), io, e, latency,

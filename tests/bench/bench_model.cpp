@@ -19,8 +19,9 @@
 //   bench_model --benchmark_filter='BM_CompiledGemm/tokens:256/'
 //
 // Under callgrind only the simulation is counted (instrumentation is on around sc_start):
-//   valgrind --tool=callgrind --instr-atstart=no build/bench_model \
+//   valgrind --tool=callgrind --instr-atstart=no build/bench_model
 //     --benchmark_filter='BM_CompiledGemm/tokens:256/features:128/side:8/timing_only:0'
+// (one command line)
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
