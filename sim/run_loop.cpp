@@ -39,8 +39,11 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
     if (target <= now) throw SimulationError(fmt::format("simulated time cannot advance past cycle {}", now.count()));
     auto t0 = std::chrono::steady_clock::now();
     const sc_time before = sc_time_stamp();
-    sc_start(reference.time_of(target) - before, limits.stop_at_last_event ? SC_EXIT_ON_STARVATION : SC_RUN_TO_TIME);
-    if (!limits.stop_at_last_event && sc_time_stamp() == before && sc_get_status() != SC_STOPPED)
+    // A run to quiescence stops at its last event, not at the end of a slice whose length
+    // follows the wall clock: the simulated time it ends at must not depend on the host.
+    const bool starve = limits.stop_at_last_event || until.is_never();
+    sc_start(reference.time_of(target) - before, starve ? SC_EXIT_ON_STARVATION : SC_RUN_TO_TIME);
+    if (!starve && sc_time_stamp() == before && sc_get_status() != SC_STOPPED)
       throw SimulationError(fmt::format("simulated time did not advance past cycle {}", now.count()));
     for (const auto* e : engines) {
       if (!e->failed()) continue;
