@@ -59,6 +59,18 @@ TEST(Exec, RunsProgramsAndPrintsCyclesStatsAndDumps) {
   EXPECT_EQ(slurp(dir.path() / "a" / "stats.json"), slurp(dir.path() / "c" / "stats.json"));
 }
 
+// A run to quiescence ends at its last event, whatever the host's speed: SystemC time is not
+// left at the end of a run slice (whose length follows the wall clock).
+TEST(Exec, ARunEndsAtItsLastEventNotAtASliceEnd) {
+  wafersim::test::TempDir dir;
+  const std::string soak = std::string(WAFERSIM_SOURCE_DIR) + "/examples/programs/soak.s";
+  auto r = wafersim("exec tiny --program " + soak + " --json --out " + (dir.path() / "a").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["cycles"], 78999);
+  auto stats = nlohmann::json::parse(slurp(dir.path() / "a" / "stats.json"));
+  EXPECT_EQ(stats["stats"]["cluster"]["wafer0"]["cycles"], 78999);
+}
+
 TEST(Exec, ProgramsTalkOverTheMeshWithStaticRoutes) {
   wafersim::test::TempDir dir;
   const std::string ex = std::string(WAFERSIM_SOURCE_DIR) + "/examples/programs/";
