@@ -32,6 +32,7 @@
 #include "sim/errors.h"
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/training_bits.h"
 
 namespace wafersim::platforms::training::cosim_test {
 namespace {
@@ -165,14 +166,7 @@ nlohmann::json train(const std::string& platform, const std::vector<std::string>
         j["starved"] = starved;
         j["starved0"] = stat("cluster.wafer0.edge.starved");
         if (cfg.functional) {
-          nlohmann::json w = nlohmann::json::array();
-          for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l) {
-            const auto flat = r.layers.flatten(l, r.final_parameters);
-            std::vector<std::uint32_t> bits(flat.size());
-            std::memcpy(bits.data(), flat.data(), flat.size() * 4);
-            w.push_back(bits);
-          }
-          j["final_bits"] = w;
+          j["final_bits"] = test::final_weight_bits(r);
         }
         return j;
       },

@@ -18,6 +18,7 @@
 #include "sim/errors.h"
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/training_bits.h"
 
 namespace wafersim::platforms::training::system_failure_test {
 namespace {
@@ -48,14 +49,7 @@ nlohmann::json train(std::uint32_t systems, std::uint64_t batch, const TrainingC
         sim::stats::Group root("");
         const TrainingReport r = run_training(spec, m, cfg, root);
         nlohmann::json j = to_json(r);
-        nlohmann::json w = nlohmann::json::array();
-        for (std::uint32_t l = 0; l < r.layers.layers.size(); ++l) {
-          const auto flat = r.layers.flatten(l, r.final_parameters);
-          std::vector<std::uint32_t> bits(flat.size());
-          std::memcpy(bits.data(), flat.data(), flat.size() * 4);
-          w.push_back(bits);
-        }
-        j["final_bits"] = w;
+        j["final_bits"] = test::final_weight_bits(r);
         j["state"] = to_json(*r.state);
         return j;
       },
