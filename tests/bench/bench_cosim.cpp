@@ -21,29 +21,17 @@
 #include "models/model_spec.h"
 #include "platforms/training/training_run.h"
 #include "sim/errors.h"
+#include "tests/bench/bench_support.h"
 
 namespace {
 
+using wafersim::bench::clock_seconds;
+using wafersim::bench::cpu_seconds;
+using wafersim::bench::first_in_process;
+using wafersim::bench::peak_rss_mb;
+using wafersim::bench::wall_seconds;
+
 namespace training = wafersim::platforms::training;
-
-double cpu_seconds(clockid_t clock) {
-  timespec t{};
-  clock_gettime(clock, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1e3;
-}
-
-bool first_in_process(benchmark::State& state) {
-  static bool elaborated = false;
-  if (!elaborated) return elaborated = true;
-  state.SkipWithError("SystemC elaborates once per process: run one benchmark per process (scripts/bench)");
-  return false;
-}
 
 void BM_CosimTrainingStep(benchmark::State& state) {
   if (!first_in_process(state)) return;
@@ -54,14 +42,14 @@ void BM_CosimTrainingStep(benchmark::State& state) {
   cfg.threads = static_cast<unsigned>(state.range(0));
   for (auto _ : state) {
     wafersim::sim::stats::Group root("");
-    const double process0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID), main0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+    const double process0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID), main0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
     const auto t0 = std::chrono::steady_clock::now();
     const training::TrainingReport r = training::run_training(platform.spec, model, cfg, root);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cycles = std::ceil(r.total().seconds() * platform.spec.wafer.clock.hz);
     state.SetIterationTime(wall);
-    state.counters["cpu_s"] = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - process0;
-    state.counters["caller_cpu_s"] = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - main0;
+    state.counters["cpu_s"] = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - process0;
+    state.counters["caller_cpu_s"] = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - main0;
     state.counters["wall_s"] = wall;
     state.counters["cycles"] = cycles;
     state.counters["wafer_cycles_per_s"] = cycles * r.wafers / wall;

@@ -45,37 +45,19 @@
 #include "platforms/cluster.h"
 #include "platforms/runtime/executor.h"
 #include "sim/errors.h"
+#include "tests/bench/bench_support.h"
 
 namespace {
+
+using wafersim::bench::clock_seconds;
+using wafersim::bench::cpu_seconds;
+using wafersim::bench::first_in_process;
+using wafersim::bench::peak_rss_mb;
+using wafersim::bench::wall_seconds;
 
 namespace platforms = wafersim::platforms;
 namespace compiler = wafersim::models::compiler;
 namespace runtime = wafersim::platforms::runtime;
-
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-double wall_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1e3;
-}
-
-bool first_in_process(benchmark::State& state) {
-  static bool elaborated = false;
-  if (!elaborated) return elaborated = true;
-  state.SkipWithError("SystemC elaborates once per process: run one benchmark per process (scripts/bench)");
-  return false;
-}
 
 // A compiled model on wafer 0 of a platform, run step by step.
 struct CompiledRun {

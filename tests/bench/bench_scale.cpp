@@ -25,8 +25,15 @@
 #include "hw/isa/assembler.h"
 #include "platforms/platform_spec.h"
 #include "platforms/wafer.h"
+#include "tests/bench/bench_support.h"
 
 namespace {
+
+using wafersim::bench::clock_seconds;
+using wafersim::bench::cpu_seconds;
+using wafersim::bench::first_in_process;
+using wafersim::bench::peak_rss_mb;
+using wafersim::bench::wall_seconds;
 
 using wafersim::sim::Cycle;
 namespace platforms = wafersim::platforms;
@@ -38,30 +45,7 @@ double rss_mb() {
   return static_cast<double>(resident) * 4096.0 / 1e6;
 }
 
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1e3;
-}
-
-// Times are CPU seconds of this (single-threaded) process: on a shared machine wall time
-// also counts the other processes.
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 double seconds_since(double t0) { return cpu_seconds() - t0; }
-
-bool first_in_process(benchmark::State& state) {
-  static bool elaborated = false;
-  if (!elaborated) return elaborated = true;
-  state.SkipWithError("SystemC elaborates once per process: run one benchmark per process (scripts/bench)");
-  for (auto _ : state) {
-  }
-  return false;
-}
 
 // The WSE-2 preset resized, or the WSE-3 preset at its own size.
 platforms::LoadedPlatform platform(unsigned w, unsigned h) {
