@@ -1,6 +1,7 @@
 #include "platforms/wafer.h"
 
 #include "platforms/memory_estimate.h"
+#include "sim/parallel/thread_policy.h"
 
 namespace wafersim::platforms {
 
@@ -27,12 +28,13 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
       host_("host", cores_, engine_) {
   auto& g = stats.group(basename());
   stats_ = &g;
-  if (options.threads > 1) {
-    team_ = std::make_unique<sim::parallel::Team>(options.threads, true);
+  const unsigned threads = sim::parallel::resolve_threads(
+      options.threads, std::uint64_t{spec.wafer.width} * spec.wafer.height, sim::parallel::Team::hardware_threads());
+  if (threads > 1) {
+    team_ = std::make_unique<sim::parallel::Team>(threads, true);
     registration_ = std::make_unique<sim::parallel::TeamRegistration>(*team_);
   }
-  bands_ = std::make_unique<sim::parallel::RowBands>(team_.get(), spec.wafer.height, fabric::Mesh::kBandRows,
-                                                     options.threads);
+  bands_ = std::make_unique<sim::parallel::RowBands>(team_.get(), spec.wafer.height, fabric::Mesh::kBandRows, threads);
   fabric::MeshOptions mesh_options;
   mesh_options.bands = bands_.get();
   mesh_options.routing = options.routing;

@@ -42,8 +42,9 @@ struct BuildOptions {
   bool driven = false;
   // The traffic the fabric is to expect (fabric::MeshOptions::traffic; synthetic traffic tells it).
   fabric::ExpectedTraffic traffic;
-  // Host threads sweeping the wafer's rows in bands (1: the caller's thread only). The results
-  // are the same for every count (sim/parallel/row_bands.h).
+  // Host threads sweeping the wafer's rows in bands (1: the caller's thread only;
+  // sim::parallel::kAutoThreads: by the wafer's size, sim/parallel/thread_policy.h). The
+  // results are the same for every count (sim/parallel/row_bands.h).
   unsigned threads = 1;
   // Host memory: a wafer is built only when its estimate (memory_estimate.h, with a traffic
   // generator when `synthetic_traffic`) fits within `max_memory` (0: no limit of its own) and

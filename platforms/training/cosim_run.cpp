@@ -9,6 +9,7 @@
 #include "platforms/training/training_run.h"
 #include "sim/errors.h"
 #include "sim/parallel/team.h"
+#include "sim/parallel/thread_policy.h"
 
 namespace wafersim::platforms::training {
 
@@ -26,7 +27,6 @@ platforms::ClusterParts cluster_parts(const TrainingConfig& config, const models
   parts.build.routes = cm.routes;
   parts.build.timing_only = !config.functional;
   if (config.max_cycles) parts.build.max_cycles = sim::Cycle(config.max_cycles);
-  parts.threads = config.threads ? config.threads : sim::parallel::Team::hardware_threads();
   parts.window = config.window;
   parts.build.failures = config.wafer_failures;
   parts.transport = config.transport;
@@ -90,6 +90,8 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   r.optimizer.validate();
 
   platforms::ClusterParts parts = cluster_parts(config, *cm, *layers, r.optimizer);
+  parts.threads = sim::parallel::resolve_threads(config.threads, std::uint64_t{spec.wafer.width} * spec.wafer.height,
+                                                 sim::parallel::Team::hardware_threads());
   r.ranks = config.transport ? config.transport->ranks() : 1;
   r.rank = config.transport ? config.transport->rank() : 0;
   if (r.ranks > r.wafers)

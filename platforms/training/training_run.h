@@ -46,7 +46,7 @@ struct SystemFailure {
 struct TrainingConfig {
   std::uint32_t steps = 1;
   ClusterMode cluster = ClusterMode::Cosim;
-  unsigned threads = 0;  // co-simulation: host threads for the wafers (0: the machine's)
+  unsigned threads = 0;  // co-simulation: host threads for the wafers (0: sim::parallel::resolve_threads' auto)
   sim::Picos window{0};  // co-simulation: the window, at most the edge latency (0: the latency)
   TimingSource timing = TimingSource::Simulated;
   bool functional = false;  // carry values: synthetic task, gradients, optimizer

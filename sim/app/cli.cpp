@@ -20,6 +20,7 @@
 #include "sim/config/diagnostics.h"
 #include "sim/config/utf8.h"
 #include "sim/errors.h"
+#include "sim/parallel/thread_policy.h"
 #include "sim/parallel/thread_use.h"
 #include "sim/run_id.h"
 #include "sim/stats/formatters.h"
@@ -97,9 +98,20 @@ void SimArgs::add(CLI::App& cmd) {
   cmd.add_flag("--json", json, "print the summary as one JSON object on stdout");
   cmd.add_option("--threads", threads,
                  "host threads sweeping each wafer's rows in bands of 8 (a co-simulated cluster: its wafers spread "
-                 "over them); 0: the host's hardware threads; the statistics are the same for every count "
+                 "over them): a count, 0 for the host's hardware threads, or auto: the hardware threads when a "
+                 "wafer has at least 16384 PEs (128 x 128), else 1; the statistics are the same for every count "
                  "(docs/parallel.md)")
-      ->check(CLI::Range(0u, kMaxThreads))
+      ->type_name("auto|N")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "auto") return {};
+            unsigned n = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (ec != std::errc() || end != v.data() + v.size() || n > kMaxThreads)
+              return fmt::format("expected auto or a thread count from 0 to {}, found '{}'", kMaxThreads, v);
+            return {};
+          },
+          "auto|N", "threads"))
       ->capture_default_str();
 }
 
@@ -108,7 +120,12 @@ platforms::BuildOptions SimArgs::build_options() const {
   o.idle_skip = !no_idle_skip;
   o.max_cycles = max_cycles ? sim::Cycle(max_cycles) : sim::Cycle::never();
   o.seed = seed;
-  o.threads = threads ? threads : sim::parallel::Team::hardware_threads();
+  if (threads == "auto")
+    o.threads = sim::parallel::kAutoThreads;
+  else {
+    const unsigned n = static_cast<unsigned>(std::stoul(threads));
+    o.threads = n ? n : sim::parallel::Team::hardware_threads();
+  }
   if (!max_memory.empty()) {
     const units::ParseResult r = units::parse(max_memory, units::Dimension::DataSize);
     if (!r.ok || r.value < 8)

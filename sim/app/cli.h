@@ -37,7 +37,7 @@ struct SimArgs {
   bool no_idle_skip = false;
   std::uint64_t seed = 1;
   bool json = false;
-  unsigned threads = 1;  // 0: the host's hardware threads
+  std::string threads = "auto";  // --threads: "auto" (by the wafer's size), or a count (0: the host's threads)
   void add(CLI::App& cmd);
   // The build options; sim::InputError when --max-memory is not a data size.
   [[nodiscard]] platforms::BuildOptions build_options() const;

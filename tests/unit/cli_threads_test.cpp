@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/parallel/team.h"
+#include "sim/parallel/thread_policy.h"
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
@@ -104,9 +106,36 @@ TEST(CliThreads, DefectiveWaferStatisticsAreTheSameAtEveryThreadCount) {
 TEST(CliThreads, BadThreadCountsAreInputErrors) {
   EXPECT_EQ(wafersim("traffic tiny --rate 0.1 --threads -1", true).code, 2);
   EXPECT_EQ(wafersim("traffic tiny --rate 0.1 --threads 2000", true).code, 2);
-  EXPECT_EQ(wafersim("traffic tiny --rate 0.1 --threads two", true).code, 2);
+  const auto two = wafersim("traffic tiny --rate 0.1 --threads two", true);
+  EXPECT_EQ(two.code, 2);
+  EXPECT_NE(two.out.find("--threads: expected auto or a thread count from 0 to 1024, found 'two'"), std::string::npos)
+      << two.out;
   const auto help = wafersim("traffic --help");
   EXPECT_NE(help.out.find("--threads"), std::string::npos);
+}
+
+// The default, auto: one thread below 128 x 128 PEs, every hardware thread from there up; an
+// explicit count or 0 (the hardware threads) whatever the size.
+TEST(CliThreads, AutoTakesTheHardwareThreadsFromA128By128WaferUp) {
+  EXPECT_EQ(sim::parallel::resolve_threads(sim::parallel::kAutoThreads, 128 * 127, 8), 1u);
+  EXPECT_EQ(sim::parallel::resolve_threads(sim::parallel::kAutoThreads, 128 * 128, 8), 8u);
+  EXPECT_EQ(sim::parallel::resolve_threads(sim::parallel::kAutoThreads, 128 * 128, 1), 1u);
+  EXPECT_EQ(sim::parallel::resolve_threads(3, 16, 8), 3u);
+
+  const unsigned hardware = sim::parallel::Team::hardware_threads();
+  TempDir dir;
+  const auto threads_of = [&](const std::string& name, const std::string& options) {
+    const auto out = dir.path() / name;
+    const auto r =
+        wafersim("traffic tiny --rate 0.01 --warmup 0 --measure 20 --drain 100 " + options + " --out " + out.string());
+    EXPECT_EQ(r.code, 0) << r.out;
+    return nlohmann::json::parse(slurp(out / "run.json"))["threads"]["threads"].get<unsigned>();
+  };
+  EXPECT_EQ(threads_of("small", ""), 1u);
+  EXPECT_EQ(threads_of("below", "--set wafer.width=127 --set wafer.height=128"), 1u);
+  EXPECT_EQ(threads_of("large", "--set wafer.width=128 --set wafer.height=128"), hardware);
+  EXPECT_EQ(threads_of("explicit", "--set wafer.width=128 --set wafer.height=128 --threads 1"), 1u);
+  EXPECT_EQ(threads_of("zero", "--threads 0"), hardware);
 }
 
 }  // namespace
