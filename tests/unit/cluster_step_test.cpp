@@ -72,6 +72,19 @@ TEST(ClusterStep, EdgeIoBandwidthFromThePlatform) {
 // Runs every event before `t`.
 void run_before(Picos t) { sc_core::sc_start(sim::to_sc_time(t - sim::now())); }
 
+// The simulated step's A, E, G, T_opt(0) and T that docs/memoryx.md's table quotes, as the
+// test's properties (docs/figures.yaml reads them from the test binary's JSON report).
+void record_step(const StepBreakdown& b) {
+  const auto exposed = [&](Activity a) { return b.exposed[static_cast<std::size_t>(a)]; };
+  const Picos a = exposed(Activity::Stream), e = a + exposed(Activity::Compute), g = e + exposed(Activity::Reduce);
+  for (const auto& [key, t] : {std::pair{"a_ps", a},
+                               {"e_ps", e},
+                               {"g_ps", g},
+                               {"t_opt_ps", exposed(Activity::Optimizer)},
+                               {"t_ps", b.duration()}})
+    ::testing::Test::RecordProperty(key, std::to_string(t.count()));
+}
+
 // tiny-cluster: 2 wafers, 1 plane, 4 KiB chunks, 100 Gb/s links, 1 us per switch, one switch
 // level; DRAM 200 Gb/s with 100 ns latency; optimizer 1 Gparam/s. Layers of 8 and 4 chunks,
 // forward at 10 Gb/s and backward at 5 Gb/s per wafer (compute-bound), loss 2 us.
@@ -108,6 +121,7 @@ TEST(ClusterStep, TinyClusterStepTakesExactlyTheFormula) {
   EXPECT_EQ(b.exposed[static_cast<std::size_t>(Activity::Reduce)], G - E);
   EXPECT_EQ(b.exposed[static_cast<std::size_t>(Activity::Optimizer)], opt0);
   EXPECT_EQ(b.idle, Picos(0));
+  record_step(b);
   // Hidden parts: layer 1's update ran during layer 0's backward compute.
   EXPECT_EQ(b.busy[static_cast<std::size_t>(Activity::Optimizer)], opt0 + lat + Picos(4'096'000) + lat);
   EXPECT_GT(b.busy[static_cast<std::size_t>(Activity::Stream)], A);
@@ -144,6 +158,7 @@ TEST(ClusterStep, Cs2ClusterStepTakesExactlyTheFormula) {
   EXPECT_EQ(b.exposed[static_cast<std::size_t>(Activity::Compute)], E - A);
   EXPECT_EQ(b.exposed[static_cast<std::size_t>(Activity::Reduce)], G - E);
   EXPECT_EQ(b.exposed[static_cast<std::size_t>(Activity::Optimizer)], opt0);
+  record_step(b);
   // Every wafer received both passes of both layers; SwarmX reduced 36 gradient chunks.
   for (std::uint32_t e = 0; e < 4; ++e) EXPECT_EQ(c.endpoint(e).weights_in(0).bytes(), 2 * 3 * 65536u);
   EXPECT_EQ(c.memoryx().counters().bytes_in, (393'216u + 196'608u) * 4);

@@ -85,6 +85,10 @@ void run_before(Picos t) { sc_core::sc_start(sim::to_sc_time(t - sim::now())); }
 // Serialization of `bytes` at 100 Gb/s: bytes * 80 ps.
 Picos ser100(std::uint64_t bytes) { return Picos(bytes * 80); }
 
+// The simulated time docs/swarmx.md's worked examples quote, as the test's `time_ps` property
+// (docs/figures.yaml reads it from the test binary's JSON report).
+void record_time(Picos t) { ::testing::Test::RecordProperty("time_ps", std::to_string(t.count())); }
+
 // docs/swarmx.md, uniform links: T = sum_i s(c_i) + L * (d + max_i s(c_i)).
 TEST(SwarmX, BroadcastThroughTwoLevelsTakesExactlyTheFormula) {
   const std::uint64_t S = 1'000'000;  // 15 chunks of 64 KiB and one of 16960 B
@@ -104,6 +108,7 @@ TEST(SwarmX, BroadcastThroughTwoLevelsTakesExactlyTheFormula) {
   run_before(T + Picos(1));  // and the events at T
   EXPECT_TRUE(b.all_leaves_have(S));
   for (const auto& sink : b.leaf_sinks) EXPECT_EQ(sink->last(), T);
+  record_time(b.leaf_sinks.back()->last());
   sc_core::sc_start();
   // No back-pressure with 4 slots: B * s >= 2 s + d.
   EXPECT_EQ(b.tree->node(0, 0, 0).down_out(0).blocked_ps(), 0u);
@@ -121,6 +126,7 @@ TEST(SwarmX, ReductionThroughTwoLevelsTakesExactlyTheFormula) {
   run_before(T + Picos(1));  // and the events at T
   EXPECT_EQ(b.root_sink->bytes(), S);
   EXPECT_EQ(b.root_sink->last(), T);
+  record_time(b.root_sink->last());
   sc_core::sc_start();
   EXPECT_EQ(b.tree->node(0, 0, 0).reductions(), 16u);
   EXPECT_EQ(b.tree->node(0, 1, 1).reductions(), 16u);  // the leaf switch with one endpoint forwards
@@ -143,6 +149,7 @@ TEST(SwarmX, ReduceThroughputBoundsTheReduction) {
   EXPECT_LT(b.root_sink->bytes(), S);
   sc_core::sc_start();
   EXPECT_EQ(b.root_sink->last(), T);
+  record_time(b.root_sink->last());
   // The endpoints' links waited for the leaf switches (back-pressure), the top did not.
   EXPECT_GT(b.leaf_sources[0]->out(0).blocked_ps(), 0u);
   EXPECT_EQ(b.tree->node(0, 0, 0).up_out().blocked_ps(), 0u);
@@ -162,6 +169,7 @@ TEST(SwarmX, OneBufferSlotThrottlesTheBroadcast) {
   EXPECT_FALSE(b.all_leaves_have(S));
   sc_core::sc_start();
   for (const auto& sink : b.leaf_sinks) EXPECT_EQ(sink->last(), T);
+  record_time(b.leaf_sinks.back()->last());
   // The root link waited s + d per chunk after the first for the top switch's slot.
   EXPECT_EQ(b.root_source->out(0).blocked_ps(), 7 * (s + d).count());
   EXPECT_EQ(b.tree->node(0, 0, 0).down_in().peak_occupancy(), 1u);
