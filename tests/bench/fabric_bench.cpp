@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -104,6 +105,12 @@ void BM_UniformRandomThreads(benchmark::State& state) {
   // Per cycle, summed over the threads: sweeping bands, and waiting for the last band.
   state.counters["band_ns_per_cycle"] = busy / cycles;
   state.counters["barrier_ns_per_cycle"] = wait / cycles;
+  // The calling thread's time in jobs (its bands and its wait for the others): the rest of
+  // its wall time is the cycle's serial share (docs/performance.md, "Parallel engine").
+  const auto& caller = team.times()[0];
+  state.counters["caller_job_ns_per_cycle"] =
+      static_cast<double>(caller.busy_ns - before[0].busy_ns + caller.wait_ns - before[0].wait_ns) / cycles;
+  state.counters["jobs_per_cycle"] = static_cast<double>(team.jobs()) / static_cast<double>(t.cycle());
 }
 BENCHMARK(BM_UniformRandomThreads)
     ->ArgsProduct({{32, 128, 256}, {10}, {1, 2}})
@@ -111,6 +118,16 @@ BENCHMARK(BM_UniformRandomThreads)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(500);
+
+// One fork-join job with empty parts, one per member: the synchronisation a parallel cycle
+// pays per job on top of its work.
+void BM_TeamJob(benchmark::State& state) {
+  const auto threads = static_cast<unsigned>(state.range(0));
+  sim::parallel::Team team(threads);
+  const std::function<void(std::size_t)> nothing = [](std::size_t) {};
+  for (auto _ : state) team.run(threads, nothing);
+}
+BENCHMARK(BM_TeamJob)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kNanosecond);
 
 // Building the mesh of a whole wafer's usable rectangle (750 x 994 routers), idle.
 void BM_IdleWaferElaboration(benchmark::State& state) {
