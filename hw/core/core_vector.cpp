@@ -533,7 +533,7 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
 
 namespace {
 // y = a x b + c over `count` elements of 16-bit values at running addresses (bytes; `step` per
-// element), an operand of step 0 read once: the fp16/bf16 FMAC loop without calls.
+// element), an operand of step 0 read once: the bf16 FMAC loop without calls.
 template <class N>
 void fmac16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* linear, const std::uint32_t* scalar,
             std::uint32_t count) {
@@ -565,6 +565,71 @@ void fmac16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* 
     for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
   }
 }
+
+// Whether the `count` elements from byte `first` on, `step` apart, lie in one SRAM page.
+bool one_page(std::int64_t first, std::int64_t step, std::uint32_t count) {
+  return first / Sram::kPageBytes == (first + step * (count - 1)) / Sram::kPageBytes;
+}
+
+// y = b x c + a in fp16 (c a scalar, `c_value` its value) when each of a, b and y lies in one
+// page and a's and b's pages are allocated: the loop on the pages' bytes. False (nothing done)
+// otherwise.
+bool fmac_f16_in_pages(Sram& sram, const std::int64_t* at, const std::int64_t* step, float c_value, std::uint32_t c,
+                       std::uint32_t count) {
+  using numerics::narrow::F16Single;
+  if (!one_page(at[0], step[0], count) || !one_page(at[1], step[1], count) || !one_page(at[2], step[2], count))
+    return false;
+  const std::uint8_t* pa = sram.bytes_at(static_cast<std::uint32_t>(at[1]));
+  const std::uint8_t* pb = sram.bytes_at(static_cast<std::uint32_t>(at[2]));
+  if (!pa || !pb) return false;
+  std::uint8_t* py = sram.bytes_for_write(static_cast<std::uint32_t>(at[0]));
+  const std::int64_t sa = step[1], sb = step[2], sy = step[0];
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t a = std::uint32_t{pa[0]} | std::uint32_t{pa[1]} << 8;
+    const std::uint32_t b = std::uint32_t{pb[0]} | std::uint32_t{pb[1]} << 8;
+    std::uint32_t y = 0;
+    if (!F16Single::mul_add(c_value, b, a, y)) y = numerics::fma(DType::F16, b, c, a);
+    py[0] = static_cast<std::uint8_t>(y);
+    py[1] = static_cast<std::uint8_t>(y >> 8);
+    pa += sa;
+    pb += sb;
+    py += sy;
+  }
+  return true;
+}
+
+// fmac16 for fp16 through float (narrow::F16Single): operands are not screened, an infinite or
+// NaN result is recomputed by softfloat.h.
+void fmac_f16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* linear, const std::uint32_t* scalar,
+              std::uint32_t count) {
+  using numerics::narrow::F16Single;
+  const std::uint32_t b0 = linear[2] ? 0 : scalar[2] & 0xffffu, c0 = linear[3] ? 0 : scalar[3] & 0xffffu;
+  if (linear[1] && linear[2] && !linear[3]) {  // y = b x c + a, c a scalar: c decoded once
+    const float c_value = F16Single::value(c0);
+    if (fmac_f16_in_pages(sram, at, step, c_value, c0, count)) return;
+    std::int64_t a_at = at[1], b_at = at[2], y_at = at[0];
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const std::uint32_t a = sram.load(static_cast<std::uint32_t>(a_at), 2);
+      const std::uint32_t b = sram.load(static_cast<std::uint32_t>(b_at), 2);
+      std::uint32_t y = 0;
+      if (!F16Single::mul_add(c_value, b, a, y)) y = numerics::fma(DType::F16, b, c0, a);
+      sram.store(static_cast<std::uint32_t>(y_at), 2, y);
+      a_at += step[1];
+      b_at += step[2];
+      y_at += step[0];
+    }
+    return;
+  }
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t a = sram.load(static_cast<std::uint32_t>(at[1]), 2);
+    const std::uint32_t b = linear[2] ? sram.load(static_cast<std::uint32_t>(at[2]), 2) : b0;
+    const std::uint32_t c = linear[3] ? sram.load(static_cast<std::uint32_t>(at[3]), 2) : c0;
+    std::uint32_t y = 0;
+    if (!F16Single::fma(b, c, a, y)) y = numerics::fma(DType::F16, b, c, a);
+    sram.store(static_cast<std::uint32_t>(at[0]), 2, y);
+    for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
+  }
+}
 }  // namespace
 
 void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
@@ -577,7 +642,7 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
     step[slot] = op.step_bytes[slot];
   }
   if (t == DType::F16) {
-    fmac16<numerics::narrow::F16>(sram_, at, step, op.linear, op.scalar, count);
+    fmac_f16(sram_, at, step, op.linear, op.scalar, count);
   } else if (t == DType::BF16) {
     fmac16<numerics::narrow::BF16>(sram_, at, step, op.linear, op.scalar, count);
   } else {

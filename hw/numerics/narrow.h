@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <cstring>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 #include "hw/numerics/dtype.h"
 
@@ -112,5 +115,68 @@ struct Narrow {
 };
 using F16 = Narrow<DType::F16, 5, 10>;
 using BF16 = Narrow<DType::BF16, 8, 7>;
+
+// FP16 through the host's float arithmetic, as Narrow does through double: a product of two
+// fp16 values is exact in float (22 bits, exponents from -48 to 32), a sum is rounded to odd
+// in float (24 bits, at least p + 2 = 13), and the one rounding to fp16 is the host's
+// conversion (F16C) or F16::round. Infinities and NaNs are not screened on the way in: they
+// give an infinite or NaN result, which the caller hands to softfloat.h like an overflow.
+struct F16Single {
+  // Any encoding, exactly (infinities and NaNs become float's).
+  static float value(std::uint32_t bits) {
+#if defined(__F16C__)
+    return _cvtsh_ss(static_cast<unsigned short>(bits));
+#else
+    const std::uint32_t sign = (bits & 0x8000u) << 16, e = (bits >> 10) & 0x1fu;
+    std::uint32_t f = 0;
+    if (e == 0) {  // zero or subnormal: m x 2^-24
+      const float v = static_cast<float>(bits & 0x3ffu) * 0x1p-24f;
+      std::memcpy(&f, &v, 4);
+      f |= sign;
+    } else if (e == 0x1f) {
+      f = sign | 0x7f800000u | (bits & 0x3ffu) << 13;
+    } else {
+      f = sign | (((bits & 0x7fffu) << 13) + (std::uint32_t{127 - 15} << 23));
+    }
+    float v = 0;
+    std::memcpy(&v, &f, 4);
+    return v;
+#endif
+  }
+  // Rounds a float (exact, or rounded to odd) to the nearest fp16, ties to even.
+  static std::uint32_t round(float v) {
+#if defined(__F16C__)
+    return _cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT);
+#else
+    return F16::exact(static_cast<double>(v));
+#endif
+  }
+  // A result is finite: its operands were, and it did not overflow.
+  static bool finite(std::uint32_t r) { return (r & 0x7c00u) != 0x7c00u; }
+  // p + z (each exact in float) rounded once to fp16, p + z rounded to odd in float first.
+  static std::uint32_t sum(float p, float z) {
+    const float s = p + z;
+    const float zs = s - p, ps = s - zs;
+    const float err = (p - ps) + (z - zs);  // p + z = s + err exactly (TwoSum)
+    if (err == 0) return round(s);
+    std::uint32_t b = 0;
+    std::memcpy(&b, &s, 4);
+    if ((err < 0) != ((b >> 31) != 0)) --b;  // |s| above the exact sum: truncate toward zero
+    b |= 1;                                  // round to odd
+    float o = 0;
+    std::memcpy(&o, &b, 4);
+    return round(o);
+  }
+  // x x b + c rounded once, x = value() of an fp16 (a factor used for many elements); false
+  // when the result is infinite or NaN (out then holds it, to be recomputed by softfloat.h).
+  static bool mul_add(float x, std::uint32_t b, std::uint32_t c, std::uint32_t& out) {
+    out = sum(x * value(b), value(c));
+    return finite(out);
+  }
+  // a x b + c rounded once; false as for mul_add.
+  static bool fma(std::uint32_t a, std::uint32_t b, std::uint32_t c, std::uint32_t& out) {
+    return mul_add(value(a), b, c, out);
+  }
+};
 
 }  // namespace wafersim::hw::numerics::narrow

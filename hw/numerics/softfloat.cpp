@@ -213,8 +213,8 @@ std::uint32_t bits_of(float f) {
 constexpr std::uint32_t kF32DefaultNan = 0x7FC00000;
 std::uint32_t host_result(float r) { return r == r ? bits_of(r) : kF32DefaultNan; }
 
-using F16Fmt = narrow::F16;
 using BF16Fmt = narrow::BF16;
+using narrow::F16Single;
 
 // Operation `op` on the format's fast path; false (result untouched) when an operand is
 // infinite or NaN.
@@ -232,12 +232,12 @@ std::uint32_t add(DType t, std::uint32_t a, std::uint32_t b) {
     const float x = host(a), y = host(b);
     if (x == x && y == y) return host_result(x + y);
   }
-  if (t == DType::F16 || t == DType::BF16) {
+  if (t == DType::F16) {
+    const std::uint32_t r = F16Single::sum(F16Single::value(a), F16Single::value(b));
+    if (F16Single::finite(r)) return r;
+  } else if (t == DType::BF16) {
     std::uint32_t r = 0;
-    const bool done = t == DType::F16
-                          ? narrow2<F16Fmt>(a, b, r, [](double x, double y) { return F16Fmt::sum(x, y); })
-                          : narrow2<BF16Fmt>(a, b, r, [](double x, double y) { return BF16Fmt::sum(x, y); });
-    if (done) return r;
+    if (narrow2<BF16Fmt>(a, b, r, [](double x, double y) { return BF16Fmt::sum(x, y); })) return r;
   }
   return reference::add(t, a, b);
 }
@@ -247,12 +247,12 @@ std::uint32_t sub(DType t, std::uint32_t a, std::uint32_t b) {
     const float x = host(a), y = host(b);
     if (x == x && y == y) return host_result(x - y);
   }
-  if (t == DType::F16 || t == DType::BF16) {
+  if (t == DType::F16) {
+    const std::uint32_t r = F16Single::sum(F16Single::value(a), -F16Single::value(b));
+    if (F16Single::finite(r)) return r;
+  } else if (t == DType::BF16) {
     std::uint32_t r = 0;
-    const bool done = t == DType::F16
-                          ? narrow2<F16Fmt>(a, b, r, [](double x, double y) { return F16Fmt::sum(x, -y); })
-                          : narrow2<BF16Fmt>(a, b, r, [](double x, double y) { return BF16Fmt::sum(x, -y); });
-    if (done) return r;
+    if (narrow2<BF16Fmt>(a, b, r, [](double x, double y) { return BF16Fmt::sum(x, -y); })) return r;
   }
   return reference::sub(t, a, b);
 }
@@ -262,12 +262,12 @@ std::uint32_t mul(DType t, std::uint32_t a, std::uint32_t b) {
     const float x = host(a), y = host(b);
     if (x == x && y == y) return host_result(x * y);
   }
-  if (t == DType::F16 || t == DType::BF16) {
+  if (t == DType::F16) {
+    const std::uint32_t r = F16Single::round(F16Single::value(a) * F16Single::value(b));  // exact product
+    if (F16Single::finite(r)) return r;
+  } else if (t == DType::BF16) {
     std::uint32_t r = 0;
-    const bool done = t == DType::F16
-                          ? narrow2<F16Fmt>(a, b, r, [](double x, double y) { return F16Fmt::exact(x * y); })
-                          : narrow2<BF16Fmt>(a, b, r, [](double x, double y) { return BF16Fmt::exact(x * y); });
-    if (done) return r;
+    if (narrow2<BF16Fmt>(a, b, r, [](double x, double y) { return BF16Fmt::exact(x * y); })) return r;
   }
   return reference::mul(t, a, b);
 }
@@ -278,7 +278,7 @@ std::uint32_t fma(DType t, std::uint32_t a, std::uint32_t b, std::uint32_t c) {
     if (x == x && y == y && z == z) return host_result(std::fmaf(x, y, z));
   }
   std::uint32_t r = 0;
-  if (t == DType::F16 ? F16Fmt::fma(a, b, c, r) : t == DType::BF16 && BF16Fmt::fma(a, b, c, r)) return r;
+  if (t == DType::F16 ? F16Single::fma(a, b, c, r) : t == DType::BF16 && BF16Fmt::fma(a, b, c, r)) return r;
   return reference::fma(t, a, b, c);
 }
 

@@ -46,6 +46,17 @@ class Sram {
     }
   }
 
+  // The bytes from `addr` to the end of its page: null when the page was never written
+  // (reads there return zeros); for writing, allocated if needed.
+  [[nodiscard]] const std::uint8_t* bytes_at(std::uint32_t addr) const {
+    const std::uint8_t* p = find(addr / kPageBytes);
+    return p ? p + addr % kPageBytes : nullptr;
+  }
+  std::uint8_t* bytes_for_write(std::uint32_t addr) {
+    std::uint8_t* page = pages_ ? pages_[addr / kPageBytes].get() : nullptr;
+    return (page ? page : make(addr / kPageBytes)) + addr % kPageBytes;
+  }
+
   // The page holding `addr`, allocated if needed (for DMI); `page_base` receives its address.
   std::uint8_t* page(std::uint32_t addr, std::uint32_t* page_base);
 

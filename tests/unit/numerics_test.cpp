@@ -335,6 +335,34 @@ TEST(Fp16Bf16, InlineMulAddMatchesReference) {
   check(narrow::BF16{}, BF16);
 }
 
+// The fp16 element-loop form through float (narrow::F16Single): every finite result is the
+// reference's, and every infinite or NaN one is declined (an operand infinite or NaN, or an
+// overflow), over random operands, cancellations and all pairs of special encodings.
+TEST(Fp16Bf16, InlineSingleMulAddMatchesReference) {
+  using narrow::F16Single;
+  std::mt19937 rng(6160);
+  std::uniform_int_distribution<std::uint32_t> any16(0, 0xffff);
+  auto check = [](std::uint32_t x, std::uint32_t b, std::uint32_t c) {
+    const std::uint32_t ref = reference::fma(F16, x, b, c);
+    std::uint32_t out = 0;
+    const bool done = F16Single::mul_add(F16Single::value(x), b, c, out);
+    ASSERT_EQ(done, (ref & 0x7c00u) != 0x7c00u) << std::hex << x << " * " << b << " + " << c;
+    if (done) {
+      ASSERT_EQ(out, ref) << std::hex << x << " * " << b << " + " << c;
+    }
+  };
+  for (int i = 0; i < 400000; ++i) {
+    const std::uint32_t x = any16(rng), b = any16(rng);
+    const std::uint32_t c = i % 2 ? any16(rng) : neg(F16, mul(F16, x, b)) ^ (i & 3);
+    check(x, b, c);
+  }
+  const std::uint32_t specials[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF,
+                                    0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE00, 0x3555, 0x1400, 0x0C00};
+  for (auto x : specials)
+    for (auto b : specials)
+      for (auto c : specials) check(x, b, c);
+}
+
 // FP16 and BF16 against host float arithmetic rounded to the 16-bit format: float has at
 // least 2p + 2 bits of precision for both, so this double rounding equals one rounding.
 TEST(Fp16Bf16, AgreeWithHostFloatRoundedOnce) {
