@@ -89,6 +89,9 @@ MeshLayout::MeshLayout(const DecoderShape& shape, const Region& region, std::uin
   columns_ = LineFamily::whole(Axis::Column, region.rows, stage, LineColors{{5, 6}, {7, 8}, 9});
   segments_ = LineFamily::segmented(Axis::Column, region.rows, seg_starts_, stage, LineColors{{10, 11}, {12, 13}, 14});
   a_ = plan_addrs(shape, t, layers, embedding, head, align);
+  align_ = align;
+  column_ring_ = Ring(Axis::Column, region.rows, {15, 16, 17, 18});
+  row_ring_ = Ring(Axis::Row, region.columns, {19, 20, 21, 22});
 }
 
 Span MeshLayout::col_features(std::uint32_t c) const { return split(s_.d, region_.columns, c); }

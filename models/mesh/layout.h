@@ -19,6 +19,7 @@
 #include "models/compiler/target.h"
 #include "models/mesh/collective.h"
 #include "models/mesh/region.h"
+#include "models/mesh/ring.h"
 #include "models/model_spec.h"
 
 namespace wafersim::models::mesh {
@@ -106,7 +107,13 @@ class MeshLayout {
   [[nodiscard]] const LineFamily& rows() const { return rows_; }
   [[nodiscard]] const LineFamily& columns() const { return columns_; }
   [[nodiscard]] const LineFamily& segments() const { return segments_; }
+  // The prefill's MeshGEMM shift rings (ring.h): along every column (indexed by row) and
+  // along every row (indexed by column), on colors kColors .. kColors + 7.
+  [[nodiscard]] const Ring& column_ring() const { return column_ring_; }
+  [[nodiscard]] const Ring& row_ring() const { return row_ring_; }
+  [[nodiscard]] std::uint32_t align() const { return align_; }
   static constexpr std::uint32_t kColors = 15;
+  static constexpr std::uint32_t kRingColors = 8;
 
  private:
   DecoderShape s_;
@@ -117,6 +124,8 @@ class MeshLayout {
   std::vector<std::uint32_t> seg_starts_;
   Addrs a_;
   LineFamily rows_, columns_, segments_;
+  Ring column_ring_, row_ring_;
+  std::uint32_t align_ = 4;
 };
 
 }  // namespace wafersim::models::mesh
