@@ -89,13 +89,14 @@ void place_gemm_inputs(std::vector<std::uint8_t>& img, const MeshLayout& l, Gemv
     if (token >= tokens) break;
     for (std::size_t i = 0; i < ks.size(); ++i) {
       const auto u = static_cast<std::uint32_t>(x[token * in + ks[i]]);
-      std::memcpy(img.data() + a.x[0] + (t * ks.size() + i) * e, &u, e);
+      std::memcpy(img.data() + a.x[0] + (t * a.kmax + i) * e, &u, e);
     }
   }
 }
 
 std::vector<Bits> expect_gemm(const MeshLayout& l, const DecoderWeights& w, Gemv g, std::uint32_t layer,
                               const std::vector<Bits>& x, std::uint64_t tokens) {
+  const std::uint32_t kmax = gemm_addrs(l, g, tokens, l.align()).kmax;
   const DecoderShape& s = l.shape();
   const Format f = reference::format_of(s.dtype);
   const Arith Acc(Format::FP32);
@@ -116,8 +117,12 @@ std::vector<Bits> expect_gemm(const MeshLayout& l, const DecoderWeights& w, Gemv
         for (std::uint32_t step = 0; step < N; ++step) {
           const std::uint32_t pos = static_cast<std::uint32_t>((j + 2ull * N - a - step) % N);
           const std::uint32_t at = visit.index(pos);
-          for (std::uint64_t k : along_rows ? gemm_input_indices(l, g, line, at) : gemm_input_indices(l, g, at, line))
+          const std::vector<std::uint64_t> ks =
+              along_rows ? gemm_input_indices(l, g, line, at) : gemm_input_indices(l, g, at, line);
+          for (std::uint64_t k : ks)
             acc = Acc.fma(Acc.from(f, gemm_weight(s, w, g, layer, k, o)), Acc.from(f, x[token * shape.in + k]), acc);
+          // The busiest PE's inputs beyond this PE's own: zero weights and inputs.
+          for (std::size_t k = ks.size(); k < kmax; ++k) acc = Acc.fma(Arith::kZero, Arith::kZero, acc);
         }
         y[token * shape.out + o] = acc;
       }

@@ -9,7 +9,9 @@
 // by, partial sums along the lines they are reduced over: at most 2 hops each) and takes the
 // next ones from its successors. After N steps every partial sum has passed every PE of its
 // line: block j's outputs of a line rest, complete, at ring position (j - a - N + 1) mod N of
-// that line (Cannon's algorithm with the weights stationary).
+// that line (Cannon's algorithm with the weights stationary). Every PE computes and moves the
+// busiest PE's number of inputs and outputs (zeros beyond its own), so every step runs the
+// same code on every PE: the kernel is periodic in its steps.
 
 #include <fmt/format.h>
 
@@ -91,10 +93,10 @@ void emit_fmacs(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std:
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   if (!pe.n) return;
   for (std::uint32_t t = 0; t < a.block; ++t) {
-    const unsigned acc = b.mem(fmt::format("acc{}{}_{}", tag, p, t), DType::F32, a.acc[p] + t * pe.n * 4, pe.n);
+    const unsigned acc = b.mem(fmt::format("acc{}{}_{}", tag, p, t), DType::F32, a.acc[p] + t * a.nmax * 4, pe.n);
     const unsigned w = b.mem(fmt::format("w{}{}_{}", tag, p, t), dt, w_addr, pe.n);
     for (std::uint32_t i = 0; i < pe.k; ++i) {
-      b.ld(1, a.x[p] + (t * pe.k + i) * l.esize(), l.esize());
+      b.ld(1, a.x[p] + (t * a.kmax + i) * l.esize(), l.esize());
       VectorOptions o;
       o.async = true;
       o.ut = 2;
@@ -218,9 +220,11 @@ MeshStep gemm_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::
       break;
   }
   auto pe_of = [&](std::uint32_t r, std::uint32_t c) {
+    // Every PE takes the busiest one's inputs and outputs (zeros beyond its own): each step
+    // then runs the same code everywhere, and a ring runs at its slowest PE's pace anyway.
     PeGemm p;
-    p.k = gemm_inputs(l, g, r, c);
-    p.n = gemm_outputs(l, g, r, c);
+    p.k = a.kmax;
+    p.n = a.nmax;
     const std::uint32_t xi = along_rows ? r : c, ai = along_rows ? c : r;
     p.x_send = x_ring.send_color(xi);
     p.x_recv = x_ring.recv_color(xi);

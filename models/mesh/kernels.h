@@ -52,8 +52,8 @@ MeshStep embedding_step(const MeshLayout& l, const compiler::Target& t, std::uin
 // partial sums left in acc[(steps - 1) % 2]; after N steps block j's outputs of line a are
 // complete at its ring position (j - a - N + 1) mod N.
 struct GemmAddrs {
-  // [block x k] in the model's format, [block x n] fp32 (a PE's own inputs k and outputs n;
-  // sized for the busiest PE)
+  // [block x kmax] in the model's format, [block x nmax] fp32: a PE's own inputs and outputs
+  // first in each token's row, zeros after them
   std::uint32_t x[2] = {}, acc[2] = {};
   std::uint32_t block = 0;           // tokens per block: ceil(tokens / N)
   std::uint32_t kmax = 0, nmax = 0;  // inputs and outputs of the busiest PE

@@ -20,7 +20,9 @@
 #include "models/mesh/ring.h"
 #include "models/reference/tensor.h"
 #include "platforms/inference/mesh_run.h"
+#include "platforms/inference/mesh_token.h"
 #include "platforms/platform_spec.h"
+#include "sim/errors.h"
 
 namespace wafersim::test::mesh_prefill_test {
 namespace {
@@ -105,17 +107,17 @@ std::uint64_t expect_gemm_matches(std::uint32_t n, Gemv g, std::uint64_t tokens)
       const std::uint32_t line = along_rows ? pe.a : pe.b, here = along_rows ? pe.b : pe.a;
       const std::uint64_t j = (here + line + n - 1) % n;
       const auto outs = mesh::gemm_output_indices(l, g, r, c);
-      const auto got = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, a.acc[(n - 1) % 2],
-                                                     static_cast<std::uint32_t>(a.block * outs.size()), 4);
+      const auto got =
+          platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, a.acc[(n - 1) % 2], a.block * a.nmax, 4);
       for (std::uint32_t t = 0; t < a.block; ++t) {
         const std::uint64_t token = j * a.block + t;
         if (token >= tokens) break;
         for (std::size_t o = 0; o < outs.size(); ++o) {
           ++compared;
           const auto expected = want[token * shape.out + outs[o]];
-          if (got[t * outs.size() + o] != expected && mismatches++ < 5)
+          if (got[t * a.nmax + o] != expected && mismatches++ < 5)
             ADD_FAILURE() << fmt::format("{} token {} output {} on PE ({}, {}): got {:#x}, expected {:#x}",
-                                         mesh::to_string(g), token, outs[o], r, c, got[t * outs.size() + o], expected);
+                                         mesh::to_string(g), token, outs[o], r, c, got[t * a.nmax + o], expected);
         }
       }
     }
@@ -129,7 +131,11 @@ std::uint64_t expect_gemm_matches(std::uint32_t n, Gemv g, std::uint64_t tokens)
 
 // One simulation per test (SystemC builds one per process): every product of a layer and the
 // head on 4 x 4 with 16 tokens (blocks of 4).
-TEST(MeshGemm, QkvMatchesTheHost) { expect_gemm_matches(4, Gemv::Qkv, 16); }
+TEST(MeshGemm, QkvMatchesTheHost) {
+  // Cycle-exact: the simulated kernel's cycles on this case (a change in them is a change in
+  // the kernel or the core's timing).
+  EXPECT_EQ(expect_gemm_matches(4, Gemv::Qkv, 16), 615u);
+}
 TEST(MeshGemm, OMatchesTheHost) { expect_gemm_matches(4, Gemv::O, 16); }
 TEST(MeshGemm, GateUpMatchesTheHost) { expect_gemm_matches(4, Gemv::GateUp, 16); }
 TEST(MeshGemm, DownMatchesTheHost) { expect_gemm_matches(4, Gemv::Down, 16); }
@@ -137,6 +143,52 @@ TEST(MeshGemm, HeadMatchesTheHost) { expect_gemm_matches(4, Gemv::Head, 16); }
 // 11 tokens over 5 blocks of 3: the last blocks padded, the ring of 5 wrapping in one hop.
 TEST(MeshGemm, PadsTheLastBlocksOnAnOddRegion) { expect_gemm_matches(5, Gemv::Qkv, 11); }
 TEST(MeshGemm, ReducesAlongColumnsOnAnOddRegion) { expect_gemm_matches(5, Gemv::Down, 11); }
+
+// `infer --prefill`: every simulated layer's four products before the decode token, all steps
+// simulated or runs of 1 and M steps with the others derived; the prefill's cycles over every
+// layer from the simulated ones.
+TEST(MeshPrefill, ProductsOfEveryLayerThenTheToken) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 12;
+  o.layers = 0;
+  o.gemm_steps = 0;
+  o.rows = o.columns = 6;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, build, root);
+  const auto t = s.run();
+  ASSERT_EQ(t.runs.size(), 1u);
+  const auto& r = t.runs[0];
+  ASSERT_EQ(r.prefill.size(), 8u);
+  std::uint64_t sum = 0;
+  for (const auto& p : r.prefill) {
+    EXPECT_EQ(p.steps, 6u);
+    EXPECT_EQ(p.simulated, 6u);
+    EXPECT_EQ(p.cycles, p.cycles_m);
+    EXPECT_GE(p.cycles, p.bound.with_latency()) << p.name;
+    sum += p.cycles;
+  }
+  EXPECT_EQ(t.prefill_cycles, sum);
+  EXPECT_EQ(t.prefill_tokens, 12u);
+  EXPECT_EQ(r.run.steps.size(), 1u + 2 * 7 + 2);  // the decode token after it
+}
+
+TEST(MeshPrefill, ANonSquareRegionOrAFunctionalRunIsAnInputError) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 4;
+  o.rows = 4;
+  o.columns = 3;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, build, root), sim::InputError);
+  o.rows = o.columns = 4;
+  o.check = true;
+  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, build, root), sim::InputError);
+}
 
 }  // namespace
 }  // namespace wafersim::test::mesh_prefill_test
