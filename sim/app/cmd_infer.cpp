@@ -367,6 +367,7 @@ void add_infer_command(CLI::App& app) {
       "      --pipeline --decode-tokens 2\n"
       "  wafersim infer tiny --model tiny-mlp --placement streaming\n"
       "  wafersim infer wse2 --model llama3-8b --placement mesh --timing-only --prompt-len 4096\n"
+      "  wafersim infer tiny --model examples/models/tiny-llama.yaml --placement mesh --timing-only --prefill 12\n"
       "Writes config.yaml, stats.json, stats.txt and run.json into the output folder, with model.json (the\n"
       "mapping and every step's figures) or, with --pipeline, pipeline.json (the run and each stage's bounds).\n"
       "Weights resident: every linear layer's weights are placed in SRAM once (step 'weights') and read there\n"

@@ -4,6 +4,7 @@
 
 #include <ostream>
 
+#include "models/mesh/kernels.h"
 #include "models/mesh/mesh_decode.h"
 #include "sim/errors.h"
 
@@ -52,7 +53,13 @@ std::vector<MeshStep> bounds_of(const MeshPlan& p, const models::compiler::Targe
   const auto& w = p.wafers[i];
   const models::mesh::MeshLayout l(p.shape, w.region, w.layers, w.embedding, w.head, models::mesh::collective_stage(t),
                                    models::mesh::buffer_alignment(t));
-  return models::mesh::step_bounds(t, l, position, 0);
+  auto v = models::mesh::step_bounds(t, l, position, 0);
+  // The prefill's products of one layer over all N steps (MeshGEMM, a square region).
+  if (p.prefill && w.layers && w.region.rows == w.region.columns)
+    for (auto g :
+         {models::mesh::Gemv::Qkv, models::mesh::Gemv::O, models::mesh::Gemv::GateUp, models::mesh::Gemv::Down})
+      v.push_back(models::mesh::gemm_step(l, t, g, 0, p.prefill, w.region.rows, false));
+  return v;
 }
 
 }  // namespace
@@ -115,12 +122,12 @@ void print_mesh_plan(std::ostream& out, const MeshPlan& p, const models::compile
     out << fmt::format("  links       {} B of residual stream per token between wafers, {} cycles each\n", p.link_bytes,
                        p.link_cycles);
   out << fmt::format(
-      "  kernels     bounds of a decode token at position {} (cycles; the roofline's largest term, "
+      "  kernels     bounds of a decode token at position {}{} (cycles; the roofline's largest term, "
       "and the collectives' latency)\n",
-      position);
+      position, p.prefill ? fmt::format(" and of the prefill's products of {} tokens", p.prefill) : std::string());
   for (std::size_t i = 0; i < p.wafers.size(); ++i)
     for (const auto& s : bounds_of(p, t, i, position))
-      out << fmt::format("    wafer {} {:10} {:9} roofline {:7} ({:7}), latency {:6}\n", i, s.name, s.kernel,
+      out << fmt::format("    wafer {} {:18} {:9} roofline {:7} ({:7}), latency {:6}\n", i, s.name, s.kernel,
                          s.bound.roofline(), s.bound.binds(), s.bound.latency);
   out << fmt::format("  why         {}\n", p.why);
 }
