@@ -46,6 +46,28 @@ MeshStep attention_step(const MeshLayout& l, const compiler::Target& t, std::uin
 // allreduce along the columns puts x (across columns) on every PE.
 MeshStep embedding_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t token, bool code = true);
 
+// The prefill's MeshGEMM (kernel_gemm.cpp) of `tokens` prompt tokens through product g of
+// `layer` on a square region of N x N PEs, its first `steps` (1 .. N) shift steps: the
+// inputs of token block j = (a + b) mod N at ring positions (a, b) (ring.h) in x[0], fp32
+// partial sums left in acc[(steps - 1) % 2]; after N steps block j's outputs of line a are
+// complete at its ring position (j - a - N + 1) mod N.
+struct GemmAddrs {
+  // [block x kmax] in the model's format, [block x nmax] fp32: a PE's own inputs and outputs
+  // first in each token's row, zeros after them
+  std::uint32_t x[2] = {}, acc[2] = {};
+  std::uint32_t block = 0;           // tokens per block: ceil(tokens / N)
+  std::uint32_t kmax = 0, nmax = 0;  // inputs and outputs of the busiest PE
+  std::uint32_t end = 0;
+};
+// Contract: a square region (std::logic_error otherwise); the buffers follow the layout's.
+GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint32_t align);
+std::uint32_t gemm_inputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c);
+std::uint32_t gemm_outputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c);
+// Whether the product's partial sums reduce along rows (q/k/v, gate/up, head) or columns.
+bool reduces_along_rows(Gemv g);
+MeshStep gemm_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
+                   std::uint32_t steps, bool code = true);
+
 // `code` false: the step's work and bound without its programs (cheap).
 
 // The key of a line role for program classes: the fields its code depends on.

@@ -89,6 +89,9 @@ MeshLayout::MeshLayout(const DecoderShape& shape, const Region& region, std::uin
   columns_ = LineFamily::whole(Axis::Column, region.rows, stage, LineColors{{5, 6}, {7, 8}, 9});
   segments_ = LineFamily::segmented(Axis::Column, region.rows, seg_starts_, stage, LineColors{{10, 11}, {12, 13}, 14});
   a_ = plan_addrs(shape, t, layers, embedding, head, align);
+  align_ = align;
+  column_ring_ = Ring(Axis::Column, region.rows, {15, 16, 17, 18});
+  row_ring_ = Ring(Axis::Row, region.columns, {19, 20, 21, 22});
 }
 
 Span MeshLayout::col_features(std::uint32_t c) const { return split(s_.d, region_.columns, c); }
@@ -128,6 +131,15 @@ Span MeshLayout::row_vocab(std::uint32_t r) const { return split(s_.vocabulary, 
 
 std::uint32_t MeshLayout::slots(std::uint32_t c, std::uint64_t n) const {
   return n > c ? static_cast<std::uint32_t>((n - 1 - c) / region_.columns + 1) : 0;
+}
+
+std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n, bool head,
+                            std::uint32_t align) {
+  if (!tokens || !n) return 0;
+  const std::uint64_t block = (tokens + n - 1) / n;
+  const std::uint64_t k = std::max({t.kc, t.nq, t.nf}), o = std::max({t.nqkv, 2 * t.nf, t.kc, head ? t.nv : 0u});
+  auto up = [&](std::uint64_t b) { return (b + align - 1) / align * align; };
+  return static_cast<std::uint32_t>(2 * up(block * k * bytes_of(s.dtype)) + 2 * up(block * o * 4));
 }
 
 Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers, bool embedding, bool head,

@@ -19,6 +19,7 @@
 #include "models/compiler/target.h"
 #include "models/mesh/collective.h"
 #include "models/mesh/region.h"
+#include "models/mesh/ring.h"
 #include "models/model_spec.h"
 
 namespace wafersim::models::mesh {
@@ -66,6 +67,12 @@ struct Addrs {
 Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers, bool embedding, bool head,
                  std::uint32_t align);
 
+// Bytes the prefill's MeshGEMM (kernel_gemm.cpp) adds after a PE's plan on a square region
+// of n x n PEs for `tokens` prompt tokens: two input blocks and two fp32 partial-sum blocks of
+// ceil(tokens / n) tokens, sized for the largest product (0 without a prefill).
+std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n, bool head,
+                            std::uint32_t align);
+
 class MeshLayout {
  public:
   // Contract: region.rows >= kv_heads (every key/value head gets a segment of rows); `layers`
@@ -106,7 +113,13 @@ class MeshLayout {
   [[nodiscard]] const LineFamily& rows() const { return rows_; }
   [[nodiscard]] const LineFamily& columns() const { return columns_; }
   [[nodiscard]] const LineFamily& segments() const { return segments_; }
+  // The prefill's MeshGEMM shift rings (ring.h): along every column (indexed by row) and
+  // along every row (indexed by column), on colors kColors .. kColors + 7.
+  [[nodiscard]] const Ring& column_ring() const { return column_ring_; }
+  [[nodiscard]] const Ring& row_ring() const { return row_ring_; }
+  [[nodiscard]] std::uint32_t align() const { return align_; }
   static constexpr std::uint32_t kColors = 15;
+  static constexpr std::uint32_t kRingColors = 8;
 
  private:
   DecoderShape s_;
@@ -117,6 +130,8 @@ class MeshLayout {
   std::vector<std::uint32_t> seg_starts_;
   Addrs a_;
   LineFamily rows_, columns_, segments_;
+  Ring column_ring_, row_ring_;
+  std::uint32_t align_ = 4;
 };
 
 }  // namespace wafersim::models::mesh

@@ -46,6 +46,8 @@ MeshDecode::MeshDecode(const compiler::Target& target, std::shared_ptr<const Mes
   }
   routes_ = std::make_shared<fabric::RouteTable>(target.width(), target.height(), target.fabric.colors);
   for (const LineFamily* f : {&l.rows(), &l.columns(), &l.segments()}) add_routes(*routes_, l.region(), *f);
+  if (target.fabric.colors >= MeshLayout::kColors + MeshLayout::kRingColors)
+    for (const Ring* r : {&l.column_ring(), &l.row_ring()}) add_routes(*routes_, l.region(), *r);
 }
 
 MeshStep MeshDecode::step(std::size_t i, bool code) const {

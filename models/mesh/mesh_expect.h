@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/mesh/kernels.h"
 #include "models/mesh/layout.h"
 #include "models/reference/tensor.h"
 
@@ -54,5 +55,25 @@ struct DecodeResult {
 // layout holds the embedding: then the token's table row); layers [0, simulated).
 DecodeResult expect_decode(const MeshLayout& l, const DecoderWeights& w, DecoderCache cache, std::uint64_t token,
                            std::uint64_t position, std::uint32_t simulated, std::vector<Bits> x0 = {});
+
+// The prefill's MeshGEMM (kernel_gemm.cpp, gemm_expect.cpp). The model's input and output
+// indices of PE (r, c)'s local inputs and outputs, in their local order (gate/up: [gate | up]
+// of d_ff each), and the weight of product g at (input k, output o).
+std::vector<std::uint64_t> gemm_input_indices(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c);
+std::vector<std::uint64_t> gemm_output_indices(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c);
+Bits gemm_weight(const DecoderShape& s, const DecoderWeights& w, Gemv g, std::uint32_t layer, std::uint64_t k,
+                 std::uint64_t o);
+// PE (r, c)'s ring positions along its column (a) and its row (b).
+struct GemmPe {
+  std::uint32_t a = 0, b = 0;
+};
+GemmPe gemm_pe(const MeshLayout& l, std::uint32_t r, std::uint32_t c);
+// Writes PE (r, c)'s first input block (tokens x inputs values `x`, row-major) into `img`
+// (grown to a.end).
+void place_gemm_inputs(std::vector<std::uint8_t>& img, const MeshLayout& l, Gemv g, const GemmAddrs& a,
+                       const std::vector<Bits>& x, std::uint64_t tokens, std::uint32_t r, std::uint32_t c);
+// The product's fp32 outputs (tokens x outputs, row-major) after all N steps.
+std::vector<Bits> expect_gemm(const MeshLayout& l, const DecoderWeights& w, Gemv g, std::uint32_t layer,
+                              const std::vector<Bits>& x, std::uint64_t tokens);
 
 }  // namespace wafersim::models::mesh

@@ -37,17 +37,26 @@ std::uint64_t cost_of(const DecoderShape& s, std::uint32_t rows, std::uint32_t c
 
 // The region on one wafer with the least collective length whose busiest PE fits.
 Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t layers, bool embedding, bool head,
-                std::uint32_t rows, std::uint32_t columns) {
+                std::uint32_t rows, std::uint32_t columns, std::uint64_t prefill) {
   const std::uint32_t align = buffer_alignment(t), cap = t.sram_bytes();
   auto need = [&](std::uint32_t r, std::uint32_t c) {
     return plan_addrs(s, tile_sizes(s, r, c), layers, embedding, head, align);
+  };
+  auto extra = [&](std::uint32_t r, std::uint32_t c) {
+    return r == c ? prefill_bytes(s, tile_sizes(s, r, c), prefill, r, head, align) : 0u;
   };
   Fit best;
   const auto kv = static_cast<std::uint32_t>(s.kv_heads);
   if (t.height() < kv) return best;
   if (rows) {  // the region asked for
     const Addrs a = need(rows, columns);
-    if (a.end <= cap) best = Fit{true, Region{0, 0, rows, columns}, a, cost_of(s, rows, columns)};
+    if (a.end + extra(rows, columns) <= cap)
+      best = Fit{true, Region{0, 0, rows, columns}, a, cost_of(s, rows, columns)};
+    return best;
+  }
+  if (prefill) {  // the smallest square that holds it: MeshGEMM's rings need one
+    for (std::uint32_t n = kv; n <= std::min(t.width(), t.height()); ++n)
+      if (need(n, n).end + extra(n, n) <= cap) return Fit{true, Region{0, 0, n, n}, need(n, n), cost_of(s, n, n)};
     return best;
   }
   for (std::uint32_t c = 1; c <= t.width(); ++c) {
@@ -86,13 +95,18 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
         fmt::format("the mesh region {} x {} does not lie on the {} x {} PEs of a wafer with a row "
                     "for each of the model's {} key/value heads",
                     t.rows, t.columns, t.wafer.height(), t.wafer.width(), s.kv_heads));
+  if (t.prefill && t.rows && t.rows != t.columns)
+    throw sim::InputError(
+        fmt::format("the prefill's MeshGEMM takes a square region (its rings shift along rows and columns alike); {} x "
+                    "{} is not one",
+                    t.rows, t.columns));
   for (std::uint32_t n = 1; n <= std::min<std::uint32_t>(t.systems, L); ++n) {
     std::vector<MeshWafer> wafers;
     bool fits = true;
     for (std::uint32_t i = 0; i < n && fits; ++i) {
       const compiler::Span layers = compiler::split(L, n, i);
-      const Fit f =
-          best_region(s, t.wafer, static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n, t.rows, t.columns);
+      const Fit f = best_region(s, t.wafer, static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n, t.rows,
+                                t.columns, t.prefill);
       fits = f.ok;
       if (fits)
         wafers.push_back(MeshWafer{f.region, static_cast<std::uint32_t>(layers.lo),
@@ -100,14 +114,25 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
     }
     if (!fits) continue;
     p.wafers = std::move(wafers);
+    p.prefill = t.prefill;
+    for (const MeshWafer& w : p.wafers)
+      p.prefill_bytes =
+          std::max(p.prefill_bytes, w.region.rows == w.region.columns
+                                        ? prefill_bytes(s, tile_sizes(s, w.region.rows, w.region.columns), t.prefill,
+                                                        w.region.rows, w.head, buffer_alignment(t.wafer))
+                                        : 0u);
     p.link_bytes = n > 1 ? s.d * bytes_of(s.dtype) : 0;
     if (n > 1)
       p.link_cycles = static_cast<std::uint64_t>(std::ceil(static_cast<double>(p.link_bytes) * 8.0 / t.link_bits_per_s *
                                                            t.wafer.wafer.clock.hz)) +
                       t.link_latency.count();
-    p.why = fmt::format(
-        "on each wafer the region with the shortest collectives (7 along its rows, 2 along its columns a layer) whose "
-        "busiest PE holds its layers");
+    p.why = t.prefill ? fmt::format(
+                            "on each wafer the smallest square region (MeshGEMM's rings) whose busiest PE holds "
+                            "its layers and the prefill's blocks of {} tokens",
+                            t.prefill)
+                      : fmt::format(
+                            "on each wafer the region with the shortest collectives (7 along its rows, 2 along its "
+                            "columns a layer) whose busiest PE holds its layers");
     return p;
   }
   // Does not fit: the most every wafer would need at the whole wafer, for the most systems.

@@ -22,6 +22,9 @@ struct MeshTarget {
   sim::Cycle link_latency{0};       // besides the bytes' time (U)
   // A region to use on every wafer instead of the planner's choice (rows x columns; 0: plan).
   std::uint32_t rows = 0, columns = 0;
+  // A prefill of this many prompt tokens (MeshGEMM): the region square, the smallest whose
+  // busiest PE also holds the GEMM's blocks (0: no prefill).
+  std::uint64_t prefill = 0;
 };
 
 struct MeshWafer {
@@ -33,8 +36,10 @@ struct MeshWafer {
 
 struct MeshPlan {
   DecoderShape shape;
-  std::uint32_t systems = 1;      // available
-  std::vector<MeshWafer> wafers;  // used, in pipeline order
+  std::uint32_t systems = 1;        // available
+  std::uint64_t prefill = 0;        // prompt tokens the regions hold the prefill's blocks for
+  std::uint32_t prefill_bytes = 0;  // those blocks on the busiest PE (after addrs.end)
+  std::vector<MeshWafer> wafers;    // used, in pipeline order
   std::uint64_t sram_capacity = 0;
   // The residual stream crossing to the next wafer per token: bytes and cycles over the link.
   std::uint64_t link_bytes = 0, link_cycles = 0;

@@ -37,10 +37,15 @@ std::vector<std::uint64_t> read_pe(Wafer& wafer, const Region& region, std::uint
 
 MeshRunResult run_mesh_decode(const models::mesh::MeshDecode& d, Wafer& wafer, const PeImage& image,
                               const StepDone& done) {
+  return run_mesh_steps(
+      d.layout().region(), d.target(), d.steps().size(), [&](std::size_t i) { return d.step(i); }, wafer, image, done);
+}
+
+MeshRunResult run_mesh_steps(const Region& g, const models::compiler::Target& target, std::size_t count,
+                             const StepOf& step_of, Wafer& wafer, const PeImage& image, const StepDone& done) {
   auto& engine = wafer.engine();
   auto& cores = wafer.cores();
-  const Region& g = d.layout().region();
-  if (g.x0 + g.columns > d.target().width() || g.y0 + g.rows > d.target().height())
+  if (g.x0 + g.columns > target.width() || g.y0 + g.rows > target.height())
     throw sim::InputError("mesh run: the region reaches beyond the wafer");
   if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
   if (image)
@@ -53,8 +58,8 @@ MeshRunResult run_mesh_decode(const models::mesh::MeshDecode& d, Wafer& wafer, c
   MeshRunResult result;
   result.start = std::max(engine.now(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp())).count();
   result.end = result.start;
-  for (std::size_t i = 0; i < d.steps().size(); ++i) {
-    const MeshStep step = d.step(i);
+  for (std::size_t i = 0; i < count; ++i) {
+    const MeshStep step = step_of(i);
     MeshStepResult s;
     s.name = step.name;
     s.kernel = step.kernel;
@@ -87,6 +92,11 @@ MeshSimulation::MeshSimulation(const PlatformSpec& spec, BuildOptions build, sim
     : spec_(spec), d_(d) {
   build.routes = d.routes();
   cluster_ = std::make_unique<Cluster>("cluster", spec, build, root);
+}
+
+MeshRunResult MeshSimulation::run_steps(std::size_t count, const StepOf& step, const PeImage& image,
+                                        const StepDone& done) {
+  return run_mesh_steps(d_.layout().region(), d_.target(), count, step, wafer(), image, done);
 }
 
 MeshRunResult MeshSimulation::run(const PeImage& image, const StepDone& done) {

@@ -43,6 +43,13 @@ using StepDone = std::function<void(const MeshStepResult&)>;
 MeshRunResult run_mesh_decode(const models::mesh::MeshDecode& d, Wafer& wafer, const PeImage& image = {},
                               const StepDone& done = {});
 
+// Runs `count` steps built by `step(i)` over `region` in order, likewise (run_mesh_decode runs
+// a token's steps with it).
+using StepOf = std::function<models::mesh::MeshStep(std::size_t)>;
+MeshRunResult run_mesh_steps(const models::mesh::Region& region, const models::compiler::Target& target,
+                             std::size_t count, const StepOf& step, Wafer& wafer, const PeImage& image = {},
+                             const StepDone& done = {});
+
 // Reads n values of `bytes` each at `addr` of PE (r, c) of the region (untimed).
 std::vector<std::uint64_t> read_pe(Wafer& wafer, const models::mesh::Region& region, std::uint32_t r, std::uint32_t c,
                                    std::uint32_t addr, std::uint32_t n, std::uint32_t bytes);
@@ -55,6 +62,8 @@ class MeshSimulation {
                  const models::mesh::MeshDecode& d);
   // Runs the token (run_mesh_decode) and adds its figures to wafer 0's "mesh" statistics.
   MeshRunResult run(const PeImage& image = {}, const StepDone& done = {});
+  // Runs other steps on the token's region and routes (the prefill's), without statistics.
+  MeshRunResult run_steps(std::size_t count, const StepOf& step, const PeImage& image = {}, const StepDone& done = {});
   [[nodiscard]] Wafer& wafer() { return cluster_->wafer(0); }
 
  private:

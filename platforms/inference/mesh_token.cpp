@@ -51,6 +51,48 @@ void compare(MeshWaferRun& out, Wafer& wafer, const mesh::MeshLayout& l, const m
     }
 }
 
+// The prefill's products of the simulated layers on one wafer (MeshGEMM, kernel_gemm.cpp):
+// each all N steps, or runs of 1 and M steps with the others at their difference's per-step
+// cycles (every step runs the same code on every PE).
+std::vector<MeshPrefillStep> run_prefill(MeshSimulation& sim, const mesh::MeshLayout& l,
+                                         const models::compiler::Target& t, std::uint32_t layers,
+                                         const MeshTokenOptions& o, const StepDone& done) {
+  const std::uint32_t N = l.region().rows;
+  const std::uint32_t m = o.gemm_steps == 0 || o.gemm_steps >= N ? N : o.gemm_steps;
+  struct Run {
+    std::uint32_t layer;
+    mesh::Gemv g;
+    std::uint32_t steps;
+  };
+  std::vector<Run> runs;
+  for (std::uint32_t layer = 0; layer < layers; ++layer)
+    for (mesh::Gemv g : {mesh::Gemv::Qkv, mesh::Gemv::O, mesh::Gemv::GateUp, mesh::Gemv::Down}) {
+      if (m < N) runs.push_back({layer, g, 1});
+      runs.push_back({layer, g, m});
+    }
+  const MeshRunResult r = sim.run_steps(
+      runs.size(),
+      [&](std::size_t i) { return mesh::gemm_step(l, t, runs[i].g, runs[i].layer, o.prefill, runs[i].steps); }, {},
+      done);
+  std::vector<MeshPrefillStep> out;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].steps != m) continue;
+    MeshPrefillStep p;
+    const mesh::MeshStep full = mesh::gemm_step(l, t, runs[i].g, runs[i].layer, o.prefill, N, false);
+    p.name = full.name;
+    p.layer = runs[i].layer;
+    p.steps = N;
+    p.simulated = m;
+    p.cycles_m = r.steps[i].cycles();
+    p.cycles_one = m < N ? r.steps[i - 1].cycles() : p.cycles_m;
+    p.cycles = m < N ? p.cycles_one + (p.cycles_m - p.cycles_one) * (N - 1) / (m - 1) : p.cycles_m;
+    p.bound = full.bound;
+    p.flops = full.work.flops;
+    out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace
 
 // One simulated wafer: its layout, token and simulation, built before any runs.
@@ -72,6 +114,7 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
   mesh::MeshTarget target = mesh_target(spec);
   target.rows = o.rows;
   target.columns = o.columns;
+  target.prefill = o.prefill;
   plan_ = mesh::plan_mesh(model, target);
   const mesh::DecoderShape& s = plan_.shape;
   if (o.position >= s.capacity)
@@ -80,6 +123,12 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
                     s.capacity));
   if (o.token >= s.vocabulary)
     throw sim::InputError(fmt::format("token {} is beyond the vocabulary of {}", o.token, s.vocabulary));
+  if (o.prefill && o.check)
+    throw sim::InputError(
+        "the prefill runs timing-only (its products are checked bit for bit by the unit tests): add --timing-only");
+  if (o.prefill && o.position != o.prefill)
+    throw std::logic_error("MeshTokenSimulation: the token after a prefill is at the prompt's end");
+  if (o.gemm_steps == 1) throw sim::InputError("MeshGEMM steps simulated: all (0) or 2 or more, not 1");
   if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
     throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
                                       plan_.wafers.size() == 1 ? "" : "s"));
@@ -135,6 +184,15 @@ MeshToken MeshTokenSimulation::run(const StepDone& done) {
     run.wafers = w.wafers;
     run.simulated_layers = w.decode->simulated_layers();
     const auto t0 = std::chrono::steady_clock::now();
+    if (o.prefill) {
+      run.prefill = run_prefill(*w.sim, l, w.decode->target(), run.simulated_layers, o, done);
+      std::uint64_t per_layer = 0;
+      for (const auto& p : run.prefill) per_layer += p.cycles;
+      for (std::uint32_t i : w.wafers) {
+        const std::uint64_t k = run.simulated_layers;
+        t.prefill_cycles += k ? (per_layer * wafers[i].layers + k / 2) / k : 0;
+      }
+    }
     run.run = w.sim->run(image, done);
     run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (o.check)
@@ -161,6 +219,7 @@ MeshToken MeshTokenSimulation::run(const StepDone& done) {
     t.runs.push_back(std::move(run));
   }
   t.only_wafer = o.wafer;
+  t.prefill_tokens = o.prefill;
   // The links the token crosses: between every pair of wafers, or out of this one.
   t.link_cycles = o.wafer >= 0 ? (static_cast<std::size_t>(o.wafer) + 1 < wafers.size() ? plan_.link_cycles : 0)
                                : (wafers.size() - 1) * plan_.link_cycles;

@@ -28,12 +28,31 @@ struct MeshTokenOptions {
   // Only this wafer of the plan (its part of the token: its layers, and the embedding or the
   // head when they are on it), or every wafer (-1).
   std::int32_t wafer = -1;
+  // The prefill of this many prompt tokens before the token (0: none; the token then at
+  // position `prefill`): each simulated layer's products by MeshGEMM on a square region.
+  std::uint64_t prefill = 0;
+  // Shift steps of each product simulated (0: all N; else M >= 2: runs of 1 and M steps, the
+  // other steps taking the difference's per-step cycles).
+  std::uint32_t gemm_steps = 3;
+};
+
+// One product of the prefill on one wafer: its simulated runs and its cycles over all N steps.
+struct MeshPrefillStep {
+  std::string name;
+  std::uint32_t layer = 0;
+  std::uint32_t steps = 0;                     // N
+  std::uint32_t simulated = 0;                 // steps simulated in the longer run (N: all)
+  std::uint64_t cycles_one = 0, cycles_m = 0;  // the runs of 1 and `simulated` steps
+  std::uint64_t cycles = 0;                    // all N steps (simulated or derived)
+  models::mesh::StepBound bound;               // of all N steps
+  std::uint64_t flops = 0;
 };
 
 struct MeshWaferRun {
   std::vector<std::uint32_t> wafers;  // the plan's wafers with this region (and this run's steps)
   std::uint32_t simulated_layers = 0;
   MeshRunResult run;
+  std::vector<MeshPrefillStep> prefill;  // the simulated layers' products
   double wall_seconds = 0;
   std::uint64_t compared = 0, mismatches = 0;
   std::string first_mismatch;
@@ -46,6 +65,8 @@ struct MeshToken {
   std::uint64_t embed_cycles = 0, layer_cycles = 0, head_cycles = 0, link_cycles = 0;
   std::uint64_t layers_simulated = 0, layers_total = 0;
   std::int32_t only_wafer = -1;  // MeshTokenOptions::wafer: the figures are that wafer's part
+  // The prefill's products over every layer (each layer of a wafer at its simulated layer's).
+  std::uint64_t prefill_tokens = 0, prefill_cycles = 0;
   [[nodiscard]] std::uint64_t cycles() const { return embed_cycles + layer_cycles + head_cycles + link_cycles; }
 };
 

@@ -30,6 +30,7 @@ struct CompileCommand {
   bool json = false;
   std::string emit;
   std::uint64_t prompt = 0;
+  std::uint64_t prefill = 0;
   std::string mesh_region;
 
   // `compile PLATFORM --model MODEL`, or the older `compile MODEL [--platform PLATFORM]`.
@@ -58,6 +59,7 @@ struct CompileCommand {
     const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
     if (model.placement == "resident") return resident(loaded, m, target);
     if (model.placement == "mesh") return mesh(loaded, m, target);
+    if (prefill) throw sim::InputError("--prefill plans the mesh placement's prefill: add --placement mesh");
     const auto cm = models::compiler::compile(m.spec, target, model.options(!emit.empty()));
     if (!emit.empty()) {
       std::ofstream f(emit);
@@ -85,6 +87,14 @@ struct CompileCommand {
     if (!emit.empty()) throw sim::InputError("--emit: the mesh placement's programs are built when it runs (infer)");
     auto t = platforms::inference::mesh_target(loaded.spec);
     if (!mesh_region.empty()) std::tie(t.rows, t.columns) = parse_mesh_region(mesh_region);
+    t.prefill = prefill;
+    if (prefill && t.rows && t.rows != t.columns)
+      throw sim::InputError(
+          fmt::format("--mesh-region: --prefill's MeshGEMM takes a square region (NxN), found '{}'", mesh_region));
+    if (prefill >= m.spec.sequence)
+      throw sim::InputError(fmt::format(
+          "--prefill: expected fewer prompt tokens than the KV cache's {} positions (the model's sequence), found {}",
+          m.spec.sequence, prefill));
     const auto plan = models::mesh::plan_mesh(m.spec, t);
     const std::uint64_t position = prompt ? prompt : m.spec.sequence / 2;
     if (position >= m.spec.sequence)
@@ -136,6 +146,11 @@ void add_compile_command(CLI::App& app) {
                   "with --placement resident: prompt tokens per sample for the prefill figures (default: the model's "
                   "sequence, which is also the KV cache's length)")
       ->type_name("N");
+  sub->add_option("--prefill", cmd->prefill,
+                  "with --placement mesh: plan a square region for a prefill of N prompt tokens and give its "
+                  "products' bounds (MeshGEMM)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   sub->add_option("--mesh-region", cmd->mesh_region,
                   "with --placement mesh: the region on every wafer, ROWSxCOLUMNS, instead of the planner's")
       ->type_name("RxC");

@@ -78,6 +78,19 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
                  "with --placement mesh: simulate only this wafer of the plan (its part of the token), not all")
       ->type_name("N")
       ->group(group);
+  cmd.add_option("--prefill", prefill,
+                 "with --placement mesh: prefill a prompt of N tokens first (each simulated layer's q/k/v, o, gate/up "
+                 "and down products by MeshGEMM on a square region), then the decode token at position N; e.g. "
+                 "wafersim infer wse2 --model llama3-8b --placement mesh --timing-only --prefill 2048")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+      ->group(group);
+  cmd.add_option("--mesh-gemm-steps", mesh_gemm_steps,
+                 "with --prefill: MeshGEMM shift steps simulated per product (M >= 2: runs of 1 and M steps, the "
+                 "others at their difference's cycles per step; all: every step)")
+      ->capture_default_str()
+      ->type_name("M|all")
+      ->group(group);
   cmd.add_option("--token", token, "with --placement mesh: the decode token's id")
       ->capture_default_str()
       ->type_name("ID")
@@ -178,6 +191,31 @@ struct Inference {
           "one decode token at position --prompt-len");
     platforms::inference::MeshTokenOptions o;
     o.position = a.prompt_len ? a.prompt_len : m.spec.sequence / 2;
+    if (a.prefill) {
+      if (a.prompt_len)
+        throw sim::InputError(fmt::format(
+            "--prefill {} sets the prompt and the decode token's position after it: drop --prompt-len", a.prefill));
+      if (a.prefill >= m.spec.sequence)
+        throw sim::InputError(fmt::format(
+            "--prefill: expected fewer prompt tokens than the KV cache's {} positions (the model's sequence), found {}",
+            m.spec.sequence, a.prefill));
+      o.prefill = o.position = a.prefill;
+    }
+    if (a.mesh_gemm_steps == "all") {
+      o.gemm_steps = 0;
+    } else {
+      std::size_t used = 0;
+      unsigned long v = 0;
+      try {
+        v = std::stoul(a.mesh_gemm_steps, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != a.mesh_gemm_steps.size() || v < 2 || v > 100000)
+        throw sim::InputError(fmt::format(
+            "--mesh-gemm-steps: expected a number of steps (2 or more) or 'all', found '{}'", a.mesh_gemm_steps));
+      o.gemm_steps = static_cast<std::uint32_t>(v);
+    }
     o.token = a.token;
     if (a.mesh_layers == "all") {
       o.layers = 0;
@@ -199,6 +237,13 @@ struct Inference {
     if (!a.mesh_region.empty()) std::tie(o.rows, o.columns) = parse_mesh_region(a.mesh_region);
     mt.rows = o.rows;
     mt.columns = o.columns;
+    mt.prefill = o.prefill;
+    if (o.prefill && o.rows && o.rows != o.columns)
+      throw sim::InputError(
+          fmt::format("--mesh-region: --prefill's MeshGEMM takes a square region (NxN), found '{}'", a.mesh_region));
+    if (o.prefill && !w.check.timing_only)
+      throw sim::InputError(
+          "--prefill: runs timing-only (its products are checked bit for bit by the unit tests): add --timing-only");
     const auto plan = models::mesh::plan_mesh(m.spec, mt);
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < plan.wafers.size(); ++i)
@@ -286,6 +331,11 @@ void infer(const Workflow& w, const InferArgs& a) {
   const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
   Inference run{w, a, std::move(loaded), std::move(m), target};
   if (w.model.placement == "mesh") return run.mesh();
+  if (a.prefill)
+    throw sim::InputError(
+        fmt::format("--prefill is the mesh placement's prefill (--placement mesh); with --placement {} the prompt is "
+                    "--prompt-len",
+                    w.model.placement));
   if (w.model.placement != "resident") return run.streaming();
   if (a.pipeline) return run.pipeline();
   if (a.decode_tokens) return run.decode();
@@ -317,6 +367,7 @@ void add_infer_command(CLI::App& app) {
       "      --pipeline --decode-tokens 2\n"
       "  wafersim infer tiny --model tiny-mlp --placement streaming\n"
       "  wafersim infer wse2 --model llama3-8b --placement mesh --timing-only --prompt-len 4096\n"
+      "  wafersim infer tiny --model examples/models/tiny-llama.yaml --placement mesh --timing-only --prefill 12\n"
       "Writes config.yaml, stats.json, stats.txt and run.json into the output folder, with model.json (the\n"
       "mapping and every step's figures) or, with --pipeline, pipeline.json (the run and each stage's bounds).\n"
       "Weights resident: every linear layer's weights are placed in SRAM once (step 'weights') and read there\n"

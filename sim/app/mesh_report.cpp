@@ -4,6 +4,7 @@
 
 #include <ostream>
 
+#include "models/mesh/kernels.h"
 #include "models/mesh/mesh_decode.h"
 #include "sim/errors.h"
 
@@ -52,7 +53,13 @@ std::vector<MeshStep> bounds_of(const MeshPlan& p, const models::compiler::Targe
   const auto& w = p.wafers[i];
   const models::mesh::MeshLayout l(p.shape, w.region, w.layers, w.embedding, w.head, models::mesh::collective_stage(t),
                                    models::mesh::buffer_alignment(t));
-  return models::mesh::step_bounds(t, l, position, 0);
+  auto v = models::mesh::step_bounds(t, l, position, 0);
+  // The prefill's products of one layer over all N steps (MeshGEMM, a square region).
+  if (p.prefill && w.layers && w.region.rows == w.region.columns)
+    for (auto g :
+         {models::mesh::Gemv::Qkv, models::mesh::Gemv::O, models::mesh::Gemv::GateUp, models::mesh::Gemv::Down})
+      v.push_back(models::mesh::gemm_step(l, t, g, 0, p.prefill, w.region.rows, false));
+  return v;
 }
 
 }  // namespace
@@ -115,12 +122,12 @@ void print_mesh_plan(std::ostream& out, const MeshPlan& p, const models::compile
     out << fmt::format("  links       {} B of residual stream per token between wafers, {} cycles each\n", p.link_bytes,
                        p.link_cycles);
   out << fmt::format(
-      "  kernels     bounds of a decode token at position {} (cycles; the roofline's largest term, "
+      "  kernels     bounds of a decode token at position {}{} (cycles; the roofline's largest term, "
       "and the collectives' latency)\n",
-      position);
+      position, p.prefill ? fmt::format(" and of the prefill's products of {} tokens", p.prefill) : std::string());
   for (std::size_t i = 0; i < p.wafers.size(); ++i)
     for (const auto& s : bounds_of(p, t, i, position))
-      out << fmt::format("    wafer {} {:10} {:9} roofline {:7} ({:7}), latency {:6}\n", i, s.name, s.kernel,
+      out << fmt::format("    wafer {} {:18} {:9} roofline {:7} ({:7}), latency {:6}\n", i, s.name, s.kernel,
                          s.bound.roofline(), s.bound.binds(), s.bound.latency);
   out << fmt::format("  why         {}\n", p.why);
 }
@@ -153,7 +160,29 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
   for (const auto& r : t.runs) {
     auto steps = nlohmann::ordered_json::array();
     for (const auto& s : r.run.steps) steps.push_back(step_json(s));
+    auto prefill = nlohmann::ordered_json::array();
+    for (const auto& p : r.prefill)
+      prefill.push_back({{"name", p.name},
+                         {"kernel", "gemm"},
+                         {"layer", p.layer},
+                         {"steps", p.steps},
+                         {"steps_simulated", p.simulated},
+                         {"cycles_one_step", p.cycles_one},
+                         {"cycles_simulated", p.cycles_m},
+                         {"cycles", p.cycles},
+                         {"flops", p.flops},
+                         {"bound",
+                          {{"compute", p.bound.compute},
+                           {"sram", p.bound.sram},
+                           {"fabric", p.bound.fabric},
+                           {"edge", p.bound.edge},
+                           {"latency", p.bound.latency},
+                           {"roofline", p.bound.roofline()},
+                           {"binds", p.bound.binds()}}},
+                         {"percent_of_roofline", percent(p.bound.roofline(), p.cycles)},
+                         {"percent_of_bound", percent(p.bound.with_latency(), p.cycles)}});
     runs.push_back({{"wafers", r.wafers},
+                    {"prefill", prefill},
                     {"layers_simulated", r.simulated_layers},
                     {"cycles", r.run.cycles()},
                     {"wall_seconds", r.wall_seconds},
@@ -173,6 +202,14 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
                 {"layers_simulated", t.layers_simulated},
                 {"seconds", seconds},
                 {"tokens_per_s", seconds > 0 && t.only_wafer < 0 ? 1.0 / seconds : 0.0}};
+  if (t.prefill_tokens) {
+    const double ps = static_cast<double>(t.prefill_cycles) / clock_hz;
+    j["prefill"] = {{"tokens", t.prefill_tokens},
+                    {"kernel", "MeshGEMM (q/k/v, o, gate/up and down of every layer)"},
+                    {"cycles", t.prefill_cycles},
+                    {"seconds", ps},
+                    {"tokens_per_s", ps > 0 ? static_cast<double>(t.prefill_tokens) / ps : 0.0}};
+  }
   return j;
 }
 
@@ -186,6 +223,18 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
     const auto& w = t.plan.wafers[r.wafers[0]];
     out << fmt::format("  wafer {}: region {} PEs, {} of {} layers simulated, {} cycles in {:.1f} s\n", ws,
                        region_text(w.region), r.simulated_layers, w.layers, r.run.cycles(), r.wall_seconds);
+    if (!r.prefill.empty()) {
+      out << fmt::format(
+          "    prefill of {} tokens (MeshGEMM, {} shift steps a product{}):\n", t.prefill_tokens, r.prefill[0].steps,
+          r.prefill[0].simulated < r.prefill[0].steps
+              ? fmt::format("; runs of 1 and {} simulated, the others at their difference", r.prefill[0].simulated)
+              : std::string());
+      out << "    step               cycles (1 step, M steps)   roofline (binds)   latency   % roofline   % bound\n";
+      for (const auto& p : r.prefill)
+        out << fmt::format("    {:18} {:9} ({:6}, {:7}) {:9} ({:7}) {:8} {:10.1f}% {:8.1f}%\n", p.name, p.cycles,
+                           p.cycles_one, p.cycles_m, p.bound.roofline(), p.bound.binds(), p.bound.latency,
+                           percent(p.bound.roofline(), p.cycles), percent(p.bound.with_latency(), p.cycles));
+    }
     out << "    step        kernel      cycles   roofline (binds)   latency   % roofline   % bound\n";
     for (const auto& s : r.run.steps)
       out << fmt::format("    {:11} {:10} {:7} {:9} ({:7}) {:8} {:10.1f}% {:8.1f}%\n", s.name, s.kernel, s.cycles(),
@@ -197,6 +246,14 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
                                       : std::string("all equal bit for bit"));
   }
   const double seconds = static_cast<double>(t.cycles()) / clock_hz;
+  if (t.prefill_tokens) {
+    const double ps = static_cast<double>(t.prefill_cycles) / clock_hz;
+    out << fmt::format(
+        "  prefill     the products of {} tokens through {} layers: {} cycles, {:.3f} ms, {:.0f} tokens/s at {:.2f} "
+        "GHz (MeshGEMM only: the prefill's norms and attention are not simulated)\n",
+        t.prefill_tokens, t.layers_total, t.prefill_cycles, ps * 1e3,
+        ps > 0 ? static_cast<double>(t.prefill_tokens) / ps : 0.0, clock_hz / 1e9);
+  }
   if (t.only_wafer >= 0)
     out << fmt::format(
         "  wafer {}     its part of the token: embedding {} + layers {} + final norm and head {} + "

@@ -1,0 +1,276 @@
+// MeshGEMM for the prefill (docs/compiler.md, "Prefill"): the prompt's P tokens through one
+// matrix product of a layer on a square region of N x N PEs, the weights where the decode
+// placement keeps them (PE (r, c) holds the tile of the inputs and outputs of its row and
+// column). The tokens are cut into N blocks of T = ceil(P / N) (the last ones padded with
+// zeros). PE (r, c), at ring positions (a, b) of its column and row (ring.h), holds at step s
+// the inputs of block j = (a + b + s) mod N and the fp32 partial sums of block j's outputs of
+// its line: it adds its FMACs (one per input element and token, on one ordered microthread),
+// then hands both blocks to its ring predecessors (inputs along the lines they are shared
+// by, partial sums along the lines they are reduced over: at most 2 hops each) and takes the
+// next ones from its successors. After N steps every partial sum has passed every PE of its
+// line: block j's outputs of a line rest, complete, at ring position (j - a - N + 1) mod N of
+// that line (Cannon's algorithm with the weights stationary). Every PE computes and moves the
+// busiest PE's number of inputs and outputs (zeros beyond its own), so every step runs the
+// same code on every PE: the kernel is periodic in its steps.
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "models/compiler/compiled_model.h"
+#include "models/compiler/program_builder.h"
+#include "models/mesh/kernel_common.h"
+#include "models/mesh/kernels.h"
+
+namespace wafersim::models::mesh {
+using compiler::ProgramBuilder;
+using compiler::VectorOptions;
+using compiler::VOperand;
+using hw::DType;
+using hw::isa::Op;
+
+std::uint32_t gemm_inputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c) {
+  switch (g) {
+    case Gemv::O:
+      return static_cast<std::uint32_t>(l.q_indices(r).size());
+    case Gemv::Down:
+      return static_cast<std::uint32_t>(l.row_ff(r).size());
+    default:
+      return static_cast<std::uint32_t>(l.col_features(c).size());
+  }
+}
+
+std::uint32_t gemm_outputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c) {
+  switch (g) {
+    case Gemv::Qkv:
+      return static_cast<std::uint32_t>(l.qkv_indices(r).size());
+    case Gemv::GateUp:
+      return static_cast<std::uint32_t>(2 * l.row_ff(r).size());
+    case Gemv::Head:
+      return static_cast<std::uint32_t>(l.row_vocab(r).size());
+    default:
+      return static_cast<std::uint32_t>(l.col_features(c).size());
+  }
+}
+
+bool reduces_along_rows(Gemv g) { return g != Gemv::O && g != Gemv::Down; }
+
+GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint32_t align) {
+  const Region& reg = l.region();
+  if (reg.rows != reg.columns) throw std::logic_error("gemm_addrs: MeshGEMM takes a square region");
+  GemmAddrs a;
+  a.block = static_cast<std::uint32_t>((tokens + reg.rows - 1) / reg.rows);
+  for (std::uint32_t r = 0; r < reg.rows; ++r)
+    for (std::uint32_t c = 0; c < reg.columns; ++c) {
+      a.kmax = std::max(a.kmax, gemm_inputs(l, g, r, c));
+      a.nmax = std::max(a.nmax, gemm_outputs(l, g, r, c));
+    }
+  std::uint32_t at = l.addrs().end;
+  auto take = [&](std::uint64_t bytes) {
+    const std::uint32_t here = at;
+    at += static_cast<std::uint32_t>((bytes + align - 1) / align * align);
+    return here;
+  };
+  for (int p = 0; p < 2; ++p) a.x[p] = take(std::uint64_t{a.block} * a.kmax * l.esize());
+  for (int p = 0; p < 2; ++p) a.acc[p] = take(std::uint64_t{a.block} * a.nmax * 4);
+  a.end = at;
+  return a;
+}
+
+namespace {
+
+struct PeGemm {
+  std::uint32_t k = 0, n = 0;               // inputs and outputs
+  std::uint8_t x_send = 0, x_recv = 0;      // colors of the input blocks' ring
+  std::uint8_t acc_send = 0, acc_recv = 0;  // and of the partial sums' ring
+  bool x_shift = false, acc_shift = false;  // the rings have more than one PE
+};
+
+// The FMACs of one step on buffers p: acc[t] += w[i] x[t][i] for every token t of the block
+// and input i in order, on ordered microthread 2 (the last one notifies nothing).
+void emit_fmacs(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std::uint32_t w_addr,
+                std::uint32_t w_stride, const PeGemm& pe, int p, const char* tag) {
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  if (!pe.n) return;
+  for (std::uint32_t t = 0; t < a.block; ++t) {
+    const unsigned acc = b.mem(fmt::format("acc{}{}_{}", tag, p, t), DType::F32, a.acc[p] + t * a.nmax * 4, pe.n);
+    const unsigned w = b.mem(fmt::format("w{}{}_{}", tag, p, t), dt, w_addr, pe.n);
+    for (std::uint32_t i = 0; i < pe.k; ++i) {
+      b.ld(1, a.x[p] + (t * a.kmax + i) * l.esize(), l.esize());
+      VectorOptions o;
+      o.async = true;
+      o.ut = 2;
+      b.vop(Op::FMac, DType::F32, dt, VOperand::d(acc), VOperand::d(acc), VOperand::d(w), VOperand::r(1), o);
+      if (i + 1 < pe.k) b.dsd(Op::DsdAdd, w, w_stride);
+    }
+    if (pe.k > 1) b.dsd(Op::DsdAdd, w, -static_cast<std::int64_t>((pe.k - 1) * w_stride));
+  }
+}
+
+// One step's task on buffers p: its FMACs and, unless it is the last step (r10 counts them
+// down), the shift into buffers 1 - p, which starts task `next` once the blocks are received
+// (activate) and sent (unblock).
+void emit_step(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std::uint32_t w_addr, std::uint32_t w_stride,
+               const PeGemm& pe, int p, std::uint8_t next) {
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const unsigned last = b.label();
+  b.alu(Op::Sub, 10, 10, 1);
+  b.branch(hw::isa::Cond::Eq, 10, 0, last);
+  const std::uint32_t nx = pe.x_shift ? a.block * pe.k : 0, nacc = pe.acc_shift ? a.block * pe.n : 0;
+  if (!nx && !nacc) {
+    emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "s");
+    b.activate(next);
+    b.ret();
+  } else {
+    b.block(next);
+    // Receives on ordered microthread 1: the inputs, then the partial sums.
+    auto recv = [&](unsigned dst, unsigned src, DType type, bool final) {
+      VectorOptions o;
+      o.async = true;
+      o.ut = 1;
+      if (final) {
+        o.on_done = hw::isa::OnDone::Activate;
+        o.task = next;
+      }
+      b.vop(Op::FMov, type, type, VOperand::d(dst), VOperand::d(src), {}, {}, o);
+    };
+    if (nx)
+      recv(b.mem(fmt::format("xr{}", p), dt, a.x[1 - p], nx), b.fabin(fmt::format("xin{}", p), dt, pe.x_recv, nx), dt,
+           !nacc);
+    if (nacc)
+      recv(b.mem(fmt::format("ar{}", p), DType::F32, a.acc[1 - p], nacc),
+           b.fabin(fmt::format("ain{}", p), DType::F32, pe.acc_recv, nacc), DType::F32, true);
+    // Sends on microthread 2 after the FMACs: the inputs, then the partial sums.
+    emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "s");
+    auto send = [&](unsigned dst, unsigned src, DType type, bool final) {
+      VectorOptions o;
+      o.async = true;
+      o.ut = 2;
+      if (final) {
+        o.on_done = hw::isa::OnDone::Unblock;
+        o.task = next;
+      }
+      b.vop(Op::FMov, type, type, VOperand::d(dst), VOperand::d(src), {}, {}, o);
+    };
+    if (nx)
+      send(b.fabout(fmt::format("xout{}", p), dt, pe.x_send, nx), b.mem(fmt::format("xs{}", p), dt, a.x[p], nx), dt,
+           !nacc);
+    if (nacc)
+      send(b.fabout(fmt::format("aout{}", p), DType::F32, pe.acc_send, nacc),
+           b.mem(fmt::format("as{}", p), DType::F32, a.acc[p], nacc), DType::F32, true);
+    b.ret();
+  }
+  b.bind(last);
+  emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "f");
+  b.ret();
+}
+
+std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::string& name, const GemmAddrs& a,
+                                              std::uint32_t w_addr, std::uint32_t w_stride, const PeGemm& pe,
+                                              std::uint32_t steps) {
+  ProgramBuilder b(name);
+  const std::uint8_t main = b.task("main");
+  b.entry(main);
+  const std::uint8_t even = b.declare_task("even"), odd = b.declare_task("odd");
+  b.mov(10, steps);
+  if (pe.n) {
+    b.movf(15, DType::F32, 0);
+    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem("acc0", DType::F32, a.acc[0], a.block * pe.n)),
+          VOperand::r(15));
+  }
+  b.activate(even);
+  b.ret();
+  b.start(even);
+  emit_step(b, l, a, w_addr, w_stride, pe, 0, odd);
+  b.start(odd);
+  emit_step(b, l, a, w_addr, w_stride, pe, 1, even);
+  return b.finish();
+}
+
+}  // namespace
+
+MeshStep gemm_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
+                   std::uint32_t steps, bool code) {
+  const Region& reg = l.region();
+  const std::uint32_t N = reg.rows;
+  if (reg.rows != reg.columns) throw std::logic_error("gemm_step: MeshGEMM takes a square region");
+  if (steps == 0 || steps > N) throw std::logic_error("gemm_step: 1 to N steps");
+  const GemmAddrs a = gemm_addrs(l, g, tokens, l.align());
+  const bool along_rows = reduces_along_rows(g);
+  // Inputs travel along the lines that share them, partial sums along the lines they reduce.
+  const Ring& x_ring = along_rows ? l.column_ring() : l.row_ring();
+  const Ring& acc_ring = along_rows ? l.row_ring() : l.column_ring();
+  const Addrs& ad = l.addrs();
+  std::uint32_t w_addr = 0, w_stride = 0;
+  switch (g) {
+    case Gemv::Qkv:
+      w_addr = ad.layers[layer].wqkv, w_stride = l.nqkv_max;
+      break;
+    case Gemv::O:
+      w_addr = ad.layers[layer].wo, w_stride = l.kc_max;
+      break;
+    case Gemv::GateUp:
+      w_addr = ad.layers[layer].wgu, w_stride = 2 * l.nf_max;
+      break;
+    case Gemv::Down:
+      w_addr = ad.layers[layer].wd, w_stride = l.kc_max;
+      break;
+    case Gemv::Head:
+      w_addr = ad.head, w_stride = l.nv_max;
+      break;
+  }
+  auto pe_of = [&](std::uint32_t r, std::uint32_t c) {
+    // Every PE takes the busiest one's inputs and outputs (zeros beyond its own): each step
+    // then runs the same code everywhere, and a ring runs at its slowest PE's pace anyway.
+    PeGemm p;
+    p.k = a.kmax;
+    p.n = a.nmax;
+    const std::uint32_t xi = along_rows ? r : c, ai = along_rows ? c : r;
+    p.x_send = x_ring.send_color(xi);
+    p.x_recv = x_ring.recv_color(xi);
+    p.acc_send = acc_ring.send_color(ai);
+    p.acc_recv = acc_ring.recv_color(ai);
+    p.x_shift = x_ring.length() > 1;
+    p.acc_shift = acc_ring.length() > 1;
+    return p;
+  };
+  MeshStep step;
+  step.layer = layer;
+  step.name = g == Gemv::Head ? "prefill.head" : fmt::format("prefill.h{}.{}", layer, to_string(g));
+  step.kernel = "gemm";
+  // A row's class: what of its code depends on the row (outputs or inputs, and the colors of
+  // the ring along its column); likewise a column's.
+  build_programs(
+      step, reg.rows, reg.columns,
+      [&](std::uint32_t r) {
+        const PeGemm p = pe_of(r, 0);
+        return fmt::format("{}|{}|{}{}", along_rows ? p.n : p.k, along_rows ? 'x' : 'a',
+                           along_rows ? p.x_send : p.acc_send, along_rows ? p.x_recv : p.acc_recv);
+      },
+      [&](std::uint32_t c) {
+        const PeGemm p = pe_of(0, c);
+        return fmt::format("{}|{}{}", along_rows ? p.k : p.n, along_rows ? p.acc_send : p.x_send,
+                           along_rows ? p.acc_recv : p.x_recv);
+      },
+      [&](std::uint32_t r, std::uint32_t c) {
+        return build(l, fmt::format("{}[{},{}]", step.name, r, c), a, w_addr, w_stride, pe_of(r, c), steps);
+      },
+      code);
+  // The busiest PE: every step's FMACs and shifts, the rings' hops and the shifts' streams.
+  std::uint64_t latency = 0;
+  compiler::Work& w = step.work;
+  add_fmacs(w, t, std::uint64_t{steps} * a.block * a.kmax, a.nmax);
+  const std::uint64_t moved = std::uint64_t{steps - 1} * a.block * (a.kmax + a.nmax);
+  w.ramp_in += moved;
+  w.ramp_out += moved;
+  w.link += std::uint64_t{steps - 1} * a.block * std::max(a.kmax, a.nmax);
+  w.issue += 6ull * steps;
+  const std::uint64_t hops = std::max(x_ring.max_hops(), acc_ring.max_hops());
+  latency += std::uint64_t{steps - 1} * hops * t.fabric.hop_latency.count();
+  const GemvShape shape = gemv_shape(l.shape(), g);
+  w.flops = 2 * tokens * shape.in * shape.out * steps / N;
+  step.bound = bound_of(w, latency, t);
+  return step;
+}
+
+}  // namespace wafersim::models::mesh

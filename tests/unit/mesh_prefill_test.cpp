@@ -1,0 +1,194 @@
+// The prefill on the mesh placement (docs/compiler.md, "Prefill"): MeshGEMM's shift rings
+// (at most two hops, colored without conflicts) and every product of a layer for a prompt of
+// several tokens on `tiny`, simulated and compared bit for bit with the host's computation in
+// the PEs' order (models/mesh/gemm_expect.cpp).
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fabric/route_table.h"
+#include "models/mesh/kernels.h"
+#include "models/mesh/layout.h"
+#include "models/mesh/mesh_decode.h"
+#include "models/mesh/mesh_expect.h"
+#include "models/mesh/ring.h"
+#include "models/reference/tensor.h"
+#include "platforms/inference/mesh_run.h"
+#include "platforms/inference/mesh_token.h"
+#include "platforms/platform_spec.h"
+#include "sim/errors.h"
+
+namespace wafersim::test::mesh_prefill_test {
+namespace {
+namespace mesh = models::mesh;
+using mesh::Gemv;
+
+TEST(MeshRing, VisitsEvensUpAndOddsDownWithinTwoHops) {
+  const mesh::Ring r(mesh::Axis::Row, 5, {0, 1, 2, 3});
+  const std::vector<std::uint32_t> order{0, 2, 4, 3, 1};
+  for (std::uint32_t p = 0; p < 5; ++p) {
+    EXPECT_EQ(r.index(p), order[p]);
+    EXPECT_EQ(r.position(order[p]), p);
+  }
+  EXPECT_EQ(r.max_hops(), 2u);
+  for (std::uint32_t n = 1; n <= 41; ++n) {
+    const mesh::Ring ring(mesh::Axis::Column, n, {4, 5, 6, 7});
+    EXPECT_LE(ring.max_hops(), 2u) << n;
+    fabric::RouteTable t(3, n, 24);
+    EXPECT_NO_THROW(mesh::add_routes(t, mesh::Region{0, 0, n, 3}, ring)) << n;
+    // Each PE receives on the color its successor sends on.
+    for (std::uint32_t i = 0; i < n; ++i)
+      EXPECT_EQ(ring.recv_color(i), ring.send_color(ring.index((ring.position(i) + 1) % n)));
+  }
+}
+
+models::ModelSpec tiny_llama() {
+  return models::load_model_text(
+             "name: tiny-llama\ndtype: bf16\nbatch: 1\nsequence: 16\ntransformer:\n  d_model: 16\n  heads: 4\n"
+             "  kv_heads: 2\n  d_ff: 24\n  layers: 2\n  vocabulary: 40\n  activation: swiglu\n  norm: rmsnorm\n"
+             "  positions: rotary\n  bias: false\n",
+             "tiny-llama.yaml")
+      .spec;
+}
+
+struct Rig {
+  platforms::LoadedPlatform platform;
+  models::compiler::Target target;
+  std::shared_ptr<mesh::MeshLayout> layout;
+  std::unique_ptr<mesh::MeshDecode> decode;
+  std::unique_ptr<sim::stats::Group> stats;
+  std::unique_ptr<platforms::inference::MeshSimulation> sim;
+  explicit Rig(std::uint32_t n, bool timing_only = false)
+      : platform(platforms::load_platform("tiny")), target{platform.spec.wafer, platform.spec.fabric} {
+    const auto shape = mesh::decoder_shape(tiny_llama());
+    layout = std::make_shared<mesh::MeshLayout>(shape, mesh::Region{0, 0, n, n}, 2, true, true, 4, 8);
+    decode = std::make_unique<mesh::MeshDecode>(target, layout, 0, 0, 2);
+    stats = std::make_unique<sim::stats::Group>("");
+    platforms::BuildOptions build;
+    build.timing_only = timing_only;
+    sim = std::make_unique<platforms::inference::MeshSimulation>(platform.spec, build, *stats, *decode);
+  }
+};
+
+// Runs product g of layer 1 for `tokens` tokens on an n x n region and compares every real
+// token's outputs where the kernel leaves them; returns the step's cycles.
+std::uint64_t expect_gemm_matches(std::uint32_t n, Gemv g, std::uint64_t tokens) {
+  Rig rig(n);
+  const auto& l = *rig.layout;
+  const std::uint32_t layer = 1;
+  const auto weights = mesh::random_weights(l.shape(), 2, 7);
+  const auto cache = mesh::random_cache(l.shape(), 2, 0, 11);
+  const auto shape = mesh::gemv_shape(l.shape(), g);
+  const auto xt = models::reference::Tensor::uniform(models::reference::Format::BF16,
+                                                     models::Shape{1, tokens, shape.in}, -1.0, 1.0, 99);
+  std::vector<mesh::Bits> x(tokens * shape.in);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = xt.bits(i);
+  const auto a = mesh::gemm_addrs(l, g, tokens, l.align());
+  const auto run = rig.sim->run_steps(
+      1, [&](std::size_t) { return mesh::gemm_step(l, rig.target, g, layer, tokens, n); },
+      [&](std::uint32_t r, std::uint32_t c) {
+        auto img = mesh::pe_image(l, weights, cache, 0, {}, r, c);
+        mesh::place_gemm_inputs(img, l, g, a, x, tokens, r, c);
+        return img;
+      });
+  const auto want = mesh::expect_gemm(l, weights, g, layer, x, tokens);
+  const bool along_rows = mesh::reduces_along_rows(g);
+  int mismatches = 0, compared = 0;
+  for (std::uint32_t r = 0; r < n; ++r)
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const auto pe = mesh::gemm_pe(l, r, c);
+      // This PE holds block j of its line when (j - line - N + 1) mod N is its position.
+      const std::uint32_t line = along_rows ? pe.a : pe.b, here = along_rows ? pe.b : pe.a;
+      const std::uint64_t j = (here + line + n - 1) % n;
+      const auto outs = mesh::gemm_output_indices(l, g, r, c);
+      const auto got =
+          platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, a.acc[(n - 1) % 2], a.block * a.nmax, 4);
+      for (std::uint32_t t = 0; t < a.block; ++t) {
+        const std::uint64_t token = j * a.block + t;
+        if (token >= tokens) break;
+        for (std::size_t o = 0; o < outs.size(); ++o) {
+          ++compared;
+          const auto expected = want[token * shape.out + outs[o]];
+          if (got[t * a.nmax + o] != expected && mismatches++ < 5)
+            ADD_FAILURE() << fmt::format("{} token {} output {} on PE ({}, {}): got {:#x}, expected {:#x}",
+                                         mesh::to_string(g), token, outs[o], r, c, got[t * a.nmax + o], expected);
+        }
+      }
+    }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(compared, static_cast<int>(tokens * shape.out));
+  std::set<mesh::Bits> distinct(want.begin(), want.end());
+  EXPECT_GT(distinct.size(), want.size() / 2);
+  EXPECT_GE(run.steps[0].cycles(), run.steps[0].bound.with_latency());
+  return run.cycles();
+}
+
+// One simulation per test (SystemC builds one per process): every product of a layer and the
+// head on 4 x 4 with 16 tokens (blocks of 4).
+TEST(MeshGemm, QkvMatchesTheHost) {
+  // Cycle-exact: the simulated kernel's cycles on this case (a change in them is a change in
+  // the kernel or the core's timing).
+  EXPECT_EQ(expect_gemm_matches(4, Gemv::Qkv, 16), 615u);
+}
+TEST(MeshGemm, OMatchesTheHost) { expect_gemm_matches(4, Gemv::O, 16); }
+TEST(MeshGemm, GateUpMatchesTheHost) { expect_gemm_matches(4, Gemv::GateUp, 16); }
+TEST(MeshGemm, DownMatchesTheHost) { expect_gemm_matches(4, Gemv::Down, 16); }
+TEST(MeshGemm, HeadMatchesTheHost) { expect_gemm_matches(4, Gemv::Head, 16); }
+// 11 tokens over 5 blocks of 3: the last blocks padded, the ring of 5 wrapping in one hop.
+TEST(MeshGemm, PadsTheLastBlocksOnAnOddRegion) { expect_gemm_matches(5, Gemv::Qkv, 11); }
+TEST(MeshGemm, ReducesAlongColumnsOnAnOddRegion) { expect_gemm_matches(5, Gemv::Down, 11); }
+
+// `infer --prefill`: every simulated layer's four products before the decode token, all steps
+// simulated or runs of 1 and M steps with the others derived; the prefill's cycles over every
+// layer from the simulated ones.
+TEST(MeshPrefill, ProductsOfEveryLayerThenTheToken) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 12;
+  o.layers = 0;
+  o.gemm_steps = 0;
+  o.rows = o.columns = 6;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, build, root);
+  const auto t = s.run();
+  ASSERT_EQ(t.runs.size(), 1u);
+  const auto& r = t.runs[0];
+  ASSERT_EQ(r.prefill.size(), 8u);
+  std::uint64_t sum = 0;
+  for (const auto& p : r.prefill) {
+    EXPECT_EQ(p.steps, 6u);
+    EXPECT_EQ(p.simulated, 6u);
+    EXPECT_EQ(p.cycles, p.cycles_m);
+    EXPECT_GE(p.cycles, p.bound.with_latency()) << p.name;
+    sum += p.cycles;
+  }
+  EXPECT_EQ(t.prefill_cycles, sum);
+  EXPECT_EQ(t.prefill_tokens, 12u);
+  EXPECT_EQ(r.run.steps.size(), 1u + 2 * 7 + 2);  // the decode token after it
+}
+
+TEST(MeshPrefill, ANonSquareRegionOrAFunctionalRunIsAnInputError) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 4;
+  o.rows = 4;
+  o.columns = 3;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, build, root), sim::InputError);
+  o.rows = o.columns = 4;
+  o.check = true;
+  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, build, root), sim::InputError);
+}
+
+}  // namespace
+}  // namespace wafersim::test::mesh_prefill_test
