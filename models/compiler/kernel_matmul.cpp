@@ -36,11 +36,11 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
   const std::uint64_t a_s = Am.count(s);
   const std::vector<Span> aruns = Am.runs(s);
 
-  // Streamed with fp32 partial sums, every vector instruction on the partials runs on ordered
+  // With fp32 partial sums, every vector instruction on the partials runs on ordered
   // microthread 0 (docs/isa.md): the FMACs of a chunk back to back while the main thread
-  // receives the next weights, the sends, the owner's adds and the next chunk's zeroing after
-  // them in issue order. Otherwise (native accumulation, resident weights) as before.
-  const bool ordered = fp32_acc && !resident;
+  // receives (streamed) or loads (resident) the next weights, the sends, the owner's adds and
+  // the next chunk's zeroing after them in issue order. Native accumulation as before.
+  const bool ordered = fp32_acc;
   VectorOptions on_ut0;
   on_ut0.async = true;
   on_ut0.ut = 0;
@@ -130,7 +130,7 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
             b.bind(loop);
             b.ld(1, 0, esz, 6);
             b.dsdr(Op::DsdBase, wvec, 5);
-            b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1));
+            b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1), part);
             b.alu(Op::Add, 5, 5, len * esz);
             b.alu(Op::Add, 6, 6, t * esz);
             b.alu(Op::Sub, 2, 2, 1);

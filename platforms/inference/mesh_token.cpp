@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <memory>
+#include <utility>
 
 #include "models/mesh/mesh_expect.h"
 #include "models/reference/format.h"
+#include "platforms/inference/wafer_process.h"
 #include "sim/errors.h"
 
 namespace wafersim::platforms::inference {
@@ -93,6 +95,33 @@ std::vector<MeshPrefillStep> run_prefill(MeshSimulation& sim, const mesh::MeshLa
   return out;
 }
 
+// A prefill product through a wafer process's pipe.
+void put(Wire& w, const MeshPrefillStep& p) {
+  w.str(p.name);
+  for (std::uint64_t v :
+       {std::uint64_t{p.layer}, std::uint64_t{p.steps}, std::uint64_t{p.simulated}, p.cycles_one, p.cycles_m, p.cycles,
+        p.bound.compute, p.bound.sram, p.bound.fabric, p.bound.edge, p.bound.latency, p.flops})
+    w.u64(v);
+}
+
+MeshPrefillStep get_prefill_step(Wire& w) {
+  MeshPrefillStep p;
+  p.name = w.str();
+  p.layer = static_cast<std::uint32_t>(w.u64());
+  p.steps = static_cast<std::uint32_t>(w.u64());
+  p.simulated = static_cast<std::uint32_t>(w.u64());
+  p.cycles_one = w.u64();
+  p.cycles_m = w.u64();
+  p.cycles = w.u64();
+  p.bound.compute = w.u64();
+  p.bound.sram = w.u64();
+  p.bound.fabric = w.u64();
+  p.bound.edge = w.u64();
+  p.bound.latency = w.u64();
+  p.flops = w.u64();
+  return p;
+}
+
 }  // namespace
 
 // One simulated wafer: its layout, token and simulation, built before any runs.
@@ -110,12 +139,11 @@ MeshTokenSimulation::~MeshTokenSimulation() = default;
 
 MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models::ModelSpec& model,
                                          const MeshTokenOptions& o, BuildOptions build, sim::stats::Group& root)
-    : o_(o) {
-  mesh::MeshTarget target = mesh_target(spec);
-  target.rows = o.rows;
-  target.columns = o.columns;
-  target.prefill = o.prefill;
-  plan_ = mesh::plan_mesh(model, target);
+    : o_(o), one_(spec), build_(std::move(build)), target_(mesh_target(spec)), root_(&root) {
+  target_.rows = o.rows;
+  target_.columns = o.columns;
+  target_.prefill = o.prefill;
+  plan_ = mesh::plan_mesh(model, target_);
   const mesh::DecoderShape& s = plan_.shape;
   if (o.position >= s.capacity)
     throw sim::InputError(
@@ -123,106 +151,143 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
                     s.capacity));
   if (o.token >= s.vocabulary)
     throw sim::InputError(fmt::format("token {} is beyond the vocabulary of {}", o.token, s.vocabulary));
-  if (o.prefill && o.check)
-    throw sim::InputError(
-        "the prefill runs timing-only (its products are checked bit for bit by the unit tests): add --timing-only");
-  if (o.prefill && o.position != o.prefill)
-    throw std::logic_error("MeshTokenSimulation: the token after a prefill is at the prompt's end");
-  if (o.gemm_steps == 1) throw sim::InputError("MeshGEMM steps simulated: all (0) or 2 or more, not 1");
   if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
     throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
                                       plan_.wafers.size() == 1 ? "" : "s"));
   // One wafer of the platform per simulation: the others are not needed for it.
-  PlatformSpec one = spec;
-  one.cluster.systems = 1;
-  build.timing_only = !o.check;
+  one_.cluster.systems = 1;
+  build_.timing_only = !o.check;
   const auto& wafers = plan_.wafers;
   for (std::uint32_t i = 0; i < wafers.size(); ++i) {
     if (o.wafer >= 0 && i != static_cast<std::uint32_t>(o.wafer)) continue;
     bool found = false;
-    for (auto& w : sims_)
-      if (same(wafers[w->wafers[0]], wafers[i])) {
-        w->wafers.push_back(i);
+    for (auto& r : regions_)
+      if (same(wafers[r[0]], wafers[i])) {
+        r.push_back(i);
         found = true;
       }
-    if (found) continue;
-    auto w = std::make_unique<WaferSim>();
-    w->wafers.push_back(i);
-    const mesh::MeshWafer& mw = wafers[i];
-    w->layout =
-        std::make_shared<mesh::MeshLayout>(s, mw.region, mw.layers, mw.embedding, mw.head,
-                                           mesh::collective_stage(target.wafer), mesh::buffer_alignment(target.wafer));
-    const std::uint32_t simulated = o.layers ? std::min(o.layers, mw.layers) : mw.layers;
-    w->decode = std::make_unique<mesh::MeshDecode>(target.wafer, w->layout, o.position, o.token, simulated);
-    w->sim = std::make_unique<MeshSimulation>(one, build, root.group(fmt::format("wafer{}", i)), *w->decode);
-    sims_.push_back(std::move(w));
+    if (!found) regions_.push_back({i});
   }
+  if (!o.separate)
+    for (const auto& r : regions_) sims_.push_back(make_sim(r, root));
+}
+
+std::unique_ptr<MeshTokenSimulation::WaferSim> MeshTokenSimulation::make_sim(const std::vector<std::uint32_t>& wafers,
+                                                                             sim::stats::Group& root) const {
+  auto w = std::make_unique<WaferSim>();
+  w->wafers = wafers;
+  const std::uint32_t i = wafers[0];
+  const mesh::MeshWafer& mw = plan_.wafers[i];
+  w->layout =
+      std::make_shared<mesh::MeshLayout>(plan_.shape, mw.region, mw.layers, mw.embedding, mw.head,
+                                         mesh::collective_stage(target_.wafer), mesh::buffer_alignment(target_.wafer));
+  const std::uint32_t simulated = o_.layers ? std::min(o_.layers, mw.layers) : mw.layers;
+  w->decode = std::make_unique<mesh::MeshDecode>(target_.wafer, w->layout, o_.position, o_.token, simulated);
+  w->sim = std::make_unique<MeshSimulation>(one_, build_, root.group(fmt::format("wafer{}", i)), *w->decode);
+  return w;
+}
+
+MeshWaferRun MeshTokenSimulation::run_sim(WaferSim& w, const StepDone& done) const {
+  const mesh::DecoderShape& s = plan_.shape;
+  const MeshTokenOptions& o = o_;
+  const mesh::MeshLayout& l = *w.layout;
+  PeImage image;
+  if (o.check) {
+    w.weights = mesh::random_weights(s, l.layers(), o.seed);
+    w.cache = mesh::random_cache(s, l.layers(), o.position, o.seed + 1);
+    if (!l.embedding()) {
+      const auto x = mesh::random_weights(s, 0, o.seed + 2).gf;  // d values around 1
+      for (std::size_t j = 0; j < x.size(); ++j) w.x0.push_back(x.bits(j));
+    }
+    image = [&](std::uint32_t r, std::uint32_t c) {
+      return mesh::pe_image(l, w.weights, w.cache, o.position, w.x0, r, c);
+    };
+  }
+  MeshWaferRun run;
+  run.wafers = w.wafers;
+  run.simulated_layers = w.decode->simulated_layers();
+  const auto t0 = std::chrono::steady_clock::now();
+  if (o.prefill) run.prefill = run_prefill(*w.sim, l, w.decode->target(), run.simulated_layers, o, done);
+  run.run = w.sim->run(image, done);
+  run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (o.check)
+    compare(run, w.sim->wafer(), l,
+            mesh::expect_decode(l, w.weights, w.cache, o.token, o.position, run.simulated_layers, w.x0));
+  return run;
+}
+
+// The region's wafer built, run and freed in a child process; its run and statistics copied.
+MeshWaferRun MeshTokenSimulation::run_separately(const std::vector<std::uint32_t>& wafers, const StepDone& done) {
+  Wire wire = in_child([&](Wire& out) {
+    sim::stats::Group root("");
+    auto w = make_sim(wafers, root);
+    const MeshWaferRun r = run_sim(*w, done);
+    out.u64(r.simulated_layers);
+    out.u64(r.run.start);
+    out.u64(r.run.end);
+    out.u64(r.run.steps.size());
+    for (const auto& st : r.run.steps) put(out, st);
+    out.u64(r.prefill.size());
+    for (const auto& p : r.prefill) put(out, p);
+    out.f64(r.wall_seconds);
+    out.u64(r.compared);
+    out.u64(r.mismatches);
+    out.str(r.first_mismatch);
+    put(out, root);
+  });
+  MeshWaferRun r;
+  r.wafers = wafers;
+  r.simulated_layers = static_cast<std::uint32_t>(wire.u64());
+  r.run.start = wire.u64();
+  r.run.end = wire.u64();
+  r.run.steps.resize(wire.u64());
+  for (auto& st : r.run.steps) st = get_step(wire);
+  r.prefill.resize(wire.u64());
+  for (auto& p : r.prefill) p = get_prefill_step(wire);
+  r.wall_seconds = wire.f64();
+  r.compared = wire.u64();
+  r.mismatches = wire.u64();
+  r.first_mismatch = wire.str();
+  get_stats(wire, *root_, kept_);
+  return r;
+}
+
+// The token's parts from a region's run, for every wafer with its region.
+void MeshTokenSimulation::add(MeshToken& t, MeshWaferRun run) const {
+  std::uint64_t layers = 0;
+  for (const auto& st : run.run.steps) {
+    if (st.name == "embed")
+      t.embed_cycles += st.cycles();
+    else if (st.name == "ln_f" || st.name == "head")
+      t.head_cycles += st.cycles();
+    else
+      layers += st.cycles();
+  }
+  std::uint64_t prefill = 0;
+  for (const auto& p : run.prefill) prefill += p.cycles;
+  for (std::uint32_t i : run.wafers) {
+    const std::uint64_t n = plan_.wafers[i].layers, k = run.simulated_layers;
+    t.layer_cycles += k ? (layers * n + k / 2) / k : 0;
+    t.prefill_cycles += k ? (prefill * n + k / 2) / k : 0;
+    t.layers_total += n;
+  }
+  t.layers_simulated += run.simulated_layers;
+  t.runs.push_back(std::move(run));
 }
 
 MeshToken MeshTokenSimulation::run(const StepDone& done) {
   MeshToken t;
   t.plan = plan_;
-  const mesh::DecoderShape& s = plan_.shape;
-  const auto& wafers = plan_.wafers;
-  const MeshTokenOptions& o = o_;
-  for (auto& wp : sims_) {
-    WaferSim& w = *wp;
-    const mesh::MeshLayout& l = *w.layout;
-    PeImage image;
-    if (o.check) {
-      w.weights = mesh::random_weights(s, l.layers(), o.seed);
-      w.cache = mesh::random_cache(s, l.layers(), o.position, o.seed + 1);
-      if (!l.embedding()) {
-        const auto x = mesh::random_weights(s, 0, o.seed + 2).gf;  // d values around 1
-        for (std::size_t j = 0; j < x.size(); ++j) w.x0.push_back(x.bits(j));
-      }
-      image = [&](std::uint32_t r, std::uint32_t c) {
-        return mesh::pe_image(l, w.weights, w.cache, o.position, w.x0, r, c);
-      };
-    }
-    MeshWaferRun run;
-    run.wafers = w.wafers;
-    run.simulated_layers = w.decode->simulated_layers();
-    const auto t0 = std::chrono::steady_clock::now();
-    if (o.prefill) {
-      run.prefill = run_prefill(*w.sim, l, w.decode->target(), run.simulated_layers, o, done);
-      std::uint64_t per_layer = 0;
-      for (const auto& p : run.prefill) per_layer += p.cycles;
-      for (std::uint32_t i : w.wafers) {
-        const std::uint64_t k = run.simulated_layers;
-        t.prefill_cycles += k ? (per_layer * wafers[i].layers + k / 2) / k : 0;
-      }
-    }
-    run.run = w.sim->run(image, done);
-    run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (o.check)
-      compare(run, w.sim->wafer(), l,
-              mesh::expect_decode(l, w.weights, w.cache, o.token, o.position, run.simulated_layers, w.x0));
-    // The token's parts from this run, for every wafer with its region.
-    std::uint64_t layers = 0, embed = 0, head = 0;
-    for (const auto& st : run.run.steps) {
-      if (st.name == "embed")
-        embed += st.cycles();
-      else if (st.name == "ln_f" || st.name == "head")
-        head += st.cycles();
-      else
-        layers += st.cycles();
-    }
-    t.embed_cycles += embed;
-    t.head_cycles += head;
-    for (std::uint32_t i : w.wafers) {
-      const std::uint64_t n = wafers[i].layers, k = run.simulated_layers;
-      t.layer_cycles += k ? (layers * n + k / 2) / k : 0;
-      t.layers_total += n;
-    }
-    t.layers_simulated += run.simulated_layers;
-    t.runs.push_back(std::move(run));
-  }
-  t.only_wafer = o.wafer;
-  t.prefill_tokens = o.prefill;
+  if (o_.separate)
+    for (const auto& r : regions_) add(t, run_separately(r, done));
+  else
+    for (auto& w : sims_) add(t, run_sim(*w, done));
+  t.only_wafer = o_.wafer;
+  t.prefill_tokens = o_.prefill;
   // The links the token crosses: between every pair of wafers, or out of this one.
-  t.link_cycles = o.wafer >= 0 ? (static_cast<std::size_t>(o.wafer) + 1 < wafers.size() ? plan_.link_cycles : 0)
-                               : (wafers.size() - 1) * plan_.link_cycles;
+  const std::size_t n = plan_.wafers.size();
+  t.link_cycles = o_.wafer >= 0 ? (static_cast<std::size_t>(o_.wafer) + 1 < n ? plan_.link_cycles : 0)
+                                : (n - 1) * plan_.link_cycles;
   return t;
 }
 

@@ -34,6 +34,10 @@ struct MeshTokenOptions {
   // Shift steps of each product simulated (0: all N; else M >= 2: runs of 1 and M steps, the
   // other steps taking the difference's per-step cycles).
   std::uint32_t gemm_steps = 3;
+  // Each distinct region built, run and freed in a process of its own, one after the other
+  // (wafer_process.h): the run's peak memory is one wafer's, not one per region. Contract:
+  // no SystemC simulation has started in this process.
+  bool separate = false;
 };
 
 // One product of the prefill on one wafer: its simulated runs and its cycles over all N steps.
@@ -71,7 +75,8 @@ struct MeshToken {
 };
 
 // The token's simulations, one wafer of the platform for each distinct region of the plan,
-// built at construction (before the simulation starts) under `root`'s statistics.
+// built at construction (before the simulation starts) under `root`'s statistics, or with
+// MeshTokenOptions::separate each in its own process when run (its statistics copied).
 class MeshTokenSimulation {
  public:
   // Contract: throws sim::InputError for a model the mesh does not cover or that does not
@@ -89,9 +94,20 @@ class MeshTokenSimulation {
 
  private:
   struct WaferSim;
+  [[nodiscard]] std::unique_ptr<WaferSim> make_sim(const std::vector<std::uint32_t>& wafers,
+                                                   sim::stats::Group& root) const;
+  [[nodiscard]] MeshWaferRun run_sim(WaferSim& w, const StepDone& done) const;
+  [[nodiscard]] MeshWaferRun run_separately(const std::vector<std::uint32_t>& wafers, const StepDone& done);
+  void add(MeshToken& t, MeshWaferRun run) const;
   models::mesh::MeshPlan plan_;
   MeshTokenOptions o_;
-  std::vector<std::unique_ptr<WaferSim>> sims_;
+  PlatformSpec one_;  // the platform with one system
+  BuildOptions build_;
+  models::mesh::MeshTarget target_;
+  sim::stats::Group* root_;
+  std::vector<std::vector<std::uint32_t>> regions_;           // the plan's wafers by distinct region
+  std::vector<std::unique_ptr<WaferSim>> sims_;               // one per region, unless separate
+  std::vector<std::unique_ptr<sim::stats::Histogram>> kept_;  // the separate runs' distributions
 };
 
 // The plan's target on a platform.

@@ -253,6 +253,8 @@ struct Inference {
       throw sim::InputError(fmt::format(
           "a functional mesh run places {} GB of weights and caches in the simulated SRAM: add --timing-only",
           bytes >> 30));
+    // Several wafers: each built, run and freed in turn (the memory of one).
+    o.separate = o.wafer < 0 && plan.wafers.size() > 1;
     RunDir dir = RunDir::create(w.sim.out, "infer");
     sim::stats::Group root("");
     const bool progress = !w.sim.json && !std::getenv("WAFERSIM_NO_PROGRESS");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace wafersim::sim::stats {
 
@@ -12,6 +13,19 @@ Histogram::Histogram(std::uint64_t bucket_width, std::size_t buckets)
 void Histogram::clear() {
   std::fill(buckets_.begin(), buckets_.end(), 0);
   overflow_ = samples_ = sum_ = min_ = max_ = 0;
+}
+
+Histogram::State Histogram::state() const { return State{width_, overflow_, samples_, sum_, min_, max_, buckets_}; }
+
+Histogram Histogram::from(State s) {
+  Histogram h(s.width, 0);
+  h.buckets_ = std::move(s.buckets);
+  h.overflow_ = s.overflow;
+  h.samples_ = s.samples;
+  h.sum_ = s.sum;
+  h.min_ = s.min;
+  h.max_ = s.max;
+  return h;
 }
 
 std::uint64_t Histogram::quantile(double q) const {

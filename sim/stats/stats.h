@@ -31,6 +31,13 @@ class Histogram {
     sum_ += sample * count;
   }
   void clear();
+  // The whole state, to copy a histogram between processes.
+  struct State {
+    std::uint64_t width = 1, overflow = 0, samples = 0, sum = 0, min = 0, max = 0;
+    std::vector<std::uint64_t> buckets;
+  };
+  [[nodiscard]] State state() const;
+  static Histogram from(State s);
 
   [[nodiscard]] std::uint64_t samples() const { return samples_; }
   [[nodiscard]] std::uint64_t max() const { return max_; }

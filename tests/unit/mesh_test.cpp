@@ -417,6 +417,68 @@ TEST(MeshToken, OneWaferOfThePlanAloneIsItsPartOfTheToken) {
   EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, wide_llama(8), o, {}, root), sim::InputError);
 }
 
+namespace {
+
+const sim::stats::Stat* find_stat(const sim::stats::Group& g, const std::string& group, const std::string& name) {
+  if (g.name() == group)
+    for (const auto& s : g.stats())
+      if (s.name() == name) return &s;
+  for (const auto& c : g.groups())
+    if (const auto* s = find_stat(*c, group, name)) return s;
+  return nullptr;
+}
+
+}  // namespace
+
+// The whole plan in one run, each wafer built, run and freed in a process of its own: its
+// steps take exactly the cycles of the wafers' runs alone, the token is their parts summed
+// (one link between the two wafers), and each wafer's statistics come back.
+TEST(MeshToken, WafersRunInTurnInTheirOwnProcessesGiveTheirPartsBitForBit) {
+  const auto platform = platforms::load_platform("tiny-cluster");
+  platforms::inference::MeshTokenOptions o;
+  o.position = 5;
+  o.token = 3;
+  o.check = true;
+  o.separate = true;
+  sim::stats::Group root("");
+  platforms::inference::MeshTokenSimulation whole(platform.spec, wide_llama(8), o, {}, root);
+  const auto t = whole.run();  // before any simulation starts in this process
+  o.separate = false;
+  o.wafer = 0;
+  sim::stats::Group root0(""), root1("");
+  platforms::inference::MeshTokenSimulation first(platform.spec, wide_llama(8), o, {}, root0);
+  o.wafer = 1;
+  platforms::inference::MeshTokenSimulation last(platform.spec, wide_llama(8), o, {}, root1);
+  const auto p0 = first.run(), p1 = last.run();
+  ASSERT_EQ(t.runs.size(), 2u);
+  const platforms::inference::MeshToken* parts[] = {&p0, &p1};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& a = t.runs[i];
+    const auto& b = parts[i]->runs.at(0);
+    EXPECT_EQ(a.wafers, b.wafers);
+    EXPECT_EQ(a.mismatches, 0u) << a.first_mismatch;
+    EXPECT_EQ(a.compared, b.compared);
+    ASSERT_EQ(a.run.steps.size(), b.run.steps.size());
+    for (std::size_t k = 0; k < a.run.steps.size(); ++k) {
+      EXPECT_EQ(a.run.steps[k].name, b.run.steps[k].name);
+      EXPECT_EQ(a.run.steps[k].cycles(), b.run.steps[k].cycles()) << a.run.steps[k].name;
+      EXPECT_EQ(a.run.steps[k].busy_pe_cycles, b.run.steps[k].busy_pe_cycles) << a.run.steps[k].name;
+      EXPECT_EQ(a.run.steps[k].bound.with_latency(), b.run.steps[k].bound.with_latency());
+    }
+    const sim::stats::Group* g = root.find_group(fmt::format("wafer{}", i));
+    ASSERT_NE(g, nullptr);
+    const auto* cycles = find_stat(*g, "mesh", "cycles");
+    ASSERT_NE(cycles, nullptr);
+    EXPECT_EQ(cycles->value(), static_cast<double>(b.run.cycles()));
+  }
+  EXPECT_GT(p0.link_cycles, 0u);
+  EXPECT_EQ(t.link_cycles, p0.link_cycles + p1.link_cycles);
+  EXPECT_EQ(t.cycles(), p0.cycles() + p1.cycles());
+  EXPECT_EQ(t.layers_total, 8u);
+  EXPECT_EQ(t.embed_cycles, p0.embed_cycles);
+  EXPECT_EQ(t.head_cycles, p1.head_cycles);
+}
+
 TEST(MeshToken, APositionBeyondTheCacheIsAnInputError) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;

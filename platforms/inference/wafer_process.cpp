@@ -1,0 +1,221 @@
+#include "platforms/inference/wafer_process.h"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <systemc>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "sim/errors.h"
+
+namespace wafersim::platforms::inference {
+using sim::stats::Group;
+using sim::stats::Histogram;
+using sim::stats::Stat;
+
+void Wire::u64(std::uint64_t v) { bytes_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+void Wire::f64(double v) { bytes_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+void Wire::str(const std::string& v) {
+  u64(v.size());
+  bytes_ += v;
+}
+
+void Wire::take(void* p, std::size_t n) {
+  if (at_ + n > bytes_.size()) throw sim::SimulationError("a wafer's process sent a truncated result");
+  std::memcpy(p, bytes_.data() + at_, n);
+  at_ += n;
+}
+
+std::uint64_t Wire::u64() {
+  std::uint64_t v = 0;
+  take(&v, sizeof v);
+  return v;
+}
+
+double Wire::f64() {
+  double v = 0;
+  take(&v, sizeof v);
+  return v;
+}
+
+std::string Wire::str() {
+  const std::uint64_t n = u64();
+  if (at_ + n > bytes_.size()) throw sim::SimulationError("a wafer's process sent a truncated result");
+  std::string s = bytes_.substr(at_, n);
+  at_ += n;
+  return s;
+}
+
+void put(Wire& w, const MeshStepResult& s) {
+  w.str(s.name);
+  w.str(s.kernel);
+  for (std::uint64_t v : {std::uint64_t{s.layer}, s.start, s.end, s.bound.compute, s.bound.sram, s.bound.fabric,
+                          s.bound.edge, s.bound.latency, s.flops, s.busy_pe_cycles})
+    w.u64(v);
+}
+
+MeshStepResult get_step(Wire& w) {
+  MeshStepResult s;
+  s.name = w.str();
+  s.kernel = w.str();
+  s.layer = static_cast<std::uint32_t>(w.u64());
+  s.start = w.u64();
+  s.end = w.u64();
+  s.bound.compute = w.u64();
+  s.bound.sram = w.u64();
+  s.bound.fabric = w.u64();
+  s.bound.edge = w.u64();
+  s.bound.latency = w.u64();
+  s.flops = w.u64();
+  s.busy_pe_cycles = w.u64();
+  return s;
+}
+
+void put(Wire& w, const Group& g) {
+  w.u64(g.stats().size());
+  for (const Stat& s : g.stats()) {
+    w.u64(static_cast<std::uint64_t>(s.kind()));
+    w.str(s.name());
+    w.str(s.unit());
+    w.str(s.description());
+    w.u64(s.integral());
+    if (s.kind() == Stat::Kind::Scalar) {
+      w.f64(s.value());
+    } else if (s.kind() == Stat::Kind::Vector) {
+      const std::size_t n = s.size();
+      w.u64(n);
+      for (std::size_t i = 0; i < n; ++i) w.f64(s.element(i));
+    } else {
+      const Histogram::State h = s.histogram()->state();
+      for (std::uint64_t v : {h.width, h.overflow, h.samples, h.sum, h.min, h.max}) w.u64(v);
+      w.u64(h.buckets.size());
+      for (std::uint64_t v : h.buckets) w.u64(v);
+    }
+  }
+  w.u64(g.groups().size());
+  for (const auto& c : g.groups()) {
+    w.str(c->name());
+    put(w, *c);
+  }
+}
+
+void get_stats(Wire& w, Group& into, std::vector<std::unique_ptr<Histogram>>& keep) {
+  const std::uint64_t stats = w.u64();
+  for (std::uint64_t i = 0; i < stats; ++i) {
+    const auto kind = static_cast<Stat::Kind>(w.u64());
+    const std::string name = w.str(), unit = w.str(), description = w.str();
+    const bool integral = w.u64() != 0;
+    if (kind == Stat::Kind::Scalar) {
+      into.formula(
+          name, [v = w.f64()] { return v; }, unit, description, integral);
+    } else if (kind == Stat::Kind::Vector) {
+      std::vector<double> v(w.u64());
+      for (double& x : v) x = w.f64();
+      auto shared = std::make_shared<const std::vector<double>>(std::move(v));
+      into.vector(
+          name, [shared] { return shared->size(); }, [shared](std::size_t k) { return (*shared)[k]; }, unit,
+          description, integral);
+    } else {
+      Histogram::State h;
+      for (std::uint64_t* v : {&h.width, &h.overflow, &h.samples, &h.sum, &h.min, &h.max}) *v = w.u64();
+      h.buckets.resize(w.u64());
+      for (std::uint64_t& v : h.buckets) v = w.u64();
+      keep.push_back(std::make_unique<Histogram>(Histogram::from(std::move(h))));
+      into.distribution(name, keep.back().get(), unit, description);
+    }
+  }
+  const std::uint64_t groups = w.u64();
+  for (std::uint64_t i = 0; i < groups; ++i) {
+    const std::string name = w.str();
+    get_stats(w, into.group(name), keep);
+  }
+}
+
+namespace {
+
+void write_all(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::string read_all(int fd) {
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return bytes;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+// The child: runs `work`, sends a kind ('K' done, 'I' input error, 'S' simulation error, 'E'
+// another) and its bytes or message, and ends without running the parent's destructors.
+[[noreturn]] void child(int fd, const std::function<void(Wire&)>& work) {
+  Wire w;
+  char kind = 'K';
+  try {
+    work(w);
+  } catch (const sim::InputError& e) {
+    kind = 'I', w = Wire(e.what());
+  } catch (const sim::SimulationError& e) {
+    kind = 'S', w = Wire(e.what());
+  } catch (const std::exception& e) {
+    kind = 'E', w = Wire(e.what());
+  }
+  std::cerr.flush();
+  std::fflush(nullptr);
+  write_all(fd, std::string(1, kind) + w.bytes());
+  ::close(fd);
+  ::_exit(0);
+}
+
+}  // namespace
+
+Wire in_child(const std::function<void(Wire&)>& work) {
+  if (sc_core::sc_get_status() != sc_core::SC_ELABORATION)
+    throw sim::SimulationError("a wafer's process needs a process in which no simulation has started");
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  int fds[2];
+  if (::pipe(fds) != 0) throw sim::SimulationError(fmt::format("pipe: {}", std::strerror(errno)));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw sim::SimulationError(fmt::format("fork: {}", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child(fds[1], work);
+  }
+  ::close(fds[1]);
+  std::string bytes = read_all(fds[0]);
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    throw sim::SimulationError(fmt::format("a wafer's process ended by signal {} ({})", WTERMSIG(status),
+                                           WTERMSIG(status) == SIGKILL ? "killed, out of memory?" : "see above"));
+  if (bytes.empty()) throw sim::SimulationError("a wafer's process ended without a result");
+  const char kind = bytes[0];
+  bytes.erase(0, 1);
+  if (kind == 'I') throw sim::InputError(bytes);
+  if (kind == 'S') throw sim::SimulationError(bytes);
+  if (kind == 'E') throw std::runtime_error(bytes);
+  return Wire(std::move(bytes));
+}
+
+}  // namespace wafersim::platforms::inference
