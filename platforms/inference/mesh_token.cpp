@@ -151,6 +151,12 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
                     s.capacity));
   if (o.token >= s.vocabulary)
     throw sim::InputError(fmt::format("token {} is beyond the vocabulary of {}", o.token, s.vocabulary));
+  if (o.prefill && o.check)
+    throw sim::InputError(
+        "the prefill runs timing-only (its products are checked bit for bit by the unit tests): add --timing-only");
+  if (o.prefill && o.position != o.prefill)
+    throw std::logic_error("MeshTokenSimulation: the token after a prefill is at the prompt's end");
+  if (o.gemm_steps == 1) throw sim::InputError("MeshGEMM steps simulated: all (0) or 2 or more, not 1");
   if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
     throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
                                       plan_.wafers.size() == 1 ? "" : "s"));
