@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/link_delays.h"
 #include "fabric/mesh.h"
 #include "fabric/route_loader.h"
 #include "tests/support/run_wafersim.h"
