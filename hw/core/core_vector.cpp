@@ -532,40 +532,6 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
 }
 
 namespace {
-// y = a x b + c over `count` elements of 16-bit values at running addresses (bytes; `step` per
-// element), an operand of step 0 read once: the bf16 FMAC loop without calls.
-template <class N>
-void fmac16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* linear, const std::uint32_t* scalar,
-            std::uint32_t count) {
-  const std::uint32_t b0 = linear[2] ? 0 : scalar[2] & 0xffffu, c0 = linear[3] ? 0 : scalar[3] & 0xffffu;
-  if (linear[1] && linear[2] && !linear[3]) {  // y = b x c + a, c a scalar: c decoded once
-    double c_value = 0;
-    if (N::value(c0, c_value)) {
-      std::int64_t a_at = at[1], b_at = at[2], y_at = at[0];
-      for (std::uint32_t k = 0; k < count; ++k) {
-        const std::uint32_t a = sram.load(static_cast<std::uint32_t>(a_at), 2);
-        const std::uint32_t b = sram.load(static_cast<std::uint32_t>(b_at), 2);
-        std::uint32_t y = 0;
-        if (!N::mul_add(c_value, b, a, y)) y = numerics::fma(N::kType, b, c0, a);
-        sram.store(static_cast<std::uint32_t>(y_at), 2, y);
-        a_at += step[1];
-        b_at += step[2];
-        y_at += step[0];
-      }
-      return;
-    }
-  }
-  for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t a = sram.load(static_cast<std::uint32_t>(at[1]), 2);
-    const std::uint32_t b = linear[2] ? sram.load(static_cast<std::uint32_t>(at[2]), 2) : b0;
-    const std::uint32_t c = linear[3] ? sram.load(static_cast<std::uint32_t>(at[3]), 2) : c0;
-    std::uint32_t y = 0;
-    if (!N::fma(b, c, a, y)) y = numerics::fma(N::kType, b, c, a);
-    sram.store(static_cast<std::uint32_t>(at[0]), 2, y);
-    for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
-  }
-}
-
 // Whether the `count` elements from byte `first` on, `step` apart, lie in one SRAM page.
 bool one_page(std::int64_t first, std::int64_t step, std::uint32_t count) {
   return first / Sram::kPageBytes == (first + step * (count - 1)) / Sram::kPageBytes;
@@ -598,21 +564,23 @@ bool fmac_f16_in_pages(Sram& sram, const std::int64_t* at, const std::int64_t* s
   return true;
 }
 
-// fmac16 for fp16 through float (narrow::F16Single): operands are not screened, an infinite or
-// NaN result is recomputed by softfloat.h.
-void fmac_f16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* linear, const std::uint32_t* scalar,
-              std::uint32_t count) {
-  using numerics::narrow::F16Single;
+// y = b x c + a over `count` elements of 16-bit values at running addresses (bytes; `step` per
+// element), an operand of step 0 read once: the FMAC loop without calls. `A` is the format's
+// arithmetic: its scalar's value (false: take the reference), mul_add and fma (false: the
+// reference computes the element), and a loop on the SRAM pages' bytes (false: not taken).
+template <class A>
+void fmac16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool* linear, const std::uint32_t* scalar,
+            std::uint32_t count) {
   const std::uint32_t b0 = linear[2] ? 0 : scalar[2] & 0xffffu, c0 = linear[3] ? 0 : scalar[3] & 0xffffu;
-  if (linear[1] && linear[2] && !linear[3]) {  // y = b x c + a, c a scalar: c decoded once
-    const float c_value = F16Single::value(c0);
-    if (fmac_f16_in_pages(sram, at, step, c_value, c0, count)) return;
+  typename A::Value c_value{};
+  if (linear[1] && linear[2] && !linear[3] && A::value(c0, c_value)) {  // c a scalar: decoded once
+    if (A::in_pages(sram, at, step, c_value, c0, count)) return;
     std::int64_t a_at = at[1], b_at = at[2], y_at = at[0];
     for (std::uint32_t k = 0; k < count; ++k) {
       const std::uint32_t a = sram.load(static_cast<std::uint32_t>(a_at), 2);
       const std::uint32_t b = sram.load(static_cast<std::uint32_t>(b_at), 2);
       std::uint32_t y = 0;
-      if (!F16Single::mul_add(c_value, b, a, y)) y = numerics::fma(DType::F16, b, c0, a);
+      if (!A::mul_add(c_value, b, a, y)) y = numerics::fma(A::kType, b, c0, a);
       sram.store(static_cast<std::uint32_t>(y_at), 2, y);
       a_at += step[1];
       b_at += step[2];
@@ -625,11 +593,35 @@ void fmac_f16(Sram& sram, std::int64_t* at, const std::int64_t* step, const bool
     const std::uint32_t b = linear[2] ? sram.load(static_cast<std::uint32_t>(at[2]), 2) : b0;
     const std::uint32_t c = linear[3] ? sram.load(static_cast<std::uint32_t>(at[3]), 2) : c0;
     std::uint32_t y = 0;
-    if (!F16Single::fma(b, c, a, y)) y = numerics::fma(DType::F16, b, c, a);
+    if (!A::fma(b, c, a, y)) y = numerics::fma(A::kType, b, c, a);
     sram.store(static_cast<std::uint32_t>(at[0]), 2, y);
     for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
   }
 }
+
+// fp16 through float (narrow::F16Single): operands are not screened, an infinite or NaN result
+// is recomputed by softfloat.h; the page loop when a, b and y each lie in one page.
+struct F16Arithmetic : numerics::narrow::F16Single {
+  using Value = float;
+  static constexpr DType kType = DType::F16;
+  static bool value(std::uint32_t bits, float& v) {
+    v = F16Single::value(bits);
+    return true;
+  }
+  static bool in_pages(Sram& sram, const std::int64_t* at, const std::int64_t* step, float c_value, std::uint32_t c,
+                       std::uint32_t count) {
+    return fmac_f16_in_pages(sram, at, step, c_value, c, count);
+  }
+};
+
+// bf16 through double (narrow::BF16: its products can overflow float).
+struct Bf16Arithmetic : numerics::narrow::BF16 {
+  using Value = double;
+  static bool in_pages(Sram&, const std::int64_t*, const std::int64_t*, double, std::uint32_t, std::uint32_t) {
+    return false;
+  }
+};
+
 }  // namespace
 
 void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
@@ -642,9 +634,9 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
     step[slot] = op.step_bytes[slot];
   }
   if (t == DType::F16) {
-    fmac_f16(sram_, at, step, op.linear, op.scalar, count);
+    fmac16<F16Arithmetic>(sram_, at, step, op.linear, op.scalar, count);
   } else if (t == DType::BF16) {
-    fmac16<numerics::narrow::BF16>(sram_, at, step, op.linear, op.scalar, count);
+    fmac16<Bf16Arithmetic>(sram_, at, step, op.linear, op.scalar, count);
   } else {
     auto src = [&](int slot) {
       return op.linear[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : op.scalar[slot] & mask;
