@@ -88,31 +88,6 @@ Spec spec_of(const MeshLayout& l, Gemv g, std::uint32_t layer) {
   return s;
 }
 
-// Inputs and outputs of PE (r, c).
-std::uint32_t inputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c) {
-  switch (g) {
-    case Gemv::O:
-      return static_cast<std::uint32_t>(l.q_indices(r).size());
-    case Gemv::Down:
-      return static_cast<std::uint32_t>(l.row_ff(r).size());
-    default:
-      return static_cast<std::uint32_t>(l.col_features(c).size());
-  }
-}
-
-std::uint32_t outputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c) {
-  switch (g) {
-    case Gemv::Qkv:
-      return static_cast<std::uint32_t>(l.qkv_indices(r).size());
-    case Gemv::GateUp:
-      return static_cast<std::uint32_t>(2 * l.row_ff(r).size());
-    case Gemv::Head:
-      return static_cast<std::uint32_t>(l.row_vocab(r).size());
-    default:
-      return static_cast<std::uint32_t>(l.col_features(c).size());
-  }
-}
-
 void epilogue(ProgramBuilder& b, const MeshLayout& l, const Spec& s, std::uint32_t n) {
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const unsigned acc = b.mem("sum", DType::F32, l.addrs().acc, n);
@@ -197,29 +172,29 @@ MeshStep gemv_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::
   // A Row product's line is a row (its role by column); its outputs depend on the row.
   const bool by_row = s.axis == Axis::Row;
   auto row_key = [&](std::uint32_t r) {
-    return by_row ? fmt::format("n{}", outputs(l, g, r, 0))
-                  : fmt::format("k{}{}", inputs(l, g, r, 0), role_key(family.role(r)));
+    return by_row ? fmt::format("n{}", gemm_outputs(l, g, r, 0))
+                  : fmt::format("k{}{}", gemm_inputs(l, g, r, 0), role_key(family.role(r)));
   };
   auto col_key = [&](std::uint32_t c) {
-    return by_row ? fmt::format("k{}{}", inputs(l, g, 0, c), role_key(family.role(c)))
-                  : fmt::format("n{}", outputs(l, g, 0, c));
+    return by_row ? fmt::format("k{}{}", gemm_inputs(l, g, 0, c), role_key(family.role(c)))
+                  : fmt::format("n{}", gemm_outputs(l, g, 0, c));
   };
   build_programs(
       step, reg.rows, reg.columns, row_key, col_key,
       [&](std::uint32_t r, std::uint32_t c) {
         return build(l, fmt::format("{}[{},{}]", step.name, r, c), s, family, family.role(by_row ? c : r),
-                     inputs(l, g, r, c), outputs(l, g, r, c));
+                     gemm_inputs(l, g, r, c), gemm_outputs(l, g, r, c));
       },
       code);
   // The busiest PE: the most inputs and outputs.
   std::uint32_t k = 0, n = 0;
   for (std::uint32_t r = 0; r < reg.rows; ++r) {
-    k = std::max(k, inputs(l, g, r, 0));
-    n = std::max(n, outputs(l, g, r, 0));
+    k = std::max(k, gemm_inputs(l, g, r, 0));
+    n = std::max(n, gemm_outputs(l, g, r, 0));
   }
   for (std::uint32_t c = 0; c < reg.columns; ++c) {
-    k = std::max(k, inputs(l, g, 0, c));
-    n = std::max(n, outputs(l, g, 0, c));
+    k = std::max(k, gemm_inputs(l, g, 0, c));
+    n = std::max(n, gemm_outputs(l, g, 0, c));
   }
   std::uint64_t latency = 0;
   add_fmacs(step.work, t, k, n);

@@ -61,6 +61,7 @@ struct GemmAddrs {
 };
 // Contract: a square region (std::logic_error otherwise); the buffers follow the layout's.
 GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint32_t align);
+// The inputs and outputs PE (r, c) holds of product g (its GEMV in decode, its GEMM in prefill).
 std::uint32_t gemm_inputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c);
 std::uint32_t gemm_outputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c);
 // Whether the product's partial sums reduce along rows (q/k/v, gate/up, head) or columns.
