@@ -23,6 +23,7 @@
 #include "platforms/inference/mesh_token.h"
 #include "platforms/platform_spec.h"
 #include "sim/errors.h"
+#include "tests/support/tiny_llama.h"
 
 namespace wafersim::test::mesh_prefill_test {
 namespace {
@@ -46,15 +47,6 @@ TEST(MeshRing, VisitsEvensUpAndOddsDownWithinTwoHops) {
     for (std::uint32_t i = 0; i < n; ++i)
       EXPECT_EQ(ring.recv_color(i), ring.send_color(ring.index((ring.position(i) + 1) % n)));
   }
-}
-
-models::ModelSpec tiny_llama() {
-  return models::load_model_text(
-             "name: tiny-llama\ndtype: bf16\nbatch: 1\nsequence: 16\ntransformer:\n  d_model: 16\n  heads: 4\n"
-             "  kv_heads: 2\n  d_ff: 24\n  layers: 2\n  vocabulary: 40\n  activation: swiglu\n  norm: rmsnorm\n"
-             "  positions: rotary\n  bias: false\n",
-             "tiny-llama.yaml")
-      .spec;
 }
 
 struct Rig {

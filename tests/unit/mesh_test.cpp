@@ -27,6 +27,7 @@
 #include "platforms/inference/mesh_token.h"
 #include "platforms/platform_spec.h"
 #include "sim/errors.h"
+#include "tests/support/tiny_llama.h"
 
 namespace wafersim::test::mesh_test {
 namespace {
@@ -71,17 +72,6 @@ TEST(LineTree, TheBestGroupIsAboutTheRootOfTheSide) {
   const std::uint32_t k = models::mesh::best_group(997, 4);  // sides of 498
   EXPECT_GE(k, 16u);
   EXPECT_LE(k, 30u);
-}
-
-// A small Llama-style decoder: d 16, 4 heads over 2 key/value heads of 4 dimensions, SwiGLU
-// 24, vocabulary 40, two layers, a cache of 16 positions.
-models::ModelSpec tiny_llama() {
-  return models::load_model_text(
-             "name: tiny-llama\ndtype: bf16\nbatch: 1\nsequence: 16\ntransformer:\n  d_model: 16\n  heads: 4\n"
-             "  kv_heads: 2\n  d_ff: 24\n  layers: 2\n  vocabulary: 40\n  activation: swiglu\n  norm: rmsnorm\n"
-             "  positions: rotary\n  bias: false\n",
-             "tiny-llama.yaml")
-      .spec;
 }
 
 struct Rig {
