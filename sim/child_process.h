@@ -10,11 +10,13 @@
 
 namespace wafersim::sim {
 
-// Contract: forks; the child runs `work` and writes its result text (or the error it threw)
-// to the parent, then exits without returning. The parent waits for it and returns the text,
-// or rethrows the child's error as the same type (sim::InputError, SimulationError,
-// LimitReached, another sim::Error with its exit code; std::runtime_error otherwise) with its
-// message. `what` names the work in the error of a child that ends without a result.
+// Contract: forks; the child runs `work` and writes its result (any bytes) or the error it
+// threw to the parent, then exits without returning. The parent waits for it and returns the
+// result, or rethrows the child's error as the same type (sim::InputError, SimulationError,
+// LimitReached, Interrupted, another sim::Error with its exit code; std::runtime_error
+// otherwise) with its message. SIGINT or SIGTERM caught by the parent (catch_interrupts) is
+// passed on to the child, and the parent then throws sim::Interrupted. `what` names the work
+// in the error of a child that ends without a result or by a signal.
 std::string run_in_child_text(const std::function<std::string()>& work, const std::string& what);
 
 // The same for work whose result is JSON (nlohmann::json or ordered_json: keys keep their order).

@@ -1,20 +1,11 @@
 #include "platforms/inference/wafer_process.h"
 
-#include <fmt/format.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <systemc>
 
-#include <cerrno>
-#include <csignal>
-#include <cstdio>
 #include <cstring>
-#include <iostream>
 
+#include "sim/child_process.h"
 #include "sim/errors.h"
-#include "sim/interrupt.h"
 
 namespace wafersim::platforms::inference {
 using sim::stats::Group;
@@ -139,103 +130,16 @@ void get_stats(Wire& w, Group& into, std::vector<std::unique_ptr<Histogram>>& ke
   }
 }
 
-namespace {
-
-void write_all(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-// Everything the child writes to `fd`. SIGINT or SIGTERM caught by this process meanwhile
-// (sim::catch_interrupts) is passed on to the child once, so it stops as a run does.
-std::string read_all(int fd, pid_t child) {
-  std::string bytes;
-  char buf[1 << 16];
-  bool forwarded = false;
-  for (;;) {
-    if (!forwarded && sim::interrupt_signal()) {
-      ::kill(child, sim::interrupt_signal());
-      forwarded = true;
-    }
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;  // nothing yet, or a signal (poll is not restarted)
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return bytes;
-    bytes.append(buf, static_cast<std::size_t>(n));
-  }
-}
-
-// The child: runs `work`, sends a kind ('K' done, 'I' input error, 'S' simulation error, 'X'
-// interrupted, 'E' another) and its bytes or message, and ends without running the parent's
-// destructors.
-[[noreturn]] void child(int fd, const std::function<void(Wire&)>& work) {
-  Wire w;
-  char kind = 'K';
-  try {
-    work(w);
-  } catch (const sim::Interrupted& e) {
-    kind = 'X', w = Wire(e.what());
-  } catch (const sim::InputError& e) {
-    kind = 'I', w = Wire(e.what());
-  } catch (const sim::SimulationError& e) {
-    kind = 'S', w = Wire(e.what());
-  } catch (const std::exception& e) {
-    kind = 'E', w = Wire(e.what());
-  }
-  std::cerr.flush();
-  std::fflush(nullptr);
-  write_all(fd, std::string(1, kind) + w.bytes());
-  ::close(fd);
-  ::_exit(0);
-}
-
-}  // namespace
-
 Wire in_child(const std::function<void(Wire&)>& work) {
   if (sc_core::sc_get_status() != sc_core::SC_ELABORATION)
     throw sim::SimulationError("a wafer's process needs a process in which no simulation has started");
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  int fds[2];
-  if (::pipe(fds) != 0) throw sim::SimulationError(fmt::format("pipe: {}", std::strerror(errno)));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw sim::SimulationError(fmt::format("fork: {}", std::strerror(errno)));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    child(fds[1], work);
-  }
-  ::close(fds[1]);
-  std::string bytes = read_all(fds[0], pid);
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  // Interrupted here: the child stopped by it (or by a second signal of a process group's).
-  if (const int signal = sim::interrupt_signal(); signal && (bytes.empty() || bytes[0] != 'K'))
-    throw sim::Interrupted(
-        signal, fmt::format("interrupted by {} while a wafer's process ran", signal == SIGINT ? "SIGINT" : "SIGTERM"));
-  if (WIFSIGNALED(status))
-    throw sim::SimulationError(fmt::format("a wafer's process ended by signal {} ({})", WTERMSIG(status),
-                                           WTERMSIG(status) == SIGKILL ? "killed, out of memory?" : "see above"));
-  if (bytes.empty()) throw sim::SimulationError("a wafer's process ended without a result");
-  const char kind = bytes[0];
-  bytes.erase(0, 1);
-  if (kind == 'X') throw sim::Interrupted(bytes.find("SIGINT") != std::string::npos ? SIGINT : SIGTERM, bytes);
-  if (kind == 'I') throw sim::InputError(bytes);
-  if (kind == 'S') throw sim::SimulationError(bytes);
-  if (kind == 'E') throw std::runtime_error(bytes);
-  return Wire(std::move(bytes));
+  return Wire(sim::run_in_child_text(
+      [&] {
+        Wire w;
+        work(w);
+        return w.bytes();
+      },
+      "a wafer's process"));
 }
 
 }  // namespace wafersim::platforms::inference

@@ -42,9 +42,8 @@ MeshStepResult get_step(Wire& w);
 void put(Wire& w, const sim::stats::Group& g);
 void get_stats(Wire& w, sim::stats::Group& into, std::vector<std::unique_ptr<sim::stats::Histogram>>& keep);
 
-// Runs `work` in a forked child and returns the bytes it wrote. An exception in the child is
-// thrown again here with its message (sim::InputError and sim::SimulationError as such); a
-// child that dies (out of memory, a signal) is a sim::SimulationError.
+// Runs `work` in a forked child (sim::run_in_child_text: its errors, signals and interrupts
+// as there) and returns the bytes it wrote.
 // Contract: no SystemC simulation has started in this process.
 Wire in_child(const std::function<void(Wire&)>& work);
 
