@@ -123,16 +123,20 @@ void emit_step(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std::
     b.ret();
   } else {
     b.block(next);
-    // Receives on ordered microthread 1: the inputs, then the partial sums.
-    auto recv = [&](unsigned dst, unsigned src, DType type, bool final) {
+    // A block moved on ordered microthread `ut`; the last move of the step `done` the next task.
+    auto move = [&](std::uint8_t ut, hw::isa::OnDone done, unsigned dst, unsigned src, DType type, bool final) {
       VectorOptions o;
       o.async = true;
-      o.ut = 1;
+      o.ut = ut;
       if (final) {
-        o.on_done = hw::isa::OnDone::Activate;
+        o.on_done = done;
         o.task = next;
       }
       b.vop(Op::FMov, type, type, VOperand::d(dst), VOperand::d(src), {}, {}, o);
+    };
+    // Receives on microthread 1: the inputs, then the partial sums.
+    auto recv = [&](unsigned dst, unsigned src, DType type, bool final) {
+      move(1, hw::isa::OnDone::Activate, dst, src, type, final);
     };
     if (nx)
       recv(b.mem(fmt::format("xr{}", p), dt, a.x[1 - p], nx), b.fabin(fmt::format("xin{}", p), dt, pe.x_recv, nx), dt,
@@ -143,14 +147,7 @@ void emit_step(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std::
     // Sends on microthread 2 after the FMACs: the inputs, then the partial sums.
     emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "s");
     auto send = [&](unsigned dst, unsigned src, DType type, bool final) {
-      VectorOptions o;
-      o.async = true;
-      o.ut = 2;
-      if (final) {
-        o.on_done = hw::isa::OnDone::Unblock;
-        o.task = next;
-      }
-      b.vop(Op::FMov, type, type, VOperand::d(dst), VOperand::d(src), {}, {}, o);
+      move(2, hw::isa::OnDone::Unblock, dst, src, type, final);
     };
     if (nx)
       send(b.fabout(fmt::format("xout{}", p), dt, pe.x_send, nx), b.mem(fmt::format("xs{}", p), dt, a.x[p], nx), dt,
