@@ -70,7 +70,8 @@ struct VectorOp {
   std::uint32_t scalar[4] = {};
   std::uint32_t n = 0, next = 0;
   std::uint32_t per_step = 1, interval = 1, latency = 0;
-  int in_slot = -1;  // operand holding the fabric input
+  int in_slot = -1;          // operand holding the fabric input
+  std::uint32_t repeat = 1;  // elements per input wavelet (a step never spans two wavelets)
   bool fab_out = false;
   bool sparse = false;
   sim::Cycle next_step{0};
@@ -200,6 +201,10 @@ class Core {
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.
   void count_traffic(const VectorOp& op, std::uint32_t count, sim::Cycle now);
   void retire(VectorOp& op, sim::Cycle now);
+  // Whether every live operation holding one of the colors `in` (read) or `out` (written) is
+  // on the ordered microthread `ins` names, which then may issue behind them.
+  [[nodiscard]] bool behind_own_holders(const isa::Instruction& ins, std::uint64_t in, std::uint64_t out) const;
+  void recompute_held_colors();
   // Ordered microthreads: `op` has taken its last step (or, with no elements, is released)
   // in cycle `at`; its successor on the microthread, waiting for that, may step from the
   // cycle the forwarding rule gives (docs/isa.md, "Ordered microthreads").

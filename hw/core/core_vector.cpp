@@ -20,6 +20,13 @@ using sim::Cycle;
 
 namespace {
 std::uint64_t bit(unsigned c) { return std::uint64_t{1} << c; }
+
+// The elements of an operation's next step: up to its per-step count, within one wavelet's
+// elements when its fabric input repeats.
+inline std::uint32_t step_count(const VectorOp& op) {
+  const std::uint32_t count = std::min(op.per_step, op.n - op.next);
+  return op.repeat > 1 ? std::min(count, op.repeat - op.next % op.repeat) : count;
+}
 }  // namespace
 
 Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
@@ -30,7 +37,7 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
     if (d.kind == Descriptor::Kind::FabIn) in |= bit(d.color);
     if (d.kind == Descriptor::Kind::FabOut) out |= bit(d.color);
   }
-  if ((in & held_in_) || (out & held_out_)) {
+  if (((in & held_in_) || (out & held_out_)) && !behind_own_holders(ins, in, out)) {
     *why = Stall::Queue;
     return Step::Stalled;
   }
@@ -168,7 +175,14 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
     op.per_step = std::max(1u, p_->banks.word_bytes() / size_of(ins.type));
   else
     op.per_step = p_->lanes(narrow);
-  if (op.in_slot >= 0 || op.fab_out || reduction || info.iterative) op.per_step = 1;
+  if (op.fab_out || reduction || info.iterative) op.per_step = 1;
+  if (op.in_slot >= 0) {
+    op.repeat = op.sparse ? 1 : op.d[op.in_slot].repeat;
+    op.per_step = std::min(op.per_step, op.repeat);
+    if (op.n % op.repeat)
+      fault(fmt::format("'{}' has {} elements, not a multiple of its repeat {}", dname(op.in_slot), op.n, op.repeat),
+            pc_);
+  }
   const auto lat = static_cast<std::uint32_t>(p_->latency(info.latency).count());
   if (info.iterative) {
     op.interval = lat;
@@ -253,7 +267,7 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
   op.issued = 0;
   std::uint32_t n = 0;  // accesses planned
   VectorOp::Access* out = op.pending.data();
-  const std::uint32_t count = std::min(op.per_step, op.n - op.next);
+  const std::uint32_t count = step_count(op);
   const BankModel& banks = p_->banks;
   if (op.plain) {
     // Every memory operand linear, dense and in range: its words this step are the range from
@@ -375,6 +389,8 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     return Step::Stalled;
   };
   if (info.iterative && iter_busy_until_ > now) return stall(Stall::Fpu);
+  const std::uint32_t count = step_count(op);
+  const bool pops = op.repeat <= 1 || (op.next + count) % op.repeat == 0;  // the wavelet's last elements
   std::uint32_t payload = 0, sparse_index = 0;
   if (op.in_slot >= 0) {
     const Color c(op.d[op.in_slot].color);
@@ -383,7 +399,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
       if (!data_in_front(c)) return stall(Stall::FabricIn);
       data_front_ |= bit(c.id());
     }
-    if (r.ramp_in) return stall(Stall::Ramp);
+    if (pops && r.ramp_in) return stall(Stall::Ramp);
     if (op.sparse || !p_->timing_only) {  // a timing-only dense step never reads the value
       payload = ramp_->front(c).payload;
       sparse_index = payload >> 16;
@@ -394,7 +410,6 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     if (!ramp_->can_send(Color(op.d[0].color))) return stall(Stall::FabricOut);
     if (r.ramp_out) return stall(Stall::Ramp);
   }
-  const std::uint32_t count = std::min(op.per_step, op.n - op.next);
   if (!op.open) {
     if (op.plain) {
       if (!issue_plain(op, count, r, why)) return Step::Stalled;
@@ -417,7 +432,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     fmac_linear(op, count);
   else
     compute(op, count, sparse_index, payload, now);
-  if (op.in_slot >= 0) {
+  if (op.in_slot >= 0 && pops) {
     ramp_->pop(Color(op.d[op.in_slot].color), now);
     data_front_ &= ~bit(op.d[op.in_slot].color);
     r.ramp_in = true;
@@ -674,11 +689,6 @@ void Core::retire(VectorOp& op, Cycle now) {
   if (__builtin_expect(observer_ != nullptr, 0)) report_vector_op(op);
 #endif
   if (isa::is_reduction(ins.op)) regs_[ins.ops[0].reg] = op.acc;
-  for (int k = 0; k < 4; ++k) {
-    if (!op.is_dsd[k]) continue;
-    if (op.d[k].kind == Descriptor::Kind::FabIn) held_in_ &= ~bit(op.d[k].color);
-    if (op.d[k].kind == Descriptor::Kind::FabOut) held_out_ &= ~bit(op.d[k].color);
-  }
   ++c_.vector_ops;
   if (op.sync) {
     ready_at_ = op.done_at;
@@ -700,6 +710,29 @@ void Core::retire(VectorOp& op, Cycle now) {
     }
   }
   live_.erase(at);
+  if (op.in_slot >= 0 || op.fab_out) recompute_held_colors();
+}
+
+bool Core::behind_own_holders(const Instruction& ins, std::uint64_t in, std::uint64_t out) const {
+  // An instruction of an ordered microthread takes its steps after its predecessors' last, so
+  // it may issue while they hold its colors, but not while another thread holds one.
+  if (!ins.async || ins.ut == Instruction::kUnordered) return false;
+  for (std::uint8_t i : live_) {
+    const VectorOp& o = ops_[i];
+    const bool reads = o.in_slot >= 0 && (in & bit(o.d[o.in_slot].color));
+    const bool writes = o.fab_out && (out & bit(o.d[0].color));
+    if ((reads || writes) && o.ut != ins.ut) return false;
+  }
+  return true;
+}
+
+void Core::recompute_held_colors() {
+  held_in_ = held_out_ = 0;
+  for (std::uint8_t i : live_) {
+    const VectorOp& o = ops_[i];
+    if (o.in_slot >= 0) held_in_ |= bit(o.d[o.in_slot].color);
+    if (o.fab_out) held_out_ |= bit(o.d[0].color);
+  }
 }
 
 std::string Core::describe_state() const {

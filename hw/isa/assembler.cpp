@@ -627,7 +627,7 @@ class Assembler {
       keys = {"base", "len", "size", "start"};
     } else if (kind == "fabin") {
       x.kind = Descriptor::Kind::FabIn;
-      keys = {"color", "len", "sparse"};
+      keys = {"color", "len", "repeat", "sparse"};
     } else if (kind == "fabout") {
       x.kind = Descriptor::Kind::FabOut;
       keys = {"color", "len"};
@@ -666,16 +666,20 @@ class Assembler {
         x.size = static_cast<std::uint32_t>(value(val, 1, UINT32_MAX, "size"));
       } else if (key == "start") {
         x.start = static_cast<std::uint32_t>(value(val, 0, UINT32_MAX, "start"));
+      } else if (key == "repeat") {
+        x.repeat = static_cast<std::uint32_t>(value(val, 1, 65535, "repeat"));
       } else if (key == "color") {
         x.color = static_cast<std::uint8_t>(value(val, 0, 63, "color"));
       }
     }
     for (const auto& k : keys) {
-      const bool optional = k == "stride" || k == "start" || k == "sparse";
+      const bool optional = k == "stride" || k == "start" || k == "sparse" || k == "repeat";
       if (!optional && !seen[k]) fail(ops[0].col, fmt::format("{} descriptor '{}' needs {}=", kind, n, k));
     }
     if (x.kind == Descriptor::Kind::Circ && x.start >= x.size)
       fail(ops[0].col, fmt::format("start {} must be below the buffer size {}", x.start, x.size));
+    if (x.sparse && x.repeat > 1)
+      fail(ops[0].col, "a sparse stream indexes memory by each wavelet: it cannot repeat wavelets");
     if (x.sparse && size_of(x.dtype) != 2)
       fail(ops[2].col, "a sparse stream carries (16-bit index, 16-bit value): its type must be f16, bf16 or u16");
     if (section_->dsds.count(n)) fail(ops[0].col, fmt::format("descriptor '{}' is declared twice", n));

@@ -20,6 +20,7 @@ struct Descriptor {
   std::int32_t stride = 1;   // Mem: elements between consecutive accesses
   std::uint32_t size = 0;    // Circ: buffer size in elements
   std::uint32_t start = 0;   // Circ: index of element 0 within the buffer
+  std::uint32_t repeat = 1;  // FabIn: consecutive elements that take one wavelet's payload
 
   [[nodiscard]] bool is_memory() const { return kind == Kind::Mem || kind == Kind::Circ; }
   [[nodiscard]] bool is_fabric() const { return kind == Kind::FabIn || kind == Kind::FabOut; }

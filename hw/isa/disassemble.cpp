@@ -51,7 +51,8 @@ std::string descriptor_line(const hw::isa::DescriptorDecl& d) {
     case Descriptor::Kind::Circ:
       return fmt::format("{}, base={:#x}, size={}, len={}, start={}", head, x.base, x.size, x.length, x.start);
     case Descriptor::Kind::FabIn:
-      return fmt::format("{}, color={}, len={}{}", head, x.color, x.length, x.sparse ? ", sparse" : "");
+      return fmt::format("{}, color={}, len={}{}{}", head, x.color, x.length,
+                         x.repeat > 1 ? fmt::format(", repeat={}", x.repeat) : "", x.sparse ? ", sparse" : "");
     case Descriptor::Kind::FabOut:
       return fmt::format("{}, color={}, len={}", head, x.color, x.length);
   }

@@ -36,11 +36,12 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
   const std::uint64_t a_s = Am.count(s);
   const std::vector<Span> aruns = Am.runs(s);
 
-  // With fp32 partial sums, every vector instruction on the partials runs on ordered
-  // microthread 0 (docs/isa.md): the FMACs of a chunk back to back while the main thread
-  // receives (streamed) or loads (resident) the next weights, the sends, the owner's adds and
-  // the next chunk's zeroing after them in issue order. Native accumulation as before.
-  const bool ordered = fp32_acc;
+  // Every vector instruction on the partials of a streamed product, and with fp32 partial sums
+  // of a resident one, runs on ordered microthread 0 (docs/isa.md): the FMACs back to back
+  // while the main thread prepares the next, the sends, the owner's adds and the next chunk's
+  // zeroing after them in issue order. A streamed FMAC reads its weights from the fabric, one
+  // wavelet per output over the PE's t tokens (`repeat`), for one input over a run of outputs.
+  const bool ordered = fp32_acc || !resident;
   VectorOptions on_ut0;
   on_ut0.async = true;
   on_ut0.ut = 0;
@@ -49,6 +50,9 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
   ProgramBuilder b(name);
   const std::uint8_t cw = resident ? 0 : ctx.colors.weight[l.position_of[s]];
   const unsigned w_in = resident ? 0 : b.fabin("w_in", dt, cw, cs);
+  const unsigned w_rep = resident ? 0 : b.fabin_repeat("w_rep", dt, cw, t, t);
+  const unsigned xcol = resident ? 0 : b.circ("xcol", dt, in.addr, t, t);
+  const unsigned pblk = resident ? 0 : b.mem("pblk", acc, buf.partials[0], t);
   const unsigned acol = b.mem("acol", dt, in.addr, t);
   const unsigned pcol = b.mem("pcol", acc, buf.partials[0], t);
   const unsigned pall = b.mem("pall", acc, buf.partials[0], 0);
@@ -63,8 +67,9 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
   const unsigned biasr = resident ? b.mem("bias_resident", dt, w.bias_addr, cs) : 0;
   const unsigned pvec = gemv ? b.mem("pvec", acc, buf.partials[0], 0, static_cast<std::int32_t>(t)) : 0;
   const unsigned wvec = gemv ? b.mem("wvec", dt, w.addr, 0) : 0;
-  // Registers: r1 the weight, r2 the input loop, r3 +0, r4 a bias value, r5 the weight pointer
-  // (resident), r6 the input pointer (gemv), r7 -0, r8 the chunk loop, r9 the chunk's weights (gemv).
+  // Registers: r1 the weight, r2 the input loop (resident), r3 +0, r4 a bias value, r5 the weight pointer
+  // (resident), r6 the input pointer (gemv, streamed), r7 -0, r8 the chunk loop, r9 the chunk's
+  // weights (gemv).
 
   // Per chunk j: its owner's role (0 above this row, 1 this row, 2 below), the color class of
   // the asynchronous send reading its partial sums (0 north, 1 south) and what to wait for.
@@ -94,6 +99,33 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
     b.vop(Op::FMov, dt, dt, V::d(biasd), V::d(resident ? biasr : w_in));
     if (fp32_acc) b.vop(Op::FCvt, DType::F32, dt, V::d(bias32), V::d(biasd));
   }
+
+  // Streamed: y[o][i] += w[f][o] x[f][i] over (o, i) of a run of outputs, one FMAC per input f.
+  auto streamed_block = [&](std::uint32_t j, std::uint32_t pb) {
+    std::uint32_t apos = 0, set = 0;  // the FMACs' length last set in this chunk's code
+    for (const Span& ra : aruns) {
+      std::uint32_t opos = 0;
+      for (const Span& ro : oruns[j]) {
+        const auto n = static_cast<std::uint32_t>(t * ro.size());
+        if (n != set) {
+          b.dsd(Op::DsdLen, w_rep, n);
+          b.dsd(Op::DsdLen, xcol, n);
+          b.dsd(Op::DsdLen, pblk, n);
+          set = n;
+        }
+        b.dsd(Op::DsdBase, pblk, pb + opos * t * asz);
+        b.mov(6, static_cast<std::int64_t>(in.addr + apos * t * esz));
+        const unsigned loop = b.label();
+        b.bind(loop);
+        b.dsdr(Op::DsdBase, xcol, 6);
+        b.vop(Op::FMac, acc, dt, V::d(pblk), V::d(pblk), V::d(w_rep), V::d(xcol), on_ut0);
+        b.alu(Op::Add, 6, 6, t * esz);
+        b.branch(hw::isa::Cond::Ne, 6, static_cast<std::int64_t>(in.addr + (apos + ra.size()) * t * esz), loop);
+        opos += static_cast<std::uint32_t>(ro.size());
+      }
+      apos += static_cast<std::uint32_t>(ra.size());
+    }
+  };
 
   auto chunk = [&](std::uint32_t j) {
     std::uint32_t cj = 0;
@@ -125,7 +157,6 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
             b.dsd(Op::DsdLen, wvec, len);
             b.alu(Op::Add, 5, 9, static_cast<std::int64_t>(off));
             b.mov(6, static_cast<std::int64_t>(in.addr + (apos * t + i) * esz));
-            b.mov(2, static_cast<std::int64_t>(ra.size()));
             const unsigned loop = b.label();
             b.bind(loop);
             b.ld(1, 0, esz, 6);
@@ -133,8 +164,8 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
             b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1), part);
             b.alu(Op::Add, 5, 5, len * esz);
             b.alu(Op::Add, 6, 6, t * esz);
-            b.alu(Op::Sub, 2, 2, 1);
-            b.branch(hw::isa::Cond::Ne, 2, 0, loop);
+            b.branch(hw::isa::Cond::Ne, 6, static_cast<std::int64_t>(in.addr + ((apos + ra.size()) * t + i) * esz),
+                     loop);
           }
           off += ra.size() * len * esz;
           opos += len;
@@ -143,9 +174,9 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
       }
       b.alu(Op::Add, 9, 9, static_cast<std::int64_t>(off));
     }
-    // For every run of this slice's inputs and of chunk j's outputs: y[o] += x[f] w[f][o].
+    // Resident: for every run of this slice's inputs and of chunk j's outputs, y[o] += x[f] w[f][o].
     for (const Span& ra : aruns) {
-      if (gemv) break;
+      if (gemv || !resident) break;
       std::uint32_t opos = 0;
       for (const Span& ro : oruns[j]) {
         b.dsd(Op::DsdBase, acol, in.addr + apos * t * esz);
@@ -154,16 +185,11 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
         b.bind(loop);
         b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
         for (std::uint64_t o = 0; o < ro.size(); ++o) {
-          if (resident)
-            b.ld(1, static_cast<std::uint32_t>(o * esz), esz, 5);
-          else
-            b.recv(1, cw);
-          // Streamed with native accumulation: asynchronous (docs/compiler.md, "Known limitations").
-          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1),
-                ordered ? on_ut0 : VectorOptions{!resident});
+          b.ld(1, static_cast<std::uint32_t>(o * esz), esz, 5);
+          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), part);
           b.dsd(Op::DsdAdd, pcol, t);
         }
-        if (resident) b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
+        b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
         b.dsd(Op::DsdAdd, acol, t);
         b.alu(Op::Sub, 2, 2, 1);
         b.branch(hw::isa::Cond::Ne, 2, 0, loop);
@@ -171,6 +197,7 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
       }
       apos += static_cast<std::uint32_t>(ra.size());
     }
+    if (!resident) streamed_block(j, pb);
     if (cj == 0) return;
     if (j == s) {
       if (s > 0) {
@@ -199,9 +226,9 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
         }
         b.vop(Op::FCvt, dt, DType::F32, V::d(outd), V::d(pall), {}, {}, part);
       } else if (m.accumulate_out) {
-        b.vop(Op::FAdd, dt, dt, V::d(outd), V::d(outd), V::d(pall));
+        b.vop(Op::FAdd, dt, dt, V::d(outd), V::d(outd), V::d(pall), {}, part);
       } else {
-        b.vop(Op::FMov, dt, dt, V::d(outd), V::d(pall));
+        b.vop(Op::FMov, dt, dt, V::d(outd), V::d(pall), {}, {}, part);
       }
       return;
     }
@@ -265,9 +292,11 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
   }
   std::vector<std::uint64_t> sram(G);
   std::vector<std::uint64_t> stream_len(G);
+  std::uint64_t oruns_all = 0;  // runs of outputs over all chunks: one FMAC per input and run
+  for (std::uint32_t j = 0; j < G; ++j) oruns_all += Om.runs(j).size();
   Work& w = p.work;
   for (std::uint32_t s = 0; s < G; ++s) {
-    const std::uint64_t a = Am.count(s), cs = oc[s];
+    const std::uint64_t a = Am.count(s), cs = oc[s], aruns_n = Am.runs(s).size();
     sram[s] = (a + cs) * t * esz + scratch_bytes;
     stream_len[s] = a * m.f_out + (bias ? cs : 0);
     Work k;
@@ -294,7 +323,7 @@ LayerProgram lower_matmul(KernelContext& ctx, const MatmulArgs& m) {
       if (fp32_acc) k.datapath_steps += ceil_div(n, lanes_dt);
       k.sram_writes += words(n * esz);
     }
-    k.issue = 3 * a * m.f_out + 2 * G;
+    k.issue = 4 * a * oruns_all + 2 * aruns_n * oruns_all + 2 * G;
     w.datapath_steps = std::max(w.datapath_steps, k.datapath_steps);
     w.sram_reads = std::max(w.sram_reads, k.sram_reads);
     w.sram_writes = std::max(w.sram_writes, k.sram_writes);

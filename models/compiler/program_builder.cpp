@@ -64,6 +64,18 @@ unsigned ProgramBuilder::fabin(const std::string& name, DType t, std::uint8_t co
   return add_dsd(name, d);
 }
 
+unsigned ProgramBuilder::fabin_repeat(const std::string& name, DType t, std::uint8_t color, std::uint32_t len,
+                                      std::uint32_t repeat) {
+  if (repeat == 0) misuse("fabric input with a repeat of 0");
+  Descriptor d;
+  d.kind = Descriptor::Kind::FabIn;
+  d.dtype = t;
+  d.color = color;
+  d.length = len;
+  d.repeat = repeat;
+  return add_dsd(name, d);
+}
+
 unsigned ProgramBuilder::fabout(const std::string& name, DType t, std::uint8_t color, std::uint32_t len) {
   Descriptor d;
   d.kind = Descriptor::Kind::FabOut;

@@ -45,6 +45,8 @@ class ProgramBuilder {
   unsigned mem(const std::string& name, DType t, std::uint32_t base, std::uint32_t len, std::int32_t stride = 1);
   unsigned circ(const std::string& name, DType t, std::uint32_t base, std::uint32_t size, std::uint32_t len);
   unsigned fabin(const std::string& name, DType t, std::uint8_t color, std::uint32_t len, bool sparse = false);
+  // A fabric input whose every wavelet feeds `repeat` consecutive elements (docs/isa.md).
+  unsigned fabin_repeat(const std::string& name, DType t, std::uint8_t color, std::uint32_t len, std::uint32_t repeat);
   unsigned fabout(const std::string& name, DType t, std::uint8_t color, std::uint32_t len);
 
   // Tasks: a local task or a data task whose code starts at the current position.

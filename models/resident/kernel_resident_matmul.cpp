@@ -99,7 +99,7 @@ LayerProgram lower_resident_matmul(KernelContext& ctx, const MatmulArgs& m, cons
           k.datapath_steps += std::uint64_t{t} * a * ceil_div(n, lanes_dt);
           k.sram_reads += std::uint64_t{t} * a * (words(n * esz) + words(n * asz) + 1);
           k.sram_writes += std::uint64_t{t} * a * words(n * asz);
-          k.issue += std::uint64_t{t} * a * 7 + 4;
+          k.issue += std::uint64_t{t} * a * 6 + 4;
         }
     } else {
       k.datapath_steps = a * m.f_out * ceil_div(t, lanes_dt);

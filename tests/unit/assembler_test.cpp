@@ -135,6 +135,23 @@ TEST(Assembler, SyntaxErrorsCarryLineAndColumn) {
   EXPECT_EQ(first_error("  fadd.f32 r1, r2, r3, async\n"),
             "t.s:1:3: error: only vector instructions (with a descriptor operand) can be async");
   EXPECT_EQ(first_error("  mov.f16 r1, 1.5x\n"), "t.s:1:15: error: malformed number '1.5x'");
+  EXPECT_EQ(first_error(".dsd i, fabin, f16, color=1, len=8, repeat=0\n"),
+            "t.s:1:44: error: repeat 0 is out of range 1 .. 65535");
+  EXPECT_EQ(first_error(".dsd i, fabin, f16, color=1, len=8, repeat=2, sparse\n"),
+            "t.s:1:6: error: a sparse stream indexes memory by each wavelet: it cannot repeat wavelets");
+  EXPECT_EQ(first_error(".dsd o, fabout, f16, color=1, len=8, repeat=2\n"),
+            "t.s:1:38: error: unknown key 'repeat' for a fabout descriptor");
+}
+
+TEST(Assembler, AFabricInputRepeatsEachWaveletOverItsElements) {
+  auto ps = assemble(".dsd in, fabin, f16, color=5, len=8, repeat=4\nmain: ret\n", "t.s");
+  const Descriptor& d = ps.at(0).program->descriptors.at(0).init;
+  EXPECT_EQ(d.repeat, 4u);
+  EXPECT_EQ(d.length, 8u);
+  EXPECT_FALSE(d.sparse);
+  EXPECT_EQ(
+      assemble(".dsd in, fabin, f16, color=5, len=8\nmain: ret\n", "t.s").at(0).program->descriptors.at(0).init.repeat,
+      1u);
 }
 
 TEST(Assembler, ReportsEveryErrorAtOnce) {

@@ -205,7 +205,7 @@ TEST(RowGroups, PresetsOnWse2KeepOneGroup) {
 
 // The exact cycles of mlp4's steps (fc1, act, fc2, loss forward; loss, fc2 data, fc2
 // weights, act, fc1 weights) with two groups and with one.
-constexpr std::array<std::uint64_t, 9> kGrouped{114, 106, 114, 474, 173, 88, 245, 145, 245};
+constexpr std::array<std::uint64_t, 9> kGrouped{112, 106, 112, 474, 173, 86, 245, 145, 245};
 constexpr std::array<std::uint64_t, 9> kOneGroup{189, 177, 189, 878, 289, 151, 298, 222, 298};
 
 void run_mlp4(cc::LayoutChoice choice, std::uint32_t groups, const std::array<std::uint64_t, 9>& cycles) {
@@ -224,7 +224,7 @@ void run_mlp4(cc::LayoutChoice choice, std::uint32_t groups, const std::array<st
 TEST(RowGroups, MlpWithTwoGroupsIsBitExactAndFasterThanOne) {
   run_mlp4(cc::LayoutChoice::Auto, 2, kGrouped);
   const auto sum = [](const auto& a) { return std::accumulate(a.begin(), a.end(), std::uint64_t{0}); };
-  EXPECT_EQ(sum(kGrouped), 1704u);
+  EXPECT_EQ(sum(kGrouped), 1698u);
   EXPECT_EQ(sum(kOneGroup), 2691u);
   for (std::size_t i = 0; i < kGrouped.size(); ++i) EXPECT_LT(kGrouped[i], kOneGroup[i]) << i;
 }

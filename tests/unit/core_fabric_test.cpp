@@ -204,6 +204,156 @@ TEST(CoreOnMesh, MulticastDeliversEveryWaveletToEachConsumer) {
   EXPECT_GT(rig.core(0, 0).counters().stall[static_cast<int>(hw::Stall::FabricOut)], 0u);
 }
 
+// A fabric input with repeat=4: each wavelet feeds the 4 elements of one step, so
+// y[4 o + i] += w[o] x[i] takes one cycle per weight with native fp16 partials. PE (0, 0)
+// streams n weights (1.5, 2.5, ...); PE (1, 0) multiplies them into its 4 tokens x = 1..4
+// (x and y in different bank pairs).
+std::string weights(unsigned n) {
+  std::string s;
+  for (unsigned k = 0; k < n; ++k) s += fmt::format("{}{}", k ? ", " : "", 1.5 + k);
+  return s;
+}
+
+std::string repeat_program(unsigned n, const std::string& acc, const std::string& second) {
+  return fmt::format(R"(
+.pe 0, 0
+.data w, 0x0, f16, {ws}
+.dsd vw, mem, f16, base=w, len={n}
+.dsd out, fabout, f16, color=1, len={n}
+.task main, 0
+.entry main
+main:
+  fmov.f16 out, vw
+  ret
+.pe 1, 0
+.data x, 0x0, f16, 1, 2, 3, 4
+.dsd xc, circ, f16, base=x, size=4, len={m}
+.dsd y, mem, {acc}, base=0x108, len={m}
+.dsd w_in, fabin, f16, color=1, len={m}, repeat=4
+.task main, 0
+.entry main
+main:
+  fmac.{suffix} y, y, w_in, xc{second}
+  tsc r2
+  ret
+)",
+                     fmt::arg("n", n), fmt::arg("m", 4 * n), fmt::arg("acc", acc), fmt::arg("second", second),
+                     fmt::arg("ws", weights(n)), fmt::arg("suffix", acc == "f16" ? "f16" : "f32.f16"));
+}
+
+struct RepeatRig : MeshRig {
+  explicit RepeatRig(unsigned n) : MeshRig({}, row_route(1, 1)) { load(repeat_program(n, "f16", "")); }
+};
+
+TEST(FabricRepeat, EachWaveletFeedsOneStepOfFourElements) {
+  const unsigned n = 6;
+  RepeatRig rig(n);
+  const auto& lat = rig.platform.spec.wafer.pe.latency;
+  // Wavelets visible at the consumer from 5 + 2 ramps + 1 hop = 8, one a cycle: steps 8..13,
+  // then the FMAC's latency.
+  const std::uint64_t done = 8 + (n - 1) + 1 + lat.fmac.count();
+  rig.run_to(done);
+  EXPECT_EQ(rig.core(1, 0).reg(2), 0u) << "complete one cycle early";
+  rig.run_to(done + 1);
+  EXPECT_EQ(rig.core(1, 0).reg(2), done);
+  rig.run();
+  for (unsigned o = 0; o < n; ++o)
+    for (unsigned i = 0; i < 4; ++i)
+      EXPECT_EQ(rig.core(1, 0).sram().load(0x108 + 2 * (4 * o + i), 2),
+                hw::numerics::from_double(hw::DType::F16, (1.5 + o) * (i + 1)))
+          << o << " " << i;
+  const auto& k = rig.core(1, 0).counters();
+  EXPECT_EQ(k.wavelets_in, n);
+  EXPECT_EQ(k.vector_elements, 4 * n);
+  EXPECT_EQ(rig.core(0, 0).counters().stall_total(), 0u);  // one weight a cycle kept up
+}
+
+TEST(FabricRepeat, Fp32PartialsTakeTwoCyclesPerWeightOnOneWritePort) {
+  // A step reads and writes two port words of fp32 partials: the one write port makes it two
+  // cycles; the first step also reads x's word, a third read (three cycles).
+  const unsigned n = 6;
+  MeshRig rig({}, row_route(1, 1));
+  rig.load(repeat_program(n, "f32", ""));
+  const auto& lat = rig.platform.spec.wafer.pe.latency;
+  const std::uint64_t last_step = 8 + 3 + 2 * (n - 1) - 1;
+  const std::uint64_t done = last_step + 1 + lat.fmac.count();
+  rig.run_to(done);
+  EXPECT_EQ(rig.core(1, 0).reg(2), 0u);
+  rig.run_to(done + 1);
+  EXPECT_EQ(rig.core(1, 0).reg(2), done);
+  rig.run();
+  const auto& k = rig.core(1, 0).counters();
+  EXPECT_EQ(k.stall[static_cast<int>(hw::Stall::SramPort)], n + 1);
+  EXPECT_EQ(rig.core(1, 0).sram().load(0x108 + 4 * 23, 4), hw::numerics::from_double(hw::DType::F32, 6.5 * 4));
+}
+
+// Two FMACs over one stream, 3 weights each. On one ordered microthread the second issues
+// while the first holds the color and takes its first step right after the first's last; an
+// unordered second waits (queue) until the first completes.
+std::string chain_program(const std::string& second_ut) {
+  return fmt::format(R"(
+.pe 0, 0
+.data w, 0x0, f16, {ws}
+.dsd vw, mem, f16, base=w, len=6
+.dsd out, fabout, f16, color=1, len=6
+.task main, 0
+.entry main
+main:
+  fmov.f16 out, vw
+  ret
+.pe 1, 0
+.data x, 0x0, f16, 1, 2, 3, 4
+.dsd xc, circ, f16, base=x, size=4, len=12
+.dsd y1, mem, f16, base=0x108, len=12
+.dsd y2, mem, f16, base=0x128, len=12
+.dsd w_in, fabin, f16, color=1, len=12, repeat=4
+.task main, 0
+.task fin, 1
+.entry main
+main:
+  fmac.f16 y1, y1, w_in, xc, async, ut=0
+  fmac.f16 y2, y2, w_in, xc, async{ut}, activate=fin
+  ret
+fin:
+  tsc r2
+  ret
+)",
+                     fmt::arg("ws", weights(6)), fmt::arg("ut", second_ut));
+}
+
+void check_chain(bool ordered) {
+  MeshRig rig({}, row_route(1, 1));
+  rig.load(chain_program(ordered ? ", ut=0" : ""));
+  const auto& lat = rig.platform.spec.wafer.pe.latency;
+  const std::uint64_t first_done = 8 + 2 + 1 + lat.fmac.count();  // steps 8, 9, 10
+  // Ordered: steps 11..13 back to back. Unordered: issued when the first completes, its first
+  // step vector_start later (the wavelets wait at the ramp).
+  const std::uint64_t second_last = ordered ? 13 : first_done + lat.vector_start.count() + 2;
+  const std::uint64_t done = second_last + 1 + lat.fmac.count();
+  rig.run();
+  EXPECT_EQ(rig.core(1, 0).reg(2), done + lat.task_switch.count());
+  const auto& k = rig.core(1, 0).counters();
+  EXPECT_EQ(k.stall[static_cast<int>(hw::Stall::Queue)], ordered ? 0u : first_done - 3);
+  EXPECT_EQ(rig.core(1, 0).sram().load(0x128 + 2 * 11, 2), hw::numerics::from_double(hw::DType::F16, 6.5 * 4));
+}
+
+TEST(FabricRepeat, AnOrderedSuccessorIssuesBehindTheColorsHolder) { check_chain(true); }
+TEST(FabricRepeat, AnUnorderedSuccessorWaitsForTheColor) { check_chain(false); }
+
+TEST(FabricRepeat, ALengthThatIsNotAMultipleOfTheRepeatIsAnError) {
+  MeshRig rig({}, row_route(1, 1));
+  std::string prog = repeat_program(2, "f16", "");
+  prog.replace(prog.find("len=8, repeat=4"), 15, "len=8, repeat=3");
+  rig.load(prog);
+  try {
+    rig.run();
+    FAIL() << "expected a simulation error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("'w_in' has 8 elements, not a multiple of its repeat 3"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The same run with every component ticked every cycle gives the same statistics, bytes
 // for bytes (cores, mesh, the whole tree).
 TEST(CoreOnMesh, IdleSkippingChangesNoStatistic) {
