@@ -61,11 +61,6 @@ std::uint32_t kept_residual(const MeshLayout& l, Gemv g) {
   return g == Gemv::Qkv ? l.addrs().x : g == Gemv::GateUp ? l.addrs().x1 : 0;
 }
 
-// Every PE its own class: which PE holds a token's block depends on its row and column at once.
-void per_pe(MeshStep& step, const MeshLayout& l, const Build& build, bool code) {
-  auto key = [](std::uint32_t i) { return std::to_string(i); };
-  build_programs(step, l.region().rows, l.region().columns, key, key, build, code);
-}
 
 }  // namespace
 
@@ -79,8 +74,14 @@ MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std:
   step.layer = layer;
   step.name = fmt::format("prefill.h{}.{}.block", layer, to_string(g));
   step.kernel = "block";
-  per_pe(
-      step, l,
+  // Which PE holds a token's block depends on its row and column at once; the others do nothing.
+  build_programs_by_pe(
+      step, l.region().rows, l.region().columns,
+      [&](std::uint32_t r, std::uint32_t c) {
+        return starts_with(l, r, c, at.j)
+                   ? fmt::format("k{}|{}", gemm_inputs(l, g, r, c), l.col_features(c).size())
+                   : std::string("-");
+      },
       [&](std::uint32_t r, std::uint32_t c) {
         ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
         b.entry(b.task("main"));
@@ -121,8 +122,15 @@ MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, st
   step.layer = layer;
   step.name = fmt::format("prefill.h{}.{}.unblock", layer, to_string(g));
   step.kernel = "unblock";
-  per_pe(
-      step, l,
+  // A PE's code: its outputs, its role in its line, whether it holds the token's outputs and
+  // its residual stream.
+  build_programs_by_pe(
+      step, l.region().rows, l.region().columns,
+      [&](std::uint32_t r, std::uint32_t c) {
+        return fmt::format("n{}|{}{}|{}", gemm_outputs(l, g, r, c), ends_with(l, g, r, c, at.j) ? 'o' : '-',
+                           io.residual && starts_with(l, r, c, at.j) ? 'r' : '-',
+                           role_key(f.role(along_rows ? c : r)));
+      },
       [&](std::uint32_t r, std::uint32_t c) {
         const std::uint32_t n = gemm_outputs(l, g, r, c);
         const LineRole role = f.role(along_rows ? c : r);

@@ -6,8 +6,13 @@
 namespace wafersim::models::mesh {
 
 MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
-                         std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps)
-    : target_(target), layout_(std::move(layout)), prompt_(std::move(prompt)), gemm_steps_(gemm_steps) {
+                         std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
+                         bool products_only)
+    : target_(target),
+      layout_(std::move(layout)),
+      prompt_(std::move(prompt)),
+      gemm_steps_(gemm_steps),
+      products_only_(products_only) {
   const MeshLayout& l = *layout_;
   const std::uint32_t N = l.region().rows;
   if (l.region().rows != l.region().columns) throw std::logic_error("MeshPrefill: MeshGEMM takes a square region");
@@ -40,6 +45,7 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
 }
 
 void MeshPrefill::add_tokens(const std::vector<PrefillStepId>& per_token) {
+  if (products_only_) return;
   for (std::uint64_t t = 0; t < prompt_.size(); ++t)
     for (PrefillStepId s : per_token) {
       s.token = t;

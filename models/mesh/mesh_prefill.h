@@ -33,8 +33,10 @@ class MeshPrefill {
   // products complete; fewer: a run of 1 step before each run of `gemm_steps`, to derive the
   // others' cycles, for timing only as the products' results are then incomplete), layers
   // [0, simulated) of the layout's.
+  // `products_only`: the products alone (for timing: the steps between them left out).
   MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
-              std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps);
+              std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
+              bool products_only = false);
 
   [[nodiscard]] const std::vector<PrefillStepId>& steps() const { return steps_; }
   [[nodiscard]] const std::vector<std::uint64_t>& prompt() const { return prompt_; }
@@ -49,6 +51,7 @@ class MeshPrefill {
   std::shared_ptr<const MeshLayout> layout_;
   std::vector<std::uint64_t> prompt_;
   std::uint32_t gemm_steps_ = 1;
+  bool products_only_ = false;
   std::vector<PrefillStepId> steps_;
 };
 

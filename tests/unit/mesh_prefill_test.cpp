@@ -237,9 +237,45 @@ TEST(MeshPrefill, FillsTheCacheThenTheDecodeTokenMatchesTheHost) {
 TEST(MeshPrefill, PadsTheLastBlockOnAnOddRegion) { expect_prefill_then_decode(5, 7); }
 TEST(MeshPrefill, FewerTokensThanBlocks) { expect_prefill_then_decode(4, 3); }
 
-// `infer --prefill`: every simulated layer's four products before the decode token, all steps
-// simulated or runs of 1 and M steps with the others derived; the prefill's cycles over every
-// layer from the simulated ones.
+// `infer --prefill` functional: the prefill and the decode token as one run, the token's
+// output and logits checked against the host's causal forward over the prompt and the token.
+TEST(MeshPrefill, InferRunsThePrefillThenTheTokenFunctionally) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 6;
+  o.token = 5;
+  o.layers = 0;
+  o.check = true;
+  o.rows = o.columns = 4;
+  sim::stats::Group root("");
+  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, platforms::BuildOptions{}, root);
+  const auto t = s.run();
+  ASSERT_EQ(t.runs.size(), 1u);
+  const auto& r = t.runs[0];
+  EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
+  EXPECT_EQ(r.compared, 16u * 4 + 16u * 10);  // x and the logits on every PE
+  ASSERT_EQ(r.prefill.size(), 8u);
+  std::map<std::string, std::uint64_t> steps;
+  std::uint64_t other = 0, gemm = 0;
+  for (const auto& k : r.prefill_kernels) {
+    steps[k.kernel] = k.steps;
+    other += k.cycles;
+    EXPECT_GE(k.cycles, k.bound) << k.kernel;
+  }
+  for (const auto& p : r.prefill) gemm += p.cycles;
+  const std::map<std::string, std::uint64_t> want{
+      {"embedding", 6}, {"rmsnorm", 24}, {"block", 48}, {"unblock", 48}, {"attention", 12}};
+  EXPECT_EQ(steps, want);
+  // Both layers simulated: the prefill's cycles are the simulated ones.
+  EXPECT_EQ(t.prefill_gemm_cycles, gemm);
+  EXPECT_EQ(t.prefill_other_cycles, other);
+  EXPECT_EQ(t.prefill_cycles, gemm + other);
+  EXPECT_EQ(t.prefill_cycles, 15897u);  // as FillsTheCacheThenTheDecodeTokenMatchesTheHost's prefill
+}
+
+// `infer --prefill --timing-only`: every simulated layer's four products and the kernels
+// between them before the decode token, all steps simulated or runs of 1 and M steps with the
+// others derived; the prefill's cycles over every layer from the simulated ones.
 TEST(MeshPrefill, ProductsOfEveryLayerThenTheToken) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;
@@ -263,12 +299,36 @@ TEST(MeshPrefill, ProductsOfEveryLayerThenTheToken) {
     EXPECT_GE(p.cycles, p.bound.with_latency()) << p.name;
     sum += p.cycles;
   }
-  EXPECT_EQ(t.prefill_cycles, sum);
+  EXPECT_EQ(t.prefill_gemm_cycles, sum);
+  std::uint64_t other = 0;
+  for (const auto& k : r.prefill_kernels) other += k.cycles;
+  EXPECT_EQ(r.prefill_kernels.size(), 5u);
+  EXPECT_EQ(t.prefill_other_cycles, other);
+  EXPECT_EQ(t.prefill_cycles, sum + other);
   EXPECT_EQ(t.prefill_tokens, 12u);
   EXPECT_EQ(r.run.steps.size(), 1u + 2 * 7 + 2);  // the decode token after it
 }
 
-TEST(MeshPrefill, ANonSquareRegionOrAFunctionalRunIsAnInputError) {
+// The products alone (--mesh-prefill-products): the eight products, no kernel between them.
+TEST(MeshPrefill, ProductsAloneWhenAsked) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 8;
+  o.layers = 0;
+  o.prefill_products = true;
+  o.rows = o.columns = 4;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, build, root);
+  const auto t = s.run();
+  EXPECT_EQ(t.runs[0].prefill.size(), 8u);
+  EXPECT_TRUE(t.runs[0].prefill_kernels.empty());
+  EXPECT_EQ(t.prefill_other_cycles, 0u);
+  EXPECT_EQ(t.prefill_cycles, t.prefill_gemm_cycles);
+}
+
+TEST(MeshPrefill, ANonSquareRegionIsAnInputError) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;
   o.prefill = o.position = 4;
@@ -277,9 +337,6 @@ TEST(MeshPrefill, ANonSquareRegionOrAFunctionalRunIsAnInputError) {
   sim::stats::Group root("");
   platforms::BuildOptions build;
   build.timing_only = true;
-  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, build, root), sim::InputError);
-  o.rows = o.columns = 4;
-  o.check = true;
   EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, build, root), sim::InputError);
 }
 
