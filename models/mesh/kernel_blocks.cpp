@@ -61,7 +61,6 @@ std::uint32_t kept_residual(const MeshLayout& l, Gemv g) {
   return g == Gemv::Qkv ? l.addrs().x : g == Gemv::GateUp ? l.addrs().x1 : 0;
 }
 
-
 }  // namespace
 
 MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
@@ -78,17 +77,15 @@ MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std:
   build_programs_by_pe(
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r, std::uint32_t c) {
-        return starts_with(l, r, c, at.j)
-                   ? fmt::format("k{}|{}", gemm_inputs(l, g, r, c), l.col_features(c).size())
-                   : std::string("-");
+        return starts_with(l, r, c, at.j) ? fmt::format("k{}|{}", gemm_inputs(l, g, r, c), l.col_features(c).size())
+                                          : std::string("-");
       },
       [&](std::uint32_t r, std::uint32_t c) {
         ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
         b.entry(b.task("main"));
         if (starts_with(l, r, c, at.j)) {
           const std::uint32_t k = gemm_inputs(l, g, r, c), row = a.x[0] + at.t * a.kmax * e;
-          if (k)
-            b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("x", dt, row, k)), VOperand::d(b.mem("in", dt, in, k)));
+          if (k) b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("x", dt, row, k)), VOperand::d(b.mem("in", dt, in, k)));
           if (k < a.kmax) {  // zeros beyond its own inputs, as the busiest PE's count is taken
             b.movf(15, DType::F32, 0);
             b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("pad", dt, row + k * e, a.kmax - k)), VOperand::r(15));
@@ -109,8 +106,8 @@ MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std:
   return step;
 }
 
-MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer,
-                      std::uint64_t tokens, std::uint64_t token, bool code) {
+MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
+                      std::uint64_t token, bool code) {
   const TokenAt at = token_at(l, g, tokens, token, "unblock_step");
   const GemmAddrs& a = at.a;
   const Addrs& ad = l.addrs();
@@ -128,8 +125,7 @@ MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, st
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r, std::uint32_t c) {
         return fmt::format("n{}|{}{}|{}", gemm_outputs(l, g, r, c), ends_with(l, g, r, c, at.j) ? 'o' : '-',
-                           io.residual && starts_with(l, r, c, at.j) ? 'r' : '-',
-                           role_key(f.role(along_rows ? c : r)));
+                           io.residual && starts_with(l, r, c, at.j) ? 'r' : '-', role_key(f.role(along_rows ? c : r)));
       },
       [&](std::uint32_t r, std::uint32_t c) {
         const std::uint32_t n = gemm_outputs(l, g, r, c);

@@ -86,8 +86,8 @@ MeshStep gemm_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::
 // on every PE, as after the decode's GEMV.
 MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
                     std::uint64_t token, bool code = true);
-MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer,
-                      std::uint64_t tokens, std::uint64_t token, bool code = true);
+MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
+                      std::uint64_t token, bool code = true);
 
 // `code` false: the step's work and bound without its programs (cheap).
 

@@ -328,6 +328,43 @@ TEST(MeshPrefill, ProductsAloneWhenAsked) {
   EXPECT_EQ(t.prefill_cycles, t.prefill_gemm_cycles);
 }
 
+// A two-wafer plan (wide_llama: 8 layers over two of tiny-cluster's wafers): the second wafer's
+// prefill runs timing-only without the embedding; functionally it is an input error, as the
+// prompt's residual stream from the first wafer is not simulated.
+models::ModelSpec wide_llama() {
+  return models::load_model_text(
+             "name: wide-llama\ndtype: bf16\nbatch: 1\nsequence: 64\ntransformer:\n  d_model: 128\n  heads: 8\n"
+             "  kv_heads: 2\n  d_ff: 384\n  layers: 8\n  vocabulary: 256\n  activation: swiglu\n  norm: rmsnorm\n"
+             "  positions: rotary\n  bias: false\n",
+             "wide-llama.yaml")
+      .spec;
+}
+
+TEST(MeshPrefill, AWaferWithoutTheEmbeddingRunsTimingOnly) {
+  const auto platform = platforms::load_platform("tiny-cluster");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 5;
+  o.wafer = 1;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  platforms::inference::MeshTokenSimulation s(platform.spec, wide_llama(), o, build, root);
+  ASSERT_EQ(s.plan().wafers.size(), 2u);
+  const auto t = s.run();
+  std::map<std::string, std::uint64_t> steps;
+  for (const auto& k : t.runs[0].prefill_kernels) steps[k.kernel] = k.steps;
+  const std::map<std::string, std::uint64_t> want{{"rmsnorm", 10}, {"block", 20}, {"unblock", 20}, {"attention", 5}};
+  EXPECT_EQ(steps, want);
+  o.check = true;
+  sim::stats::Group root2("");
+  try {
+    platforms::inference::MeshTokenSimulation f(platform.spec, wide_llama(), o, {}, root2);
+    ADD_FAILURE() << "a functional prefill on the wafer without the embedding";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("wafer 1 does not"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MeshPrefill, ANonSquareRegionIsAnInputError) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;
