@@ -7,6 +7,7 @@
 #include "models/compiler/layer_program.h"
 #include "models/compiler/target.h"
 #include "models/mesh/collective.h"
+#include "models/mesh/kernels.h"
 #include "models/mesh/step.h"
 
 namespace wafersim::models::mesh {
@@ -26,6 +27,19 @@ void add_fmacs(compiler::Work& w, const compiler::Target& t, std::uint64_t fmacs
 // occupy the unit `iterative` cycles an element).
 void add_vector(compiler::Work& w, const compiler::Target& t, std::uint64_t n, std::uint32_t bytes,
                 std::uint32_t sources, std::uint32_t lanes, std::uint32_t iterative = 0);
+
+// The decode's product g of `layer` (kernel_gemv.cpp): its input and output vectors' addresses,
+// the residual it adds (o: x, down: x1; else 0) and whether it ends in SwiGLU (gate/up: its n
+// sums give n / 2 outputs).
+struct ProductIo {
+  std::uint32_t in = 0, out = 0, residual = 0;
+  bool swiglu = false;
+};
+ProductIo product_io(const MeshLayout& l, Gemv g, std::uint32_t layer);
+// Emits the finish of product g at a line's root: its n fp32 sums at the layout's acc rounded
+// to the model's format, then the residual added or SwiGLU applied, at its output address.
+void emit_product_finish(compiler::ProgramBuilder& b, const MeshLayout& l, Gemv g, std::uint32_t layer,
+                         std::uint32_t n);
 
 // The step's bound from the busiest PE's work and the collectives' latency.
 StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compiler::Target& t);

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/compiler/compiled_model.h"
@@ -65,14 +66,19 @@ GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uin
       a.kmax = std::max(a.kmax, gemm_inputs(l, g, r, c));
       a.nmax = std::max(a.nmax, gemm_outputs(l, g, r, c));
     }
+  // Sized for the largest product (as prefill_bytes): the prefill's moves between products
+  // find every product's buffers at the same addresses.
+  const std::uint32_t kall = std::max({l.kc_max, l.nq_max, l.nf_max});
+  const std::uint32_t nall = std::max({l.nqkv_max, 2 * l.nf_max, l.kc_max, l.head() ? l.nv_max : 0u});
   std::uint32_t at = l.addrs().end;
   auto take = [&](std::uint64_t bytes) {
     const std::uint32_t here = at;
     at += static_cast<std::uint32_t>((bytes + align - 1) / align * align);
     return here;
   };
-  for (int p = 0; p < 2; ++p) a.x[p] = take(std::uint64_t{a.block} * a.kmax * l.esize());
-  for (int p = 0; p < 2; ++p) a.acc[p] = take(std::uint64_t{a.block} * a.nmax * 4);
+  for (int p = 0; p < 2; ++p) a.x[p] = take(std::uint64_t{a.block} * kall * l.esize());
+  for (int p = 0; p < 2; ++p) a.acc[p] = take(std::uint64_t{a.block} * nall * 4);
+  a.residual = take(std::uint64_t{a.block} * l.kc_max * l.esize());
   a.end = at;
   return a;
 }

@@ -88,7 +88,7 @@ Spec spec_of(const MeshLayout& l, Gemv g, std::uint32_t layer) {
   return s;
 }
 
-void epilogue(ProgramBuilder& b, const MeshLayout& l, const Spec& s, std::uint32_t n) {
+void emit_epilogue(ProgramBuilder& b, const MeshLayout& l, const Spec& s, std::uint32_t n) {
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const unsigned acc = b.mem("sum", DType::F32, l.addrs().acc, n);
   switch (s.epilogue) {
@@ -116,6 +116,20 @@ void epilogue(ProgramBuilder& b, const MeshLayout& l, const Spec& s, std::uint32
     }
   }
 }
+
+}  // namespace
+
+ProductIo product_io(const MeshLayout& l, Gemv g, std::uint32_t layer) {
+  const Spec s = spec_of(l, g, layer);
+  return ProductIo{s.in, s.out, s.residual, s.epilogue == Epilogue::Swiglu};
+}
+
+void emit_product_finish(ProgramBuilder& b, const MeshLayout& l, Gemv g, std::uint32_t layer, std::uint32_t n) {
+  const Spec s = spec_of(l, g, layer);
+  emit_epilogue(b, l, s, n);
+}
+
+namespace {
 
 std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::string& name, const Spec& s,
                                               const LineFamily& family, const LineRole& role, std::uint32_t k,
@@ -153,7 +167,7 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   // The line's root finishes the outputs (rounds them, adds the residual or applies SwiGLU)
   // and broadcasts them in the model's format.
   emit_reduce(b, family, role, l.addrs().acc, n, Op::FAdd, "ar");
-  if (role.root()) epilogue(b, l, s, n);
+  if (role.root()) emit_epilogue(b, l, s, n);
   emit_broadcast(b, family, role, s.out, s.epilogue == Epilogue::Swiglu ? n / 2 : n, dt, "out");
   b.ret();
   return b.finish();

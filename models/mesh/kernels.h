@@ -53,8 +53,12 @@ MeshStep embedding_step(const MeshLayout& l, const compiler::Target& t, std::uin
 // complete at its ring position (j - a - N + 1) mod N.
 struct GemmAddrs {
   // [block x kmax] in the model's format, [block x nmax] fp32: a PE's own inputs and outputs
-  // first in each token's row, zeros after them
+  // first in each token's row, zeros after them; each buffer sized for the largest product, so
+  // every product's buffers sit at the same addresses
   std::uint32_t x[2] = {}, acc[2] = {};
+  // The prefill's residual stream of the tokens of the block a PE starts a product with
+  // ([block x kc_max] in the model's format, its column's features; kernel_blocks.cpp).
+  std::uint32_t residual = 0;
   std::uint32_t block = 0;           // tokens per block: ceil(tokens / N)
   std::uint32_t kmax = 0, nmax = 0;  // inputs and outputs of the busiest PE
   std::uint32_t end = 0;
@@ -68,6 +72,22 @@ std::uint32_t gemm_outputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::ui
 bool reduces_along_rows(Gemv g);
 MeshStep gemm_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
                    std::uint32_t steps, bool code = true);
+
+// The prefill's moves of one prompt token between the decode's vectors and MeshGEMM's blocks
+// (kernel_blocks.cpp). Token `token` of `tokens` sits in block j = token / block, row
+// t = token % block. `block_step`: the PE that starts product g with block j (ring positions
+// a + b = j mod N) copies g's decode input (xn for q/k/v and gate/up, the attention output
+// for o, z for down) into row t of x[0], zeros beyond its own inputs; for q/k/v and gate/up
+// it also keeps the token's residual stream (x, x1) in row t of the residual block.
+// `unblock_step`: the token's fp32 outputs of g leave the PE of each line that holds them
+// (the others give -0), are reduced to the line's root with the token's residual (o and down,
+// from the residual block), finished as the decode's product finishes them (rounded, the
+// residual added or SwiGLU) and broadcast: the decode's output vector of g (qkv, x1, z, x)
+// on every PE, as after the decode's GEMV.
+MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
+                    std::uint64_t token, bool code = true);
+MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
+                      std::uint64_t token, bool code = true);
 
 // `code` false: the step's work and bound without its programs (cheap).
 

@@ -139,7 +139,8 @@ std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint
   const std::uint64_t block = (tokens + n - 1) / n;
   const std::uint64_t k = std::max({t.kc, t.nq, t.nf}), o = std::max({t.nqkv, 2 * t.nf, t.kc, head ? t.nv : 0u});
   auto up = [&](std::uint64_t b) { return (b + align - 1) / align * align; };
-  return static_cast<std::uint32_t>(2 * up(block * k * bytes_of(s.dtype)) + 2 * up(block * o * 4));
+  return static_cast<std::uint32_t>(2 * up(block * k * bytes_of(s.dtype)) + 2 * up(block * o * 4) +
+                                    up(block * t.kc * bytes_of(s.dtype)));
 }
 
 Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers, bool embedding, bool head,

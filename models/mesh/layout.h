@@ -69,7 +69,8 @@ Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers
 
 // Bytes the prefill's MeshGEMM (kernel_gemm.cpp) adds after a PE's plan on a square region
 // of n x n PEs for `tokens` prompt tokens: two input blocks and two fp32 partial-sum blocks of
-// ceil(tokens / n) tokens, sized for the largest product (0 without a prefill).
+// ceil(tokens / n) tokens, sized for the largest product, and a block of the residual stream
+// (0 without a prefill).
 std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n, bool head,
                             std::uint32_t align);
 

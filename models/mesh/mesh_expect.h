@@ -56,6 +56,18 @@ struct DecodeResult {
 DecodeResult expect_decode(const MeshLayout& l, const DecoderWeights& w, DecoderCache cache, std::uint64_t token,
                            std::uint64_t position, std::uint32_t simulated, std::vector<Bits> x0 = {});
 
+// The prefill of `prompt` (mesh_prefill.h) through layers [0, simulated) (the layout holding
+// the embedding): the KV cache it leaves (positions [0, P) of those layers, the others empty)
+// and each token's residual stream after the last of them, in the PEs' order: the products as
+// expect_gemm adds them, rounded once; the norms, attention and residual adds as
+// expect_decode's.
+struct PrefillResult {
+  DecoderCache cache;
+  std::vector<std::vector<Bits>> x;  // [token][d]
+};
+PrefillResult expect_prefill(const MeshLayout& l, const DecoderWeights& w, const std::vector<std::uint64_t>& prompt,
+                             std::uint32_t simulated);
+
 // The prefill's MeshGEMM (kernel_gemm.cpp, gemm_expect.cpp). The model's input and output
 // indices of PE (r, c)'s local inputs and outputs, in their local order (gate/up: [gate | up]
 // of d_ff each), and the weight of product g at (input k, output o).

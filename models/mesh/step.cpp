@@ -47,4 +47,23 @@ void build_programs(MeshStep& step, std::uint32_t rows, std::uint32_t columns, c
     }
 }
 
+void build_programs_by_pe(MeshStep& step, std::uint32_t rows, std::uint32_t columns, const PeKeyOf& pe_key,
+                          const Build& build, bool code) {
+  step.row_class.resize(rows);
+  step.col_class.resize(columns);
+  for (std::uint32_t r = 0; r < rows; ++r) step.row_class[r] = r;
+  for (std::uint32_t c = 0; c < columns; ++c) step.col_class[c] = c;
+  step.col_classes = columns;
+  step.programs.clear();
+  step.table.assign(std::size_t{rows} * columns, 0);
+  if (!code) return;
+  std::map<std::string, std::uint32_t> ids;
+  for (std::uint32_t r = 0; r < rows; ++r)
+    for (std::uint32_t c = 0; c < columns; ++c) {
+      const auto [it, added] = ids.emplace(pe_key(r, c), static_cast<std::uint32_t>(step.programs.size()));
+      if (added) step.programs.push_back(build(r, c));
+      step.table[std::size_t{r} * columns + c] = it->second;
+    }
+}
+
 }  // namespace wafersim::models::mesh

@@ -49,4 +49,11 @@ using Build = std::function<std::shared_ptr<const hw::isa::Program>(std::uint32_
 void build_programs(MeshStep& step, std::uint32_t rows, std::uint32_t columns, const KeyOf& row_key,
                     const KeyOf& col_key, const Build& build, bool code = true);
 
+// Likewise for code that depends on a PE's row and column at once: every row and column a
+// class of its own, and PEs with equal pe_key(r, c) sharing one program, built once for the
+// first of them.
+using PeKeyOf = std::function<std::string(std::uint32_t r, std::uint32_t c)>;
+void build_programs_by_pe(MeshStep& step, std::uint32_t rows, std::uint32_t columns, const PeKeyOf& pe_key,
+                          const Build& build, bool code = true);
+
 }  // namespace wafersim::models::mesh

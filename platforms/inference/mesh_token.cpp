@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
 
 #include "models/mesh/mesh_expect.h"
+#include "models/mesh/mesh_prefill.h"
 #include "models/reference/format.h"
 #include "platforms/inference/wafer_process.h"
 #include "sim/errors.h"
@@ -53,46 +55,55 @@ void compare(MeshWaferRun& out, Wafer& wafer, const mesh::MeshLayout& l, const m
     }
 }
 
-// The prefill's products of the simulated layers on one wafer (MeshGEMM, kernel_gemm.cpp):
-// each all N steps, or runs of 1 and M steps with the others at their difference's per-step
-// cycles (every step runs the same code on every PE).
-std::vector<MeshPrefillStep> run_prefill(MeshSimulation& sim, const mesh::MeshLayout& l,
-                                         const models::compiler::Target& t, std::uint32_t layers,
-                                         const MeshTokenOptions& o, const StepDone& done) {
+// The prompt: token i is i mod the vocabulary.
+std::vector<std::uint64_t> prompt_of(const mesh::DecoderShape& s, std::uint64_t tokens) {
+  std::vector<std::uint64_t> v(tokens);
+  for (std::uint64_t i = 0; i < tokens; ++i) v[i] = i % s.vocabulary;
+  return v;
+}
+
+// The prefill of the simulated layers on one wafer (mesh_prefill.h), after `image` is placed:
+// each product all N steps, or runs of 1 and M steps with the others at their difference's
+// per-step cycles (every step runs the same code on every PE); the other kernels' steps
+// summed by kernel. `done` hears of the products only (the others are many small steps).
+void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const mesh::MeshLayout> layout,
+                 const models::compiler::Target& t, std::uint32_t layers, const MeshTokenOptions& o,
+                 const PeImage& image, const StepDone& done) {
+  const mesh::MeshLayout& l = *layout;
   const std::uint32_t N = l.region().rows;
-  const std::uint32_t m = o.gemm_steps == 0 || o.gemm_steps >= N ? N : o.gemm_steps;
-  struct Run {
-    std::uint32_t layer;
-    mesh::Gemv g;
-    std::uint32_t steps;
-  };
-  std::vector<Run> runs;
-  for (std::uint32_t layer = 0; layer < layers; ++layer)
-    for (mesh::Gemv g : {mesh::Gemv::Qkv, mesh::Gemv::O, mesh::Gemv::GateUp, mesh::Gemv::Down}) {
-      if (m < N) runs.push_back({layer, g, 1});
-      runs.push_back({layer, g, m});
-    }
+  const std::uint32_t m = o.check || o.gemm_steps == 0 || o.gemm_steps >= N ? N : o.gemm_steps;
+  const mesh::MeshPrefill prefill(t, layout, prompt_of(l.shape(), o.prefill), layers, m, o.prefill_products);
+  const auto& ids = prefill.steps();
   const MeshRunResult r = sim.run_steps(
-      runs.size(),
-      [&](std::size_t i) { return mesh::gemm_step(l, t, runs[i].g, runs[i].layer, o.prefill, runs[i].steps); }, {},
-      done);
-  std::vector<MeshPrefillStep> out;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].steps != m) continue;
+      ids.size(), [&](std::size_t i) { return prefill.step(i); }, image,
+      [&](const MeshStepResult& s) {
+        if (done && s.kernel == "gemm") done(s);
+      });
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const MeshStepResult& st = r.steps[i];
+    if (ids[i].kind != mesh::PrefillStepId::Kind::Gemm) {
+      auto it = std::find_if(out.prefill_kernels.begin(), out.prefill_kernels.end(),
+                             [&](const MeshPrefillKernel& k) { return k.kernel == st.kernel; });
+      if (it == out.prefill_kernels.end()) it = out.prefill_kernels.insert(it, MeshPrefillKernel{st.kernel});
+      ++it->steps;
+      it->cycles += st.cycles();
+      it->bound += st.bound.with_latency();
+      continue;
+    }
+    if (ids[i].steps != m) continue;
     MeshPrefillStep p;
-    const mesh::MeshStep full = mesh::gemm_step(l, t, runs[i].g, runs[i].layer, o.prefill, N, false);
+    const mesh::MeshStep full = mesh::gemm_step(l, t, ids[i].g, ids[i].layer, o.prefill, N, false);
     p.name = full.name;
-    p.layer = runs[i].layer;
+    p.layer = ids[i].layer;
     p.steps = N;
     p.simulated = m;
-    p.cycles_m = r.steps[i].cycles();
+    p.cycles_m = st.cycles();
     p.cycles_one = m < N ? r.steps[i - 1].cycles() : p.cycles_m;
     p.cycles = m < N ? p.cycles_one + (p.cycles_m - p.cycles_one) * (N - 1) / (m - 1) : p.cycles_m;
     p.bound = full.bound;
     p.flops = full.work.flops;
-    out.push_back(p);
+    out.prefill.push_back(p);
   }
-  return out;
 }
 
 // A prefill product through a wafer process's pipe.
@@ -102,6 +113,22 @@ void put(Wire& w, const MeshPrefillStep& p) {
        {std::uint64_t{p.layer}, std::uint64_t{p.steps}, std::uint64_t{p.simulated}, p.cycles_one, p.cycles_m, p.cycles,
         p.bound.compute, p.bound.sram, p.bound.fabric, p.bound.edge, p.bound.latency, p.flops})
     w.u64(v);
+}
+
+void put(Wire& w, const MeshPrefillKernel& k) {
+  w.str(k.kernel);
+  w.u64(k.steps);
+  w.u64(k.cycles);
+  w.u64(k.bound);
+}
+
+MeshPrefillKernel get_prefill_kernel(Wire& w) {
+  MeshPrefillKernel k;
+  k.kernel = w.str();
+  k.steps = w.u64();
+  k.cycles = w.u64();
+  k.bound = w.u64();
+  return k;
 }
 
 MeshPrefillStep get_prefill_step(Wire& w) {
@@ -152,10 +179,16 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
   if (o.token >= s.vocabulary)
     throw sim::InputError(fmt::format("token {} is beyond the vocabulary of {}", o.token, s.vocabulary));
   if (o.prefill && o.check)
-    throw sim::InputError(
-        "the prefill runs timing-only (its products are checked bit for bit by the unit tests): add --timing-only");
+    for (std::uint32_t i = 0; i < plan_.wafers.size(); ++i)
+      if ((o.wafer < 0 || i == static_cast<std::uint32_t>(o.wafer)) && !plan_.wafers[i].embedding)
+        throw sim::InputError(fmt::format(
+            "a functional prefill runs on the wafer that holds the embedding, and wafer {} does not (the prompt's "
+            "residual stream from the wafer before is not simulated): add --timing-only or --mesh-wafer 0",
+            i));
   if (o.prefill && o.position != o.prefill)
     throw std::logic_error("MeshTokenSimulation: the token after a prefill is at the prompt's end");
+  if (o.prefill_products && o.check)
+    throw std::logic_error("MeshTokenSimulation: the prefill's products alone run timing-only");
   if (o.gemm_steps == 1) throw sim::InputError("MeshGEMM steps simulated: all (0) or 2 or more, not 1");
   if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
     throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
@@ -200,20 +233,26 @@ MeshWaferRun MeshTokenSimulation::run_sim(WaferSim& w, const StepDone& done) con
   PeImage image;
   if (o.check) {
     w.weights = mesh::random_weights(s, l.layers(), o.seed);
-    w.cache = mesh::random_cache(s, l.layers(), o.position, o.seed + 1);
+    // After a prefill the cache is what it leaves: empty when placed, the host's expectation
+    // of it for the decode token.
+    w.cache = mesh::random_cache(s, l.layers(), o.prefill ? 0 : o.position, o.seed + 1);
     if (!l.embedding()) {
       const auto x = mesh::random_weights(s, 0, o.seed + 2).gf;  // d values around 1
       for (std::size_t j = 0; j < x.size(); ++j) w.x0.push_back(x.bits(j));
     }
     image = [&](std::uint32_t r, std::uint32_t c) {
-      return mesh::pe_image(l, w.weights, w.cache, o.position, w.x0, r, c);
+      return mesh::pe_image(l, w.weights, w.cache, o.prefill ? 0 : o.position, w.x0, r, c);
     };
   }
   MeshWaferRun run;
   run.wafers = w.wafers;
   run.simulated_layers = w.decode->simulated_layers();
   const auto t0 = std::chrono::steady_clock::now();
-  if (o.prefill) run.prefill = run_prefill(*w.sim, l, w.decode->target(), run.simulated_layers, o, done);
+  if (o.prefill) {
+    run_prefill(run, *w.sim, w.layout, w.decode->target(), run.simulated_layers, o, image, done);
+    image = {};  // placed before the prefill
+    if (o.check) w.cache = mesh::expect_prefill(l, w.weights, prompt_of(s, o.prefill), run.simulated_layers).cache;
+  }
   run.run = w.sim->run(image, done);
   run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (o.check)
@@ -235,6 +274,8 @@ MeshWaferRun MeshTokenSimulation::run_separately(const std::vector<std::uint32_t
     for (const auto& st : r.run.steps) put(out, st);
     out.u64(r.prefill.size());
     for (const auto& p : r.prefill) put(out, p);
+    out.u64(r.prefill_kernels.size());
+    for (const auto& k : r.prefill_kernels) put(out, k);
     out.f64(r.wall_seconds);
     out.u64(r.compared);
     out.u64(r.mismatches);
@@ -250,6 +291,8 @@ MeshWaferRun MeshTokenSimulation::run_separately(const std::vector<std::uint32_t
   for (auto& st : r.run.steps) st = get_step(wire);
   r.prefill.resize(wire.u64());
   for (auto& p : r.prefill) p = get_prefill_step(wire);
+  r.prefill_kernels.resize(wire.u64());
+  for (auto& k : r.prefill_kernels) k = get_prefill_kernel(wire);
   r.wall_seconds = wire.f64();
   r.compared = wire.u64();
   r.mismatches = wire.u64();
@@ -269,14 +312,17 @@ void MeshTokenSimulation::add(MeshToken& t, MeshWaferRun run) const {
     else
       layers += st.cycles();
   }
-  std::uint64_t prefill = 0;
-  for (const auto& p : run.prefill) prefill += p.cycles;
+  std::uint64_t gemm = 0, other = 0, embed = 0;
+  for (const auto& p : run.prefill) gemm += p.cycles;
+  for (const auto& k : run.prefill_kernels) (k.kernel == "embedding" ? embed : other) += k.cycles;
   for (std::uint32_t i : run.wafers) {
     const std::uint64_t n = plan_.wafers[i].layers, k = run.simulated_layers;
     t.layer_cycles += k ? (layers * n + k / 2) / k : 0;
-    t.prefill_cycles += k ? (prefill * n + k / 2) / k : 0;
+    t.prefill_gemm_cycles += k ? (gemm * n + k / 2) / k : 0;
+    t.prefill_other_cycles += (k ? (other * n + k / 2) / k : 0) + embed;
     t.layers_total += n;
   }
+  t.prefill_cycles = t.prefill_gemm_cycles + t.prefill_other_cycles;
   t.layers_simulated += run.simulated_layers;
   t.runs.push_back(std::move(run));
 }

@@ -29,11 +29,16 @@ struct MeshTokenOptions {
   // head when they are on it), or every wafer (-1).
   std::int32_t wafer = -1;
   // The prefill of this many prompt tokens before the token (0: none; the token then at
-  // position `prefill`): each simulated layer's products by MeshGEMM on a square region.
+  // position `prefill`), on a square region (models/mesh/mesh_prefill.h): each simulated
+  // layer's products by MeshGEMM, its norms and causal attention token by token, the KV cache
+  // filled from its keys and values. Token i of the prompt is i mod the vocabulary.
   std::uint64_t prefill = 0;
   // Shift steps of each product simulated (0: all N; else M >= 2: runs of 1 and M steps, the
-  // other steps taking the difference's per-step cycles).
+  // other steps taking the difference's per-step cycles). Functional runs (`check`) simulate
+  // all N: the products' results must be complete.
   std::uint32_t gemm_steps = 3;
+  // The prefill's products only (timing-only): not its token-by-token kernels.
+  bool prefill_products = false;
   // Each distinct region built, run and freed in a process of its own, one after the other
   // (wafer_process.h): the run's peak memory is one wafer's, not one per region. Contract:
   // no SystemC simulation has started in this process.
@@ -52,11 +57,21 @@ struct MeshPrefillStep {
   std::uint64_t flops = 0;
 };
 
+// The prefill's other kernels on one wafer, token by token (embedding, rmsnorm, attention, and
+// block and unblock: the moves between the decode's vectors and the GEMM's blocks): their
+// steps and cycles summed over the simulated layers and the prompt's tokens.
+struct MeshPrefillKernel {
+  std::string kernel;
+  std::uint64_t steps = 0, cycles = 0;
+  std::uint64_t bound = 0;  // the steps' bounds (roofline or the collectives' latency), summed
+};
+
 struct MeshWaferRun {
   std::vector<std::uint32_t> wafers;  // the plan's wafers with this region (and this run's steps)
   std::uint32_t simulated_layers = 0;
   MeshRunResult run;
   std::vector<MeshPrefillStep> prefill;  // the simulated layers' products
+  std::vector<MeshPrefillKernel> prefill_kernels;
   double wall_seconds = 0;
   std::uint64_t compared = 0, mismatches = 0;
   std::string first_mismatch;
@@ -69,8 +84,9 @@ struct MeshToken {
   std::uint64_t embed_cycles = 0, layer_cycles = 0, head_cycles = 0, link_cycles = 0;
   std::uint64_t layers_simulated = 0, layers_total = 0;
   std::int32_t only_wafer = -1;  // MeshTokenOptions::wafer: the figures are that wafer's part
-  // The prefill's products over every layer (each layer of a wafer at its simulated layer's).
-  std::uint64_t prefill_tokens = 0, prefill_cycles = 0;
+  // The prefill over every layer (each layer of a wafer at its simulated layers' cycles, the
+  // embedding once): products, the other kernels, and both summed.
+  std::uint64_t prefill_tokens = 0, prefill_gemm_cycles = 0, prefill_other_cycles = 0, prefill_cycles = 0;
   [[nodiscard]] std::uint64_t cycles() const { return embed_cycles + layer_cycles + head_cycles + link_cycles; }
 };
 

@@ -79,17 +79,22 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
       ->type_name("N")
       ->group(group);
   cmd.add_option("--prefill", prefill,
-                 "with --placement mesh: prefill a prompt of N tokens first (each simulated layer's q/k/v, o, gate/up "
-                 "and down products by MeshGEMM on a square region), then the decode token at position N; e.g. "
-                 "wafersim infer wse2 --model llama3-8b --placement mesh --timing-only --prefill 2048")
+                 "with --placement mesh: prefill a prompt of N tokens first (tokens 0, 1, 2, ...: each simulated "
+                 "layer's products by MeshGEMM on a square region, its norms and causal attention token by token, "
+                 "filling the KV cache), then the decode token at position N; e.g. "
+                 "wafersim infer tiny --model examples/models/tiny-llama.yaml --placement mesh --prefill 15")
       ->type_name("N")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
       ->group(group);
   cmd.add_option("--mesh-gemm-steps", mesh_gemm_steps,
-                 "with --prefill: MeshGEMM shift steps simulated per product (M >= 2: runs of 1 and M steps, the "
-                 "others at their difference's cycles per step; all: every step)")
+                 "with --prefill --timing-only: MeshGEMM shift steps simulated per product (M >= 2: runs of 1 and M "
+                 "steps, the others at their difference's cycles per step; all: every step, as functional runs do)")
       ->capture_default_str()
       ->type_name("M|all")
+      ->group(group);
+  cmd.add_flag("--mesh-prefill-products", mesh_prefill_products,
+               "with --prefill --timing-only: simulate the prefill's products only (MeshGEMM), not its norms, "
+               "attention and moves token by token (for regions where those many steps take too long)")
       ->group(group);
   cmd.add_option("--token", token, "with --placement mesh: the decode token's id")
       ->capture_default_str()
@@ -217,6 +222,10 @@ struct Inference {
       o.gemm_steps = static_cast<std::uint32_t>(v);
     }
     o.token = a.token;
+    if (a.mesh_prefill_products && (!a.prefill || !w.check.timing_only))
+      throw sim::InputError(
+          "--mesh-prefill-products: a timing-only prefill's products alone (add --prefill P and --timing-only)");
+    o.prefill_products = a.mesh_prefill_products;
     if (a.mesh_layers == "all") {
       o.layers = 0;
     } else {
@@ -241,9 +250,6 @@ struct Inference {
     if (o.prefill && o.rows && o.rows != o.columns)
       throw sim::InputError(
           fmt::format("--mesh-region: --prefill's MeshGEMM takes a square region (NxN), found '{}'", a.mesh_region));
-    if (o.prefill && !w.check.timing_only)
-      throw sim::InputError(
-          "--prefill: runs timing-only (its products are checked bit for bit by the unit tests): add --timing-only");
     const auto plan = models::mesh::plan_mesh(m.spec, mt);
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < plan.wafers.size(); ++i)

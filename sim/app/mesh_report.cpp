@@ -181,8 +181,16 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
                            {"binds", p.bound.binds()}}},
                          {"percent_of_roofline", percent(p.bound.roofline(), p.cycles)},
                          {"percent_of_bound", percent(p.bound.with_latency(), p.cycles)}});
+    auto kernels = nlohmann::ordered_json::array();
+    for (const auto& k : r.prefill_kernels)
+      kernels.push_back({{"kernel", k.kernel},
+                         {"steps", k.steps},
+                         {"cycles", k.cycles},
+                         {"bound", k.bound},
+                         {"percent_of_bound", percent(k.bound, k.cycles)}});
     runs.push_back({{"wafers", r.wafers},
                     {"prefill", prefill},
+                    {"prefill_kernels", kernels},
                     {"layers_simulated", r.simulated_layers},
                     {"cycles", r.run.cycles()},
                     {"wall_seconds", r.wall_seconds},
@@ -205,7 +213,11 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
   if (t.prefill_tokens) {
     const double ps = static_cast<double>(t.prefill_cycles) / clock_hz;
     j["prefill"] = {{"tokens", t.prefill_tokens},
-                    {"kernel", "MeshGEMM (q/k/v, o, gate/up and down of every layer)"},
+                    {"kernel",
+                     "MeshGEMM (q/k/v, o, gate/up and down of every layer); embedding, norms, causal attention "
+                     "filling the KV cache, and the moves between vectors and blocks token by token"},
+                    {"gemm_cycles", t.prefill_gemm_cycles},
+                    {"other_cycles", t.prefill_other_cycles},
                     {"cycles", t.prefill_cycles},
                     {"seconds", ps},
                     {"tokens_per_s", ps > 0 ? static_cast<double>(t.prefill_tokens) / ps : 0.0}};
@@ -234,6 +246,10 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
         out << fmt::format("    {:18} {:9} ({:6}, {:7}) {:9} ({:7}) {:8} {:10.1f}% {:8.1f}%\n", p.name, p.cycles,
                            p.cycles_one, p.cycles_m, p.bound.roofline(), p.bound.binds(), p.bound.latency,
                            percent(p.bound.roofline(), p.cycles), percent(p.bound.with_latency(), p.cycles));
+      out << "    token by token     steps     cycles      bound   % bound\n";
+      for (const auto& k : r.prefill_kernels)
+        out << fmt::format("    {:14} {:9} {:10} {:10} {:8.1f}%\n", k.kernel, k.steps, k.cycles, k.bound,
+                           percent(k.bound, k.cycles));
     }
     out << "    step        kernel      cycles   roofline (binds)   latency   % roofline   % bound\n";
     for (const auto& s : r.run.steps)
@@ -249,9 +265,9 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
   if (t.prefill_tokens) {
     const double ps = static_cast<double>(t.prefill_cycles) / clock_hz;
     out << fmt::format(
-        "  prefill     the products of {} tokens through {} layers: {} cycles, {:.3f} ms, {:.0f} tokens/s at {:.2f} "
-        "GHz (MeshGEMM only: the prefill's norms and attention are not simulated)\n",
-        t.prefill_tokens, t.layers_total, t.prefill_cycles, ps * 1e3,
+        "  prefill     {} tokens through {} layers: products {} + token by token {} = {} cycles, {:.3f} ms, "
+        "{:.0f} tokens/s at {:.2f} GHz\n",
+        t.prefill_tokens, t.layers_total, t.prefill_gemm_cycles, t.prefill_other_cycles, t.prefill_cycles, ps * 1e3,
         ps > 0 ? static_cast<double>(t.prefill_tokens) / ps : 0.0, clock_hz / 1e9);
   }
   if (t.only_wafer >= 0)

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -17,7 +18,9 @@
 #include "models/mesh/layout.h"
 #include "models/mesh/mesh_decode.h"
 #include "models/mesh/mesh_expect.h"
+#include "models/mesh/mesh_prefill.h"
 #include "models/mesh/ring.h"
+#include "models/reference/arith.h"
 #include "models/reference/tensor.h"
 #include "platforms/inference/mesh_run.h"
 #include "platforms/inference/mesh_token.h"
@@ -56,11 +59,12 @@ struct Rig {
   std::unique_ptr<mesh::MeshDecode> decode;
   std::unique_ptr<sim::stats::Group> stats;
   std::unique_ptr<platforms::inference::MeshSimulation> sim;
-  explicit Rig(std::uint32_t n, bool timing_only = false)
+  // The decode token at `position` (after a prefill of that many tokens).
+  explicit Rig(std::uint32_t n, bool timing_only = false, std::uint64_t position = 0, std::uint64_t token = 0)
       : platform(platforms::load_platform("tiny")), target{platform.spec.wafer, platform.spec.fabric} {
     const auto shape = mesh::decoder_shape(tiny_llama());
     layout = std::make_shared<mesh::MeshLayout>(shape, mesh::Region{0, 0, n, n}, 2, true, true, 4, 8);
-    decode = std::make_unique<mesh::MeshDecode>(target, layout, 0, 0, 2);
+    decode = std::make_unique<mesh::MeshDecode>(target, layout, position, token, 2);
     stats = std::make_unique<sim::stats::Group>("");
     platforms::BuildOptions build;
     build.timing_only = timing_only;
@@ -126,7 +130,7 @@ std::uint64_t expect_gemm_matches(std::uint32_t n, Gemv g, std::uint64_t tokens)
 TEST(MeshGemm, QkvMatchesTheHost) {
   // Cycle-exact: the simulated kernel's cycles on this case (a change in them is a change in
   // the kernel or the core's timing).
-  EXPECT_EQ(expect_gemm_matches(4, Gemv::Qkv, 16), 615u);
+  EXPECT_EQ(expect_gemm_matches(4, Gemv::Qkv, 16), 617u);
 }
 TEST(MeshGemm, OMatchesTheHost) { expect_gemm_matches(4, Gemv::O, 16); }
 TEST(MeshGemm, GateUpMatchesTheHost) { expect_gemm_matches(4, Gemv::GateUp, 16); }
@@ -136,9 +140,142 @@ TEST(MeshGemm, HeadMatchesTheHost) { expect_gemm_matches(4, Gemv::Head, 16); }
 TEST(MeshGemm, PadsTheLastBlocksOnAnOddRegion) { expect_gemm_matches(5, Gemv::Qkv, 11); }
 TEST(MeshGemm, ReducesAlongColumnsOnAnOddRegion) { expect_gemm_matches(5, Gemv::Down, 11); }
 
-// `infer --prefill`: every simulated layer's four products before the decode token, all steps
-// simulated or runs of 1 and M steps with the others derived; the prefill's cycles over every
-// layer from the simulated ones.
+// The prefill of `tokens` prompt tokens through both layers of tiny on an n x n region, every
+// kernel simulated functionally, then the decode token at position `tokens`: the KV cache the
+// prefill leaves and the token's layer output and logits, bit for bit against the host's
+// causal forward in the PEs' order (expect_prefill, then expect_decode over its cache).
+// Returns the prefill's cycles by kernel and in all ("all").
+std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n, std::uint64_t tokens) {
+  const std::uint64_t token = 17;
+  Rig rig(n, false, tokens, token);
+  const auto& l = *rig.layout;
+  const auto weights = mesh::random_weights(l.shape(), 2, 7);
+  std::vector<std::uint64_t> prompt;
+  for (std::uint64_t i = 0; i < tokens; ++i) prompt.push_back((3 + 7 * i) % l.shape().vocabulary);
+  const mesh::MeshPrefill prefill(rig.target, rig.layout, prompt, 2, n);
+  const auto empty = mesh::random_cache(l.shape(), 2, 0, 0);
+  const auto pre = rig.sim->run_steps(
+      prefill.steps().size(), [&](std::size_t i) { return prefill.step(i); },
+      [&](std::uint32_t r, std::uint32_t c) { return mesh::pe_image(l, weights, empty, 0, {}, r, c); });
+  const auto want_pre = mesh::expect_prefill(l, weights, prompt, 2);
+  int mismatches = 0, compared = 0;
+  auto check = [&](std::uint64_t got, std::uint64_t want, const std::string& what) {
+    ++compared;
+    if (got != want && mismatches++ < 5) ADD_FAILURE() << fmt::format("{}: got {:#x}, expected {:#x}", what, got, want);
+  };
+  // The cache: position p of layer i on column p mod n, slot p / n, dimension-major.
+  const auto& s = l.shape();
+  for (std::uint32_t i = 0; i < 2; ++i)
+    for (std::uint32_t r = 0; r < n; ++r)
+      for (std::uint32_t c = 0; c < n; ++c) {
+        const auto dims = l.row_dims(r);
+        const auto& la = l.addrs().layers[i];
+        const auto n_slots = static_cast<std::uint32_t>(dims.size() * l.slots_max);
+        const auto kc = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, la.kc, n_slots, 2);
+        const auto vc = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, la.vc, n_slots, 4);
+        const models::reference::Arith f32(models::reference::Format::FP32);
+        const auto& K = want_pre.cache.k[i];
+        const auto& V = want_pre.cache.v[i];
+        for (std::uint64_t p = c; p < tokens; p += n)
+          for (std::uint64_t d = 0; d < dims.size(); ++d) {
+            const std::uint64_t j = l.kv_group(r) * s.head_dim + dims.lo + d, at = d * l.slots_max + p / n;
+            const std::string where = fmt::format("layer {} dimension {} of position {} on PE ({}, {})", i, j, p, r, c);
+            check(kc[at], K.bits(K.at(p, j)), "key of " + where);
+            check(vc[at], f32.from(models::reference::Format::BF16, V.bits(V.at(p, j))), "value of " + where);
+          }
+      }
+  // The last prompt token's output of the last layer, on every PE.
+  for (std::uint32_t r = 0; r < n; ++r)
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const auto f = l.col_features(c);
+      const auto x = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, l.addrs().x,
+                                                   static_cast<std::uint32_t>(f.size()), 2);
+      for (std::uint64_t k = 0; k < f.size(); ++k)
+        check(x[k], want_pre.x.back()[f.lo + k], fmt::format("prompt x[{}] on PE ({}, {})", f.lo + k, r, c));
+    }
+  const auto dec = rig.sim->run();
+  const auto want = mesh::expect_decode(l, weights, want_pre.cache, token, tokens, 2);
+  for (std::uint32_t r = 0; r < n; ++r)
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const auto f = l.col_features(c);
+      const auto x = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, l.addrs().x,
+                                                   static_cast<std::uint32_t>(f.size()), 2);
+      for (std::uint64_t k = 0; k < f.size(); ++k)
+        check(x[k], want.layers.back().x[f.lo + k], fmt::format("x[{}] on PE ({}, {})", f.lo + k, r, c));
+      const auto v = l.row_vocab(r);
+      const auto lg = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, l.addrs().logits,
+                                                    static_cast<std::uint32_t>(v.size()), 2);
+      for (std::uint64_t k = 0; k < v.size(); ++k)
+        check(lg[k], want.logits[v.lo + k], fmt::format("logit {} on PE ({}, {})", v.lo + k, r, c));
+    }
+  EXPECT_EQ(mismatches, 0);
+  std::set<mesh::Bits> distinct(want.logits.begin(), want.logits.end());
+  EXPECT_GT(distinct.size(), want.logits.size() / 2);
+  EXPECT_EQ(dec.steps.size(), 1u + 2 * 7 + 2);
+  // The prefill's cycles by kernel, each step at least its bound.
+  std::map<std::string, std::uint64_t> cycles;
+  for (const auto& st : pre.steps) {
+    cycles[st.kernel] += st.cycles();
+    EXPECT_GE(st.cycles(), st.bound.with_latency()) << st.name;
+  }
+  cycles["all"] = pre.cycles();
+  return cycles;
+}
+
+TEST(MeshPrefill, FillsTheCacheThenTheDecodeTokenMatchesTheHost) {
+  // Cycle-exact (a change in them is a change in a kernel or the core's timing): 6 tokens in
+  // blocks of 2 on 4 x 4, two layers; 146 steps.
+  const auto cycles = expect_prefill_then_decode(4, 6);
+  EXPECT_EQ(cycles.at("block"), 498u);
+  EXPECT_EQ(cycles.at("unblock"), 5340u);
+  EXPECT_EQ(cycles.at("gemm"), 2624u);
+  EXPECT_EQ(cycles.at("attention"), 3938u);
+  EXPECT_EQ(cycles.at("rmsnorm"), 3192u);
+  EXPECT_EQ(cycles.at("embedding"), 305u);
+  EXPECT_EQ(cycles.at("all"), 15897u);
+}
+TEST(MeshPrefill, PadsTheLastBlockOnAnOddRegion) { expect_prefill_then_decode(5, 7); }
+TEST(MeshPrefill, FewerTokensThanBlocks) { expect_prefill_then_decode(4, 3); }
+
+// `infer --prefill` functional: the prefill and the decode token as one run, the token's
+// output and logits checked against the host's causal forward over the prompt and the token.
+TEST(MeshPrefill, InferRunsThePrefillThenTheTokenFunctionally) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 6;
+  o.token = 5;
+  o.layers = 0;
+  o.check = true;
+  o.rows = o.columns = 4;
+  sim::stats::Group root("");
+  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, platforms::BuildOptions{}, root);
+  const auto t = s.run();
+  ASSERT_EQ(t.runs.size(), 1u);
+  const auto& r = t.runs[0];
+  EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
+  EXPECT_EQ(r.compared, 16u * 4 + 16u * 10);  // x and the logits on every PE
+  ASSERT_EQ(r.prefill.size(), 8u);
+  std::map<std::string, std::uint64_t> steps;
+  std::uint64_t other = 0, gemm = 0;
+  for (const auto& k : r.prefill_kernels) {
+    steps[k.kernel] = k.steps;
+    other += k.cycles;
+    EXPECT_GE(k.cycles, k.bound) << k.kernel;
+  }
+  for (const auto& p : r.prefill) gemm += p.cycles;
+  const std::map<std::string, std::uint64_t> want{
+      {"embedding", 6}, {"rmsnorm", 24}, {"block", 48}, {"unblock", 48}, {"attention", 12}};
+  EXPECT_EQ(steps, want);
+  // Both layers simulated: the prefill's cycles are the simulated ones.
+  EXPECT_EQ(t.prefill_gemm_cycles, gemm);
+  EXPECT_EQ(t.prefill_other_cycles, other);
+  EXPECT_EQ(t.prefill_cycles, gemm + other);
+  EXPECT_EQ(t.prefill_cycles, 15897u);  // as FillsTheCacheThenTheDecodeTokenMatchesTheHost's prefill
+}
+
+// `infer --prefill --timing-only`: every simulated layer's four products and the kernels
+// between them before the decode token, all steps simulated or runs of 1 and M steps with the
+// others derived; the prefill's cycles over every layer from the simulated ones.
 TEST(MeshPrefill, ProductsOfEveryLayerThenTheToken) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;
@@ -162,12 +299,73 @@ TEST(MeshPrefill, ProductsOfEveryLayerThenTheToken) {
     EXPECT_GE(p.cycles, p.bound.with_latency()) << p.name;
     sum += p.cycles;
   }
-  EXPECT_EQ(t.prefill_cycles, sum);
+  EXPECT_EQ(t.prefill_gemm_cycles, sum);
+  std::uint64_t other = 0;
+  for (const auto& k : r.prefill_kernels) other += k.cycles;
+  EXPECT_EQ(r.prefill_kernels.size(), 5u);
+  EXPECT_EQ(t.prefill_other_cycles, other);
+  EXPECT_EQ(t.prefill_cycles, sum + other);
   EXPECT_EQ(t.prefill_tokens, 12u);
   EXPECT_EQ(r.run.steps.size(), 1u + 2 * 7 + 2);  // the decode token after it
 }
 
-TEST(MeshPrefill, ANonSquareRegionOrAFunctionalRunIsAnInputError) {
+// The products alone (--mesh-prefill-products): the eight products, no kernel between them.
+TEST(MeshPrefill, ProductsAloneWhenAsked) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 8;
+  o.layers = 0;
+  o.prefill_products = true;
+  o.rows = o.columns = 4;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, build, root);
+  const auto t = s.run();
+  EXPECT_EQ(t.runs[0].prefill.size(), 8u);
+  EXPECT_TRUE(t.runs[0].prefill_kernels.empty());
+  EXPECT_EQ(t.prefill_other_cycles, 0u);
+  EXPECT_EQ(t.prefill_cycles, t.prefill_gemm_cycles);
+}
+
+// A two-wafer plan (wide_llama: 8 layers over two of tiny-cluster's wafers): the second wafer's
+// prefill runs timing-only without the embedding; functionally it is an input error, as the
+// prompt's residual stream from the first wafer is not simulated.
+models::ModelSpec wide_llama() {
+  return models::load_model_text(
+             "name: wide-llama\ndtype: bf16\nbatch: 1\nsequence: 64\ntransformer:\n  d_model: 128\n  heads: 8\n"
+             "  kv_heads: 2\n  d_ff: 384\n  layers: 8\n  vocabulary: 256\n  activation: swiglu\n  norm: rmsnorm\n"
+             "  positions: rotary\n  bias: false\n",
+             "wide-llama.yaml")
+      .spec;
+}
+
+TEST(MeshPrefill, AWaferWithoutTheEmbeddingRunsTimingOnly) {
+  const auto platform = platforms::load_platform("tiny-cluster");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 5;
+  o.wafer = 1;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  platforms::inference::MeshTokenSimulation s(platform.spec, wide_llama(), o, build, root);
+  ASSERT_EQ(s.plan().wafers.size(), 2u);
+  const auto t = s.run();
+  std::map<std::string, std::uint64_t> steps;
+  for (const auto& k : t.runs[0].prefill_kernels) steps[k.kernel] = k.steps;
+  const std::map<std::string, std::uint64_t> want{{"rmsnorm", 10}, {"block", 20}, {"unblock", 20}, {"attention", 5}};
+  EXPECT_EQ(steps, want);
+  o.check = true;
+  sim::stats::Group root2("");
+  try {
+    platforms::inference::MeshTokenSimulation f(platform.spec, wide_llama(), o, {}, root2);
+    ADD_FAILURE() << "a functional prefill on the wafer without the embedding";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("wafer 1 does not"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MeshPrefill, ANonSquareRegionIsAnInputError) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;
   o.prefill = o.position = 4;
@@ -176,9 +374,6 @@ TEST(MeshPrefill, ANonSquareRegionOrAFunctionalRunIsAnInputError) {
   sim::stats::Group root("");
   platforms::BuildOptions build;
   build.timing_only = true;
-  EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, build, root), sim::InputError);
-  o.rows = o.columns = 4;
-  o.check = true;
   EXPECT_THROW(platforms::inference::MeshTokenSimulation(platform.spec, tiny_llama(), o, build, root), sim::InputError);
 }
 

@@ -1,0 +1,179 @@
+// The prefill's moves of one prompt token between the decode's vectors and MeshGEMM's blocks
+// (docs/compiler.md, "Prefill"). A decode vector is the same on every PE of a line (across
+// columns: on every row; across rows: on every column), and of each block a line has one
+// PE: moving a token's inputs into its block is a copy on that PE alone (block_step). A
+// token's outputs rest on one PE of each line after the product; the others give -0 (which
+// adds nothing, so the sum is that PE's value exactly) to the line's reduction, whose root
+// finishes them as the decode's GEMV does and broadcasts them (unblock_step). The residual
+// stream of the prompt's tokens is kept in a block of its own, row t of the PE that starts
+// q/k/v (and gate/up) with the token's block; o and down reduce it to the root beside their
+// outputs.
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "models/compiler/compiled_model.h"
+#include "models/compiler/program_builder.h"
+#include "models/mesh/kernel_common.h"
+#include "models/mesh/kernels.h"
+
+namespace wafersim::models::mesh {
+using compiler::ProgramBuilder;
+using compiler::VOperand;
+using hw::DType;
+using hw::isa::Op;
+
+namespace {
+
+struct TokenAt {
+  GemmAddrs a;
+  std::uint32_t N = 1;
+  std::uint64_t j = 0;  // its block
+  std::uint32_t t = 0;  // its row in the block
+};
+
+TokenAt token_at(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint64_t token, const char* what) {
+  if (token >= tokens) throw std::logic_error(fmt::format("{}: a token beyond the prompt", what));
+  if (g == Gemv::Head) throw std::logic_error(fmt::format("{}: the prefill has no head", what));
+  TokenAt at;
+  at.a = gemm_addrs(l, g, tokens, l.align());
+  at.N = l.region().rows;
+  at.j = token / at.a.block;
+  at.t = static_cast<std::uint32_t>(token % at.a.block);
+  return at;
+}
+
+// Whether PE (r, c) starts a product with block j (ring positions a + b = j mod N).
+bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
+  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.region().rows == j;
+}
+
+// Whether PE (r, c) holds block j's outputs of its line after all N steps of product g.
+bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
+  const std::uint32_t N = l.region().rows, a = l.column_ring().position(r), b = l.row_ring().position(c);
+  const std::uint32_t line = reduces_along_rows(g) ? a : b, here = reduces_along_rows(g) ? b : a;
+  return (here + line + N - 1) % N == j;
+}
+
+// The residual stream a product's block keeps (q/k/v: x, gate/up: x1) or reduces (o: x, down: x1).
+std::uint32_t kept_residual(const MeshLayout& l, Gemv g) {
+  return g == Gemv::Qkv ? l.addrs().x : g == Gemv::GateUp ? l.addrs().x1 : 0;
+}
+
+}  // namespace
+
+MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
+                    std::uint64_t token, bool code) {
+  const TokenAt at = token_at(l, g, tokens, token, "block_step");
+  const GemmAddrs& a = at.a;
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const std::uint32_t e = l.esize(), in = product_io(l, g, layer).in, keep = kept_residual(l, g);
+  MeshStep step;
+  step.layer = layer;
+  step.name = fmt::format("prefill.h{}.{}.block", layer, to_string(g));
+  step.kernel = "block";
+  // Which PE holds a token's block depends on its row and column at once; the others do nothing.
+  build_programs_by_pe(
+      step, l.region().rows, l.region().columns,
+      [&](std::uint32_t r, std::uint32_t c) {
+        return starts_with(l, r, c, at.j) ? fmt::format("k{}|{}", gemm_inputs(l, g, r, c), l.col_features(c).size())
+                                          : std::string("-");
+      },
+      [&](std::uint32_t r, std::uint32_t c) {
+        ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
+        b.entry(b.task("main"));
+        if (starts_with(l, r, c, at.j)) {
+          const std::uint32_t k = gemm_inputs(l, g, r, c), row = a.x[0] + at.t * a.kmax * e;
+          if (k) b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("x", dt, row, k)), VOperand::d(b.mem("in", dt, in, k)));
+          if (k < a.kmax) {  // zeros beyond its own inputs, as the busiest PE's count is taken
+            b.movf(15, DType::F32, 0);
+            b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("pad", dt, row + k * e, a.kmax - k)), VOperand::r(15));
+          }
+          const std::uint32_t kc = static_cast<std::uint32_t>(l.col_features(c).size());
+          if (keep && kc)
+            b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("res", dt, a.residual + at.t * l.kc_max * e, kc)),
+                  VOperand::d(b.mem("stream", dt, keep, kc)));
+        }
+        b.ret();
+        return b.finish();
+      },
+      code);
+  const std::uint32_t lanes = t.lanes(dt);
+  add_vector(step.work, t, a.kmax, e, 1, lanes);
+  if (keep) add_vector(step.work, t, l.kc_max, e, 1, lanes);
+  step.bound = bound_of(step.work, 0, t);
+  return step;
+}
+
+MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
+                      std::uint64_t token, bool code) {
+  const TokenAt at = token_at(l, g, tokens, token, "unblock_step");
+  const GemmAddrs& a = at.a;
+  const Addrs& ad = l.addrs();
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const ProductIo io = product_io(l, g, layer);
+  const bool along_rows = reduces_along_rows(g);
+  const LineFamily& f = along_rows ? l.rows() : l.columns();
+  MeshStep step;
+  step.layer = layer;
+  step.name = fmt::format("prefill.h{}.{}.unblock", layer, to_string(g));
+  step.kernel = "unblock";
+  // A PE's code: its outputs, its role in its line, whether it holds the token's outputs and
+  // its residual stream.
+  build_programs_by_pe(
+      step, l.region().rows, l.region().columns,
+      [&](std::uint32_t r, std::uint32_t c) {
+        return fmt::format("n{}|{}{}|{}", gemm_outputs(l, g, r, c), ends_with(l, g, r, c, at.j) ? 'o' : '-',
+                           io.residual && starts_with(l, r, c, at.j) ? 'r' : '-', role_key(f.role(along_rows ? c : r)));
+      },
+      [&](std::uint32_t r, std::uint32_t c) {
+        const std::uint32_t n = gemm_outputs(l, g, r, c);
+        const LineRole role = f.role(along_rows ? c : r);
+        ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
+        b.entry(b.task("main"));
+        if (!n) {
+          b.ret();
+          return b.finish();
+        }
+        b.movf(14, DType::F32, 0x80000000u);  // -0: adds nothing
+        const unsigned sum = b.mem("sel", DType::F32, ad.acc, n);
+        if (ends_with(l, g, r, c, at.j))
+          b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(sum),
+                VOperand::d(b.mem("gemm_out", DType::F32, a.acc[(at.N - 1) % 2] + at.t * a.nmax * 4, n)));
+        else
+          b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(sum), VOperand::r(14));
+        if (io.residual) {  // o and down: n is the column's features
+          const unsigned res = b.mem("res_sum", DType::F32, ad.xw, n);
+          if (starts_with(l, r, c, at.j))
+            b.vop(Op::FCvt, DType::F32, dt, VOperand::d(res),
+                  VOperand::d(b.mem("kept", dt, a.residual + at.t * l.kc_max * l.esize(), n)));
+          else
+            b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(res), VOperand::r(14));
+        }
+        emit_reduce(b, f, role, ad.acc, n, Op::FAdd, "ar");
+        if (io.residual) emit_reduce(b, f, role, ad.xw, n, Op::FAdd, "rr");
+        if (role.root()) {
+          if (io.residual)
+            b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("res_out", dt, io.residual, n)),
+                  VOperand::d(b.mem("rsum", DType::F32, ad.xw, n)));
+          emit_product_finish(b, l, g, layer, n);
+        }
+        emit_broadcast(b, f, role, io.out, io.swiglu ? n / 2 : n, dt, "bc");
+        b.ret();
+        return b.finish();
+      },
+      code);
+  std::uint64_t latency = 0;
+  const std::uint64_t n = along_rows ? a.nmax : l.kc_max;
+  const std::uint32_t lanes = t.lanes(DType::F32);
+  for (int i = 0; i < (io.residual ? 2 : 1); ++i) {
+    add_vector(step.work, t, n, 4, 1, lanes);
+    add_allreduce(step.work, latency, f, n, t);
+  }
+  add_vector(step.work, t, n, 4, 1, t.lanes(dt));
+  step.bound = bound_of(step.work, latency, t);
+  return step;
+}
+
+}  // namespace wafersim::models::mesh

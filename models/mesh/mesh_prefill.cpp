@@ -1,0 +1,92 @@
+#include "models/mesh/mesh_prefill.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace wafersim::models::mesh {
+
+MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
+                         std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
+                         bool products_only)
+    : target_(target),
+      layout_(std::move(layout)),
+      prompt_(std::move(prompt)),
+      gemm_steps_(gemm_steps),
+      products_only_(products_only) {
+  const MeshLayout& l = *layout_;
+  const std::uint32_t N = l.region().rows;
+  if (l.region().rows != l.region().columns) throw std::logic_error("MeshPrefill: MeshGEMM takes a square region");
+  if (gemm_steps == 0 || gemm_steps > N) throw std::logic_error("MeshPrefill: 1 to N shift steps");
+  if (prompt_.empty() || prompt_.size() >= l.shape().capacity)
+    throw std::logic_error("MeshPrefill: a prompt of 1 to capacity - 1 tokens");
+  if (simulated > l.layers()) throw std::logic_error("MeshPrefill: more layers than the layout holds");
+  for (std::uint64_t t : prompt_)
+    if (t >= l.shape().vocabulary) throw std::logic_error("MeshPrefill: a token beyond the vocabulary");
+  using K = PrefillStepId::Kind;
+  // Token by token: its embedding (on the first wafer), then the first layer's norm and the
+  // move of its result into q/k/v's block.
+  std::vector<PrefillStepId> first;
+  if (l.embedding()) first.push_back({K::Embed, Gemv::Qkv, 0});
+  if (simulated) first.insert(first.end(), {{K::Ln1, Gemv::Qkv, 0}, {K::Block, Gemv::Qkv, 0}});
+  add_tokens(first);
+  for (std::uint32_t i = 0; i < simulated; ++i) {
+    add_gemm(Gemv::Qkv, i);
+    add_tokens({{K::Unblock, Gemv::Qkv, i}, {K::Attn, Gemv::Qkv, i}, {K::Block, Gemv::O, i}});
+    add_gemm(Gemv::O, i);
+    add_tokens({{K::Unblock, Gemv::O, i}, {K::Ln2, Gemv::O, i}, {K::Block, Gemv::GateUp, i}});
+    add_gemm(Gemv::GateUp, i);
+    add_tokens({{K::Unblock, Gemv::GateUp, i}, {K::Block, Gemv::Down, i}});
+    add_gemm(Gemv::Down, i);
+    if (i + 1 < simulated)  // the layer's output, straight into the next layer's first norm
+      add_tokens({{K::Unblock, Gemv::Down, i}, {K::Ln1, Gemv::Qkv, i + 1}, {K::Block, Gemv::Qkv, i + 1}});
+    else
+      add_tokens({{K::Unblock, Gemv::Down, i}});
+  }
+}
+
+void MeshPrefill::add_tokens(const std::vector<PrefillStepId>& per_token) {
+  if (products_only_) return;
+  for (std::uint64_t t = 0; t < prompt_.size(); ++t)
+    for (PrefillStepId s : per_token) {
+      s.token = t;
+      steps_.push_back(s);
+    }
+}
+
+void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer) {
+  PrefillStepId s{PrefillStepId::Kind::Gemm, g, layer, 0, 1};
+  if (gemm_steps_ < layout_->region().rows) steps_.push_back(s);
+  s.steps = gemm_steps_;
+  steps_.push_back(s);
+}
+
+MeshStep MeshPrefill::step(std::size_t i, bool code) const {
+  const PrefillStepId& s = steps_.at(i);
+  const MeshLayout& l = *layout_;
+  const std::uint64_t P = prompt_.size();
+  MeshStep st;
+  switch (s.kind) {
+    case PrefillStepId::Kind::Embed:
+      st = embedding_step(l, target_, prompt_[s.token], code);
+      st.name = "prefill.embed";
+      break;
+    case PrefillStepId::Kind::Ln1:
+    case PrefillStepId::Kind::Ln2:
+      st = rmsnorm_step(l, target_, s.layer, s.kind == PrefillStepId::Kind::Ln2, code);
+      st.name = "prefill." + st.name;
+      break;
+    case PrefillStepId::Kind::Attn:
+      st = attention_step(l, target_, s.layer, s.token, code);
+      st.name = "prefill." + st.name;
+      break;
+    case PrefillStepId::Kind::Block:
+      return block_step(l, target_, s.g, s.layer, P, s.token, code);
+    case PrefillStepId::Kind::Unblock:
+      return unblock_step(l, target_, s.g, s.layer, P, s.token, code);
+    case PrefillStepId::Kind::Gemm:
+      return gemm_step(l, target_, s.g, s.layer, P, s.steps, code);
+  }
+  return st;
+}
+
+}  // namespace wafersim::models::mesh
