@@ -122,17 +122,19 @@ void Cluster::build_wafers(const ClusterParts& parts, sim::stats::Group& g, std:
       if (e != 0) own.failures.clear();  // links and PEs fail on wafer 0
       wafers_[e] = std::make_unique<Wafer>(fmt::format("wafer{}", e).c_str(), spec_, own, g, e);
     }
+    if (local_.contains(e)) {
+      auto& w = *wafers_[e];
+      edges_[e] = std::make_unique<edge::WaferEdge>(fmt::format("wafer{}.edge", e), wc, w.mesh(), w.engine(),
+                                                    w.stats().group("edge"));
+    }
+    // The links' statistics follow the wafer's own: rank 0, which holds them, moves them after
+    // a remote wafer's recorded ones (gather_outcomes), so every rank count lists them alike.
     if (rank() == 0) {
       auto bridge = std::make_unique<edge::EdgeBridge>(
           fmt::format("wafer{}_edge_links", e).c_str(), io, e, latency,
           [this] { sync_event_.notify(sc_core::SC_ZERO_TIME); }, g, fmt::format("wafer{}", e));
       bridges_.push_back(bridge.get());
       endpoints_.push_back(std::move(bridge));
-    }
-    if (local_.contains(e)) {
-      auto& w = *wafers_[e];
-      edges_[e] = std::make_unique<edge::WaferEdge>(fmt::format("wafer{}.edge", e), wc, w.mesh(), w.engine(),
-                                                    w.stats().group("edge"));
     }
   }
   drivers_.assign(n, nullptr);

@@ -79,7 +79,7 @@ void send_outcomes(platforms::Cluster& cluster, const std::vector<WaferOutcome>&
     w.put_vector(o.losses);
     w.put(o.checked);
   }
-  w.put_string(sim::stats::to_json(stats).dump());
+  w.put_string(sim::stats::to_ordered_json(stats).dump());
   w.put_string(sim::stats::describe_json(stats).dump());
   put(w, rank_use(cluster));
   cluster.transport()->send(0, w.bytes());
@@ -100,9 +100,17 @@ nlohmann::ordered_json gather_outcomes(platforms::Cluster& cluster, std::vector<
       all[e].losses = rd.get_vector<double>();
       all[e].checked = rd.get<std::uint64_t>();
     }
-    const auto values = nlohmann::json::parse(rd.get_string());
+    const auto values = nlohmann::ordered_json::parse(rd.get_string());
     const auto descriptions = nlohmann::json::parse(rd.get_string());
+    // Rank 0 holds the cluster's links, so it made the edge-link groups of these wafers first;
+    // in one process they follow each wafer's own statistics, which come from rank r.
+    std::vector<std::pair<sim::stats::Group*, std::size_t>> held;
+    for (std::size_t e = group.begin; e < group.end; ++e) {
+      sim::stats::Group& g = stats.group("cluster").group(fmt::format("wafer{}", e));
+      held.emplace_back(&g, g.groups().size());
+    }
     sim::stats::add_recorded(stats, values, descriptions, "");
+    for (const auto& [g, before] : held) g->move_first_groups_last(before);
     members.push_back(use_json(r, group, get_use(rd)));
   }
   nlohmann::ordered_json j;

@@ -16,7 +16,8 @@ nlohmann::json number(double v, bool integral) {
 
 nlohmann::json stat_json(const Stat& s) {
   switch (s.kind()) {
-    case Stat::Kind::Scalar: return number(s.value(), s.integral());
+    case Stat::Kind::Scalar:
+      return number(s.value(), s.integral());
     case Stat::Kind::Vector: {
       nlohmann::json a = nlohmann::json::array();
       const std::size_t n = s.size();
@@ -25,15 +26,16 @@ nlohmann::json stat_json(const Stat& s) {
     }
     case Stat::Kind::Distribution: {
       const Histogram& h = *s.histogram();
-      return nlohmann::json{{"samples", h.samples()}, {"mean", h.mean()},          {"min", h.min()},
+      return nlohmann::json{{"samples", h.samples()}, {"mean", h.mean()},        {"min", h.min()},
                             {"p50", h.quantile(0.5)}, {"p99", h.quantile(0.99)}, {"max", h.max()}};
     }
   }
   return nullptr;
 }
 
-void fill(const Group& g, nlohmann::json& out) {
-  out = nlohmann::json::object();
+template <class Json>
+void fill(const Group& g, Json& out) {
+  out = Json::object();
   for (const auto& s : g.stats()) out[s.name()] = stat_json(s);
   for (const auto& c : g.groups()) fill(*c, out[c->name()]);
 }
@@ -56,7 +58,9 @@ void text(std::ostream& out, const Group& g) {
     std::string path = base.empty() ? s.name() : base + "." + s.name();
     std::string value;
     switch (s.kind()) {
-      case Stat::Kind::Scalar: value = text_value(s.value(), s.integral()); break;
+      case Stat::Kind::Scalar:
+        value = text_value(s.value(), s.integral());
+        break;
       case Stat::Kind::Vector: {
         double sum = 0, mx = 0;
         const std::size_t n = s.size();
@@ -86,6 +90,12 @@ void text(std::ostream& out, const Group& g) {
 
 nlohmann::json to_json(const Group& root) {
   nlohmann::json j;
+  fill(root, j);
+  return j;
+}
+
+nlohmann::ordered_json to_ordered_json(const Group& root) {
+  nlohmann::ordered_json j;
   fill(root, j);
   return j;
 }

@@ -13,6 +13,9 @@ namespace wafersim::sim::stats {
 // Values only, nested by group: {"cluster": {"wafer0": {"engine": {"cycles": 1000}}}}.
 // Distributions become {"samples", "mean", "min", "p50", "p99", "max"}; vectors, arrays.
 nlohmann::json to_json(const Group& root);
+// The same values in the tree's order (groups and statistics as they were added), for a tree
+// rebuilt elsewhere with add_recorded to list them as the original does.
+nlohmann::ordered_json to_ordered_json(const Group& root);
 
 // Unit and description of every statistic, keyed by dotted path.
 nlohmann::json describe_json(const Group& root);

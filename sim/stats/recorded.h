@@ -16,5 +16,8 @@ namespace wafersim::sim::stats {
 // recorded group's paths below `prefix` ("wafer0" for "wafer0.cores.busy_cycles").
 void add_recorded(Group& g, const nlohmann::json& values, const nlohmann::json& descriptions,
                   const std::string& prefix);
+// The same from to_ordered_json: groups and statistics are added in the recorded order.
+void add_recorded(Group& g, const nlohmann::ordered_json& values, const nlohmann::json& descriptions,
+                  const std::string& prefix);
 
 }  // namespace wafersim::sim::stats

@@ -72,6 +72,11 @@ Group& Group::group(std::string_view name) {
   return *groups_.back();
 }
 
+void Group::move_first_groups_last(std::size_t count) {
+  std::rotate(groups_.begin(), groups_.begin() + static_cast<std::ptrdiff_t>(std::min(count, groups_.size())),
+              groups_.end());
+}
+
 void Group::add(Stat s) {
   for (const auto& existing : stats_)
     if (existing.name() == s.name()) throw std::logic_error("duplicate statistic '" + path() + "." + s.name() + "'");

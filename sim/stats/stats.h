@@ -103,6 +103,8 @@ class Group {
 
   // The child group `name`, created on first use.
   Group& group(std::string_view name);
+  // Moves the first `count` child groups after the others, keeping the order within each part.
+  void move_first_groups_last(std::size_t count);
 
   // A counter the model increments; read at dump time.
   void counter(std::string_view name, const std::uint64_t* value, std::string_view unit, std::string_view description);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A co-simulated cluster over MPI ranks writes the stats.json of the one-process run, byte for
-# byte: `mpirun -np K wafersim train` for K = 1, 2 and 3 on a 3-wafer tiny cluster (3 ranks:
+# A co-simulated cluster over MPI ranks writes the stats.json and stats.txt of the one-process
+# run, byte for byte: `mpirun -np K wafersim train` for K = 1, 2 and 3 on a 3-wafer tiny cluster (3 ranks:
 # one wafer each; 2: wafers {0, 1} and {2}), timing only and --functional, with 2 threads per
 # rank; run.json reports the ranks. Bad rank counts are input errors (exit code 2); a wafer's
 # limit on another rank ends the run with its exit code (4).
@@ -27,6 +27,7 @@ for mode in timing functional; do
     mpirun -np $k --oversubscribe "$wafersim" "${run[@]}" "${extra[@]}" --threads 2 --out "$out" >"$out.txt" 2>&1 ||
       fail "mpirun -np $k ($mode): $(cat "$out.txt")"
     cmp "$work/$mode-one/stats.json" "$out/stats.json" || fail "stats.json of $k ranks ($mode) differs"
+    cmp "$work/$mode-one/stats.txt" "$out/stats.txt" || fail "stats.txt of $k ranks ($mode) differs"
     if [ $k -gt 1 ]; then
       grep -q "2 host threads on each of $k MPI ranks" "$out.txt" || fail "the ranks are not reported: $(cat "$out.txt")"
     fi

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "sim/stats/formatters.h"
+#include "sim/stats/recorded.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::sim::stats::stats_test {
@@ -27,6 +28,39 @@ TEST(Stats, TreeReadsCountersAtDumpTime) {
   EXPECT_EQ(root.find("cluster.wafer0.forwarded")->value(), 10);
   EXPECT_EQ(root.find("cluster.nope.forwarded"), nullptr);
   EXPECT_EQ(g.path(), "cluster.wafer0");
+}
+
+// A tree recorded in its own order and added elsewhere lists its statistics as the original
+// does (stats.txt of a run over MPI ranks); groups made before it can be moved after it.
+TEST(Stats, OrderedRecordKeepsTheTreesOrder) {
+  Group original("");
+  auto& w = original.group("wafer1");
+  w.formula(
+      "zeta", [] { return 1; }, "u", "first", true);
+  w.formula(
+      "alpha", [] { return 2; }, "u", "second", true);
+  w.group("fabric").formula(
+      "z", [] { return 3; }, "u", "z", true);
+  w.group("cores").formula(
+      "a", [] { return 4; }, "u", "a", true);
+  Group copy("");
+  copy.group("wafer1").group("links").formula(
+      "x", [] { return 5; }, "u", "x", true);
+  add_recorded(copy, to_ordered_json(original), describe_json(original), "");
+  copy.group("wafer1").move_first_groups_last(1);
+  std::ostringstream text;
+  write_text(text, copy);
+  const std::string t = text.str();
+  EXPECT_LT(t.find("wafer1.zeta"), t.find("wafer1.alpha"));
+  EXPECT_LT(t.find("wafer1.fabric.z"), t.find("wafer1.cores.a"));
+  EXPECT_LT(t.find("wafer1.cores.a"), t.find("wafer1.links.x"));
+  EXPECT_NE(t.find("# first (u)"), std::string::npos);
+  // The unordered form sorts the names.
+  Group sorted("");
+  add_recorded(sorted, to_json(original), describe_json(original), "");
+  std::ostringstream text2;
+  write_text(text2, sorted);
+  EXPECT_GT(text2.str().find("wafer1.zeta"), text2.str().find("wafer1.alpha"));
 }
 
 TEST(Stats, DuplicateNamesAreRejected) {
