@@ -55,23 +55,23 @@ unsigned ProgramBuilder::circ(const std::string& name, DType t, std::uint32_t ba
 }
 
 unsigned ProgramBuilder::fabin(const std::string& name, DType t, std::uint8_t color, std::uint32_t len, bool sparse) {
+  return fabric_in(name, t, color, len, sparse, 1);
+}
+
+unsigned ProgramBuilder::fabin_repeat(const std::string& name, DType t, std::uint8_t color, std::uint32_t len,
+                                      std::uint32_t repeat) {
+  if (repeat == 0) misuse("fabric input with a repeat of 0");
+  return fabric_in(name, t, color, len, false, repeat);
+}
+
+unsigned ProgramBuilder::fabric_in(const std::string& name, DType t, std::uint8_t color, std::uint32_t len, bool sparse,
+                                   std::uint32_t repeat) {
   Descriptor d;
   d.kind = Descriptor::Kind::FabIn;
   d.dtype = t;
   d.color = color;
   d.length = len;
   d.sparse = sparse;
-  return add_dsd(name, d);
-}
-
-unsigned ProgramBuilder::fabin_repeat(const std::string& name, DType t, std::uint8_t color, std::uint32_t len,
-                                      std::uint32_t repeat) {
-  if (repeat == 0) misuse("fabric input with a repeat of 0");
-  Descriptor d;
-  d.kind = Descriptor::Kind::FabIn;
-  d.dtype = t;
-  d.color = color;
-  d.length = len;
   d.repeat = repeat;
   return add_dsd(name, d);
 }

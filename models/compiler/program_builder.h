@@ -104,6 +104,8 @@ class ProgramBuilder {
   [[nodiscard]] const hw::isa::Descriptor& descriptor(unsigned d) const;
   void check_reg(unsigned r) const;
   unsigned add_dsd(const std::string& name, const hw::isa::Descriptor& d);
+  unsigned fabric_in(const std::string& name, DType t, std::uint8_t color, std::uint32_t len, bool sparse,
+                     std::uint32_t repeat);
 
   std::shared_ptr<hw::isa::Program> p_;
   std::vector<std::int64_t> labels_;  // pc or -1

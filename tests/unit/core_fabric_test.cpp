@@ -214,18 +214,24 @@ std::string weights(unsigned n) {
   return s;
 }
 
-std::string repeat_program(unsigned n, const std::string& acc, const std::string& second) {
-  return fmt::format(R"(
-.pe 0, 0
-.data w, 0x0, f16, {ws}
-.dsd vw, mem, f16, base=w, len={n}
-.dsd out, fabout, f16, color=1, len={n}
+// PE (0, 0) streams the n weights 1.5, 2.5, ... on color 1.
+std::string producer(unsigned n) {
+  return fmt::format(R"(.pe 0, 0
+.data w, 0x0, f16, {}
+.dsd vw, mem, f16, base=w, len={}
+.dsd out, fabout, f16, color=1, len={}
 .task main, 0
 .entry main
 main:
   fmov.f16 out, vw
   ret
-.pe 1, 0
+)",
+                     weights(n), n, n);
+}
+
+std::string repeat_program(unsigned n, const std::string& acc, const std::string& second) {
+  return fmt::format(R"(
+{producer}.pe 1, 0
 .data x, 0x0, f16, 1, 2, 3, 4
 .dsd xc, circ, f16, base=x, size=4, len={m}
 .dsd y, mem, {acc}, base=0x108, len={m}
@@ -238,7 +244,7 @@ main:
   ret
 )",
                      fmt::arg("n", n), fmt::arg("m", 4 * n), fmt::arg("acc", acc), fmt::arg("second", second),
-                     fmt::arg("ws", weights(n)), fmt::arg("suffix", acc == "f16" ? "f16" : "f32.f16"));
+                     fmt::arg("producer", producer(n)), fmt::arg("suffix", acc == "f16" ? "f16" : "f32.f16"));
 }
 
 struct RepeatRig : MeshRig {
@@ -292,16 +298,7 @@ TEST(FabricRepeat, Fp32PartialsTakeTwoCyclesPerWeightOnOneWritePort) {
 // unordered second waits (queue) until the first completes.
 std::string chain_program(const std::string& second_ut) {
   return fmt::format(R"(
-.pe 0, 0
-.data w, 0x0, f16, {ws}
-.dsd vw, mem, f16, base=w, len=6
-.dsd out, fabout, f16, color=1, len=6
-.task main, 0
-.entry main
-main:
-  fmov.f16 out, vw
-  ret
-.pe 1, 0
+{producer}.pe 1, 0
 .data x, 0x0, f16, 1, 2, 3, 4
 .dsd xc, circ, f16, base=x, size=4, len=12
 .dsd y1, mem, f16, base=0x108, len=12
@@ -318,7 +315,7 @@ fin:
   tsc r2
   ret
 )",
-                     fmt::arg("ws", weights(6)), fmt::arg("ut", second_ut));
+                     fmt::arg("producer", producer(6)), fmt::arg("ut", second_ut));
 }
 
 void check_chain(bool ordered) {
@@ -339,6 +336,30 @@ void check_chain(bool ordered) {
 
 TEST(FabricRepeat, AnOrderedSuccessorIssuesBehindTheColorsHolder) { check_chain(true); }
 TEST(FabricRepeat, AnUnorderedSuccessorWaitsForTheColor) { check_chain(false); }
+
+TEST(FabricRepeat, ARepeatAboveTheLanesSplitsAWaveletsElementsOverSteps) {
+  // repeat 6 on 4 lanes: steps of 4 and 2 elements, the second taking the wavelet off.
+  MeshRig rig({}, row_route(1, 1));
+  rig.load(producer(2) + R"(.pe 1, 0
+.data x, 0x0, f16, 1, 2, 3, 4, 5, 6
+.dsd xc, circ, f16, base=x, size=6, len=12
+.dsd y, mem, f16, base=0x108, len=12
+.dsd w_in, fabin, f16, color=1, len=12, repeat=6
+.task main, 0
+.entry main
+main:
+  fmac.f16 y, y, w_in, xc
+  ret
+)");
+  rig.run();
+  for (unsigned o = 0; o < 2; ++o)
+    for (unsigned i = 0; i < 6; ++i)
+      EXPECT_EQ(rig.core(1, 0).sram().load(0x108 + 2 * (6 * o + i), 2),
+                hw::numerics::from_double(hw::DType::F16, (1.5 + o) * (i + 1)))
+          << o << " " << i;
+  EXPECT_EQ(rig.core(1, 0).counters().wavelets_in, 2u);
+  EXPECT_EQ(rig.core(1, 0).counters().vector_elements, 12u);
+}
 
 TEST(FabricRepeat, ALengthThatIsNotAMultipleOfTheRepeatIsAnError) {
   MeshRig rig({}, row_route(1, 1));

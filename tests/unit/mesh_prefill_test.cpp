@@ -184,24 +184,22 @@ std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n,
             check(vc[at], f32.from(models::reference::Format::BF16, V.bits(V.at(p, j))), "value of " + where);
           }
       }
-  // The last prompt token's output of the last layer, on every PE.
+  // A token's output of the last layer (the residual stream x) on PE (r, c).
+  auto check_x = [&](std::uint32_t r, std::uint32_t c, const auto& want_x, const std::string& what) {
+    const auto f = l.col_features(c);
+    const auto x = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, l.addrs().x,
+                                                 static_cast<std::uint32_t>(f.size()), 2);
+    for (std::uint64_t k = 0; k < f.size(); ++k)
+      check(x[k], want_x[f.lo + k], fmt::format("{}[{}] on PE ({}, {})", what, f.lo + k, r, c));
+  };
+  // The last prompt token's, on every PE.
   for (std::uint32_t r = 0; r < n; ++r)
-    for (std::uint32_t c = 0; c < n; ++c) {
-      const auto f = l.col_features(c);
-      const auto x = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, l.addrs().x,
-                                                   static_cast<std::uint32_t>(f.size()), 2);
-      for (std::uint64_t k = 0; k < f.size(); ++k)
-        check(x[k], want_pre.x.back()[f.lo + k], fmt::format("prompt x[{}] on PE ({}, {})", f.lo + k, r, c));
-    }
+    for (std::uint32_t c = 0; c < n; ++c) check_x(r, c, want_pre.x.back(), "prompt x");
   const auto dec = rig.sim->run();
   const auto want = mesh::expect_decode(l, weights, want_pre.cache, token, tokens, 2);
   for (std::uint32_t r = 0; r < n; ++r)
     for (std::uint32_t c = 0; c < n; ++c) {
-      const auto f = l.col_features(c);
-      const auto x = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, l.addrs().x,
-                                                   static_cast<std::uint32_t>(f.size()), 2);
-      for (std::uint64_t k = 0; k < f.size(); ++k)
-        check(x[k], want.layers.back().x[f.lo + k], fmt::format("x[{}] on PE ({}, {})", f.lo + k, r, c));
+      check_x(r, c, want.layers.back().x, "x");
       const auto v = l.row_vocab(r);
       const auto lg = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, l.addrs().logits,
                                                     static_cast<std::uint32_t>(v.size()), 2);
