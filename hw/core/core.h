@@ -79,6 +79,8 @@ struct VectorOp {
   // Per operand: a plain strided memory descriptor (not circular, not indexed by a sparse
   // stream), and the bytes between its consecutive elements.
   bool linear[4] = {};
+  bool circ[4] = {};  // a circular memory operand: linear within a step that does not wrap
+  bool has_circ = false;
   std::int64_t step_bytes[4] = {};
   // For plan(): the memory operands in planning order (sources 1..3, then the destination);
   // per operand its element size, whether its consecutive elements are at most one port word
@@ -88,8 +90,8 @@ struct VectorOp {
   std::uint8_t esize[4] = {};
   bool dense[4] = {};
   bool in_range[4] = {};
-  bool plain = false;      // every memory operand linear, dense and in range
-  bool fmac_fast = false;  // an FMAC of one type over linear memory operands or scalars (fmac_linear)
+  bool plain = false;      // every memory operand linear (or circular), dense and in range
+  bool fmac_fast = false;  // an FMAC of one type over linear or circular operands, scalars or a dense input
   // Timing only, per element: bytes read from the SRAM, bytes written to it, a wavelet sent.
   std::uint8_t read_bytes = 0, written_bytes = 0;
   bool sends = false;
@@ -197,7 +199,11 @@ class Core {
   void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
   // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
   // case), in one loop over the step's elements.
-  void fmac_linear(const VectorOp& op, std::uint32_t count);
+  void fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t payload);
+  // The byte address of the operand's element op.next (a linear or circular memory operand).
+  static std::int64_t first_byte(const VectorOp& op, int slot);
+  // Whether a circular operand wraps within the step of `count` elements from op.next.
+  static bool step_wraps(const VectorOp& op, std::uint32_t count);
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.
   void count_traffic(const VectorOp& op, std::uint32_t count, sim::Cycle now);
   void retire(VectorOp& op, sim::Cycle now);

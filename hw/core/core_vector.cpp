@@ -125,17 +125,24 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
     op.esize[k] = static_cast<std::uint8_t>(esize);
     op.dense[k] = static_cast<std::uint64_t>(op.step_bytes[k] < 0 ? -op.step_bytes[k] : op.step_bytes[k]) <=
                   p_->banks.word_bytes();
-    if (op.linear[k] && op.n > 0) {
-      auto fits = [&](std::int64_t a) {
-        return a >= 0 && static_cast<std::uint64_t>(a) + esize <= sram_.capacity() && !(a & (esize - 1));
-      };
+    auto fits = [&](std::int64_t a) {
+      return a >= 0 && static_cast<std::uint64_t>(a) + esize <= sram_.capacity() && !(a & (esize - 1));
+    };
+    if (op.d[k].kind == Descriptor::Kind::Circ) {
+      op.circ[k] = op.has_circ = true;
+      op.step_bytes[k] = esize;
+      op.dense[k] = true;
+      op.in_range[k] = fits(op.d[k].base) && fits(op.d[k].base + std::int64_t{op.d[k].size - 1} * esize);
+    } else if (op.linear[k] && op.n > 0) {
       const std::int64_t lo = op.d[k].base, hi = lo + op.step_bytes[k] * (op.n - 1);
       op.in_range[k] = fits(lo) && fits(hi);
     }
-    if (!(op.linear[k] && op.dense[k] && op.in_range[k])) op.plain = false;
+    if (!((op.linear[k] || op.circ[k]) && op.dense[k] && op.in_range[k])) op.plain = false;
   }
-  op.fmac_fast = ins.op == Op::FMac && ins.type2 == ins.type && op.linear[0] && op.linear[1] &&
-                 (op.linear[2] || !op.is_dsd[2]) && (op.linear[3] || !op.is_dsd[3]);
+  // Per step, a linear or circular operand is a run of addresses and a dense input one value.
+  auto flat = [&](int k) { return !op.is_dsd[k] || op.linear[k] || op.circ[k] || (k == op.in_slot && !op.sparse); };
+  op.fmac_fast = ins.op == Op::FMac && ins.type2 == ins.type && (op.linear[0] || op.circ[0]) &&
+                 (op.linear[1] || op.circ[1]) && flat(2) && flat(3);
   {
     // What compute() reads and writes per element, for count_traffic().
     const DType t = ins.type, t2 = ins.type2;
@@ -269,7 +276,7 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
   VectorOp::Access* out = op.pending.data();
   const std::uint32_t count = step_count(op);
   const BankModel& banks = p_->banks;
-  if (op.plain) {
+  if (op.plain && !(op.has_circ && step_wraps(op, count))) {
     // Every memory operand linear, dense and in range: its words this step are the range from
     // its first element's word to its last's, a source's first dropped when it was the last
     // word of its previous step (only the first can be: the range moves one way).
@@ -334,7 +341,7 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
 
 inline bool Core::plain_words(VectorOp& op, int slot, std::uint32_t count, std::uint32_t& w0, std::uint32_t& w1) {
   const BankModel& banks = p_->banks;
-  const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
+  const std::int64_t first = first_byte(op, slot);
   w0 = banks.word_of(static_cast<std::uint32_t>(first));
   w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
   if (slot == 0) return true;  // the destination
@@ -410,8 +417,9 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     if (!ramp_->can_send(Color(op.d[0].color))) return stall(Stall::FabricOut);
     if (r.ramp_out) return stall(Stall::Ramp);
   }
+  const bool wraps = op.has_circ && step_wraps(op, count);
   if (!op.open) {
-    if (op.plain) {
+    if (op.plain && !wraps) {
       if (!issue_plain(op, count, r, why)) return Step::Stalled;
     } else {
       plan(op, sparse_index);
@@ -428,8 +436,8 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   }
   if (p_->timing_only)
     count_traffic(op, count, now);
-  else if (op.fmac_fast)
-    fmac_linear(op, count);
+  else if (op.fmac_fast && !wraps)
+    fmac_linear(op, count, payload);
   else
     compute(op, count, sparse_index, payload, now);
   if (op.in_slot >= 0 && pops) {
@@ -639,22 +647,41 @@ struct Bf16Arithmetic : numerics::narrow::BF16 {
 
 }  // namespace
 
-void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
+std::int64_t Core::first_byte(const VectorOp& op, int slot) {
+  const Descriptor& d = op.d[slot];
+  if (op.circ[slot])
+    return d.base + static_cast<std::int64_t>((std::uint64_t{d.start} + op.next) % d.size) * op.esize[slot];
+  return d.base + std::int64_t{op.next} * op.step_bytes[slot];
+}
+
+bool Core::step_wraps(const VectorOp& op, std::uint32_t count) {
+  for (int slot = 0; slot < 4; ++slot)
+    if (op.circ[slot] && (std::uint64_t{op.d[slot].start} + op.next) % op.d[slot].size + count > op.d[slot].size)
+      return true;
+  return false;
+}
+
+void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t payload) {
   const DType t = op.ins->type;
   const unsigned esize = size_of(t);
   const std::uint32_t mask = mask_of(t);
-  std::int64_t at[4], step[4];
+  std::int64_t at[4] = {}, step[4] = {};
+  bool lin[4];
+  std::uint32_t scalar[4];
   for (int slot = 0; slot < 4; ++slot) {
-    at[slot] = op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot];
+    lin[slot] = op.linear[slot] || op.circ[slot];
+    scalar[slot] = slot == op.in_slot ? payload : op.scalar[slot];
+    if (!lin[slot]) continue;
+    at[slot] = first_byte(op, slot);
     step[slot] = op.step_bytes[slot];
   }
   if (t == DType::F16) {
-    fmac16<F16Arithmetic>(sram_, at, step, op.linear, op.scalar, count);
+    fmac16<F16Arithmetic>(sram_, at, step, lin, scalar, count);
   } else if (t == DType::BF16) {
-    fmac16<Bf16Arithmetic>(sram_, at, step, op.linear, op.scalar, count);
+    fmac16<Bf16Arithmetic>(sram_, at, step, lin, scalar, count);
   } else {
     auto src = [&](int slot) {
-      return op.linear[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : op.scalar[slot] & mask;
+      return lin[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : scalar[slot] & mask;
     };
     for (std::uint32_t k = 0; k < count; ++k) {
       const std::uint32_t a = sram_.load(static_cast<std::uint32_t>(at[1]), esize);
@@ -663,7 +690,7 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count) {
       for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
     }
   }
-  const unsigned reads = 1u + op.linear[2] + op.linear[3];
+  const unsigned reads = 1u + lin[2] + lin[3];
   c_.sram_bytes_read += std::uint64_t{count} * esize * reads;
   c_.sram_bytes_written += std::uint64_t{count} * esize;
 }

@@ -118,7 +118,7 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
         const unsigned loop = b.label();
         b.bind(loop);
         b.dsdr(Op::DsdBase, xcol, 6);
-        b.vop(Op::FMac, acc, dt, V::d(pblk), V::d(pblk), V::d(w_rep), V::d(xcol), on_ut0);
+        b.vop(Op::FMac, acc, dt, V::d(pblk), V::d(pblk), V::d(xcol), V::d(w_rep), on_ut0);
         b.alu(Op::Add, 6, 6, t * esz);
         b.branch(hw::isa::Cond::Ne, 6, static_cast<std::int64_t>(in.addr + (apos + ra.size()) * t * esz), loop);
         opos += static_cast<std::uint32_t>(ro.size());

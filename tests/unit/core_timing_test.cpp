@@ -163,6 +163,24 @@ TEST(VectorTiming, NegativeStrideAndCircularBuffer) {
   EXPECT_EQ(rig.counters().stall_total(), 0u);
 }
 
+TEST(VectorTiming, CircularFmacStepsThatWrapAndThatDoNot) {
+  // fp16 FMACs over a circular x of 4: from start 0 each 4-element step stays inside the buffer
+  // (one run of addresses); from start 2 every step wraps (element by element). Same results
+  // as the definition, and both run at one step a cycle.
+  CoreRig rig;
+  rig.load(
+      timed(".data x, 0x000, f16, 1, 2, 3, 4\n.dsd c0, circ, f16, base=0x0, size=4, len=8\n"
+            ".dsd c2, circ, f16, base=0x0, size=4, len=8, start=2\n"
+            ".dsd y0, mem, f16, base=0x108, len=8\n.dsd y2, mem, f16, base=0x208, len=8\n",
+            "mov.f16 r3, 1.5\n  fmac.f16 y0, y0, c0, r3\n  fmac.f16 y2, y2, c2, r3"));
+  rig.run();
+  for (unsigned i = 0; i < 8; ++i) {
+    EXPECT_EQ(rig.word(0x108 + 2 * i, 2), hw::numerics::from_double(hw::DType::F16, 1.5 * (1 + i % 4))) << i;
+    EXPECT_EQ(rig.word(0x208 + 2 * i, 2), hw::numerics::from_double(hw::DType::F16, 1.5 * (1 + (i + 2) % 4))) << i;
+  }
+  EXPECT_EQ(rig.counters().stall_total(), 0u);
+}
+
 TEST(BankConflicts, TwoReadsOfOneBankPairHalveTheRate) {
   // fp16 fadd of 16 elements: 4 steps. b at 0x408 lies in the bank pair after a's: full rate.
   // b at 0x400 shares a's bank pair in every step: each step needs a second cycle.
