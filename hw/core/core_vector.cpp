@@ -141,8 +141,9 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   }
   // Per step, a linear or circular operand is a run of addresses and a dense input one value.
   auto flat = [&](int k) { return !op.is_dsd[k] || op.linear[k] || op.circ[k] || (k == op.in_slot && !op.sparse); };
-  op.fmac_fast = ins.op == Op::FMac && ins.type2 == ins.type && (op.linear[0] || op.circ[0]) &&
-                 (op.linear[1] || op.circ[1]) && flat(2) && flat(3);
+  // One type, or fp32 partials over 16-bit inputs (widened element by element).
+  op.fmac_fast = ins.op == Op::FMac && (ins.type2 == ins.type || ins.type == DType::F32) &&
+                 (op.linear[0] || op.circ[0]) && (op.linear[1] || op.circ[1]) && flat(2) && flat(3);
   {
     // What compute() reads and writes per element, for count_traffic().
     const DType t = ins.type, t2 = ins.type2;
@@ -664,7 +665,6 @@ bool Core::step_wraps(const VectorOp& op, std::uint32_t count) {
 void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t payload) {
   const DType t = op.ins->type;
   const unsigned esize = size_of(t);
-  const std::uint32_t mask = mask_of(t);
   std::int64_t at[4] = {}, step[4] = {};
   bool lin[4];
   std::uint32_t scalar[4];
@@ -680,8 +680,12 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t pa
   } else if (t == DType::BF16) {
     fmac16<Bf16Arithmetic>(sram_, at, step, lin, scalar, count);
   } else {
+    const DType t2 = op.ins->type2;
+    const unsigned e2 = size_of(t2);
+    const std::uint32_t mask2 = mask_of(t2);
     auto src = [&](int slot) {
-      return lin[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), esize) : scalar[slot] & mask;
+      const std::uint32_t v = lin[slot] ? sram_.load(static_cast<std::uint32_t>(at[slot]), e2) : scalar[slot] & mask2;
+      return t2 == t ? v : numerics::convert(t, t2, v);
     };
     for (std::uint32_t k = 0; k < count; ++k) {
       const std::uint32_t a = sram_.load(static_cast<std::uint32_t>(at[1]), esize);
@@ -690,8 +694,8 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t pa
       for (int slot = 0; slot < 4; ++slot) at[slot] += step[slot];
     }
   }
-  const unsigned reads = 1u + lin[2] + lin[3];
-  c_.sram_bytes_read += std::uint64_t{count} * esize * reads;
+  const unsigned source_bytes = size_of(op.ins->type2);
+  c_.sram_bytes_read += std::uint64_t{count} * (esize + (lin[2] + lin[3]) * source_bytes);
   c_.sram_bytes_written += std::uint64_t{count} * esize;
 }
 
