@@ -16,7 +16,107 @@ using hw::DType;
 using hw::isa::Op;
 using V = VOperand;
 
-namespace {}  // namespace
+namespace {
+
+// The FMACs of one chunk, y += x W over the row's inputs and a chunk's runs of outputs, in the
+// kernel's three forms; `pb` is the chunk's partial-sum buffer.
+struct ChunkProducts {
+  ProgramBuilder& b;
+  std::uint32_t t, esz, asz, in_addr;
+  DType dt, acc;
+  const std::vector<Span>& aruns;
+  VectorOptions part, on_ut0;
+  unsigned w_rep, xcol, pblk, acol, pcol, pvec, wvec;
+
+  // Streamed: y[o][i] += w[f][o] x[f][i] over (o, i) of a run of outputs, one FMAC per input f.
+  void streamed(const std::vector<Span>& oruns, std::uint32_t pb) const {
+    std::uint32_t apos = 0, set = 0;  // the FMACs' length last set in this chunk's code
+    for (const Span& ra : aruns) {
+      std::uint32_t opos = 0;
+      for (const Span& ro : oruns) {
+        const auto n = static_cast<std::uint32_t>(t * ro.size());
+        if (n != set) {
+          b.dsd(Op::DsdLen, w_rep, n);
+          b.dsd(Op::DsdLen, xcol, n);
+          b.dsd(Op::DsdLen, pblk, n);
+          set = n;
+        }
+        b.dsd(Op::DsdBase, pblk, pb + opos * t * asz);
+        b.mov(6, static_cast<std::int64_t>(in_addr + apos * t * esz));
+        const unsigned loop = b.label();
+        b.bind(loop);
+        b.dsdr(Op::DsdBase, xcol, 6);
+        b.vop(Op::FMac, acc, dt, V::d(pblk), V::d(pblk), V::d(xcol), V::d(w_rep), on_ut0);
+        b.alu(Op::Add, 6, 6, t * esz);
+        b.branch(hw::isa::Cond::Ne, 6, static_cast<std::int64_t>(in_addr + (apos + ra.size()) * t * esz), loop);
+        opos += static_cast<std::uint32_t>(ro.size());
+      }
+      apos += static_cast<std::uint32_t>(ra.size());
+    }
+  }
+
+  // Resident, one token per vector: y[o][i] += x[f][i] w[f][o] as vectors over o, for each token
+  // i and input f in order (per element the streamed order: the input runs, then f). r9 points
+  // at the chunk's weights and moves past them.
+  void gemv(const std::vector<Span>& oruns, std::uint32_t pb) const {
+    std::uint64_t off = 0;  // bytes into the chunk's weights
+    std::uint32_t apos = 0;
+    for (const Span& ra : aruns) {
+      std::uint32_t opos = 0;
+      for (const Span& ro : oruns) {
+        const auto len = static_cast<std::uint32_t>(ro.size());
+        for (std::uint32_t i = 0; i < t; ++i) {
+          b.dsd(Op::DsdBase, pvec, pb + (opos * t + i) * asz);
+          b.dsd(Op::DsdLen, pvec, len);
+          b.dsd(Op::DsdLen, wvec, len);
+          b.alu(Op::Add, 5, 9, static_cast<std::int64_t>(off));
+          b.mov(6, static_cast<std::int64_t>(in_addr + (apos * t + i) * esz));
+          const unsigned loop = b.label();
+          b.bind(loop);
+          b.ld(1, 0, esz, 6);
+          b.dsdr(Op::DsdBase, wvec, 5);
+          b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1), part);
+          b.alu(Op::Add, 5, 5, len * esz);
+          b.alu(Op::Add, 6, 6, t * esz);
+          b.branch(hw::isa::Cond::Ne, 6, static_cast<std::int64_t>(in_addr + ((apos + ra.size()) * t + i) * esz), loop);
+        }
+        off += ra.size() * len * esz;
+        opos += len;
+      }
+      apos += static_cast<std::uint32_t>(ra.size());
+    }
+    b.alu(Op::Add, 9, 9, static_cast<std::int64_t>(off));
+  }
+
+  // Resident, tokens as the vectors: for every run of inputs and of outputs, y[o] += x[f] w[f][o]
+  // with each weight loaded from r5's pointer.
+  void resident(const std::vector<Span>& oruns, std::uint32_t pb) const {
+    std::uint32_t apos = 0;
+    for (const Span& ra : aruns) {
+      std::uint32_t opos = 0;
+      for (const Span& ro : oruns) {
+        b.dsd(Op::DsdBase, acol, in_addr + apos * t * esz);
+        b.mov(2, static_cast<std::int64_t>(ra.size()));
+        const unsigned loop = b.label();
+        b.bind(loop);
+        b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
+        for (std::uint64_t o = 0; o < ro.size(); ++o) {
+          b.ld(1, static_cast<std::uint32_t>(o * esz), esz, 5);
+          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), part);
+          b.dsd(Op::DsdAdd, pcol, t);
+        }
+        b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
+        b.dsd(Op::DsdAdd, acol, t);
+        b.alu(Op::Sub, 2, 2, 1);
+        b.branch(hw::isa::Cond::Ne, 2, 0, loop);
+        opos += static_cast<std::uint32_t>(ro.size());
+      }
+      apos += static_cast<std::uint32_t>(ra.size());
+    }
+  }
+};
+
+}  // namespace
 
 std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& ctx, const MatmulArgs& m,
                                                            const MatmulScratch& buf, const MatmulWeights& w,
@@ -100,32 +200,8 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
     if (fp32_acc) b.vop(Op::FCvt, DType::F32, dt, V::d(bias32), V::d(biasd));
   }
 
-  // Streamed: y[o][i] += w[f][o] x[f][i] over (o, i) of a run of outputs, one FMAC per input f.
-  auto streamed_block = [&](std::uint32_t j, std::uint32_t pb) {
-    std::uint32_t apos = 0, set = 0;  // the FMACs' length last set in this chunk's code
-    for (const Span& ra : aruns) {
-      std::uint32_t opos = 0;
-      for (const Span& ro : oruns[j]) {
-        const auto n = static_cast<std::uint32_t>(t * ro.size());
-        if (n != set) {
-          b.dsd(Op::DsdLen, w_rep, n);
-          b.dsd(Op::DsdLen, xcol, n);
-          b.dsd(Op::DsdLen, pblk, n);
-          set = n;
-        }
-        b.dsd(Op::DsdBase, pblk, pb + opos * t * asz);
-        b.mov(6, static_cast<std::int64_t>(in.addr + apos * t * esz));
-        const unsigned loop = b.label();
-        b.bind(loop);
-        b.dsdr(Op::DsdBase, xcol, 6);
-        b.vop(Op::FMac, acc, dt, V::d(pblk), V::d(pblk), V::d(xcol), V::d(w_rep), on_ut0);
-        b.alu(Op::Add, 6, 6, t * esz);
-        b.branch(hw::isa::Cond::Ne, 6, static_cast<std::int64_t>(in.addr + (apos + ra.size()) * t * esz), loop);
-        opos += static_cast<std::uint32_t>(ro.size());
-      }
-      apos += static_cast<std::uint32_t>(ra.size());
-    }
-  };
+  const ChunkProducts products{b,      t,     esz,  asz,  in.addr, dt,   acc,  aruns, part,
+                               on_ut0, w_rep, xcol, pblk, acol,    pcol, pvec, wvec};
 
   auto chunk = [&](std::uint32_t j) {
     std::uint32_t cj = 0;
@@ -142,62 +218,12 @@ std::shared_ptr<const hw::isa::Program> matmul_row_program(const KernelContext& 
       b.dsd(Op::DsdLen, pall, n);
       b.vop(Op::FMov, acc, acc, V::d(pall), V::r(3), {}, {}, part);
     }
-    std::uint32_t apos = 0;
-    if (gemv && cj > 0 && a_s > 0) {
-      // y[o][i] += x[f][i] w[f][o] as vectors over o, for each token i and input f in order
-      // (per element the streamed order: the input runs, then f).
-      std::uint64_t off = 0;  // bytes into the chunk's weights
-      for (const Span& ra : aruns) {
-        std::uint32_t opos = 0;
-        for (const Span& ro : oruns[j]) {
-          const auto len = static_cast<std::uint32_t>(ro.size());
-          for (std::uint32_t i = 0; i < t; ++i) {
-            b.dsd(Op::DsdBase, pvec, pb + (opos * t + i) * asz);
-            b.dsd(Op::DsdLen, pvec, len);
-            b.dsd(Op::DsdLen, wvec, len);
-            b.alu(Op::Add, 5, 9, static_cast<std::int64_t>(off));
-            b.mov(6, static_cast<std::int64_t>(in.addr + (apos * t + i) * esz));
-            const unsigned loop = b.label();
-            b.bind(loop);
-            b.ld(1, 0, esz, 6);
-            b.dsdr(Op::DsdBase, wvec, 5);
-            b.vop(Op::FMac, acc, dt, V::d(pvec), V::d(pvec), V::d(wvec), V::r(1), part);
-            b.alu(Op::Add, 5, 5, len * esz);
-            b.alu(Op::Add, 6, 6, t * esz);
-            b.branch(hw::isa::Cond::Ne, 6, static_cast<std::int64_t>(in.addr + ((apos + ra.size()) * t + i) * esz),
-                     loop);
-          }
-          off += ra.size() * len * esz;
-          opos += len;
-        }
-        apos += static_cast<std::uint32_t>(ra.size());
-      }
-      b.alu(Op::Add, 9, 9, static_cast<std::int64_t>(off));
-    }
-    // Resident: for every run of this slice's inputs and of chunk j's outputs, y[o] += x[f] w[f][o].
-    for (const Span& ra : aruns) {
-      if (gemv || !resident) break;
-      std::uint32_t opos = 0;
-      for (const Span& ro : oruns[j]) {
-        b.dsd(Op::DsdBase, acol, in.addr + apos * t * esz);
-        b.mov(2, static_cast<std::int64_t>(ra.size()));
-        const unsigned loop = b.label();
-        b.bind(loop);
-        b.dsd(Op::DsdBase, pcol, pb + opos * t * asz);
-        for (std::uint64_t o = 0; o < ro.size(); ++o) {
-          b.ld(1, static_cast<std::uint32_t>(o * esz), esz, 5);
-          b.vop(Op::FMac, acc, dt, V::d(pcol), V::d(pcol), V::d(acol), V::r(1), part);
-          b.dsd(Op::DsdAdd, pcol, t);
-        }
-        b.alu(Op::Add, 5, 5, static_cast<std::int64_t>(ro.size() * esz));
-        b.dsd(Op::DsdAdd, acol, t);
-        b.alu(Op::Sub, 2, 2, 1);
-        b.branch(hw::isa::Cond::Ne, 2, 0, loop);
-        opos += static_cast<std::uint32_t>(ro.size());
-      }
-      apos += static_cast<std::uint32_t>(ra.size());
-    }
-    if (!resident) streamed_block(j, pb);
+    if (gemv && cj > 0 && a_s > 0)
+      products.gemv(oruns[j], pb);
+    else if (resident && !gemv)
+      products.resident(oruns[j], pb);
+    else if (!resident)
+      products.streamed(oruns[j], pb);
     if (cj == 0) return;
     if (j == s) {
       if (s > 0) {
