@@ -187,7 +187,9 @@ class Core {
   // A step of `op`, due (now >= next_step) and not held back by a busy datapath: tick()
   // decides those two cases itself.
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
-  void plan(VectorOp& op, std::uint32_t index_override);
+  // The port accesses of op's next step; `plain_step`: op is plain and the step does not wrap
+  // (issue_plain's fallback), so each operand's words are a range.
+  void plan(VectorOp& op, std::uint32_t index_override, bool plain_step);
   // A plain operand's port words this step, w0 to w1 in either direction; a source's first
   // dropped when it was the last word of its previous step (w1 is recorded as the new last).
   // False when no word is left.

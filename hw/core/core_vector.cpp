@@ -271,13 +271,13 @@ std::uint32_t Core::element_address(const VectorOp& op, int slot, std::uint32_t 
   return checked_address(d.address(i), size_of(d.dtype), op.pc);
 }
 
-void Core::plan(VectorOp& op, std::uint32_t sparse_index) {
+void Core::plan(VectorOp& op, std::uint32_t sparse_index, bool plain_step) {
   op.issued = 0;
   std::uint32_t n = 0;  // accesses planned
   VectorOp::Access* out = op.pending.data();
   const std::uint32_t count = step_count(op);
   const BankModel& banks = p_->banks;
-  if (op.plain && !(op.has_circ && step_wraps(op, count))) {
+  if (plain_step) {
     // Every memory operand linear, dense and in range: its words this step are the range from
     // its first element's word to its last's, a source's first dropped when it was the last
     // word of its previous step (only the first can be: the range moves one way).
@@ -376,7 +376,7 @@ inline bool Core::issue_plain(VectorOp& op, std::uint32_t count, CycleResources&
           op.last_word[sl] = saved_last[sl];
           op.has_last[sl] = saved_has[sl];
         }
-        plan(op, 0);
+        plan(op, 0, true);
         op.issued = done;
         op.open = true;
         *why = res == PortCycle::Result::NoPort ? Stall::SramPort : Stall::SramBank;
@@ -423,7 +423,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     if (op.plain && !wraps) {
       if (!issue_plain(op, count, r, why)) return Step::Stalled;
     } else {
-      plan(op, sparse_index);
+      plan(op, sparse_index, false);
       op.open = true;
     }
   }

@@ -110,9 +110,10 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
 void put(Wire& w, const MeshPrefillStep& p) {
   w.str(p.name);
   for (std::uint64_t v :
-       {std::uint64_t{p.layer}, std::uint64_t{p.steps}, std::uint64_t{p.simulated}, p.cycles_one, p.cycles_m, p.cycles,
-        p.bound.compute, p.bound.sram, p.bound.fabric, p.bound.edge, p.bound.latency, p.flops})
+       {std::uint64_t{p.layer}, std::uint64_t{p.steps}, std::uint64_t{p.simulated}, p.cycles_one, p.cycles_m, p.cycles})
     w.u64(v);
+  put(w, p.bound);
+  w.u64(p.flops);
 }
 
 void put(Wire& w, const MeshPrefillKernel& k) {
@@ -140,11 +141,7 @@ MeshPrefillStep get_prefill_step(Wire& w) {
   p.cycles_one = w.u64();
   p.cycles_m = w.u64();
   p.cycles = w.u64();
-  p.bound.compute = w.u64();
-  p.bound.sram = w.u64();
-  p.bound.fabric = w.u64();
-  p.bound.edge = w.u64();
-  p.bound.latency = w.u64();
+  p.bound = get_bound(w);
   p.flops = w.u64();
   return p;
 }

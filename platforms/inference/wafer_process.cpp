@@ -45,12 +45,27 @@ std::string Wire::str() {
   return s;
 }
 
+void put(Wire& w, const models::mesh::StepBound& b) {
+  for (std::uint64_t v : {b.compute, b.sram, b.fabric, b.edge, b.latency}) w.u64(v);
+}
+
+models::mesh::StepBound get_bound(Wire& w) {
+  models::mesh::StepBound b;
+  b.compute = w.u64();
+  b.sram = w.u64();
+  b.fabric = w.u64();
+  b.edge = w.u64();
+  b.latency = w.u64();
+  return b;
+}
+
 void put(Wire& w, const MeshStepResult& s) {
   w.str(s.name);
   w.str(s.kernel);
-  for (std::uint64_t v : {std::uint64_t{s.layer}, s.start, s.end, s.bound.compute, s.bound.sram, s.bound.fabric,
-                          s.bound.edge, s.bound.latency, s.flops, s.busy_pe_cycles})
-    w.u64(v);
+  for (std::uint64_t v : {std::uint64_t{s.layer}, s.start, s.end}) w.u64(v);
+  put(w, s.bound);
+  w.u64(s.flops);
+  w.u64(s.busy_pe_cycles);
 }
 
 MeshStepResult get_step(Wire& w) {
@@ -60,11 +75,7 @@ MeshStepResult get_step(Wire& w) {
   s.layer = static_cast<std::uint32_t>(w.u64());
   s.start = w.u64();
   s.end = w.u64();
-  s.bound.compute = w.u64();
-  s.bound.sram = w.u64();
-  s.bound.fabric = w.u64();
-  s.bound.edge = w.u64();
-  s.bound.latency = w.u64();
+  s.bound = get_bound(w);
   s.flops = w.u64();
   s.busy_pe_cycles = w.u64();
   return s;

@@ -34,6 +34,9 @@ class Wire {
   std::size_t at_ = 0;
 };
 
+// A step's bound, and a step, through the pipe (read back in the order written).
+void put(Wire& w, const models::mesh::StepBound& b);
+models::mesh::StepBound get_bound(Wire& w);
 void put(Wire& w, const MeshStepResult& s);
 MeshStepResult get_step(Wire& w);
 
