@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <ctime>
 #include <thread>
 
 #include "sim/errors.h"
@@ -29,12 +30,18 @@ TEST(WaferProcess, TheChildsBytesAndErrorsComeBack) {
 
 // SIGTERM delivered to the parent alone (as `kill PID` does) reaches the child, which stops
 // at its next check as a simulation would; the parent reports the interrupt (exit 143).
+// The signal comes from a POSIX timer rather than a thread: a fork while a new thread is still
+// starting can leave the sanitizers' allocator locked in the child.
 TEST(WaferProcess, SigtermToTheParentStopsTheChild) {
   sim::catch_interrupts();
-  std::thread signaller([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ::kill(::getpid(), SIGTERM);
-  });
+  sigevent event{};
+  event.sigev_notify = SIGEV_SIGNAL;
+  event.sigev_signo = SIGTERM;
+  timer_t timer{};
+  ASSERT_EQ(::timer_create(CLOCK_MONOTONIC, &event, &timer), 0);
+  itimerspec after{};
+  after.it_value.tv_nsec = 300'000'000;
+  ASSERT_EQ(::timer_settime(timer, 0, &after, nullptr), 0);
   const auto start = std::chrono::steady_clock::now();
   try {
     in_child([](Wire&) {
@@ -47,7 +54,7 @@ TEST(WaferProcess, SigtermToTheParentStopsTheChild) {
   } catch (const sim::Interrupted& e) {
     EXPECT_EQ(static_cast<int>(e.exit_code()), 128 + SIGTERM);
   }
-  signaller.join();
+  ::timer_delete(timer);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
