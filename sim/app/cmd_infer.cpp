@@ -261,7 +261,7 @@ struct Inference {
           bytes >> 30));
     // Several wafers: each built, run and freed in turn (the memory of one).
     o.separate = o.wafer < 0 && plan.wafers.size() > 1;
-    RunDir dir = RunDir::create(w.sim.out, "infer");
+    RunDir dir = w.sim.run_dir("infer");
     sim::stats::Group root("");
     const bool progress = !w.sim.json && !std::getenv("WAFERSIM_NO_PROGRESS");
     platforms::inference::MeshTokenSimulation simulation(loaded.spec, m.spec, o, w.sim.build_options(), root);

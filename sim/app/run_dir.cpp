@@ -106,7 +106,7 @@ int write_all(int fd, const std::string& content) {
 const std::vector<std::string>& run_output_names() {
   static const std::vector<std::string> names{"run.json",      "stats.json",    "stats.txt",  "config.yaml",
                                               "training.json", "pipeline.json", "model.json", "curve.csv",
-                                              "report.html",   "traffic.json",  "rerun.json"};
+                                              "report.html",   "traffic.json",  "rerun.json", "mesh.json"};
   return names;
 }
 

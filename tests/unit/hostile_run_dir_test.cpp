@@ -61,6 +61,21 @@ TEST(HostileRunDir, ANonEmptyOutFolderIsRefusedWithoutForce) {
   EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path() / "wafersim-out"), fs::directory_iterator()), 2);
 }
 
+// A mesh-placement run writes mesh.json beside the usual files; --force replaces all of them.
+TEST(HostileRunDir, AMeshRunHonoursForceAndReplacesItsOwnFiles) {
+  test::TempDir tmp;
+  const fs::path dir = tmp.path() / "mesh";
+  const std::string cmd = std::string("infer tiny --model ") + WAFERSIM_SOURCE_DIR +
+                          "/examples/models/tiny-llama.yaml --placement mesh --timing-only --json -o " + dir.string();
+  ASSERT_EQ(wafersim(cmd).code, 0);
+  ASSERT_TRUE(fs::exists(dir / "mesh.json"));
+  std::ofstream(dir / "mesh.json") << "stale";
+  EXPECT_EQ(wafersim(cmd, true).code, 2);
+  const auto forced = wafersim(cmd + " --force", true);
+  EXPECT_EQ(forced.code, 0) << forced.out;
+  EXPECT_TRUE(nlohmann::json::parse(slurp(dir / "mesh.json")).contains("runs"));
+}
+
 TEST(HostileRunDir, ReportRefusesATraceFromAnotherRun) {
   test::TempDir tmp;
   ASSERT_EQ(wafersim(std::string(kTraced) + "-o " + (tmp.path() / "a").string()).code, 0);
