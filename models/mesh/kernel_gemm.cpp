@@ -4,10 +4,11 @@
 // column). The tokens are cut into N blocks of T = ceil(P / N) (the last ones padded with
 // zeros). PE (r, c), at ring positions (a, b) of its column and row (ring.h), holds at step s
 // the inputs of block j = (a + b + s) mod N and the fp32 partial sums of block j's outputs of
-// its line: it adds its FMACs (one per input element and token, on one ordered microthread),
-// then hands both blocks to its ring predecessors (inputs along the lines they are shared
-// by, partial sums along the lines they are reduced over: at most 2 hops each) and takes the
-// next ones from its successors. After N steps every partial sum has passed every PE of its
+// its line: it hands its input block to its ring predecessor along the lines that share those
+// inputs, adds its FMACs (one per input element and token, each token's on an ordered
+// microthread), hands each token's partial sums, as its last FMAC makes them, to its
+// predecessor along the lines they are reduced over (at most 2 hops each), and takes the next
+// blocks from its successors. After N steps every partial sum has passed every PE of its
 // line: block j's outputs of a line rest, complete, at ring position (j - a - N + 1) mod N of
 // that line (Cannon's algorithm with the weights stationary). Every PE computes and moves the
 // busiest PE's number of inputs and outputs (zeros beyond its own), so every step runs the
@@ -93,11 +94,16 @@ struct PeGemm {
 };
 
 // The FMACs of one step on buffers p: acc[t] += w[i] x[t][i] for every token t of the block
-// and input i in order, on ordered microthread 2 (the last one notifies nothing).
+// and input i in order, each token's chain on one ordered microthread. In a step that shifts
+// (`send`), token t's last FMAC writes its sums to the partial sums' ring instead of back to
+// acc, and the tokens alternate between microthreads 2 and 3: token t + 1's FMACs run while
+// token t's sums leave (the ring's color, held by the sending FMAC, keeps the tokens in order).
+// The last sending FMAC unblocks task `next`. Without `send`, everything runs on microthread 2.
 void emit_fmacs(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std::uint32_t w_addr,
-                std::uint32_t w_stride, const PeGemm& pe, int p, const char* tag) {
+                std::uint32_t w_stride, const PeGemm& pe, int p, const char* tag, bool send, std::uint8_t next) {
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   if (!pe.n) return;
+  const unsigned out = send ? b.fabout(fmt::format("aout{}{}", tag, p), DType::F32, pe.acc_send, pe.n) : 0;
   for (std::uint32_t t = 0; t < a.block; ++t) {
     const unsigned acc = b.mem(fmt::format("acc{}{}_{}", tag, p, t), DType::F32, a.acc[p] + t * a.nmax * 4, pe.n);
     const unsigned w = b.mem(fmt::format("w{}{}_{}", tag, p, t), dt, w_addr, pe.n);
@@ -105,8 +111,14 @@ void emit_fmacs(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std:
       b.ld(1, a.x[p] + (t * a.kmax + i) * l.esize(), l.esize());
       VectorOptions o;
       o.async = true;
-      o.ut = 2;
-      b.vop(Op::FMac, DType::F32, dt, VOperand::d(acc), VOperand::d(acc), VOperand::d(w), VOperand::r(1), o);
+      o.ut = send ? static_cast<std::uint8_t>(2 + t % 2) : 2;
+      const bool sends = send && i + 1 == pe.k;
+      if (sends && t + 1 == a.block) {
+        o.on_done = hw::isa::OnDone::Unblock;
+        o.task = next;
+      }
+      b.vop(Op::FMac, DType::F32, dt, VOperand::d(sends ? out : acc), VOperand::d(acc), VOperand::d(w), VOperand::r(1),
+            o);
       if (i + 1 < pe.k) b.dsd(Op::DsdAdd, w, w_stride);
     }
     if (pe.k > 1) b.dsd(Op::DsdAdd, w, -static_cast<std::int64_t>((pe.k - 1) * w_stride));
@@ -115,56 +127,42 @@ void emit_fmacs(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std:
 
 // One step's task on buffers p: its FMACs and, unless it is the last step (r10 counts them
 // down), the shift into buffers 1 - p, which starts task `next` once the blocks are received
-// (activate) and sent (unblock).
+// (activate) and sent (unblock). The input block leaves first, on microthread 2 before the
+// FMACs, so a PE's inputs reach its predecessor before its partial sums do, in the order the
+// predecessor receives them.
 void emit_step(ProgramBuilder& b, const MeshLayout& l, const GemmAddrs& a, std::uint32_t w_addr, std::uint32_t w_stride,
                const PeGemm& pe, int p, std::uint8_t next) {
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const unsigned last = b.label();
   b.alu(Op::Sub, 10, 10, 1);
   b.branch(hw::isa::Cond::Eq, 10, 0, last);
-  const std::uint32_t nx = pe.x_shift ? a.block * pe.k : 0, nacc = pe.acc_shift ? a.block * pe.n : 0;
-  if (!nx && !nacc) {
-    emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "s");
+  if (!pe.x_shift || !pe.acc_shift || !pe.n) {  // one PE: nothing moves
+    emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "s", false, next);
     b.activate(next);
     b.ret();
   } else {
+    const std::uint32_t nx = a.block * pe.k, nacc = a.block * pe.n;
     b.block(next);
-    // A block moved on ordered microthread `ut`; the last move of the step `done` the next task.
-    auto move = [&](std::uint8_t ut, hw::isa::OnDone done, unsigned dst, unsigned src, DType type, bool final) {
-      VectorOptions o;
-      o.async = true;
-      o.ut = ut;
-      if (final) {
-        o.on_done = done;
-        o.task = next;
-      }
-      b.vop(Op::FMov, type, type, VOperand::d(dst), VOperand::d(src), {}, {}, o);
-    };
-    // Receives on microthread 1: the inputs, then the partial sums.
-    auto recv = [&](unsigned dst, unsigned src, DType type, bool final) {
-      move(1, hw::isa::OnDone::Activate, dst, src, type, final);
-    };
-    if (nx)
-      recv(b.mem(fmt::format("xr{}", p), dt, a.x[1 - p], nx), b.fabin(fmt::format("xin{}", p), dt, pe.x_recv, nx), dt,
-           !nacc);
-    if (nacc)
-      recv(b.mem(fmt::format("ar{}", p), DType::F32, a.acc[1 - p], nacc),
-           b.fabin(fmt::format("ain{}", p), DType::F32, pe.acc_recv, nacc), DType::F32, true);
-    // Sends on microthread 2 after the FMACs: the inputs, then the partial sums.
-    emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "s");
-    auto send = [&](unsigned dst, unsigned src, DType type, bool final) {
-      move(2, hw::isa::OnDone::Unblock, dst, src, type, final);
-    };
-    if (nx)
-      send(b.fabout(fmt::format("xout{}", p), dt, pe.x_send, nx), b.mem(fmt::format("xs{}", p), dt, a.x[p], nx), dt,
-           !nacc);
-    if (nacc)
-      send(b.fabout(fmt::format("aout{}", p), DType::F32, pe.acc_send, nacc),
-           b.mem(fmt::format("as{}", p), DType::F32, a.acc[p], nacc), DType::F32, true);
+    // Receives on microthread 1: the inputs, then the partial sums (the last activates `next`).
+    VectorOptions o;
+    o.async = true;
+    o.ut = 1;
+    b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("xr{}", p), dt, a.x[1 - p], nx)),
+          VOperand::d(b.fabin(fmt::format("xin{}", p), dt, pe.x_recv, nx)), {}, {}, o);
+    o.on_done = hw::isa::OnDone::Activate;
+    o.task = next;
+    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem(fmt::format("ar{}", p), DType::F32, a.acc[1 - p], nacc)),
+          VOperand::d(b.fabin(fmt::format("ain{}", p), DType::F32, pe.acc_recv, nacc)), {}, {}, o);
+    VectorOptions s;
+    s.async = true;
+    s.ut = 2;
+    b.vop(Op::FMov, dt, dt, VOperand::d(b.fabout(fmt::format("xout{}", p), dt, pe.x_send, nx)),
+          VOperand::d(b.mem(fmt::format("xs{}", p), dt, a.x[p], nx)), {}, {}, s);
+    emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "s", true, next);
     b.ret();
   }
   b.bind(last);
-  emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "f");
+  emit_fmacs(b, l, a, w_addr, w_stride, pe, p, "f", false, next);
   b.ret();
 }
 
@@ -262,11 +260,19 @@ MeshStep gemm_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::
   // The busiest PE: every step's FMACs and shifts, the rings' hops and the shifts' streams.
   std::uint64_t latency = 0;
   compiler::Work& w = step.work;
-  add_fmacs(w, t, std::uint64_t{steps} * a.block * a.kmax, a.nmax);
-  const std::uint64_t moved = std::uint64_t{steps - 1} * a.block * (a.kmax + a.nmax);
+  // In each step that shifts, a token's last FMAC sends its sums (one element a step, reading
+  // the sum and the weight, writing nothing); the input block is read and sent, and both
+  // blocks are received and written, an element a step.
+  const std::uint64_t shifts = steps - 1, sent = shifts * a.block;
+  add_fmacs(w, t, std::uint64_t{steps} * a.block * a.kmax - sent, a.nmax);
+  w.datapath_steps += sent * a.nmax;
+  w.issue += 3 * sent;
+  w.sram_reads += sent * (2 * a.nmax + 1) + shifts * a.block * a.kmax;
+  w.sram_writes += shifts * a.block * (a.kmax + a.nmax);
+  const std::uint64_t moved = shifts * a.block * (a.kmax + a.nmax);
   w.ramp_in += moved;
   w.ramp_out += moved;
-  w.link += std::uint64_t{steps - 1} * a.block * std::max(a.kmax, a.nmax);
+  w.link += shifts * a.block * std::max(a.kmax, a.nmax);
   w.issue += 6ull * steps;
   const std::uint64_t hops = std::max(x_ring.max_hops(), acc_ring.max_hops());
   latency += std::uint64_t{steps - 1} * hops * t.fabric.hop_latency.count();
