@@ -117,6 +117,27 @@ void emit_epilogue(ProgramBuilder& b, const MeshLayout& l, const Spec& s, std::u
   }
 }
 
+// The root's epilogue between the reduction and the broadcast: its vector operations in the
+// bound's terms, and its datapath cycles, which lie on the collectives' path (`latency`).
+void add_epilogue(compiler::Work& w, std::uint64_t& latency, const compiler::Target& t, const Spec& s, std::uint32_t n,
+                  DType dt) {
+  const std::uint64_t before = w.datapath_steps;
+  const std::uint32_t lanes = t.lanes(dt), esize = hw::size_of(dt);
+  add_vector(w, t, n, 4, 1, lanes);  // the rounding of the sums
+  if (s.epilogue == Epilogue::Residual) add_vector(w, t, n, esize, 2, lanes);
+  if (s.epilogue == Epilogue::Swiglu)
+    for (const compiler::EwOp& op : compiler::elementwise_forward(LayerKind::Swiglu).ops) {
+      const bool exp = op.op == Op::FExp, recip = op.op == Op::FRecip;
+      const auto iterative = static_cast<std::uint32_t>(exp     ? t.wafer.pe.latency.exp.count()
+                                                        : recip ? t.wafer.pe.latency.recip.count()
+                                                                : 0);
+      const bool unary = op.op == Op::FNeg || op.op == Op::FMov || exp || recip;
+      const auto sources = static_cast<std::uint32_t>((op.a >= 0) + (!unary && op.b >= 0));
+      add_vector(w, t, n / 2, esize, sources, iterative ? 1 : lanes, iterative);
+    }
+  latency += w.datapath_steps - before;
+}
+
 }  // namespace
 
 ProductIo product_io(const MeshLayout& l, Gemv g, std::uint32_t layer) {
@@ -213,7 +234,7 @@ MeshStep gemv_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::
   std::uint64_t latency = 0;
   add_fmacs(step.work, t, k, n);
   add_allreduce(step.work, latency, family, n, t);
-  add_vector(step.work, t, n, 4, 1, t.lanes(DType::BF16));
+  add_epilogue(step.work, latency, t, s, n, compiler::hw_dtype(l.shape().dtype));
   const GemvShape shape = gemv_shape(l.shape(), g);
   step.work.flops = 2 * shape.in * shape.out;
   step.bound = bound_of(step.work, latency, t);
