@@ -258,8 +258,8 @@ MeshWaferRun MeshTokenSimulation::run_sim(WaferSim& w, const StepDone& done) con
   return run;
 }
 
-// The region's wafer built, run and freed in a child process; its run and statistics copied.
-MeshWaferRun MeshTokenSimulation::run_separately(const std::vector<std::uint32_t>& wafers, const StepDone& done) {
+// The region's wafer built, run and freed in a child process; its run and statistics as bytes.
+std::string MeshTokenSimulation::run_in_child(const std::vector<std::uint32_t>& wafers, const StepDone& done) {
   Wire wire = in_child([&](Wire& out) {
     sim::stats::Group root("");
     auto w = make_sim(wafers, root);
@@ -279,6 +279,11 @@ MeshWaferRun MeshTokenSimulation::run_separately(const std::vector<std::uint32_t
     out.str(r.first_mismatch);
     put(out, root);
   });
+  return wire.bytes();
+}
+
+MeshWaferRun MeshTokenSimulation::read_run(const std::vector<std::uint32_t>& wafers, const std::string& bytes) {
+  Wire wire(bytes);
   MeshWaferRun r;
   r.wafers = wafers;
   r.simulated_layers = static_cast<std::uint32_t>(wire.u64());
@@ -324,13 +329,32 @@ void MeshTokenSimulation::add(MeshToken& t, MeshWaferRun run) const {
   t.runs.push_back(std::move(run));
 }
 
-MeshToken MeshTokenSimulation::run(const StepDone& done) {
+MeshToken MeshTokenSimulation::run(const StepDone& done, sim::parallel::Transport* ranks) {
   MeshToken t;
   t.plan = plan_;
-  if (o_.separate)
-    for (const auto& r : regions_) add(t, run_separately(r, done));
-  else
+  const unsigned n_ranks = ranks ? ranks->ranks() : 1;
+  if (n_ranks > 1) {
+    if (!o_.separate || n_ranks > regions_.size())
+      throw sim::InputError(
+          fmt::format("{} MPI ranks for {} distinct wafer region{} of the mesh plan: at most one rank per region",
+                      n_ranks, regions_.size(), regions_.size() == 1 ? "" : "s"));
+    const unsigned me = ranks->rank();
+    const sim::parallel::ItemRange mine = sim::parallel::rank_items(regions_.size(), n_ranks, me);
+    std::vector<std::string> bytes(regions_.size());
+    for (std::size_t k = mine.begin; k < mine.end; ++k) {
+      bytes[k] = run_in_child(regions_[k], done);
+      if (me != 0) ranks->send(0, bytes[k]);
+    }
+    if (me != 0) return t;
+    for (std::size_t k = 0; k < regions_.size(); ++k) {
+      if (!mine.contains(k)) bytes[k] = ranks->receive(sim::parallel::rank_of_item(regions_.size(), n_ranks, k));
+      add(t, read_run(regions_[k], bytes[k]));
+    }
+  } else if (o_.separate) {
+    for (const auto& r : regions_) add(t, read_run(r, run_in_child(r, done)));
+  } else {
     for (auto& w : sims_) add(t, run_sim(*w, done));
+  }
   t.only_wafer = o_.wafer;
   t.prefill_tokens = o_.prefill;
   // The links the token crosses: between every pair of wafers, or out of this one.

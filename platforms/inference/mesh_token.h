@@ -15,6 +15,7 @@
 #include "models/mesh/mesh_plan.h"
 #include "platforms/inference/mesh_run.h"
 #include "platforms/platform_spec.h"
+#include "sim/parallel/transport.h"
 
 namespace wafersim::platforms::inference {
 
@@ -105,15 +106,24 @@ class MeshTokenSimulation {
   MeshTokenSimulation(const MeshTokenSimulation&) = delete;
   MeshTokenSimulation& operator=(const MeshTokenSimulation&) = delete;
   [[nodiscard]] const models::mesh::MeshPlan& plan() const { return plan_; }
-  // Runs every simulation once, in the plan's wafer order.
-  MeshToken run(const StepDone& done = {});
+  // Runs every simulation once, in the plan's wafer order. Over several processes (`ranks`
+  // of an MPI launch, with separate runs) the distinct regions are shared out in order
+  // (sim::parallel::rank_items); each rank runs its own as separate runs do and sends them to
+  // rank 0, which returns the one-process run's token and statistics; the other ranks return
+  // an empty token. Throws sim::InputError for more ranks than distinct regions.
+  MeshToken run(const StepDone& done = {}, sim::parallel::Transport* ranks = nullptr);
+  // The distinct regions (each a list of the plan's wafers with that region), in order.
+  [[nodiscard]] const std::vector<std::vector<std::uint32_t>>& regions() const { return regions_; }
 
  private:
   struct WaferSim;
   [[nodiscard]] std::unique_ptr<WaferSim> make_sim(const std::vector<std::uint32_t>& wafers,
                                                    sim::stats::Group& root) const;
   [[nodiscard]] MeshWaferRun run_sim(WaferSim& w, const StepDone& done) const;
-  [[nodiscard]] MeshWaferRun run_separately(const std::vector<std::uint32_t>& wafers, const StepDone& done);
+  // A separate run of a region in a child process: its bytes, and the run read back from them
+  // (its statistics added under root_).
+  [[nodiscard]] std::string run_in_child(const std::vector<std::uint32_t>& wafers, const StepDone& done);
+  [[nodiscard]] MeshWaferRun read_run(const std::vector<std::uint32_t>& wafers, const std::string& bytes);
   void add(MeshToken& t, MeshWaferRun run) const;
   models::mesh::MeshPlan plan_;
   MeshTokenOptions o_;

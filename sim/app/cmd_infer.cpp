@@ -4,6 +4,7 @@
 // platforms/inference.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -110,6 +111,7 @@ struct Inference {
   platforms::LoadedPlatform loaded;
   models::LoadedModel m;
   models::compiler::Target target;
+  sim::parallel::Transport& ranks;  // one process, or the ranks of an MPI launch (mesh only)
 
   [[nodiscard]] std::vector<std::string> with_sequence(std::uint64_t n) const {
     auto s = w.model.set;
@@ -259,15 +261,27 @@ struct Inference {
       throw sim::InputError(fmt::format(
           "a functional mesh run places {} GB of weights and caches in the simulated SRAM: add --timing-only",
           bytes >> 30));
-    // Several wafers: each built, run and freed in turn (the memory of one).
+    // Several wafers: each built, run and freed in turn (the memory of one); over MPI ranks,
+    // the distinct regions shared out among the ranks, rank 0 writing the run.
     o.separate = o.wafer < 0 && plan.wafers.size() > 1;
-    RunDir dir = w.sim.run_dir("infer");
+    const bool first = ranks.rank() == 0;
+    std::optional<RunDir> dir;
+    if (first) dir = w.sim.run_dir("infer");
     sim::stats::Group root("");
-    const bool progress = !w.sim.json && !std::getenv("WAFERSIM_NO_PROGRESS");
+    const bool progress = first && !w.sim.json && !std::getenv("WAFERSIM_NO_PROGRESS");
     platforms::inference::MeshTokenSimulation simulation(loaded.spec, m.spec, o, w.sim.build_options(), root);
-    const auto t = simulation.run([&](const platforms::inference::MeshStepResult& s) {
-      if (progress) std::cerr << fmt::format("  {} {} cycles\n", s.name, s.cycles());
-    });
+    const auto t = simulation.run(
+        [&](const platforms::inference::MeshStepResult& s) {
+          if (progress) std::cerr << fmt::format("  {} {} cycles\n", s.name, s.cycles());
+        },
+        &ranks);
+    if (first) write_mesh_token(*dir, t, root, o.position, simulation.regions());
+  }
+
+  // Rank 0's outputs of a mesh run: the run files, mesh.json and the summary; over MPI ranks,
+  // the wafers each rank simulated.
+  void write_mesh_token(const RunDir& dir, const platforms::inference::MeshToken& t, sim::stats::Group& root,
+                        std::uint64_t position, const std::vector<std::vector<std::uint32_t>>& regions) const {
     std::uint64_t mismatches = 0, cycles = 0;
     for (const auto& r : t.runs) {
       mismatches += r.mismatches;
@@ -276,13 +290,24 @@ struct Inference {
     double wall = 0;
     for (const auto& r : t.runs) wall += r.wall_seconds;
     write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(cycles), mismatches ? "error" : "ok");
-    nlohmann::ordered_json j = mesh_token_json(t, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz, o.position);
+    nlohmann::ordered_json j = mesh_token_json(t, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz, position);
+    // Rank r's wafers: those of the regions sim::parallel::rank_items gives it.
+    std::vector<std::vector<std::uint32_t>> by_rank(ranks.ranks());
+    for (unsigned r = 0; r < ranks.ranks() && ranks.ranks() > 1; ++r) {
+      const auto items = sim::parallel::rank_items(regions.size(), ranks.ranks(), r);
+      for (std::size_t k = items.begin; k < items.end; ++k)
+        by_rank[r].insert(by_rank[r].end(), regions[k].begin(), regions[k].end());
+    }
+    if (ranks.ranks() > 1) j["ranks"] = by_rank;
     dir.write("mesh.json", j.dump(2) + "\n");
     if (w.sim.json) {
       j["out"] = dir.path().string();
       std::cout << j.dump(2) << "\n";
     } else {
-      print_mesh_token(std::cout, t, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz, o.position);
+      print_mesh_token(std::cout, t, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz, position);
+      for (unsigned r = 0; r < ranks.ranks() && ranks.ranks() > 1; ++r)
+        std::cout << fmt::format("  {:11} wafer{} {} on MPI rank {} of {}\n", r ? "" : "ranks",
+                                 by_rank[r].size() == 1 ? "" : "s", fmt::join(by_rank[r], ", "), r, ranks.ranks());
       std::cout << fmt::format("  out         {}\n", dir.path().string());
     }
     if (mismatches) throw sim::SimulationError(fmt::format("{} values differ from the host's computation", mismatches));
@@ -337,7 +362,27 @@ void infer(const Workflow& w, const InferArgs& a) {
   auto loaded = w.platform.load();
   auto m = w.model.load();
   const models::compiler::Target target{loaded.spec.wafer, loaded.spec.fabric};
-  Inference run{w, a, std::move(loaded), std::move(m), target};
+  // MPI ranks when an MPI launcher started this process (docs/parallel.md), else one process.
+  const auto transport = sim::parallel::process_transport();
+  Inference run{w, a, std::move(loaded), std::move(m), target, *transport};
+  if (transport->ranks() > 1) {
+    try {
+      if (w.model.placement != "mesh")
+        throw sim::InputError(fmt::format(
+            "infer over {} MPI ranks shares a mesh plan's wafer regions among them: add --placement mesh, or run "
+            "--placement {} in one process",
+            transport->ranks(), w.model.placement));
+      run.mesh();
+    } catch (const std::exception& e) {
+      // The other ranks may wait for this one: every rank ends with this one's exit code.
+      const auto* error = dynamic_cast<const sim::Error*>(&e);
+      std::cerr << fmt::format("wafersim: rank {} of {}: error: {}\n", transport->rank(), transport->ranks(), e.what());
+      std::cerr.flush();
+      transport->abort(error ? error->exit_code() : sim::kExitInternal);
+      throw;
+    }
+    return;
+  }
   if (w.model.placement == "mesh") return run.mesh();
   if (a.prefill)
     throw sim::InputError(
@@ -376,6 +421,7 @@ void add_infer_command(CLI::App& app) {
       "  wafersim infer tiny --model tiny-mlp --placement streaming\n"
       "  wafersim infer wse2 --model llama3-8b --placement mesh --timing-only --prompt-len 4096\n"
       "  wafersim infer tiny --model examples/models/tiny-llama.yaml --placement mesh --timing-only --prefill 12\n"
+      "  mpirun -np 3 wafersim infer cs3-cluster --model llama3-70b --placement mesh --timing-only  # regions at once\n"
       "Writes config.yaml, stats.json, stats.txt and run.json into the output folder, with model.json (the\n"
       "mapping and every step's figures) or, with --pipeline, pipeline.json (the run and each stage's bounds).\n"
       "Weights resident: every linear layer's weights are placed in SRAM once (step 'weights') and read there\n"
