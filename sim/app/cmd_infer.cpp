@@ -23,6 +23,7 @@
 #include "platforms/inference/place_weights.h"
 #include "sim/app/mesh_report.h"
 #include "sim/app/model_run_output.h"
+#include "sim/app/on_ranks.h"
 #include "sim/app/pipeline_report.h"
 #include "sim/app/workflows.h"
 #include "sim/errors.h"
@@ -365,24 +366,15 @@ void infer(const Workflow& w, const InferArgs& a) {
   // MPI ranks when an MPI launcher started this process (docs/parallel.md), else one process.
   const auto transport = sim::parallel::process_transport();
   Inference run{w, a, std::move(loaded), std::move(m), target, *transport};
-  if (transport->ranks() > 1) {
-    try {
+  if (transport->ranks() > 1)
+    return on_ranks(*transport, [&] {
       if (w.model.placement != "mesh")
         throw sim::InputError(fmt::format(
             "infer over {} MPI ranks shares a mesh plan's wafer regions among them: add --placement mesh, or run "
             "--placement {} in one process",
             transport->ranks(), w.model.placement));
       run.mesh();
-    } catch (const std::exception& e) {
-      // The other ranks may wait for this one: every rank ends with this one's exit code.
-      const auto* error = dynamic_cast<const sim::Error*>(&e);
-      std::cerr << fmt::format("wafersim: rank {} of {}: error: {}\n", transport->rank(), transport->ranks(), e.what());
-      std::cerr.flush();
-      transport->abort(error ? error->exit_code() : sim::kExitInternal);
-      throw;
-    }
-    return;
-  }
+    });
   if (w.model.placement == "mesh") return run.mesh();
   if (a.prefill)
     throw sim::InputError(

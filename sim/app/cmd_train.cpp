@@ -17,6 +17,7 @@
 #include "platforms/run_trace.h"
 #include "platforms/training/training_run.h"
 #include "sim/app/choices.h"
+#include "sim/app/on_ranks.h"
 #include "sim/app/workflows.h"
 #include "sim/errors.h"
 #include "sim/parallel/transport.h"
@@ -256,21 +257,14 @@ void train(const Workflow& w, const TrainArgs& t) {
   // MPI ranks when an MPI launcher started this process (docs/parallel.md), else one process.
   const auto transport = sim::parallel::process_transport();
   if (transport->ranks() == 1) return train_on_rank(w, t, *transport);
-  try {
+  on_ranks(*transport, [&] {
     if (t.cluster_model != "cosim")
       throw sim::InputError(fmt::format("--cluster-model {} runs in one process, not on {} MPI ranks", t.cluster_model,
                                         transport->ranks()));
     if (w.trace.options().any())
       throw sim::InputError("--trace records a co-simulation in one process, not over MPI ranks");
     train_on_rank(w, t, *transport);
-  } catch (const std::exception& e) {
-    // The other ranks may wait for this one: every rank ends with this one's exit code.
-    const auto* error = dynamic_cast<const sim::Error*>(&e);
-    std::cerr << fmt::format("wafersim: rank {} of {}: error: {}\n", transport->rank(), transport->ranks(), e.what());
-    std::cerr.flush();
-    transport->abort(error ? error->exit_code() : sim::kExitInternal);
-    throw;
-  }
+  });
 }
 
 void add_train_command(CLI::App& app) {
