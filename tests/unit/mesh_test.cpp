@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/mesh/kernels.h"
 #include "models/mesh/layout.h"
 #include "models/mesh/line_tree.h"
 #include "models/mesh/mesh_decode.h"
@@ -257,6 +258,22 @@ models::ModelSpec wide_llama(int layers) {
                          layers),
              "wide-llama.yaml")
       .spec;
+}
+
+// A GEMV root's epilogue lies between the reduction and the broadcast, on the latency bound:
+// one more cycle per exponential and per reciprocal adds one cycle per gate/up pair to gate_up's
+// latency (SwiGLU takes one of each per pair) and nothing to the products that only round.
+TEST(MeshBound, SwigluOnAGemvRootIsOnItsLatency) {
+  const auto shape = models::mesh::decoder_shape(tiny_llama());
+  const models::mesh::MeshLayout l(shape, {0, 0, 7, 5}, 2, true, true, 4, 8);
+  auto t = tiny_target("tiny").wafer;
+  auto latency = [&](models::mesh::Gemv g) { return models::mesh::gemv_step(l, t, g, 0, false).bound.latency; };
+  const std::uint64_t gate_up = latency(models::mesh::Gemv::GateUp), qkv = latency(models::mesh::Gemv::Qkv);
+  t.wafer.pe.latency.exp = t.wafer.pe.latency.exp + sim::Cycle(1);
+  EXPECT_EQ(latency(models::mesh::Gemv::GateUp), gate_up + l.nf_max);
+  t.wafer.pe.latency.recip = t.wafer.pe.latency.recip + sim::Cycle(1);
+  EXPECT_EQ(latency(models::mesh::Gemv::GateUp), gate_up + 2 * l.nf_max);
+  EXPECT_EQ(latency(models::mesh::Gemv::Qkv), qkv);
 }
 
 TEST(MeshPlan, TinyLlamaTakesTheRegionWithTheShortestCollectivesThatFits) {
