@@ -263,19 +263,18 @@ MeshStep gemm_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::
   // In each step that shifts, a token's last FMAC sends its sums (one element a step, reading
   // the sum and the weight, writing nothing); the input block is read and sent, and both
   // blocks are received and written, an element a step.
-  const std::uint64_t shifts = steps - 1, sent = shifts * a.block;
+  const std::uint64_t shifts = steps - 1, sent = shifts * a.block, moved = sent * (a.kmax + a.nmax);
   add_fmacs(w, t, std::uint64_t{steps} * a.block * a.kmax - sent, a.nmax);
   w.datapath_steps += sent * a.nmax;
   w.issue += 3 * sent;
-  w.sram_reads += sent * (2 * a.nmax + 1) + shifts * a.block * a.kmax;
-  w.sram_writes += shifts * a.block * (a.kmax + a.nmax);
-  const std::uint64_t moved = shifts * a.block * (a.kmax + a.nmax);
+  w.sram_reads += sent * (2 * a.nmax + 1) + sent * a.kmax;
+  w.sram_writes += moved;
   w.ramp_in += moved;
   w.ramp_out += moved;
-  w.link += shifts * a.block * std::max(a.kmax, a.nmax);
+  w.link += sent * std::max(a.kmax, a.nmax);
   w.issue += 6ull * steps;
   const std::uint64_t hops = std::max(x_ring.max_hops(), acc_ring.max_hops());
-  latency += std::uint64_t{steps - 1} * hops * t.fabric.hop_latency.count();
+  latency += shifts * hops * t.fabric.hop_latency.count();
   const GemvShape shape = gemv_shape(l.shape(), g);
   w.flops = 2 * tokens * shape.in * shape.out * steps / N;
   step.bound = bound_of(w, latency, t);

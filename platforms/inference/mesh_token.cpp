@@ -347,8 +347,11 @@ MeshToken MeshTokenSimulation::run(const StepDone& done, sim::parallel::Transpor
     }
     if (me != 0) return t;
     for (std::size_t k = 0; k < regions_.size(); ++k) {
-      if (!mine.contains(k)) bytes[k] = ranks->receive(sim::parallel::rank_of_item(regions_.size(), n_ranks, k));
-      add(t, read_run(regions_[k], bytes[k]));
+      const unsigned owner = sim::parallel::rank_of_item(regions_.size(), n_ranks, k);
+      if (owner != me) bytes[k] = ranks->receive(owner);
+      MeshWaferRun r = read_run(regions_[k], bytes[k]);
+      r.rank = owner;
+      add(t, std::move(r));
     }
   } else if (o_.separate) {
     for (const auto& r : regions_) add(t, read_run(r, run_in_child(r, done)));

@@ -76,6 +76,7 @@ struct MeshWaferRun {
   double wall_seconds = 0;
   std::uint64_t compared = 0, mismatches = 0;
   std::string first_mismatch;
+  unsigned rank = 0;  // the MPI rank that simulated it (0 in one process)
 };
 
 struct MeshToken {
@@ -112,8 +113,6 @@ class MeshTokenSimulation {
   // rank 0, which returns the one-process run's token and statistics; the other ranks return
   // an empty token. Throws sim::InputError for more ranks than distinct regions.
   MeshToken run(const StepDone& done = {}, sim::parallel::Transport* ranks = nullptr);
-  // The distinct regions (each a list of the plan's wafers with that region), in order.
-  [[nodiscard]] const std::vector<std::vector<std::uint32_t>>& regions() const { return regions_; }
 
  private:
   struct WaferSim;

@@ -276,13 +276,13 @@ struct Inference {
           if (progress) std::cerr << fmt::format("  {} {} cycles\n", s.name, s.cycles());
         },
         &ranks);
-    if (first) write_mesh_token(*dir, t, root, o.position, simulation.regions());
+    if (first) write_mesh_token(*dir, t, root, o.position);
   }
 
   // Rank 0's outputs of a mesh run: the run files, mesh.json and the summary; over MPI ranks,
   // the wafers each rank simulated.
   void write_mesh_token(const RunDir& dir, const platforms::inference::MeshToken& t, sim::stats::Group& root,
-                        std::uint64_t position, const std::vector<std::vector<std::uint32_t>>& regions) const {
+                        std::uint64_t position) const {
     std::uint64_t mismatches = 0, cycles = 0;
     for (const auto& r : t.runs) {
       mismatches += r.mismatches;
@@ -292,13 +292,8 @@ struct Inference {
     for (const auto& r : t.runs) wall += r.wall_seconds;
     write_run_files(dir, loaded, root, invocation_text(), wall, sim::Cycle(cycles), mismatches ? "error" : "ok");
     nlohmann::ordered_json j = mesh_token_json(t, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz, position);
-    // Rank r's wafers: those of the regions sim::parallel::rank_items gives it.
-    std::vector<std::vector<std::uint32_t>> by_rank(ranks.ranks());
-    for (unsigned r = 0; r < ranks.ranks() && ranks.ranks() > 1; ++r) {
-      const auto items = sim::parallel::rank_items(regions.size(), ranks.ranks(), r);
-      for (std::size_t k = items.begin; k < items.end; ++k)
-        by_rank[r].insert(by_rank[r].end(), regions[k].begin(), regions[k].end());
-    }
+    std::vector<std::vector<std::uint32_t>> by_rank(ranks.ranks());  // the wafers each rank simulated
+    for (const auto& r : t.runs) by_rank[r.rank].insert(by_rank[r.rank].end(), r.wafers.begin(), r.wafers.end());
     if (ranks.ranks() > 1) j["ranks"] = by_rank;
     dir.write("mesh.json", j.dump(2) + "\n");
     if (w.sim.json) {
@@ -306,7 +301,7 @@ struct Inference {
       std::cout << j.dump(2) << "\n";
     } else {
       print_mesh_token(std::cout, t, m.spec, loaded.spec.name, loaded.spec.wafer.clock.hz, position);
-      for (unsigned r = 0; r < ranks.ranks() && ranks.ranks() > 1; ++r)
+      for (unsigned r = 0; r < by_rank.size() && by_rank.size() > 1; ++r)
         std::cout << fmt::format("  {:11} wafer{} {} on MPI rank {} of {}\n", r ? "" : "ranks",
                                  by_rank[r].size() == 1 ? "" : "s", fmt::join(by_rank[r], ", "), r, ranks.ranks());
       std::cout << fmt::format("  out         {}\n", dir.path().string());
