@@ -14,12 +14,15 @@
 #include <stdexcept>
 
 #include "models/compiler/compiled_model.h"
+#include "models/compiler/elementwise.h"
+#include "models/compiler/kernels.h"
 #include "models/compiler/program_builder.h"
 #include "models/mesh/kernel_common.h"
 #include "models/mesh/kernels.h"
 
 namespace wafersim::models::mesh {
 using compiler::ProgramBuilder;
+using compiler::VectorOptions;
 using compiler::VOperand;
 using hw::DType;
 using hw::isa::Op;
@@ -173,6 +176,91 @@ MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, st
   }
   add_vector(step.work, t, n, 4, 1, t.lanes(dt));
   step.bound = bound_of(step.work, latency, t);
+  return step;
+}
+
+}  // namespace wafersim::models::mesh
+
+namespace wafersim::models::mesh {
+
+MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
+                            bool code) {
+  const GemmAddrs gu = gemm_addrs(l, Gemv::GateUp, tokens, l.align());
+  const GemmAddrs dn = gemm_addrs(l, Gemv::Down, tokens, l.align());
+  const std::uint32_t N = l.region().rows, T = gu.block, e = l.esize();
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const Ring& ring = l.row_ring();  // down's inputs travel along the rows
+  const std::uint32_t sums = gu.acc[(N - 1) % 2], out = dn.x[1], in = dn.x[0];
+  MeshStep step;
+  step.layer = layer;
+  step.name = fmt::format("prefill.h{}.swiglu", layer);
+  step.kernel = "swiglu_blocks";
+  auto features = [&](std::uint32_t r) { return static_cast<std::uint32_t>(l.row_ff(r).size()); };
+  build_programs(
+      step, l.region().rows, l.region().columns, [&](std::uint32_t r) { return fmt::format("f{}", features(r)); },
+      [&](std::uint32_t c) { return fmt::format("{}|{}", ring.send_color(c), ring.recv_color(c)); },
+      [&](std::uint32_t r, std::uint32_t c) {
+        const std::uint32_t f = features(r);
+        ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
+        b.entry(b.task("main"));
+        const std::uint8_t done = b.declare_task("done");
+        b.movf(15, DType::F32, 0);
+        for (std::uint32_t k = 0; k < T; ++k) {
+          const std::uint32_t row = out + k * dn.kmax * e;
+          if (f) {
+            // The decode root's finish of gate/up (emit_product_finish), into row k of the block.
+            const unsigned g = b.mem(fmt::format("gu{}", k), dt, l.addrs().gu, 2 * f);
+            b.vop(Op::FCvt, dt, DType::F32, VOperand::d(g),
+                  VOperand::d(b.mem(fmt::format("sums{}", k), DType::F32, sums + k * gu.nmax * 4, 2 * f)));
+            const unsigned gate = b.mem(fmt::format("gate{}", k), dt, l.addrs().gu, f);
+            const unsigned up = b.mem(fmt::format("up{}", k), dt, l.addrs().gu + f * e, f);
+            const unsigned z = b.mem(fmt::format("z{}", k), dt, row, f);
+            compiler::emit_ew_ops(b, dt, compiler::elementwise_forward(LayerKind::Swiglu), {gate, up, z});
+            b.movf(15, DType::F32, 0);
+          }
+          if (f < dn.kmax)
+            b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("pad{}", k), dt, row + f * e, dn.kmax - f)),
+                  VOperand::r(15));
+        }
+        const std::uint32_t n = T * dn.kmax;
+        if (ring.length() == 1) {
+          b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("in", dt, in, n)), VOperand::d(b.mem("out", dt, out, n)));
+          b.ret();
+          b.start(done);
+          b.ret();
+          return b.finish();
+        }
+        // Down's block a + b from the successor, this one to the predecessor: `done` runs once
+        // both have finished.
+        b.block(done);
+        VectorOptions o;
+        o.async = true;
+        o.ut = 1;
+        o.on_done = hw::isa::OnDone::Activate;
+        o.task = done;
+        b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("in", dt, in, n)),
+              VOperand::d(b.fabin("from_next", dt, ring.recv_color(c), n)), {}, {}, o);
+        o.ut = 2;
+        o.on_done = hw::isa::OnDone::Unblock;
+        b.vop(Op::FMov, dt, dt, VOperand::d(b.fabout("to_previous", dt, ring.send_color(c), n)),
+              VOperand::d(b.mem("out", dt, out, n)), {}, {}, o);
+        b.ret();
+        b.start(done);
+        b.ret();
+        return b.finish();
+      },
+      code);
+  // The busiest PE: every token's finish, the padding, and the block sent and received.
+  compiler::Work& w = step.work;
+  for (std::uint32_t k = 0; k < T; ++k) add_product_finish(w, t, l, Gemv::GateUp, layer, 2 * l.nf_max);
+  const std::uint64_t n = std::uint64_t{T} * dn.kmax;
+  w.sram_reads += n;
+  w.sram_writes += n;
+  w.ramp_out += n;
+  w.ramp_in += n;
+  w.link += n;
+  w.issue += 8ull * T + 6;
+  step.bound = bound_of(w, ring.max_hops() * t.fabric.hop_latency.count(), t);
   return step;
 }
 

@@ -41,6 +41,11 @@ ProductIo product_io(const MeshLayout& l, Gemv g, std::uint32_t layer);
 void emit_product_finish(compiler::ProgramBuilder& b, const MeshLayout& l, Gemv g, std::uint32_t layer,
                          std::uint32_t n);
 
+// Adds that finish of n sums to `w` (as the decode's bound counts it at a line's root) and
+// returns its datapath cycles.
+std::uint64_t add_product_finish(compiler::Work& w, const compiler::Target& t, const MeshLayout& l, Gemv g,
+                                 std::uint32_t layer, std::uint32_t n);
+
 // The step's bound from the busiest PE's work and the collectives' latency.
 StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compiler::Target& t);
 

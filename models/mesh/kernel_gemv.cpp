@@ -150,6 +150,13 @@ void emit_product_finish(ProgramBuilder& b, const MeshLayout& l, Gemv g, std::ui
   emit_epilogue(b, l, s, n);
 }
 
+std::uint64_t add_product_finish(compiler::Work& w, const compiler::Target& t, const MeshLayout& l, Gemv g,
+                                 std::uint32_t layer, std::uint32_t n) {
+  std::uint64_t cycles = 0;
+  add_epilogue(w, cycles, t, spec_of(l, g, layer), n, compiler::hw_dtype(l.shape().dtype));
+  return cycles;
+}
+
 namespace {
 
 std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::string& name, const Spec& s,

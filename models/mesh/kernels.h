@@ -89,6 +89,15 @@ MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std:
 MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
                       std::uint64_t token, bool code = true);
 
+// The prefill's move from gate/up's outputs to down's inputs without leaving the blocks
+// (kernel_blocks.cpp): after gate/up's N steps PE (r, c) at ring positions (a, b) holds block
+// a + b - 1's sums of its row's gate and up features; it rounds them and applies SwiGLU as the
+// decode's root does, token by token, into a block laid out as down's inputs (zeros beyond its
+// own), and hands it to its predecessor on the row's ring, taking block a + b, the one it
+// starts down with, from its successor.
+MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
+                            bool code = true);
+
 // `code` false: the step's work and bound without its programs (cheap).
 
 // The key of a line role for program classes: the fields its code depends on.

@@ -1,13 +1,30 @@
 #include "models/mesh/mesh_prefill.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
 namespace wafersim::models::mesh {
 
+std::vector<TokenSample> sample_prompt(std::uint64_t tokens, std::uint32_t columns) {
+  if (tokens == 0 || columns == 0) throw std::logic_error("sample_prompt: a prompt and a region");
+  std::vector<TokenSample> v;
+  for (std::uint64_t lo = 0; lo < tokens; lo += columns) {
+    const std::uint64_t hi = std::min(tokens, lo + columns) - 1;
+    if (hi == lo) {
+      v.push_back({lo, 1});
+      continue;
+    }
+    const std::uint64_t first = (hi - lo + 2) / 2;  // lo .. lo + first - 1
+    v.push_back({lo, first});
+    v.push_back({hi, hi - lo + 1 - first});
+  }
+  return v;
+}
+
 MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
                          std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
-                         bool products_only)
+                         bool products_only, bool sampled)
     : target_(target),
       layout_(std::move(layout)),
       prompt_(std::move(prompt)),
@@ -22,6 +39,11 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
   if (simulated > l.layers()) throw std::logic_error("MeshPrefill: more layers than the layout holds");
   for (std::uint64_t t : prompt_)
     if (t >= l.shape().vocabulary) throw std::logic_error("MeshPrefill: a token beyond the vocabulary");
+  if (sampled) {
+    tokens_ = sample_prompt(prompt_.size(), l.region().columns);
+  } else {
+    for (std::uint64_t t = 0; t < prompt_.size(); ++t) tokens_.push_back({t, 1});
+  }
   using K = PrefillStepId::Kind;
   // Token by token: its embedding (on the first wafer), then the first layer's norm and the
   // move of its result into q/k/v's block.
@@ -35,7 +57,7 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
     add_gemm(Gemv::O, i);
     add_tokens({{K::Unblock, Gemv::O, i}, {K::Ln2, Gemv::O, i}, {K::Block, Gemv::GateUp, i}});
     add_gemm(Gemv::GateUp, i);
-    add_tokens({{K::Unblock, Gemv::GateUp, i}, {K::Block, Gemv::Down, i}});
+    add_blocks({K::SwigluBlocks, Gemv::GateUp, i});
     add_gemm(Gemv::Down, i);
     if (i + 1 < simulated)  // the layer's output, straight into the next layer's first norm
       add_tokens({{K::Unblock, Gemv::Down, i}, {K::Ln1, Gemv::Qkv, i + 1}, {K::Block, Gemv::Qkv, i + 1}});
@@ -46,11 +68,16 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
 
 void MeshPrefill::add_tokens(const std::vector<PrefillStepId>& per_token) {
   if (products_only_) return;
-  for (std::uint64_t t = 0; t < prompt_.size(); ++t)
+  for (const TokenSample& t : tokens_)
     for (PrefillStepId s : per_token) {
-      s.token = t;
+      s.token = t.token;
+      s.count = t.count;
       steps_.push_back(s);
     }
+}
+
+void MeshPrefill::add_blocks(PrefillStepId s) {
+  if (!products_only_) steps_.push_back(s);
 }
 
 void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer) {
@@ -85,6 +112,8 @@ MeshStep MeshPrefill::step(std::size_t i, bool code) const {
       return unblock_step(l, target_, s.g, s.layer, P, s.token, code);
     case PrefillStepId::Kind::Gemm:
       return gemm_step(l, target_, s.g, s.layer, P, s.steps, code);
+    case PrefillStepId::Kind::SwigluBlocks:
+      return swiglu_blocks_step(l, target_, s.layer, P, code);
   }
   return st;
 }

@@ -18,13 +18,27 @@
 namespace wafersim::models::mesh {
 
 struct PrefillStepId {
-  enum class Kind : std::uint8_t { Embed, Ln1, Block, Gemm, Unblock, Attn, Ln2 };
+  enum class Kind : std::uint8_t { Embed, Ln1, Block, Gemm, Unblock, Attn, Ln2, SwigluBlocks };
   Kind kind = Kind::Embed;
   Gemv g = Gemv::Qkv;  // Block, Gemm, Unblock
   std::uint32_t layer = 0;
   std::uint64_t token = 0;  // the prompt position (all but Gemm)
   std::uint32_t steps = 0;  // Gemm: its shift steps simulated
+  std::uint64_t count = 1;  // prompt tokens whose steps it stands for (all but Gemm; 1 unless sampled)
 };
+
+// A prompt token whose token-by-token steps a sampled prefill simulates, and how many
+// consecutive prompt tokens (itself among them) take its steps' cycles.
+struct TokenSample {
+  std::uint64_t token = 0, count = 1;
+};
+// The sample of a prompt of `tokens` tokens on a region of `columns` columns. A token's steps
+// differ from another's in the depth of the attention's cache (its busiest column holds
+// t / columns + 1 positions, the token's own included), in the column it is appended on and in
+// the PEs that hold its GEMM block; so each run of tokens of one depth is sampled at its first
+// and last token, the first half of the run counted at the first's cycles, the rest at the
+// last's. Contract: tokens >= 1, columns >= 1.
+std::vector<TokenSample> sample_prompt(std::uint64_t tokens, std::uint32_t columns);
 
 class MeshPrefill {
  public:
@@ -34,9 +48,11 @@ class MeshPrefill {
   // others' cycles, for timing only as the products' results are then incomplete), layers
   // [0, simulated) of the layout's.
   // `products_only`: the products alone (for timing: the steps between them left out).
+  // `sampled`: the token-by-token steps of sample_prompt's tokens only, each standing for its
+  // run of tokens (for timing: the cache then holds the sampled tokens' keys and values only).
   MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
               std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
-              bool products_only = false);
+              bool products_only = false, bool sampled = false);
 
   [[nodiscard]] const std::vector<PrefillStepId>& steps() const { return steps_; }
   [[nodiscard]] const std::vector<std::uint64_t>& prompt() const { return prompt_; }
@@ -46,12 +62,14 @@ class MeshPrefill {
 
  private:
   void add_tokens(const std::vector<PrefillStepId>& per_token);  // each, token by token
+  void add_blocks(PrefillStepId s);                              // once, over the blocks
   void add_gemm(Gemv g, std::uint32_t layer);
   compiler::Target target_;
   std::shared_ptr<const MeshLayout> layout_;
   std::vector<std::uint64_t> prompt_;
   std::uint32_t gemm_steps_ = 1;
   bool products_only_ = false;
+  std::vector<TokenSample> tokens_;  // every token (count 1) or the sample
   std::vector<PrefillStepId> steps_;
 };
 

@@ -72,7 +72,8 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
   const mesh::MeshLayout& l = *layout;
   const std::uint32_t N = l.region().rows;
   const std::uint32_t m = o.check || o.gemm_steps == 0 || o.gemm_steps >= N ? N : o.gemm_steps;
-  const mesh::MeshPrefill prefill(t, layout, prompt_of(l.shape(), o.prefill), layers, m, o.prefill_products);
+  const mesh::MeshPrefill prefill(t, layout, prompt_of(l.shape(), o.prefill), layers, m, o.prefill_products,
+                                  o.prefill_sampled);
   const auto& ids = prefill.steps();
   const MeshRunResult r = sim.run_steps(
       ids.size(), [&](std::size_t i) { return prefill.step(i); }, image,
@@ -85,9 +86,11 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
       auto it = std::find_if(out.prefill_kernels.begin(), out.prefill_kernels.end(),
                              [&](const MeshPrefillKernel& k) { return k.kernel == st.kernel; });
       if (it == out.prefill_kernels.end()) it = out.prefill_kernels.insert(it, MeshPrefillKernel{st.kernel});
-      ++it->steps;
-      it->cycles += st.cycles();
-      it->bound += st.bound.with_latency();
+      const std::uint64_t n = ids[i].count;
+      it->steps += n;
+      ++it->simulated;
+      it->cycles += st.cycles() * n;
+      it->bound += st.bound.with_latency() * n;
       continue;
     }
     if (ids[i].steps != m) continue;
@@ -119,6 +122,7 @@ void put(Wire& w, const MeshPrefillStep& p) {
 void put(Wire& w, const MeshPrefillKernel& k) {
   w.str(k.kernel);
   w.u64(k.steps);
+  w.u64(k.simulated);
   w.u64(k.cycles);
   w.u64(k.bound);
 }
@@ -127,6 +131,7 @@ MeshPrefillKernel get_prefill_kernel(Wire& w) {
   MeshPrefillKernel k;
   k.kernel = w.str();
   k.steps = w.u64();
+  k.simulated = w.u64();
   k.cycles = w.u64();
   k.bound = w.u64();
   return k;
@@ -186,6 +191,8 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
     throw std::logic_error("MeshTokenSimulation: the token after a prefill is at the prompt's end");
   if (o.prefill_products && o.check)
     throw std::logic_error("MeshTokenSimulation: the prefill's products alone run timing-only");
+  if (o.prefill_sampled && o.check)
+    throw std::logic_error("MeshTokenSimulation: a sampled prefill runs timing-only");
   if (o.gemm_steps == 1) throw sim::InputError("MeshGEMM steps simulated: all (0) or 2 or more, not 1");
   if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
     throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
@@ -360,6 +367,7 @@ MeshToken MeshTokenSimulation::run(const StepDone& done, sim::parallel::Transpor
   }
   t.only_wafer = o_.wafer;
   t.prefill_tokens = o_.prefill;
+  t.prefill_sampled = o_.prefill_sampled && !o_.prefill_products;
   // The links the token crosses: between every pair of wafers, or out of this one.
   const std::size_t n = plan_.wafers.size();
   t.link_cycles = o_.wafer >= 0 ? (static_cast<std::size_t>(o_.wafer) + 1 < n ? plan_.link_cycles : 0)

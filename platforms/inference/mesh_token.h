@@ -40,6 +40,9 @@ struct MeshTokenOptions {
   std::uint32_t gemm_steps = 3;
   // The prefill's products only (timing-only): not its token-by-token kernels.
   bool prefill_products = false;
+  // The token-by-token kernels of a sample of the prompt's tokens only (timing-only), each
+  // standing for its run of tokens (models/mesh/mesh_prefill.h, sample_prompt).
+  bool prefill_sampled = false;
   // Each distinct region built, run and freed in a process of its own, one after the other
   // (wafer_process.h): the run's peak memory is one wafer's, not one per region. Contract:
   // no SystemC simulation has started in this process.
@@ -64,6 +67,7 @@ struct MeshPrefillStep {
 struct MeshPrefillKernel {
   std::string kernel;
   std::uint64_t steps = 0, cycles = 0;
+  std::uint64_t simulated = 0;  // of `steps`: the others take a sampled token's cycles
   std::uint64_t bound = 0;  // the steps' bounds (roofline or the collectives' latency), summed
 };
 
@@ -89,6 +93,7 @@ struct MeshToken {
   // The prefill over every layer (each layer of a wafer at its simulated layers' cycles, the
   // embedding once): products, the other kernels, and both summed.
   std::uint64_t prefill_tokens = 0, prefill_gemm_cycles = 0, prefill_other_cycles = 0, prefill_cycles = 0;
+  bool prefill_sampled = false;  // MeshTokenOptions::prefill_sampled
   [[nodiscard]] std::uint64_t cycles() const { return embed_cycles + layer_cycles + head_cycles + link_cycles; }
 };
 

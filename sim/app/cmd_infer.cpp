@@ -98,6 +98,14 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
                "with --prefill --timing-only: simulate the prefill's products only (MeshGEMM), not its norms, "
                "attention and moves token by token (for regions where those many steps take too long)")
       ->group(group);
+  cmd.add_option("--mesh-prefill-tokens", mesh_prefill_tokens,
+                 "with --prefill --timing-only: the prompt tokens whose norms, attention and moves are simulated "
+                 "(all; or sampled: the first and last token of each depth of the attention's cache, each other "
+                 "token at the nearer sample's cycles, for regions where every token takes too long)")
+      ->check(CLI::IsMember({"all", "sampled"}))
+      ->capture_default_str()
+      ->type_name("all|sampled")
+      ->group(group);
   cmd.add_option("--token", token, "with --placement mesh: the decode token's id")
       ->capture_default_str()
       ->type_name("ID")
@@ -229,6 +237,11 @@ struct Inference {
       throw sim::InputError(
           "--mesh-prefill-products: a timing-only prefill's products alone (add --prefill P and --timing-only)");
     o.prefill_products = a.mesh_prefill_products;
+    if (a.mesh_prefill_tokens == "sampled" && (!a.prefill || !w.check.timing_only))
+      throw sim::InputError(
+          "--mesh-prefill-tokens sampled: a timing-only prefill's token-by-token steps, sampled (add --prefill P and "
+          "--timing-only)");
+    o.prefill_sampled = a.mesh_prefill_tokens == "sampled";
     if (a.mesh_layers == "all") {
       o.layers = 0;
     } else {

@@ -185,6 +185,7 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
     for (const auto& k : r.prefill_kernels)
       kernels.push_back({{"kernel", k.kernel},
                          {"steps", k.steps},
+                         {"steps_simulated", k.simulated},
                          {"cycles", k.cycles},
                          {"bound", k.bound},
                          {"percent_of_bound", percent(k.bound, k.cycles)}});
@@ -216,6 +217,7 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
                     {"kernel",
                      "MeshGEMM (q/k/v, o, gate/up and down of every layer); embedding, norms, causal attention "
                      "filling the KV cache, and the moves between vectors and blocks token by token"},
+                    {"tokens_sampled", t.prefill_sampled},
                     {"gemm_cycles", t.prefill_gemm_cycles},
                     {"other_cycles", t.prefill_other_cycles},
                     {"cycles", t.prefill_cycles},
@@ -246,10 +248,10 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
         out << fmt::format("    {:18} {:9} ({:6}, {:7}) {:9} ({:7}) {:8} {:10.1f}% {:8.1f}%\n", p.name, p.cycles,
                            p.cycles_one, p.cycles_m, p.bound.roofline(), p.bound.binds(), p.bound.latency,
                            percent(p.bound.roofline(), p.cycles), percent(p.bound.with_latency(), p.cycles));
-      out << "    token by token     steps     cycles      bound   % bound\n";
+      out << "    token by token     steps  simulated     cycles      bound   % bound\n";
       for (const auto& k : r.prefill_kernels)
-        out << fmt::format("    {:14} {:9} {:10} {:10} {:8.1f}%\n", k.kernel, k.steps, k.cycles, k.bound,
-                           percent(k.bound, k.cycles));
+        out << fmt::format("    {:14} {:9} {:10} {:10} {:10} {:8.1f}%\n", k.kernel, k.steps, k.simulated, k.cycles,
+                           k.bound, percent(k.bound, k.cycles));
     }
     out << "    step        kernel      cycles   roofline (binds)   latency   % roofline   % bound\n";
     for (const auto& s : r.run.steps)
@@ -269,6 +271,9 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
         "{:.0f} tokens/s at {:.2f} GHz\n",
         t.prefill_tokens, t.layers_total, t.prefill_gemm_cycles, t.prefill_other_cycles, t.prefill_cycles, ps * 1e3,
         ps > 0 ? static_cast<double>(t.prefill_tokens) / ps : 0.0, clock_hz / 1e9);
+    if (t.prefill_sampled)
+      out << "  sampled     the token-by-token steps of the first and last prompt token of each cache depth "
+             "simulated; each other token takes the nearer of the two's cycles\n";
   }
   if (t.only_wafer >= 0)
     out << fmt::format(
