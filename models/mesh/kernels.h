@@ -98,6 +98,14 @@ MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, st
 MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
                             bool code = true);
 
+// The prefill's residual add and RMSNorm between o and gate/up (g = O: x1 = x + o, then ln2)
+// or between down and the next layer's q/k/v (g = Down: x = x1 + down, then ln1 of layer + 1)
+// without leaving the blocks (kernel_norm_blocks.cpp): the residual stream of block a + b
+// stays in PE (a, b)'s residual block, and its normalised features go into the next
+// product's input block, bit for bit as the token-by-token unblock, norm and block give them.
+MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer,
+                          std::uint64_t tokens, bool code = true);
+
 // `code` false: the step's work and bound without its programs (cheap).
 
 // The key of a line role for program classes: the fields its code depends on.

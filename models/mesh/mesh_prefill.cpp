@@ -55,13 +55,13 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
     add_gemm(Gemv::Qkv, i);
     add_tokens({{K::Unblock, Gemv::Qkv, i}, {K::Attn, Gemv::Qkv, i}, {K::Block, Gemv::O, i}});
     add_gemm(Gemv::O, i);
-    add_tokens({{K::Unblock, Gemv::O, i}, {K::Ln2, Gemv::O, i}, {K::Block, Gemv::GateUp, i}});
+    add_blocks({K::NormBlocks, Gemv::O, i});
     add_gemm(Gemv::GateUp, i);
     add_blocks({K::SwigluBlocks, Gemv::GateUp, i});
     add_gemm(Gemv::Down, i);
     if (i + 1 < simulated)  // the layer's output, straight into the next layer's first norm
-      add_tokens({{K::Unblock, Gemv::Down, i}, {K::Ln1, Gemv::Qkv, i + 1}, {K::Block, Gemv::Qkv, i + 1}});
-    else
+      add_blocks({K::NormBlocks, Gemv::Down, i});
+    else  // the last prompt token's output, on every PE
       add_tokens({{K::Unblock, Gemv::Down, i}});
   }
 }
@@ -114,6 +114,8 @@ MeshStep MeshPrefill::step(std::size_t i, bool code) const {
       return gemm_step(l, target_, s.g, s.layer, P, s.steps, code);
     case PrefillStepId::Kind::SwigluBlocks:
       return swiglu_blocks_step(l, target_, s.layer, P, code);
+    case PrefillStepId::Kind::NormBlocks:
+      return norm_blocks_step(l, target_, s.g, s.layer, P, code);
   }
   return st;
 }

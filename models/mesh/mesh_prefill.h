@@ -18,7 +18,7 @@
 namespace wafersim::models::mesh {
 
 struct PrefillStepId {
-  enum class Kind : std::uint8_t { Embed, Ln1, Block, Gemm, Unblock, Attn, Ln2, SwigluBlocks };
+  enum class Kind : std::uint8_t { Embed, Ln1, Block, Gemm, Unblock, Attn, Ln2, SwigluBlocks, NormBlocks };
   Kind kind = Kind::Embed;
   Gemv g = Gemv::Qkv;  // Block, Gemm, Unblock
   std::uint32_t layer = 0;

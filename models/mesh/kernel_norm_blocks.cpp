@@ -1,0 +1,251 @@
+// The prefill's residual add and RMSNorm over MeshGEMM's blocks (docs/compiler.md, "Prefill").
+// After o (or down), PE (r, c) at ring positions (a, b) holds block a + b - 1's sums of its
+// column's features; the block it starts the next product with, a + b, and that block's
+// residual stream are one ring position down its column and in its own residual block. So:
+//   1. every PE hands its sums to its predecessor on the column's ring and takes block a + b's
+//      from its successor, rounds them and adds them to the residual (the decode root's finish
+//      of o and down), which stays in the residual block for the product after next;
+//   2. each token's sum of squares over the column's features (one fp32 chain, as the decode's
+//      norm), T values a PE;
+//   3. the column's T-value vectors move (N - b) mod N positions down the ring, so that the PE
+//      at column position j holds block j's sums in every column: row j then holds one block,
+//      and the decode's row reduction (the same K-tree, n = T) and rstd at its root give every
+//      token of the block the decode's bits; the root broadcasts them along the row;
+//   4. the rstd values move b positions down the ring, back to the PEs that hold their block,
+//      which normalise each token's features into the next product's input block (zeros
+//      beyond their own).
+
+#include <fmt/format.h>
+
+#include "hw/numerics/softfloat.h"
+#include "models/compiler/compiled_model.h"
+#include "models/compiler/kernels.h"
+#include "models/compiler/program_builder.h"
+#include "models/mesh/kernel_common.h"
+#include "models/mesh/kernels.h"
+
+namespace wafersim::models::mesh {
+using compiler::ProgramBuilder;
+using compiler::VectorOptions;
+using compiler::VOperand;
+using hw::DType;
+using hw::isa::Op;
+
+namespace {
+
+constexpr unsigned kCount = 12;  // the moves left (emit_rsqrt_registers clobbers r7 to r10)
+
+struct NormBlocks {
+  GemmAddrs a;
+  std::uint32_t N = 1, T = 1;
+  std::uint32_t sums = 0, received = 0;  // the product's sums, and the block taken from the successor
+  std::uint32_t buf[2] = {};             // the moving T-value vectors
+  std::uint32_t gamma = 0, scratch = 0;
+  std::uint32_t inv_d = 0, eps = 0;
+};
+
+// A ring of moves down the column: task move[p] sends buf[p] to the predecessor and takes
+// buf[1 - p] from the successor, kCount times, then activates `then`.
+void emit_moves(ProgramBuilder& b, const NormBlocks& nb, const std::uint8_t move[2], std::uint8_t then,
+                std::uint8_t send_color, std::uint8_t recv_color, const char* tag) {
+  for (int p = 0; p < 2; ++p) {
+    b.start(move[p]);
+    const unsigned last = b.label();
+    b.branch(hw::isa::Cond::Eq, kCount, 0, last);
+    b.alu(Op::Sub, kCount, kCount, 1);
+    const std::uint8_t next = move[1 - p];
+    b.block(next);
+    VectorOptions o;
+    o.async = true;
+    o.ut = 1;
+    o.on_done = hw::isa::OnDone::Activate;
+    o.task = next;
+    b.vop(Op::FMov, DType::F32, DType::F32,
+          VOperand::d(b.mem(fmt::format("{}in{}", tag, p), DType::F32, nb.buf[1 - p], nb.T)),
+          VOperand::d(b.fabin(fmt::format("{}from{}", tag, p), DType::F32, recv_color, nb.T)), {}, {}, o);
+    o.ut = 2;
+    o.on_done = hw::isa::OnDone::Unblock;
+    b.vop(Op::FMov, DType::F32, DType::F32,
+          VOperand::d(b.fabout(fmt::format("{}to{}", tag, p), DType::F32, send_color, nb.T)),
+          VOperand::d(b.mem(fmt::format("{}out{}", tag, p), DType::F32, nb.buf[p], nb.T)), {}, {}, o);
+    b.ret();
+    b.bind(last);
+    b.activate(then);
+    b.ret();
+  }
+}
+
+// Step 1 and 2 on block a + b: the residual add into the residual block, the sums of squares
+// into buf[0].
+void emit_residual_and_squares(ProgramBuilder& b, const MeshLayout& l, const NormBlocks& nb, std::uint32_t k) {
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const std::uint32_t e = l.esize();
+  for (std::uint32_t t = 0; t < nb.T; ++t) {
+    const unsigned res = b.mem(fmt::format("res{}", t), dt, nb.a.residual + t * l.kc_max * e, k);
+    if (k) {
+      const unsigned h = b.mem(fmt::format("h{}", t), dt, nb.scratch, k);
+      b.vop(Op::FCvt, dt, DType::F32, VOperand::d(h),
+            VOperand::d(b.mem(fmt::format("sum{}", t), DType::F32, nb.received + t * nb.a.nmax * 4, k)));
+      b.vop(Op::FAdd, dt, dt, VOperand::d(res), VOperand::d(res), VOperand::d(h));
+    }
+    b.movf(2, DType::F32, 0);
+    if (k) b.reduce(Op::FDot, DType::F32, dt, 2, VOperand::d(res), VOperand::d(res));
+    b.st(nb.buf[0] + t * 4, 2);
+  }
+}
+
+// Step 4's end: each token's features normalised into row t of the next product's input
+// block, zeros beyond them.
+void emit_normalise(ProgramBuilder& b, const MeshLayout& l, const NormBlocks& nb, std::uint32_t k, std::uint32_t rstd,
+                    std::uint32_t x) {
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const std::uint32_t e = l.esize();
+  const unsigned xw = b.mem("xw", DType::F32, l.addrs().xw, k), g = b.mem("gamma", DType::F32, nb.gamma, k);
+  b.movf(15, DType::F32, 0);
+  for (std::uint32_t t = 0; t < nb.T; ++t) {
+    const std::uint32_t row = x + t * nb.a.kmax * e;
+    if (k) {
+      b.ld(5, rstd + t * 4);
+      b.vop(Op::FCvt, DType::F32, dt, VOperand::d(xw),
+            VOperand::d(b.mem(fmt::format("x{}", t), dt, nb.a.residual + t * l.kc_max * e, k)));
+      b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::r(5));
+      b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::d(g));
+      b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem(fmt::format("y{}", t), dt, row, k)), VOperand::d(xw));
+    }
+    if (k < nb.a.kmax)
+      b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("pad{}", t), dt, row + k * e, nb.a.kmax - k)),
+            VOperand::r(15));
+  }
+}
+
+std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::string& name, const NormBlocks& nb,
+                                              std::uint32_t r, std::uint32_t c) {
+  const Ring& ring = l.column_ring();
+  const std::uint32_t N = nb.N, b_pos = l.row_ring().position(c);
+  const std::uint32_t k = static_cast<std::uint32_t>(l.col_features(c).size());
+  const std::uint32_t forward = (N - b_pos) % N, back = b_pos;
+  const std::uint32_t n = nb.T * nb.a.nmax;
+  const bool moves = ring.length() > 1;
+  ProgramBuilder b(name);
+  const std::uint8_t main = b.task("main");
+  b.entry(main);
+  const std::uint8_t add = b.declare_task("add"), reduce = b.declare_task("reduce"), norm = b.declare_task("norm");
+  const std::uint8_t fwd[2] = {b.declare_task("fwd0"), b.declare_task("fwd1")};
+  const std::uint8_t bck[2] = {b.declare_task("back0"), b.declare_task("back1")};
+  if (moves) {  // step 1: block a + b's sums from the successor, block a + b - 1's to the predecessor
+    b.block(add);
+    VectorOptions o;
+    o.async = true;
+    o.ut = 1;
+    o.on_done = hw::isa::OnDone::Activate;
+    o.task = add;
+    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem("received", DType::F32, nb.received, n)),
+          VOperand::d(b.fabin("sums_in", DType::F32, ring.recv_color(r), n)), {}, {}, o);
+    o.ut = 2;
+    o.on_done = hw::isa::OnDone::Unblock;
+    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.fabout("sums_out", DType::F32, ring.send_color(r), n)),
+          VOperand::d(b.mem("sums", DType::F32, nb.sums, n)), {}, {}, o);
+  } else {
+    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem("received", DType::F32, nb.received, n)),
+          VOperand::d(b.mem("sums", DType::F32, nb.sums, n)));
+    b.activate(add);
+  }
+  b.ret();
+  b.start(add);
+  emit_residual_and_squares(b, l, nb, k);
+  b.mov(kCount, moves ? forward : 0);
+  b.activate(fwd[0]);
+  b.ret();
+  emit_moves(b, nb, fwd, reduce, ring.send_color(r), ring.recv_color(r), "f");
+  // Step 3: row r now holds one block's sums of squares in every column.
+  b.start(reduce);
+  const std::uint32_t held = nb.buf[(moves ? forward : 0) % 2];
+  const LineFamily& f = l.rows();
+  const LineRole role = f.role(c);
+  emit_reduce(b, f, role, held, nb.T, Op::FAdd, "ss");
+  if (role.root())
+    for (std::uint32_t t = 0; t < nb.T; ++t) {
+      b.ld(4, held + t * 4);
+      b.movf(13, DType::F32, nb.inv_d);
+      b.movf(14, DType::F32, nb.eps);
+      b.movf(15, DType::F32, 0x3F000000u);
+      compiler::emit_rsqrt_registers(b);
+      b.st(held + t * 4, 5);
+    }
+  emit_broadcast(b, f, role, held, nb.T, DType::F32, "rstd");
+  b.mov(kCount, moves ? back : 0);
+  b.activate(bck[(moves ? forward : 0) % 2]);
+  b.ret();
+  emit_moves(b, nb, bck, norm, ring.send_color(r), ring.recv_color(r), "b");
+  b.start(norm);
+  emit_normalise(b, l, nb, k, nb.buf[(moves ? forward + back : 0) % 2], nb.a.x[0]);
+  b.ret();
+  return b.finish();
+}
+
+}  // namespace
+
+MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer,
+                          std::uint64_t tokens, bool code) {
+  if (g != Gemv::O && g != Gemv::Down) throw std::logic_error("norm_blocks_step: after o or down");
+  const bool second = g == Gemv::O;  // o: ln2 of this layer; down: ln1 of the next
+  const std::uint32_t norm_layer = second ? layer : layer + 1;
+  if (norm_layer >= l.layers()) throw std::logic_error("norm_blocks_step: the next layer is not on this wafer");
+  NormBlocks nb;
+  nb.a = gemm_addrs(l, second ? Gemv::GateUp : Gemv::Qkv, tokens, l.align());
+  nb.N = l.region().rows;
+  nb.T = nb.a.block;
+  nb.sums = nb.a.acc[(nb.N - 1) % 2];
+  nb.received = nb.a.acc[nb.N % 2];
+  nb.buf[0] = nb.sums;
+  nb.buf[1] = nb.sums + ((nb.T * 4 + 3) / 4) * 4;
+  nb.gamma = second ? l.addrs().layers[layer].g2 : l.addrs().layers[norm_layer].g1;
+  nb.scratch = l.addrs().x1;
+  nb.inv_d = hw::numerics::from_double(DType::F32, 1.0 / static_cast<double>(l.shape().d));
+  nb.eps = hw::numerics::from_double(DType::F32, l.shape().epsilon);
+  // o's and down's sums are laid out as their outputs: the column's features, kc_max a token.
+  nb.a.nmax = l.kc_max;
+  MeshStep step;
+  step.layer = layer;
+  step.name = fmt::format("prefill.h{}.{}", norm_layer, second ? "ln2" : "ln1");
+  step.kernel = "norm_blocks";
+  const Ring& ring = l.column_ring();
+  build_programs(
+      step, l.region().rows, l.region().columns,
+      [&](std::uint32_t r) { return fmt::format("{}|{}", ring.send_color(r), ring.recv_color(r)); },
+      [&](std::uint32_t c) {
+        return fmt::format("k{}|b{}{}", l.col_features(c).size(), l.row_ring().position(c), role_key(l.rows().role(c)));
+      },
+      [&](std::uint32_t r, std::uint32_t c) { return build(l, fmt::format("{}[{},{}]", step.name, r, c), nb, r, c); },
+      code);
+  // The busiest PE: the block received and sent, the residual adds, the squares, N moves of T
+  // values, the row's allreduce of T values, rstd at its root, the normalisation.
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const std::uint32_t T = nb.T, k = l.kc_max, lanes = t.lanes(dt), lanes32 = t.lanes(DType::F32);
+  const std::uint64_t moved = std::uint64_t{T} * k + std::uint64_t{nb.N} * T;
+  compiler::Work& w = step.work;
+  std::uint64_t latency = 0;
+  w.sram_reads += moved;
+  w.sram_writes += moved;
+  w.ramp_in += moved;
+  w.ramp_out += moved;
+  w.link += moved;
+  w.issue += 6ull * nb.N;
+  for (std::uint32_t i = 0; i < T; ++i) {
+    add_vector(w, t, k, 4, 1, lanes);      // the rounding of the sums
+    add_vector(w, t, k, 2, 2, lanes);      // the residual add
+    w.datapath_steps += k;                 // the sum of squares
+    add_vector(w, t, k, 4, 1, lanes);      // widened
+    add_vector(w, t, k, 4, 1, lanes32);    // x rstd
+    add_vector(w, t, k, 4, 2, lanes32);    // x gamma
+    add_vector(w, t, k, 4, 1, lanes);      // rounded into the block
+  }
+  w.issue += 24ull * T;  // rstd's scalar steps
+  add_allreduce(w, latency, l.rows(), T, t);
+  latency += std::uint64_t{nb.N} * ring.max_hops() * t.fabric.hop_latency.count() + 24ull * T;
+  w.flops = 4 * l.shape().d * tokens;
+  step.bound = bound_of(w, latency, t);
+  return step;
+}
+
+}  // namespace wafersim::models::mesh
