@@ -170,9 +170,13 @@ MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, st
   std::uint64_t latency = 0;
   const std::uint64_t n = along_rows ? a.nmax : l.kc_max;
   const std::uint32_t lanes = t.lanes(DType::F32);
-  for (int i = 0; i < (io.residual ? 2 : 1); ++i) {
+  add_vector(step.work, t, n, 4, 1, lanes);
+  add_allreduce(step.work, latency, f, n, t);
+  if (io.residual) {  // the residual's reduction follows the outputs' down the same tree
+    std::uint64_t behind = 0;
     add_vector(step.work, t, n, 4, 1, lanes);
-    add_allreduce(step.work, latency, f, n, t);
+    add_allreduce(step.work, behind, f, n, t);
+    latency += n;
   }
   add_vector(step.work, t, n, 4, 1, t.lanes(dt));
   step.bound = bound_of(step.work, latency, t);

@@ -1,10 +1,24 @@
 #include "models/mesh/mesh_prefill.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
 
 namespace wafersim::models::mesh {
+
+const char* to_string(PrefillPer p) {
+  switch (p) {
+    case PrefillPer::Layer:
+      return "layer";
+    case PrefillPer::Wafer:
+      return "wafer";
+    case PrefillPer::Between:
+      return "between layers";
+  }
+  return "?";
+}
 
 std::vector<TokenSample> sample_prompt(std::uint64_t tokens, std::uint32_t columns) {
   if (tokens == 0 || columns == 0) throw std::logic_error("sample_prompt: a prompt and a region");
@@ -50,7 +64,7 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
   std::vector<PrefillStepId> first;
   if (l.embedding()) first.push_back({K::Embed, Gemv::Qkv, 0});
   if (simulated) first.insert(first.end(), {{K::Ln1, Gemv::Qkv, 0}, {K::Block, Gemv::Qkv, 0}});
-  add_tokens(first);
+  add_tokens(first, PrefillPer::Wafer);
   for (std::uint32_t i = 0; i < simulated; ++i) {
     add_gemm(Gemv::Qkv, i);
     add_tokens({{K::Unblock, Gemv::Qkv, i}, {K::Attn, Gemv::Qkv, i}, {K::Block, Gemv::O, i}});
@@ -59,19 +73,29 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
     add_gemm(Gemv::GateUp, i);
     add_blocks({K::SwigluBlocks, Gemv::GateUp, i});
     add_gemm(Gemv::Down, i);
-    if (i + 1 < simulated)  // the layer's output, straight into the next layer's first norm
-      add_blocks({K::NormBlocks, Gemv::Down, i});
-    else  // the last prompt token's output, on every PE
-      add_tokens({{K::Unblock, Gemv::Down, i}});
+    // After the last simulated layer, the last prompt token's output on every PE (what the
+    // head, or the next wafer, takes: once a wafer); then, while a layer follows on this
+    // wafer, the layer's output straight into its first norm.
+    if (i + 1 == simulated) {
+      PrefillStepId out{K::Output, Gemv::Down, i, prompt_.size() - 1};
+      out.per = PrefillPer::Wafer;
+      add_blocks(out);
+    }
+    if (i + 1 < l.layers()) {
+      PrefillStepId norm{K::NormBlocks, Gemv::Down, i};
+      norm.per = PrefillPer::Between;
+      add_blocks(norm);
+    }
   }
 }
 
-void MeshPrefill::add_tokens(const std::vector<PrefillStepId>& per_token) {
+void MeshPrefill::add_tokens(const std::vector<PrefillStepId>& per_token, PrefillPer per) {
   if (products_only_) return;
   for (const TokenSample& t : tokens_)
     for (PrefillStepId s : per_token) {
       s.token = t.token;
       s.count = t.count;
+      s.per = per;
       steps_.push_back(s);
     }
 }
@@ -114,6 +138,12 @@ MeshStep MeshPrefill::step(std::size_t i, bool code) const {
       return gemm_step(l, target_, s.g, s.layer, P, s.steps, code);
     case PrefillStepId::Kind::SwigluBlocks:
       return swiglu_blocks_step(l, target_, s.layer, P, code);
+    case PrefillStepId::Kind::Output: {
+      MeshStep out = unblock_step(l, target_, s.g, s.layer, P, s.token, code);
+      out.name = fmt::format("prefill.h{}.output", s.layer);
+      out.kernel = "output";
+      return out;
+    }
     case PrefillStepId::Kind::NormBlocks:
       return norm_blocks_step(l, target_, s.g, s.layer, P, code);
   }

@@ -17,14 +17,20 @@
 
 namespace wafersim::models::mesh {
 
+// How often a step of the prefill occurs on a wafer: once a layer, once a wafer (its input:
+// the embedding, the first norm and block; its output), or once between two of its layers.
+enum class PrefillPer : std::uint8_t { Layer, Wafer, Between };
+const char* to_string(PrefillPer p);
+
 struct PrefillStepId {
-  enum class Kind : std::uint8_t { Embed, Ln1, Block, Gemm, Unblock, Attn, Ln2, SwigluBlocks, NormBlocks };
+  enum class Kind : std::uint8_t { Embed, Ln1, Block, Gemm, Unblock, Attn, Ln2, SwigluBlocks, NormBlocks, Output };
   Kind kind = Kind::Embed;
   Gemv g = Gemv::Qkv;  // Block, Gemm, Unblock
   std::uint32_t layer = 0;
   std::uint64_t token = 0;  // the prompt position (all but Gemm)
   std::uint32_t steps = 0;  // Gemm: its shift steps simulated
   std::uint64_t count = 1;  // prompt tokens whose steps it stands for (all but Gemm; 1 unless sampled)
+  PrefillPer per = PrefillPer::Layer;
 };
 
 // A prompt token whose token-by-token steps a sampled prefill simulates, and how many
@@ -61,8 +67,9 @@ class MeshPrefill {
   [[nodiscard]] MeshStep step(std::size_t i, bool code = true) const;
 
  private:
-  void add_tokens(const std::vector<PrefillStepId>& per_token);  // each, token by token
-  void add_blocks(PrefillStepId s);                              // once, over the blocks
+  void add_tokens(const std::vector<PrefillStepId>& per_token,
+                  PrefillPer per = PrefillPer::Layer);  // each, token by token
+  void add_blocks(PrefillStepId s);                     // once, over the blocks
   void add_gemm(Gemv g, std::uint32_t layer);
   compiler::Target target_;
   std::shared_ptr<const MeshLayout> layout_;

@@ -83,9 +83,10 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const MeshStepResult& st = r.steps[i];
     if (ids[i].kind != mesh::PrefillStepId::Kind::Gemm) {
+      const mesh::PrefillPer per = ids[i].per;
       auto it = std::find_if(out.prefill_kernels.begin(), out.prefill_kernels.end(),
-                             [&](const MeshPrefillKernel& k) { return k.kernel == st.kernel; });
-      if (it == out.prefill_kernels.end()) it = out.prefill_kernels.insert(it, MeshPrefillKernel{st.kernel});
+                             [&](const MeshPrefillKernel& k) { return k.kernel == st.kernel && k.per == per; });
+      if (it == out.prefill_kernels.end()) it = out.prefill_kernels.insert(it, MeshPrefillKernel{st.kernel, per});
       const std::uint64_t n = ids[i].count;
       it->steps += n;
       ++it->simulated;
@@ -121,6 +122,7 @@ void put(Wire& w, const MeshPrefillStep& p) {
 
 void put(Wire& w, const MeshPrefillKernel& k) {
   w.str(k.kernel);
+  w.u64(static_cast<std::uint64_t>(k.per));
   w.u64(k.steps);
   w.u64(k.simulated);
   w.u64(k.cycles);
@@ -130,6 +132,7 @@ void put(Wire& w, const MeshPrefillKernel& k) {
 MeshPrefillKernel get_prefill_kernel(Wire& w) {
   MeshPrefillKernel k;
   k.kernel = w.str();
+  k.per = static_cast<mesh::PrefillPer>(w.u64());
   k.steps = w.u64();
   k.simulated = w.u64();
   k.cycles = w.u64();
@@ -321,14 +324,18 @@ void MeshTokenSimulation::add(MeshToken& t, MeshWaferRun run) const {
     else
       layers += st.cycles();
   }
-  std::uint64_t gemm = 0, other = 0, embed = 0;
+  std::uint64_t gemm = 0, other = 0, once = 0, between = 0;
   for (const auto& p : run.prefill) gemm += p.cycles;
-  for (const auto& k : run.prefill_kernels) (k.kernel == "embedding" ? embed : other) += k.cycles;
+  for (const auto& k : run.prefill_kernels)
+    (k.per == mesh::PrefillPer::Wafer ? once : k.per == mesh::PrefillPer::Between ? between : other) += k.cycles;
   for (std::uint32_t i : run.wafers) {
     const std::uint64_t n = plan_.wafers[i].layers, k = run.simulated_layers;
     t.layer_cycles += k ? (layers * n + k / 2) / k : 0;
     t.prefill_gemm_cycles += k ? (gemm * n + k / 2) / k : 0;
-    t.prefill_other_cycles += (k ? (other * n + k / 2) / k : 0) + embed;
+    // Between layers: n - 1 on the wafer, of which the run simulated k (or k - 1 when it
+    // simulated them all), every one the same steps.
+    const std::uint64_t gaps = std::min(k, n - 1);
+    t.prefill_other_cycles += (k ? (other * n + k / 2) / k : 0) + once + (gaps ? (between * (n - 1) + gaps / 2) / gaps : 0);
     t.layers_total += n;
   }
   t.prefill_cycles = t.prefill_gemm_cycles + t.prefill_other_cycles;

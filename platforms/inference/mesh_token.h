@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/mesh/mesh_plan.h"
+#include "models/mesh/mesh_prefill.h"
 #include "platforms/inference/mesh_run.h"
 #include "platforms/platform_spec.h"
 #include "sim/parallel/transport.h"
@@ -66,6 +67,7 @@ struct MeshPrefillStep {
 // steps and cycles summed over the simulated layers and the prompt's tokens.
 struct MeshPrefillKernel {
   std::string kernel;
+  models::mesh::PrefillPer per = models::mesh::PrefillPer::Layer;
   std::uint64_t steps = 0, cycles = 0;
   std::uint64_t simulated = 0;  // of `steps`: the others take a sampled token's cycles
   std::uint64_t bound = 0;  // the steps' bounds (roofline or the collectives' latency), summed

@@ -184,6 +184,7 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
     auto kernels = nlohmann::ordered_json::array();
     for (const auto& k : r.prefill_kernels)
       kernels.push_back({{"kernel", k.kernel},
+                         {"per", models::mesh::to_string(k.per)},
                          {"steps", k.steps},
                          {"steps_simulated", k.simulated},
                          {"cycles", k.cycles},
@@ -215,8 +216,9 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
     const double ps = static_cast<double>(t.prefill_cycles) / clock_hz;
     j["prefill"] = {{"tokens", t.prefill_tokens},
                     {"kernel",
-                     "MeshGEMM (q/k/v, o, gate/up and down of every layer); embedding, norms, causal attention "
-                     "filling the KV cache, and the moves between vectors and blocks token by token"},
+                     "MeshGEMM (q/k/v, o, gate/up and down of every layer); SwiGLU, the residual adds and the "
+                     "norms between products over the blocks; the embedding, the first norm, causal attention filling "
+                     "the KV cache and its moves between vectors and blocks token by token"},
                     {"tokens_sampled", t.prefill_sampled},
                     {"gemm_cycles", t.prefill_gemm_cycles},
                     {"other_cycles", t.prefill_other_cycles},
@@ -248,10 +250,11 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
         out << fmt::format("    {:18} {:9} ({:6}, {:7}) {:9} ({:7}) {:8} {:10.1f}% {:8.1f}%\n", p.name, p.cycles,
                            p.cycles_one, p.cycles_m, p.bound.roofline(), p.bound.binds(), p.bound.latency,
                            percent(p.bound.roofline(), p.cycles), percent(p.bound.with_latency(), p.cycles));
-      out << "    token by token     steps  simulated     cycles      bound   % bound\n";
+      out << "    between products   once a            steps  simulated     cycles      bound   % bound\n";
       for (const auto& k : r.prefill_kernels)
-        out << fmt::format("    {:14} {:9} {:10} {:10} {:10} {:8.1f}%\n", k.kernel, k.steps, k.simulated, k.cycles,
-                           k.bound, percent(k.bound, k.cycles));
+        out << fmt::format("    {:18} {:14} {:9} {:10} {:10} {:10} {:8.1f}%\n", k.kernel,
+                           k.per == models::mesh::PrefillPer::Between ? "gap of layers" : models::mesh::to_string(k.per),
+                           k.steps, k.simulated, k.cycles, k.bound, percent(k.bound, k.cycles));
     }
     out << "    step        kernel      cycles   roofline (binds)   latency   % roofline   % bound\n";
     for (const auto& s : r.run.steps)
@@ -267,7 +270,7 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
   if (t.prefill_tokens) {
     const double ps = static_cast<double>(t.prefill_cycles) / clock_hz;
     out << fmt::format(
-        "  prefill     {} tokens through {} layers: products {} + token by token {} = {} cycles, {:.3f} ms, "
+        "  prefill     {} tokens through {} layers: products {} + between them {} = {} cycles, {:.3f} ms, "
         "{:.0f} tokens/s at {:.2f} GHz\n",
         t.prefill_tokens, t.layers_total, t.prefill_gemm_cycles, t.prefill_other_cycles, t.prefill_cycles, ps * 1e3,
         ps > 0 ? static_cast<double>(t.prefill_tokens) / ps : 0.0, clock_hz / 1e9);

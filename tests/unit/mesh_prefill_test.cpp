@@ -225,17 +225,18 @@ std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n,
 
 TEST(MeshPrefill, FillsTheCacheThenTheDecodeTokenMatchesTheHost) {
   // Cycle-exact (a change in them is a change in a kernel or the core's timing): 6 tokens in
-  // blocks of 2 on 4 x 4, two layers; 73 steps.
+  // blocks of 2 on 4 x 4, two layers; 68 steps.
   const auto cycles = expect_prefill_then_decode(4, 6);
   EXPECT_EQ(cycles.at("block"), 168u);
-  EXPECT_EQ(cycles.at("unblock"), 1344u);
+  EXPECT_EQ(cycles.at("unblock"), 840u);
+  EXPECT_EQ(cycles.at("output"), 84u);
   EXPECT_EQ(cycles.at("swiglu_blocks"), 612u);
   EXPECT_EQ(cycles.at("norm_blocks"), 1128u);
   EXPECT_EQ(cycles.at("gemm"), 2428u);
   EXPECT_EQ(cycles.at("attention"), 3938u);
   EXPECT_EQ(cycles.at("rmsnorm"), 798u);
   EXPECT_EQ(cycles.at("embedding"), 305u);
-  EXPECT_EQ(cycles.at("all"), 10721u);
+  EXPECT_EQ(cycles.at("all"), 10301u);
 }
 TEST(MeshPrefill, PadsTheLastBlockOnAnOddRegion) { expect_prefill_then_decode(5, 7); }
 TEST(MeshPrefill, FewerTokensThanBlocks) { expect_prefill_then_decode(4, 3); }
@@ -261,20 +262,22 @@ TEST(MeshPrefill, InferRunsThePrefillThenTheTokenFunctionally) {
   std::map<std::string, std::uint64_t> steps;
   std::uint64_t other = 0, gemm = 0;
   for (const auto& k : r.prefill_kernels) {
-    steps[k.kernel] = k.steps;
+    steps[k.kernel + "/" + mesh::to_string(k.per)] = k.steps;
     other += k.cycles;
     EXPECT_GE(k.cycles, k.bound) << k.kernel;
   }
   for (const auto& p : r.prefill) gemm += p.cycles;
   const std::map<std::string, std::uint64_t> want{
-      {"embedding", 6}, {"rmsnorm", 6},       {"block", 18},        {"unblock", 18},
-      {"attention", 12}, {"swiglu_blocks", 2}, {"norm_blocks", 3}};
+      {"embedding/wafer", 6},     {"rmsnorm/wafer", 6},       {"block/wafer", 6},
+      {"block/layer", 12},        {"unblock/layer", 12},      {"attention/layer", 12},
+      {"swiglu_blocks/layer", 2}, {"norm_blocks/layer", 2},   {"norm_blocks/between layers", 1},
+      {"output/wafer", 1}};
   EXPECT_EQ(steps, want);
   // Both layers simulated: the prefill's cycles are the simulated ones.
   EXPECT_EQ(t.prefill_gemm_cycles, gemm);
   EXPECT_EQ(t.prefill_other_cycles, other);
   EXPECT_EQ(t.prefill_cycles, gemm + other);
-  EXPECT_EQ(t.prefill_cycles, 10721u);  // as FillsTheCacheThenTheDecodeTokenMatchesTheHost's prefill
+  EXPECT_EQ(t.prefill_cycles, 10301u);  // as FillsTheCacheThenTheDecodeTokenMatchesTheHost's prefill
 }
 
 // `infer --prefill --timing-only`: every simulated layer's four products and the kernels
@@ -306,7 +309,7 @@ TEST(MeshPrefill, ProductsOfEveryLayerThenTheToken) {
   EXPECT_EQ(t.prefill_gemm_cycles, sum);
   std::uint64_t other = 0;
   for (const auto& k : r.prefill_kernels) other += k.cycles;
-  EXPECT_EQ(r.prefill_kernels.size(), 7u);
+  EXPECT_EQ(r.prefill_kernels.size(), 10u);
   EXPECT_EQ(t.prefill_other_cycles, other);
   EXPECT_EQ(t.prefill_cycles, sum + other);
   EXPECT_EQ(t.prefill_tokens, 12u);
@@ -369,7 +372,7 @@ TEST(MeshPrefill, ASampledPromptStandsForEveryToken) {
     EXPECT_EQ(ks[i].kernel, ka[i].kernel);
     EXPECT_EQ(ks[i].steps, ka[i].steps);
     EXPECT_EQ(ka[i].simulated, ka[i].steps);
-    if (ka[i].kernel == "swiglu_blocks" || ka[i].kernel == "norm_blocks")  // over the blocks, not sampled
+    if (ka[i].kernel == "swiglu_blocks" || ka[i].kernel == "norm_blocks" || ka[i].kernel == "output")  // not sampled
       EXPECT_EQ(ks[i].simulated, ks[i].steps);
     else
       EXPECT_EQ(ks[i].simulated * 40, ka[i].steps * 20);  // 20 of the 40 tokens: 10 depths of 4
@@ -377,6 +380,40 @@ TEST(MeshPrefill, ASampledPromptStandsForEveryToken) {
     EXPECT_LE(std::abs(d), 0.01 * static_cast<double>(ka[i].cycles)) << ks[i].cycles << " vs " << ka[i].cycles;
   }
   EXPECT_EQ(sampled.cycles(), all.cycles());  // the decode token after it
+}
+
+// One simulated layer stands for every layer of its wafer: the steps once a layer counted for
+// each layer, those between two layers once per gap, the wafer's input and output once. On
+// tiny (two layers, 15 tokens on 8 x 8) the steps between the products then take the cycles of
+// the run that simulates both layers, to within 0.1%.
+TEST(MeshPrefill, OneSimulatedLayerStandsForEveryLayer) {
+  const auto platform = platforms::load_platform("tiny");
+  auto run = [&](std::uint32_t layers) {
+    platforms::inference::MeshTokenOptions o;
+    o.prefill = o.position = 15;
+    o.layers = layers;
+    o.gemm_steps = 0;
+    o.rows = o.columns = 8;
+    o.separate = true;  // each in a process of its own: SystemC builds no module after a run
+    sim::stats::Group root("");
+    platforms::BuildOptions build;
+    build.timing_only = true;
+    platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, build, root);
+    return s.run();
+  };
+  const auto one = run(1), all = run(0);
+  EXPECT_EQ(one.layers_simulated, 1u);
+  EXPECT_EQ(all.layers_simulated, 2u);
+  std::map<std::string, std::uint64_t> per;
+  for (const auto& k : one.runs.at(0).prefill_kernels) per[k.kernel + "/" + mesh::to_string(k.per)] = k.steps;
+  // The one simulated layer is followed by the second's first norm: a gap of layers.
+  EXPECT_EQ(per.at("norm_blocks/layer"), 1u);
+  EXPECT_EQ(per.at("norm_blocks/between layers"), 1u);
+  EXPECT_EQ(per.at("output/wafer"), 1u);
+  const double a = static_cast<double>(one.prefill_other_cycles), b = static_cast<double>(all.prefill_other_cycles);
+  EXPECT_NEAR(a, b, 0.001 * b);
+  EXPECT_NEAR(static_cast<double>(one.prefill_gemm_cycles), static_cast<double>(all.prefill_gemm_cycles),
+              0.001 * static_cast<double>(all.prefill_gemm_cycles));
 }
 
 // The products alone (--mesh-prefill-products): the eight products, no kernel between them.
@@ -422,9 +459,11 @@ TEST(MeshPrefill, AWaferWithoutTheEmbeddingRunsTimingOnly) {
   ASSERT_EQ(s.plan().wafers.size(), 2u);
   const auto t = s.run();
   std::map<std::string, std::uint64_t> steps;
-  for (const auto& k : t.runs[0].prefill_kernels) steps[k.kernel] = k.steps;
+  for (const auto& k : t.runs[0].prefill_kernels) steps[k.kernel + "/" + mesh::to_string(k.per)] = k.steps;
   const std::map<std::string, std::uint64_t> want{
-      {"rmsnorm", 5}, {"block", 10}, {"unblock", 10}, {"attention", 5}, {"swiglu_blocks", 1}, {"norm_blocks", 1}};
+      {"rmsnorm/wafer", 5},      {"block/wafer", 5},       {"block/layer", 5},
+      {"unblock/layer", 5},      {"attention/layer", 5},   {"swiglu_blocks/layer", 1},
+      {"norm_blocks/layer", 1},  {"norm_blocks/between layers", 1}, {"output/wafer", 1}};
   EXPECT_EQ(steps, want);
   o.check = true;
   sim::stats::Group root2("");
