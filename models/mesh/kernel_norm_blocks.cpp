@@ -232,13 +232,13 @@ MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g
   w.link += moved;
   w.issue += 6ull * nb.N;
   for (std::uint32_t i = 0; i < T; ++i) {
-    add_vector(w, t, k, 4, 1, lanes);      // the rounding of the sums
-    add_vector(w, t, k, 2, 2, lanes);      // the residual add
-    w.datapath_steps += k;                 // the sum of squares
-    add_vector(w, t, k, 4, 1, lanes);      // widened
-    add_vector(w, t, k, 4, 1, lanes32);    // x rstd
-    add_vector(w, t, k, 4, 2, lanes32);    // x gamma
-    add_vector(w, t, k, 4, 1, lanes);      // rounded into the block
+    add_vector(w, t, k, 4, 1, lanes);    // the rounding of the sums
+    add_vector(w, t, k, 2, 2, lanes);    // the residual add
+    w.datapath_steps += k;               // the sum of squares
+    add_vector(w, t, k, 4, 1, lanes);    // widened
+    add_vector(w, t, k, 4, 1, lanes32);  // x rstd
+    add_vector(w, t, k, 4, 2, lanes32);  // x gamma
+    add_vector(w, t, k, 4, 1, lanes);    // rounded into the block
   }
   w.issue += 24ull * T;  // rstd's scalar steps
   add_allreduce(w, latency, l.rows(), T, t);

@@ -194,8 +194,7 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
     throw std::logic_error("MeshTokenSimulation: the token after a prefill is at the prompt's end");
   if (o.prefill_products && o.check)
     throw std::logic_error("MeshTokenSimulation: the prefill's products alone run timing-only");
-  if (o.prefill_sampled && o.check)
-    throw std::logic_error("MeshTokenSimulation: a sampled prefill runs timing-only");
+  if (o.prefill_sampled && o.check) throw std::logic_error("MeshTokenSimulation: a sampled prefill runs timing-only");
   if (o.gemm_steps == 1) throw sim::InputError("MeshGEMM steps simulated: all (0) or 2 or more, not 1");
   if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
     throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
@@ -335,7 +334,8 @@ void MeshTokenSimulation::add(MeshToken& t, MeshWaferRun run) const {
     // Between layers: n - 1 on the wafer, of which the run simulated k (or k - 1 when it
     // simulated them all), every one the same steps.
     const std::uint64_t gaps = std::min(k, n - 1);
-    t.prefill_other_cycles += (k ? (other * n + k / 2) / k : 0) + once + (gaps ? (between * (n - 1) + gaps / 2) / gaps : 0);
+    t.prefill_other_cycles +=
+        (k ? (other * n + k / 2) / k : 0) + once + (gaps ? (between * (n - 1) + gaps / 2) / gaps : 0);
     t.layers_total += n;
   }
   t.prefill_cycles = t.prefill_gemm_cycles + t.prefill_other_cycles;

@@ -70,7 +70,7 @@ struct MeshPrefillKernel {
   models::mesh::PrefillPer per = models::mesh::PrefillPer::Layer;
   std::uint64_t steps = 0, cycles = 0;
   std::uint64_t simulated = 0;  // of `steps`: the others take a sampled token's cycles
-  std::uint64_t bound = 0;  // the steps' bounds (roofline or the collectives' latency), summed
+  std::uint64_t bound = 0;      // the steps' bounds (roofline or the collectives' latency), summed
 };
 
 struct MeshWaferRun {

@@ -82,8 +82,9 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
       ->group(group);
   cmd.add_option("--prefill", prefill,
                  "with --placement mesh: prefill a prompt of N tokens first (tokens 0, 1, 2, ...: each simulated "
-                 "layer's products by MeshGEMM on a square region, its norms and causal attention token by token, "
-                 "filling the KV cache), then the decode token at position N; e.g. "
+                 "layer's products by MeshGEMM on a square region, its residual adds, norms and SwiGLU over the "
+                 "GEMM's blocks, causal attention token by token, filling the KV cache), then the decode token at "
+                 "position N; e.g. "
                  "wafersim infer tiny --model examples/models/tiny-llama.yaml --placement mesh --prefill 15")
       ->type_name("N")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
@@ -95,16 +96,15 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
       ->type_name("M|all")
       ->group(group);
   cmd.add_flag("--mesh-prefill-products", mesh_prefill_products,
-               "with --prefill --timing-only: simulate the prefill's products only (MeshGEMM), not its norms, "
-               "attention and moves token by token (for regions where those many steps take too long)")
+               "with --prefill --timing-only: simulate the prefill's products only (MeshGEMM), not the steps "
+               "between them")
       ->group(group);
   cmd.add_option("--mesh-prefill-tokens", mesh_prefill_tokens,
-                 "with --prefill --timing-only: the prompt tokens whose norms, attention and moves are simulated "
-                 "(all; or sampled: the first and last token of each depth of the attention's cache, each other "
-                 "token at the nearer sample's cycles, for regions where every token takes too long)")
+                 "with --prefill --timing-only: the prompt tokens whose token-by-token steps (embedding, first "
+                 "norm, attention and its moves) are simulated: all; or sampled, the first and last token of each "
+                 "depth of the attention's cache, each other token at the nearer sample's cycles (for large regions)")
       ->check(CLI::IsMember({"all", "sampled"}))
       ->capture_default_str()
-      ->type_name("all|sampled")
       ->group(group);
   cmd.add_option("--token", token, "with --placement mesh: the decode token's id")
       ->capture_default_str()

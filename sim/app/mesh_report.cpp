@@ -54,11 +54,16 @@ std::vector<MeshStep> bounds_of(const MeshPlan& p, const models::compiler::Targe
   const models::mesh::MeshLayout l(p.shape, w.region, w.layers, w.embedding, w.head, models::mesh::collective_stage(t),
                                    models::mesh::buffer_alignment(t));
   auto v = models::mesh::step_bounds(t, l, position, 0);
-  // The prefill's products of one layer over all N steps (MeshGEMM, a square region).
-  if (p.prefill && w.layers && w.region.rows == w.region.columns)
-    for (auto g :
-         {models::mesh::Gemv::Qkv, models::mesh::Gemv::O, models::mesh::Gemv::GateUp, models::mesh::Gemv::Down})
+  // The prefill's products of one layer over all N steps (MeshGEMM, a square region) and its
+  // steps over the blocks between them.
+  using models::mesh::Gemv;
+  if (p.prefill && w.layers && w.region.rows == w.region.columns) {
+    for (auto g : {Gemv::Qkv, Gemv::O, Gemv::GateUp, Gemv::Down})
       v.push_back(models::mesh::gemm_step(l, t, g, 0, p.prefill, w.region.rows, false));
+    v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::O, 0, p.prefill, false));
+    v.push_back(models::mesh::swiglu_blocks_step(l, t, 0, p.prefill, false));
+    if (w.layers > 1) v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::Down, 0, p.prefill, false));
+  }
   return v;
 }
 
@@ -124,10 +129,12 @@ void print_mesh_plan(std::ostream& out, const MeshPlan& p, const models::compile
   out << fmt::format(
       "  kernels     bounds of a decode token at position {}{} (cycles; the roofline's largest term, "
       "and the collectives' latency)\n",
-      position, p.prefill ? fmt::format(" and of the prefill's products of {} tokens", p.prefill) : std::string());
+      position,
+      p.prefill ? fmt::format(" and of the prefill's products and steps over the blocks for {} tokens", p.prefill)
+                : std::string());
   for (std::size_t i = 0; i < p.wafers.size(); ++i)
     for (const auto& s : bounds_of(p, t, i, position))
-      out << fmt::format("    wafer {} {:18} {:9} roofline {:7} ({:7}), latency {:6}\n", i, s.name, s.kernel,
+      out << fmt::format("    wafer {} {:18} {:13} roofline {:7} ({:7}), latency {:6}\n", i, s.name, s.kernel,
                          s.bound.roofline(), s.bound.binds(), s.bound.latency);
   out << fmt::format("  why         {}\n", p.why);
 }
@@ -252,9 +259,10 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
                            percent(p.bound.roofline(), p.cycles), percent(p.bound.with_latency(), p.cycles));
       out << "    between products   once a            steps  simulated     cycles      bound   % bound\n";
       for (const auto& k : r.prefill_kernels)
-        out << fmt::format("    {:18} {:14} {:9} {:10} {:10} {:10} {:8.1f}%\n", k.kernel,
-                           k.per == models::mesh::PrefillPer::Between ? "gap of layers" : models::mesh::to_string(k.per),
-                           k.steps, k.simulated, k.cycles, k.bound, percent(k.bound, k.cycles));
+        out << fmt::format(
+            "    {:18} {:14} {:9} {:10} {:10} {:10} {:8.1f}%\n", k.kernel,
+            k.per == models::mesh::PrefillPer::Between ? "gap of layers" : models::mesh::to_string(k.per), k.steps,
+            k.simulated, k.cycles, k.bound, percent(k.bound, k.cycles));
     }
     out << "    step        kernel      cycles   roofline (binds)   latency   % roofline   % bound\n";
     for (const auto& s : r.run.steps)

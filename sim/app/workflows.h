@@ -54,13 +54,13 @@ struct InferArgs {
   bool pipeline = false;
   std::uint32_t pipeline_replicas = 0;
   std::string pipeline_cut = "rows-out";
-  std::string mesh_layers = "1";       // mesh placement: layers simulated on each wafer, or "all"
-  std::uint64_t token = 1;             // mesh placement: the decode token's id
-  std::string mesh_region;             // mesh placement: ROWSxCOLUMNS instead of the planner's region
-  std::int32_t mesh_wafer = -1;        // mesh placement: only this wafer of the plan (-1: all)
-  std::uint64_t prefill = 0;           // mesh placement: prompt tokens prefilled before the token
-  std::string mesh_gemm_steps = "3";   // mesh placement: MeshGEMM shift steps simulated, or "all"
-  bool mesh_prefill_products = false;  // mesh placement: the prefill's products only
+  std::string mesh_layers = "1";            // mesh placement: layers simulated on each wafer, or "all"
+  std::uint64_t token = 1;                  // mesh placement: the decode token's id
+  std::string mesh_region;                  // mesh placement: ROWSxCOLUMNS instead of the planner's region
+  std::int32_t mesh_wafer = -1;             // mesh placement: only this wafer of the plan (-1: all)
+  std::uint64_t prefill = 0;                // mesh placement: prompt tokens prefilled before the token
+  std::string mesh_gemm_steps = "3";        // mesh placement: MeshGEMM shift steps simulated, or "all"
+  bool mesh_prefill_products = false;       // mesh placement: the prefill's products only
   std::string mesh_prefill_tokens = "all";  // mesh placement: the prefill's token-by-token steps, all or sampled
   void add(CLI::App& cmd, const std::string& group);
   [[nodiscard]] bool any() const { return prompt_len || decode_tokens || token_by_token || pipeline; }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -29,6 +30,8 @@
 #include "platforms/inference/mesh_token.h"
 #include "platforms/platform_spec.h"
 #include "sim/errors.h"
+#include "tests/support/run_wafersim.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/tiny_llama.h"
 
 namespace wafersim::test::mesh_prefill_test {
@@ -268,9 +271,9 @@ TEST(MeshPrefill, InferRunsThePrefillThenTheTokenFunctionally) {
   }
   for (const auto& p : r.prefill) gemm += p.cycles;
   const std::map<std::string, std::uint64_t> want{
-      {"embedding/wafer", 6},     {"rmsnorm/wafer", 6},       {"block/wafer", 6},
-      {"block/layer", 12},        {"unblock/layer", 12},      {"attention/layer", 12},
-      {"swiglu_blocks/layer", 2}, {"norm_blocks/layer", 2},   {"norm_blocks/between layers", 1},
+      {"embedding/wafer", 6},     {"rmsnorm/wafer", 6},     {"block/wafer", 6},
+      {"block/layer", 12},        {"unblock/layer", 12},    {"attention/layer", 12},
+      {"swiglu_blocks/layer", 2}, {"norm_blocks/layer", 2}, {"norm_blocks/between layers", 1},
       {"output/wafer", 1}};
   EXPECT_EQ(steps, want);
   // Both layers simulated: the prefill's cycles are the simulated ones.
@@ -338,10 +341,10 @@ TEST(MeshPrefill, SamplesEachCacheDepthAtItsFirstAndLastToken) {
 }
 
 // --mesh-prefill-tokens sampled: the token-by-token steps of the sample only, every other
-// token at its sample's cycles. The products are the same runs; every kernel counts every
-// token's steps, and its cycles stay within 1% of the run of every token (a token's steps
-// differ from its sample's only in where its block, its cache position and its embedding row
-// lie; on this 4 x 4 region only the embedding's differ, by 1 cycle in 2,039).
+// token at its sample's cycles. The products and the steps over the blocks are the same runs;
+// every kernel counts every token's steps, and its cycles stay within 1% of the run of every
+// token (a token's steps differ from its sample's only in where its block, its cache position
+// and its embedding row lie).
 TEST(MeshPrefill, ASampledPromptStandsForEveryToken) {
   const auto platform = platforms::load_platform("tiny");
   models::ModelSpec m = tiny_llama();
@@ -416,6 +419,34 @@ TEST(MeshPrefill, OneSimulatedLayerStandsForEveryLayer) {
               0.001 * static_cast<double>(all.prefill_gemm_cycles));
 }
 
+// `infer --mesh-prefill-tokens sampled`: timing-only, with a prefill; the JSON says the
+// prompt was sampled and gives each kernel's steps simulated. Without --timing-only, or with
+// another value, it is an input error (exit code 2).
+TEST(MeshPrefill, InferSamplesThePromptWhenAskedAndOnlyForTiming) {
+  test::TempDir tmp;
+  const std::string base = std::string("infer tiny --model ") + WAFERSIM_SOURCE_DIR +
+                           "/examples/models/tiny-llama.yaml --placement mesh --prefill 12 --mesh-region 4x4 ";
+  const auto ok =
+      wafersim(base + "--timing-only --mesh-prefill-tokens sampled --json -o " + (tmp.path() / "s").string());
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  const auto j = nlohmann::json::parse(ok.out);
+  EXPECT_TRUE(j["prefill"]["tokens_sampled"].get<bool>());
+  bool attention = false;
+  for (const auto& k : j["runs"][0]["prefill_kernels"])
+    if (k["kernel"] == "attention") {
+      attention = true;
+      EXPECT_EQ(k["steps"].get<int>(), 12);           // every token counted
+      EXPECT_EQ(k["steps_simulated"].get<int>(), 6);  // 0, 3, 4, 7, 8, 11
+      EXPECT_EQ(k["per"], "layer");
+    }
+  EXPECT_TRUE(attention);
+  const auto functional = wafersim(base + "--mesh-prefill-tokens sampled -o " + (tmp.path() / "f").string(), true);
+  EXPECT_EQ(functional.code, 2);
+  EXPECT_NE(functional.out.find("--mesh-prefill-tokens sampled: a timing-only prefill"), std::string::npos)
+      << functional.out;
+  EXPECT_EQ(wafersim(base + "--timing-only --mesh-prefill-tokens some", true).code, 2);
+}
+
 // The products alone (--mesh-prefill-products): the eight products, no kernel between them.
 TEST(MeshPrefill, ProductsAloneWhenAsked) {
   const auto platform = platforms::load_platform("tiny");
@@ -461,9 +492,9 @@ TEST(MeshPrefill, AWaferWithoutTheEmbeddingRunsTimingOnly) {
   std::map<std::string, std::uint64_t> steps;
   for (const auto& k : t.runs[0].prefill_kernels) steps[k.kernel + "/" + mesh::to_string(k.per)] = k.steps;
   const std::map<std::string, std::uint64_t> want{
-      {"rmsnorm/wafer", 5},      {"block/wafer", 5},       {"block/layer", 5},
-      {"unblock/layer", 5},      {"attention/layer", 5},   {"swiglu_blocks/layer", 1},
-      {"norm_blocks/layer", 1},  {"norm_blocks/between layers", 1}, {"output/wafer", 1}};
+      {"rmsnorm/wafer", 5},   {"block/wafer", 5},         {"block/layer", 5},       {"unblock/layer", 5},
+      {"attention/layer", 5}, {"swiglu_blocks/layer", 1}, {"norm_blocks/layer", 1}, {"norm_blocks/between layers", 1},
+      {"output/wafer", 1}};
   EXPECT_EQ(steps, want);
   o.check = true;
   sim::stats::Group root2("");
