@@ -22,7 +22,6 @@
 
 namespace wafersim::models::mesh {
 using compiler::ProgramBuilder;
-using compiler::VectorOptions;
 using compiler::VOperand;
 using hw::DType;
 using hw::isa::Op;
@@ -234,21 +233,8 @@ MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std:
           b.ret();
           return b.finish();
         }
-        // Down's block a + b from the successor, this one to the predecessor: `done` runs once
-        // both have finished.
-        b.block(done);
-        VectorOptions o;
-        o.async = true;
-        o.ut = 1;
-        o.on_done = hw::isa::OnDone::Activate;
-        o.task = done;
-        b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("in", dt, in, n)),
-              VOperand::d(b.fabin("from_next", dt, ring.recv_color(c), n)), {}, {}, o);
-        o.ut = 2;
-        o.on_done = hw::isa::OnDone::Unblock;
-        b.vop(Op::FMov, dt, dt, VOperand::d(b.fabout("to_previous", dt, ring.send_color(c), n)),
-              VOperand::d(b.mem("out", dt, out, n)), {}, {}, o);
-        b.ret();
+        // Down's block a + b from the successor, this one to the predecessor.
+        emit_ring_shift(b, dt, out, in, n, ring.send_color(c), ring.recv_color(c), done, "z");
         b.start(done);
         b.ret();
         return b.finish();

@@ -16,6 +16,24 @@ std::string role_key(const LineRole& r) {
                      r.distance == 0 ? '-' : 'p');
 }
 
+void emit_ring_shift(compiler::ProgramBuilder& b, hw::DType type, std::uint32_t from, std::uint32_t to, std::uint32_t n,
+                     std::uint8_t send_color, std::uint8_t recv_color, std::uint8_t then, const std::string& tag) {
+  using compiler::VOperand;
+  b.block(then);
+  compiler::VectorOptions o;
+  o.async = true;
+  o.ut = 1;
+  o.on_done = hw::isa::OnDone::Activate;
+  o.task = then;
+  b.vop(hw::isa::Op::FMov, type, type, VOperand::d(b.mem(tag + "_in", type, to, n)),
+        VOperand::d(b.fabin(tag + "_from_next", type, recv_color, n)), {}, {}, o);
+  o.ut = 2;
+  o.on_done = hw::isa::OnDone::Unblock;
+  b.vop(hw::isa::Op::FMov, type, type, VOperand::d(b.fabout(tag + "_to_previous", type, send_color, n)),
+        VOperand::d(b.mem(tag + "_out", type, from, n)), {}, {}, o);
+  b.ret();
+}
+
 void add_allreduce(compiler::Work& w, std::uint64_t& latency, const LineFamily& f, std::uint64_t n,
                    const compiler::Target& t) {
   if (n == 0 || f.max_hops() == 0) return;

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "models/compiler/layer_program.h"
+#include "models/compiler/program_builder.h"
 #include "models/compiler/target.h"
 #include "models/mesh/collective.h"
 #include "models/mesh/kernels.h"
@@ -45,6 +46,13 @@ void emit_product_finish(compiler::ProgramBuilder& b, const MeshLayout& l, Gemv 
 // returns its datapath cycles.
 std::uint64_t add_product_finish(compiler::Work& w, const compiler::Target& t, const MeshLayout& l, Gemv g,
                                  std::uint32_t layer, std::uint32_t n);
+
+// Emits a shift of n values of `type` along a ring (ring.h): the `n` at byte address `from`
+// to the ring predecessor on `send_color`, the successor's into `to` on `recv_color`
+// (asynchronous, on microthreads 2 and 1), then returns; task `then` runs once both have
+// finished. `tag` prefixes the descriptors it declares.
+void emit_ring_shift(compiler::ProgramBuilder& b, hw::DType type, std::uint32_t from, std::uint32_t to, std::uint32_t n,
+                     std::uint8_t send_color, std::uint8_t recv_color, std::uint8_t then, const std::string& tag);
 
 // The step's bound from the busiest PE's work and the collectives' latency.
 StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compiler::Target& t);

@@ -26,7 +26,6 @@
 
 namespace wafersim::models::mesh {
 using compiler::ProgramBuilder;
-using compiler::VectorOptions;
 using compiler::VOperand;
 using hw::DType;
 using hw::isa::Op;
@@ -53,22 +52,8 @@ void emit_moves(ProgramBuilder& b, const NormBlocks& nb, const std::uint8_t move
     const unsigned last = b.label();
     b.branch(hw::isa::Cond::Eq, kCount, 0, last);
     b.alu(Op::Sub, kCount, kCount, 1);
-    const std::uint8_t next = move[1 - p];
-    b.block(next);
-    VectorOptions o;
-    o.async = true;
-    o.ut = 1;
-    o.on_done = hw::isa::OnDone::Activate;
-    o.task = next;
-    b.vop(Op::FMov, DType::F32, DType::F32,
-          VOperand::d(b.mem(fmt::format("{}in{}", tag, p), DType::F32, nb.buf[1 - p], nb.T)),
-          VOperand::d(b.fabin(fmt::format("{}from{}", tag, p), DType::F32, recv_color, nb.T)), {}, {}, o);
-    o.ut = 2;
-    o.on_done = hw::isa::OnDone::Unblock;
-    b.vop(Op::FMov, DType::F32, DType::F32,
-          VOperand::d(b.fabout(fmt::format("{}to{}", tag, p), DType::F32, send_color, nb.T)),
-          VOperand::d(b.mem(fmt::format("{}out{}", tag, p), DType::F32, nb.buf[p], nb.T)), {}, {}, o);
-    b.ret();
+    emit_ring_shift(b, DType::F32, nb.buf[p], nb.buf[1 - p], nb.T, send_color, recv_color, move[1 - p],
+                    fmt::format("{}{}", tag, p));
     b.bind(last);
     b.activate(then);
     b.ret();
@@ -133,24 +118,13 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   const std::uint8_t fwd[2] = {b.declare_task("fwd0"), b.declare_task("fwd1")};
   const std::uint8_t bck[2] = {b.declare_task("back0"), b.declare_task("back1")};
   if (moves) {  // step 1: block a + b's sums from the successor, block a + b - 1's to the predecessor
-    b.block(add);
-    VectorOptions o;
-    o.async = true;
-    o.ut = 1;
-    o.on_done = hw::isa::OnDone::Activate;
-    o.task = add;
-    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem("received", DType::F32, nb.received, n)),
-          VOperand::d(b.fabin("sums_in", DType::F32, ring.recv_color(r), n)), {}, {}, o);
-    o.ut = 2;
-    o.on_done = hw::isa::OnDone::Unblock;
-    b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.fabout("sums_out", DType::F32, ring.send_color(r), n)),
-          VOperand::d(b.mem("sums", DType::F32, nb.sums, n)), {}, {}, o);
+    emit_ring_shift(b, DType::F32, nb.sums, nb.received, n, ring.send_color(r), ring.recv_color(r), add, "sums");
   } else {
     b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem("received", DType::F32, nb.received, n)),
           VOperand::d(b.mem("sums", DType::F32, nb.sums, n)));
     b.activate(add);
+    b.ret();
   }
-  b.ret();
   b.start(add);
   emit_residual_and_squares(b, l, nb, k);
   b.mov(kCount, moves ? forward : 0);
