@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/compiler/kernels.h"
 #include "models/mesh/kernels.h"
 
 namespace wafersim::models::mesh {
@@ -32,6 +33,13 @@ void emit_ring_shift(compiler::ProgramBuilder& b, hw::DType type, std::uint32_t 
   b.vop(hw::isa::Op::FMov, type, type, VOperand::d(b.fabout(tag + "_to_previous", type, send_color, n)),
         VOperand::d(b.mem(tag + "_out", type, from, n)), {}, {}, o);
   b.ret();
+}
+
+void emit_rstd(compiler::ProgramBuilder& b, std::uint32_t inv_d, std::uint32_t eps) {
+  b.movf(13, hw::DType::F32, inv_d);
+  b.movf(14, hw::DType::F32, eps);
+  b.movf(15, hw::DType::F32, 0x3F000000u);
+  compiler::emit_rsqrt_registers(b);
 }
 
 void add_allreduce(compiler::Work& w, std::uint64_t& latency, const LineFamily& f, std::uint64_t n,

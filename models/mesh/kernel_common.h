@@ -54,6 +54,10 @@ std::uint64_t add_product_finish(compiler::Work& w, const compiler::Target& t, c
 void emit_ring_shift(compiler::ProgramBuilder& b, hw::DType type, std::uint32_t from, std::uint32_t to, std::uint32_t n,
                      std::uint8_t send_color, std::uint8_t recv_color, std::uint8_t then, const std::string& tag);
 
+// rstd = rsqrt(r4 x inv_d + eps) into r5 with the reference's steps, on registers only (so a
+// timing-only run touches no SRAM page); uses r5, r7 to r10 and r13 to r15.
+void emit_rstd(compiler::ProgramBuilder& b, std::uint32_t inv_d, std::uint32_t eps);
+
 // The step's bound from the busiest PE's work and the collectives' latency.
 StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compiler::Target& t);
 

@@ -18,19 +18,6 @@ using compiler::VOperand;
 using hw::DType;
 using hw::isa::Op;
 
-namespace {
-
-// rstd = rsqrt(r4 x inv_d + eps) into r5 with the reference's steps, on registers only (so a
-// timing-only run touches no SRAM page); uses r5, r7 to r10 and r13 to r15.
-void emit_rstd(ProgramBuilder& b, std::uint32_t inv_d, std::uint32_t eps) {
-  b.movf(13, DType::F32, inv_d);
-  b.movf(14, DType::F32, eps);
-  b.movf(15, DType::F32, 0x3F000000u);
-  compiler::emit_rsqrt_registers(b);
-}
-
-}  // namespace
-
 MeshStep rmsnorm_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, bool second, bool code) {
   const Addrs& a = l.addrs();
   const bool final = layer >= l.layers();

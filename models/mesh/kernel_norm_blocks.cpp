@@ -140,10 +140,7 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   if (role.root())
     for (std::uint32_t t = 0; t < nb.T; ++t) {
       b.ld(4, held + t * 4);
-      b.movf(13, DType::F32, nb.inv_d);
-      b.movf(14, DType::F32, nb.eps);
-      b.movf(15, DType::F32, 0x3F000000u);
-      compiler::emit_rsqrt_registers(b);
+      emit_rstd(b, nb.inv_d, nb.eps);
       b.st(held + t * 4, 5);
     }
   emit_broadcast(b, f, role, held, nb.T, DType::F32, "rstd");
