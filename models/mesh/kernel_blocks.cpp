@@ -46,18 +46,6 @@ TokenAt token_at(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint64_
   return at;
 }
 
-// Whether PE (r, c) starts a product with block j (ring positions a + b = j mod N).
-bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
-  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.region().rows == j;
-}
-
-// Whether PE (r, c) holds block j's outputs of its line after all N steps of product g.
-bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
-  const std::uint32_t N = l.region().rows, a = l.column_ring().position(r), b = l.row_ring().position(c);
-  const std::uint32_t line = reduces_along_rows(g) ? a : b, here = reduces_along_rows(g) ? b : a;
-  return (here + line + N - 1) % N == j;
-}
-
 // The residual stream a product's block keeps (q/k/v: x, gate/up: x1) or reduces (o: x, down: x1).
 std::uint32_t kept_residual(const MeshLayout& l, Gemv g) {
   return g == Gemv::Qkv ? l.addrs().x : g == Gemv::GateUp ? l.addrs().x1 : 0;

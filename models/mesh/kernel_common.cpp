@@ -91,4 +91,14 @@ StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compile
   return b;
 }
 
+bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
+  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.region().rows == j;
+}
+
+bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
+  const std::uint32_t N = l.region().rows, a = l.column_ring().position(r), b = l.row_ring().position(c);
+  const std::uint32_t line = reduces_along_rows(g) ? a : b, here = reduces_along_rows(g) ? b : a;
+  return (here + line + N - 1) % N == j;
+}
+
 }  // namespace wafersim::models::mesh

@@ -58,6 +58,11 @@ void emit_ring_shift(compiler::ProgramBuilder& b, hw::DType type, std::uint32_t 
 // timing-only run touches no SRAM page); uses r5, r7 to r10 and r13 to r15.
 void emit_rstd(compiler::ProgramBuilder& b, std::uint32_t inv_d, std::uint32_t eps);
 
+// Whether PE (r, c) starts a prefill product with token block j (ring positions a + b = j
+// mod N), and whether it holds block j's outputs of its line after all N steps of product g.
+bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j);
+bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j);
+
 // The step's bound from the busiest PE's work and the collectives' latency.
 StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compiler::Target& t);
 

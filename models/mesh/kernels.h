@@ -106,6 +106,49 @@ MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std:
 MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer,
                           std::uint64_t tokens, bool code = true);
 
+// The prefill's attention over groups of consecutive prompt tokens
+// (kernel_attention_group.cpp): tokens [first, first + count) of one group, their q/k/v out
+// of q/k/v's blocks at once, causal attention for all of them at once, and their attention
+// outputs into o's blocks, bit for bit as the token-by-token unblock, decode attention and
+// block give them. The group's buffers, sized for `group` tokens (a row's and a column's own
+// counts first in each token's row), lie in SRAM that is free while attention runs (the
+// decode's activations, MeshGEMM's spare blocks, the SRAM after MeshGEMM's buffers):
+struct GroupAddrs {
+  std::uint32_t group = 1;  // tokens a group holds at most
+  std::uint32_t slots = 0;  // cache slots of the busiest column once the prompt is cached
+  // [group x max(nqkv, hq x slots, nq)] fp32: q/k/v's sums being reduced, the partial
+  // scores, then the weighted values
+  std::uint32_t sums = 0;
+  std::uint32_t qkv = 0;                   // [group x nqkv] in the model's format
+  std::uint32_t scores = 0;                // [group x hq x slots] fp32
+  std::uint32_t mx = 0, sum = 0, rcp = 0;  // [group x hq] fp32: the softmax's max, sum, 1 / sum
+  std::uint32_t att = 0;                   // [group x nq] in the model's format
+};
+// Contract: the group's buffers fit (std::logic_error otherwise; a group of 1 fits in the
+// decode's activations).
+GroupAddrs group_addrs(const MeshLayout& l, std::uint64_t tokens, std::uint32_t group, std::uint32_t sram_bytes);
+// The largest group of at most `most` tokens (and the prompt's) whose buffers fit a PE of
+// `sram_bytes`; 1 when none larger does. Contract: most >= 1.
+std::uint32_t prefill_group(const MeshLayout& l, std::uint64_t tokens, std::uint32_t sram_bytes, std::uint32_t most);
+// Each PE of a row gives its sums of the group's tokens it holds after q/k/v's N steps, -0
+// for the others; the row's reduction puts them at its root, which rounds them (the decode's
+// finish of q/k/v) and broadcasts them: every PE holds its row's q/k/v of every token of the
+// group at GroupAddrs::qkv.
+MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer,
+                                std::uint64_t tokens, std::uint32_t group, std::uint64_t first, std::uint32_t count,
+                                bool code = true);
+// The decode's attention for every token of the group at once: their keys and values
+// appended where the decode keeps their positions, the scores of every cached position up to
+// the group's last (a position after a token's own masked with -inf at the softmax, which
+// then gives it exactly +0), and the weighted values: each token's attention output at
+// GroupAddrs::att, as the decode's attention at its position leaves it at Addrs::att.
+MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
+                              std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
+// The PE that starts o with a token's block copies its attention output into the token's row
+// of x[0] (block_step's copy, for every token of the group it holds).
+MeshStep o_block_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
+                            std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
+
 // `code` false: the step's work and bound without its programs (cheap).
 
 // The key of a line role for program classes: the fields its code depends on.

@@ -20,25 +20,37 @@ const char* to_string(PrefillPer p) {
   return "?";
 }
 
-std::vector<TokenSample> sample_prompt(std::uint64_t tokens, std::uint32_t columns) {
-  if (tokens == 0 || columns == 0) throw std::logic_error("sample_prompt: a prompt and a region");
-  std::vector<TokenSample> v;
-  for (std::uint64_t lo = 0; lo < tokens; lo += columns) {
-    const std::uint64_t hi = std::min(tokens, lo + columns) - 1;
+std::vector<GroupSample> all_groups(std::uint64_t tokens, std::uint32_t group) {
+  if (tokens == 0 || group == 0) throw std::logic_error("all_groups: a prompt and a group");
+  std::vector<GroupSample> v;
+  for (std::uint64_t lo = 0; lo < tokens; lo += group)
+    v.push_back({lo, static_cast<std::uint32_t>(std::min<std::uint64_t>(group, tokens - lo)), 1});
+  return v;
+}
+
+std::vector<GroupSample> sample_groups(std::uint64_t tokens, std::uint32_t group, std::uint32_t columns) {
+  if (columns == 0) throw std::logic_error("sample_groups: a region");
+  const std::vector<GroupSample> all = all_groups(tokens, group);
+  auto depth = [&](const GroupSample& g) { return (g.first + g.tokens - 1) / columns; };
+  std::vector<GroupSample> v;
+  for (std::size_t lo = 0; lo < all.size();) {
+    std::size_t hi = lo;  // the run [lo, hi] of one depth
+    while (hi + 1 < all.size() && depth(all[hi + 1]) == depth(all[lo])) ++hi;
     if (hi == lo) {
-      v.push_back({lo, 1});
-      continue;
+      v.push_back(all[lo]);
+    } else {
+      const std::uint64_t first = (hi - lo + 2) / 2;  // lo .. lo + first - 1
+      v.push_back({all[lo].first, all[lo].tokens, first});
+      v.push_back({all[hi].first, all[hi].tokens, hi - lo + 1 - first});
     }
-    const std::uint64_t first = (hi - lo + 2) / 2;  // lo .. lo + first - 1
-    v.push_back({lo, first});
-    v.push_back({hi, hi - lo + 1 - first});
+    lo = hi + 1;
   }
   return v;
 }
 
 MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
                          std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
-                         bool products_only, bool sampled)
+                         bool products_only, bool sampled, std::uint32_t group)
     : target_(target),
       layout_(std::move(layout)),
       prompt_(std::move(prompt)),
@@ -53,21 +65,22 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
   if (simulated > l.layers()) throw std::logic_error("MeshPrefill: more layers than the layout holds");
   for (std::uint64_t t : prompt_)
     if (t >= l.shape().vocabulary) throw std::logic_error("MeshPrefill: a token beyond the vocabulary");
-  if (sampled) {
-    tokens_ = sample_prompt(prompt_.size(), l.region().columns);
-  } else {
-    for (std::uint64_t t = 0; t < prompt_.size(); ++t) tokens_.push_back({t, 1});
-  }
+  if (group == 0) throw std::logic_error("MeshPrefill: groups of at least one token");
+  const std::uint64_t P = prompt_.size();
+  group_ = prefill_group(l, P, target_.sram_bytes(), group);
+  const std::uint32_t C = l.region().columns;
+  const std::vector<GroupSample> tokens = sampled ? sample_groups(P, 1, C) : all_groups(P, 1);
+  const std::vector<GroupSample> groups = sampled ? sample_groups(P, group_, C) : all_groups(P, group_);
   using K = PrefillStepId::Kind;
   // Token by token: its embedding (on the first wafer), then the first layer's norm and the
   // move of its result into q/k/v's block.
   std::vector<PrefillStepId> first;
   if (l.embedding()) first.push_back({K::Embed, Gemv::Qkv, 0});
   if (simulated) first.insert(first.end(), {{K::Ln1, Gemv::Qkv, 0}, {K::Block, Gemv::Qkv, 0}});
-  add_tokens(first, PrefillPer::Wafer);
+  add_groups(tokens, first, PrefillPer::Wafer);
   for (std::uint32_t i = 0; i < simulated; ++i) {
     add_gemm(Gemv::Qkv, i);
-    add_tokens({{K::Unblock, Gemv::Qkv, i}, {K::Attn, Gemv::Qkv, i}, {K::Block, Gemv::O, i}});
+    add_groups(groups, {{K::QkvUnblock, Gemv::Qkv, i}, {K::Attn, Gemv::Qkv, i}, {K::OBlock, Gemv::O, i}});
     add_gemm(Gemv::O, i);
     add_blocks({K::NormBlocks, Gemv::O, i});
     add_gemm(Gemv::GateUp, i);
@@ -89,12 +102,14 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
   }
 }
 
-void MeshPrefill::add_tokens(const std::vector<PrefillStepId>& per_token, PrefillPer per) {
+void MeshPrefill::add_groups(const std::vector<GroupSample>& groups, const std::vector<PrefillStepId>& per_group,
+                             PrefillPer per) {
   if (products_only_) return;
-  for (const TokenSample& t : tokens_)
-    for (PrefillStepId s : per_token) {
-      s.token = t.token;
-      s.count = t.count;
+  for (const GroupSample& g : groups)
+    for (PrefillStepId s : per_group) {
+      s.token = g.first;
+      s.group = g.tokens;
+      s.count = g.count;
       s.per = per;
       steps_.push_back(s);
     }
@@ -122,18 +137,17 @@ MeshStep MeshPrefill::step(std::size_t i, bool code) const {
       st.name = "prefill.embed";
       break;
     case PrefillStepId::Kind::Ln1:
-    case PrefillStepId::Kind::Ln2:
-      st = rmsnorm_step(l, target_, s.layer, s.kind == PrefillStepId::Kind::Ln2, code);
-      st.name = "prefill." + st.name;
-      break;
-    case PrefillStepId::Kind::Attn:
-      st = attention_step(l, target_, s.layer, s.token, code);
+      st = rmsnorm_step(l, target_, s.layer, false, code);
       st.name = "prefill." + st.name;
       break;
     case PrefillStepId::Kind::Block:
       return block_step(l, target_, s.g, s.layer, P, s.token, code);
-    case PrefillStepId::Kind::Unblock:
-      return unblock_step(l, target_, s.g, s.layer, P, s.token, code);
+    case PrefillStepId::Kind::QkvUnblock:
+      return qkv_unblock_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
+    case PrefillStepId::Kind::Attn:
+      return attention_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
+    case PrefillStepId::Kind::OBlock:
+      return o_block_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Gemm:
       return gemm_step(l, target_, s.g, s.layer, P, s.steps, code);
     case PrefillStepId::Kind::SwigluBlocks:

@@ -1,11 +1,12 @@
 #pragma once
 // The prefill of a prompt on one wafer's region (docs/compiler.md, "Prefill"): every simulated
-// layer's products over all the prompt's tokens at once by MeshGEMM, and between them, token by
-// token in order, the decode's kernels (embedding, RMSNorms, attention) on the decode's
-// vectors, with the moves between those vectors and the GEMM's blocks (kernel_blocks.cpp).
-// Attention runs the decode's kernel at each prompt position in turn: it appends the token's
-// key and value where the decode keeps position p (column p mod C) and attends over positions
-// up to it, so the prefill is causal and leaves the KV cache the decode token after it reads.
+// layer's products over all the prompt's tokens at once by MeshGEMM; between them the residual
+// adds, norms and SwiGLU over the GEMM's blocks, and causal attention over groups of
+// consecutive tokens in order (kernel_attention_group.cpp), which appends the group's keys and
+// values where the decode keeps their positions (column p mod C) and lets each token attend
+// to the positions up to its own, so the prefill is causal and leaves the KV cache the decode
+// token after it reads. The wafer's input (embedding, first norm, the move into q/k/v's
+// blocks) runs token by token with the decode's kernels.
 
 #include <cstdint>
 #include <memory>
@@ -23,28 +24,47 @@ enum class PrefillPer : std::uint8_t { Layer, Wafer, Between };
 const char* to_string(PrefillPer p);
 
 struct PrefillStepId {
-  enum class Kind : std::uint8_t { Embed, Ln1, Block, Gemm, Unblock, Attn, Ln2, SwigluBlocks, NormBlocks, Output };
+  // Per token: Embed, Ln1, Block; per group: QkvUnblock, Attn, OBlock; once: the others.
+  enum class Kind : std::uint8_t {
+    Embed,
+    Ln1,
+    Block,
+    Gemm,
+    QkvUnblock,
+    Attn,
+    OBlock,
+    SwigluBlocks,
+    NormBlocks,
+    Output
+  };
   Kind kind = Kind::Embed;
-  Gemv g = Gemv::Qkv;  // Block, Gemm, Unblock
+  Gemv g = Gemv::Qkv;  // Block, Gemm, Output
   std::uint32_t layer = 0;
-  std::uint64_t token = 0;  // the prompt position (all but Gemm)
+  std::uint64_t token = 0;  // the prompt position (all but Gemm; a group's first)
   std::uint32_t steps = 0;  // Gemm: its shift steps simulated
-  std::uint64_t count = 1;  // prompt tokens whose steps it stands for (all but Gemm; 1 unless sampled)
+  // Tokens or groups whose steps it stands for (all but Gemm; 1 unless sampled).
+  std::uint64_t count = 1;
   PrefillPer per = PrefillPer::Layer;
+  std::uint32_t group = 1;  // a group's tokens from `token` on
 };
 
-// A prompt token whose token-by-token steps a sampled prefill simulates, and how many
-// consecutive prompt tokens (itself among them) take its steps' cycles.
-struct TokenSample {
-  std::uint64_t token = 0, count = 1;
+// A group of consecutive prompt tokens whose steps a sampled prefill simulates, and how many
+// consecutive groups (itself among them) take its steps' cycles.
+struct GroupSample {
+  std::uint64_t first = 0;
+  std::uint32_t tokens = 1;
+  std::uint64_t count = 1;
 };
-// The sample of a prompt of `tokens` tokens on a region of `columns` columns. A token's steps
-// differ from another's in the depth of the attention's cache (its busiest column holds
-// t / columns + 1 positions, the token's own included), in the column it is appended on and in
-// the PEs that hold its GEMM block; so each run of tokens of one depth is sampled at its first
-// and last token, the first half of the run counted at the first's cycles, the rest at the
-// last's. Contract: tokens >= 1, columns >= 1.
-std::vector<TokenSample> sample_prompt(std::uint64_t tokens, std::uint32_t columns);
+// The sample of a prompt of `tokens` tokens cut into groups of `group` (the last one shorter)
+// on a region of `columns` columns. A group's steps differ from another's in the depth of
+// the attention's cache (its busiest column holds last / columns + 1 positions, the group's
+// last token included), in the columns its tokens are appended on and in the PEs that hold
+// their GEMM blocks; so each run of groups of one depth is sampled at its first and last
+// group, the first half of the run counted at the first's cycles, the rest at the last's.
+// Contract: tokens, group, columns >= 1.
+std::vector<GroupSample> sample_groups(std::uint64_t tokens, std::uint32_t group, std::uint32_t columns);
+// Every group, each standing for itself.
+std::vector<GroupSample> all_groups(std::uint64_t tokens, std::uint32_t group);
 
 class MeshPrefill {
  public:
@@ -54,29 +74,33 @@ class MeshPrefill {
   // others' cycles, for timing only as the products' results are then incomplete), layers
   // [0, simulated) of the layout's.
   // `products_only`: the products alone (for timing: the steps between them left out).
-  // `sampled`: the token-by-token steps of sample_prompt's tokens only, each standing for its
-  // run of tokens (for timing: the cache then holds the sampled tokens' keys and values only).
+  // `group`: attention's groups hold at most this many tokens (fewer when their buffers do
+  // not fit the SRAM: prefill_group). `sampled`: the steps of sample_groups' groups only (and
+  // of the wafer's input, token by token, its tokens sampled alike), each standing for its run
+  // (for timing: the cache then holds the sampled tokens' keys and values only).
   MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
               std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
-              bool products_only = false, bool sampled = false);
+              bool products_only = false, bool sampled = false, std::uint32_t group = kDefaultGroup);
+  static constexpr std::uint32_t kDefaultGroup = 64;
 
   [[nodiscard]] const std::vector<PrefillStepId>& steps() const { return steps_; }
   [[nodiscard]] const std::vector<std::uint64_t>& prompt() const { return prompt_; }
   [[nodiscard]] std::uint32_t gemm_steps() const { return gemm_steps_; }
+  [[nodiscard]] std::uint32_t group() const { return group_; }
   // Step i with its programs (or only its work and bound).
   [[nodiscard]] MeshStep step(std::size_t i, bool code = true) const;
 
  private:
-  void add_tokens(const std::vector<PrefillStepId>& per_token,
-                  PrefillPer per = PrefillPer::Layer);  // each, token by token
-  void add_blocks(PrefillStepId s);                     // once, over the blocks
+  // Each of `per_group` for every group of `groups` in order.
+  void add_groups(const std::vector<GroupSample>& groups, const std::vector<PrefillStepId>& per_group,
+                  PrefillPer per = PrefillPer::Layer);
+  void add_blocks(PrefillStepId s);  // once, over the blocks
   void add_gemm(Gemv g, std::uint32_t layer);
   compiler::Target target_;
   std::shared_ptr<const MeshLayout> layout_;
   std::vector<std::uint64_t> prompt_;
-  std::uint32_t gemm_steps_ = 1;
+  std::uint32_t gemm_steps_ = 1, group_ = 1;
   bool products_only_ = false;
-  std::vector<TokenSample> tokens_;  // every token (count 1) or the sample
   std::vector<PrefillStepId> steps_;
 };
 

@@ -73,7 +73,8 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
   const std::uint32_t N = l.region().rows;
   const std::uint32_t m = o.check || o.gemm_steps == 0 || o.gemm_steps >= N ? N : o.gemm_steps;
   const mesh::MeshPrefill prefill(t, layout, prompt_of(l.shape(), o.prefill), layers, m, o.prefill_products,
-                                  o.prefill_sampled);
+                                  o.prefill_sampled, o.prefill_group);
+  out.prefill_group = prefill.group();
   const auto& ids = prefill.steps();
   const MeshRunResult r = sim.run_steps(
       ids.size(), [&](std::size_t i) { return prefill.step(i); }, image,
@@ -196,6 +197,7 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
     throw std::logic_error("MeshTokenSimulation: the prefill's products alone run timing-only");
   if (o.prefill_sampled && o.check) throw std::logic_error("MeshTokenSimulation: a sampled prefill runs timing-only");
   if (o.gemm_steps == 1) throw sim::InputError("MeshGEMM steps simulated: all (0) or 2 or more, not 1");
+  if (o.prefill_group == 0) throw sim::InputError("the prefill's attention groups: 1 or more tokens, not 0");
   if (o.wafer >= static_cast<std::int32_t>(plan_.wafers.size()))
     throw sim::InputError(fmt::format("wafer {} is beyond the plan's {} wafer{}", o.wafer, plan_.wafers.size(),
                                       plan_.wafers.size() == 1 ? "" : "s"));
@@ -282,6 +284,7 @@ std::string MeshTokenSimulation::run_in_child(const std::vector<std::uint32_t>& 
     for (const auto& p : r.prefill) put(out, p);
     out.u64(r.prefill_kernels.size());
     for (const auto& k : r.prefill_kernels) put(out, k);
+    out.u64(r.prefill_group);
     out.f64(r.wall_seconds);
     out.u64(r.compared);
     out.u64(r.mismatches);
@@ -304,6 +307,7 @@ MeshWaferRun MeshTokenSimulation::read_run(const std::vector<std::uint32_t>& waf
   for (auto& p : r.prefill) p = get_prefill_step(wire);
   r.prefill_kernels.resize(wire.u64());
   for (auto& k : r.prefill_kernels) k = get_prefill_kernel(wire);
+  r.prefill_group = static_cast<std::uint32_t>(wire.u64());
   r.wall_seconds = wire.f64();
   r.compared = wire.u64();
   r.mismatches = wire.u64();
@@ -339,6 +343,7 @@ void MeshTokenSimulation::add(MeshToken& t, MeshWaferRun run) const {
     t.layers_total += n;
   }
   t.prefill_cycles = t.prefill_gemm_cycles + t.prefill_other_cycles;
+  t.prefill_group = std::max(t.prefill_group, run.prefill_group);
   t.layers_simulated += run.simulated_layers;
   t.runs.push_back(std::move(run));
 }

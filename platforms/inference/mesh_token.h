@@ -44,6 +44,9 @@ struct MeshTokenOptions {
   // The token-by-token kernels of a sample of the prompt's tokens only (timing-only), each
   // standing for its run of tokens (models/mesh/mesh_prefill.h, sample_prompt).
   bool prefill_sampled = false;
+  // Attention's groups of prompt tokens hold at most this many (fewer where their buffers do
+  // not fit a PE's SRAM; models/mesh/mesh_prefill.h).
+  std::uint32_t prefill_group = models::mesh::MeshPrefill::kDefaultGroup;
   // Each distinct region built, run and freed in a process of its own, one after the other
   // (wafer_process.h): the run's peak memory is one wafer's, not one per region. Contract:
   // no SystemC simulation has started in this process.
@@ -79,6 +82,7 @@ struct MeshWaferRun {
   MeshRunResult run;
   std::vector<MeshPrefillStep> prefill;  // the simulated layers' products
   std::vector<MeshPrefillKernel> prefill_kernels;
+  std::uint32_t prefill_group = 0;  // tokens in attention's groups on this region (0: no prefill)
   double wall_seconds = 0;
   std::uint64_t compared = 0, mismatches = 0;
   std::string first_mismatch;
@@ -95,7 +99,8 @@ struct MeshToken {
   // The prefill over every layer (each layer of a wafer at its simulated layers' cycles, the
   // embedding once): products, the other kernels, and both summed.
   std::uint64_t prefill_tokens = 0, prefill_gemm_cycles = 0, prefill_other_cycles = 0, prefill_cycles = 0;
-  bool prefill_sampled = false;  // MeshTokenOptions::prefill_sampled
+  bool prefill_sampled = false;     // MeshTokenOptions::prefill_sampled
+  std::uint32_t prefill_group = 0;  // the largest of the runs' groups
   [[nodiscard]] std::uint64_t cycles() const { return embed_cycles + layer_cycles + head_cycles + link_cycles; }
 };
 

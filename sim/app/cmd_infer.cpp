@@ -99,10 +99,17 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
                "with --prefill --timing-only: simulate the prefill's products only (MeshGEMM), not the steps "
                "between them")
       ->group(group);
+  cmd.add_option("--mesh-prefill-group", mesh_prefill_group,
+                 "with --prefill: causal attention runs over groups of at most G consecutive prompt tokens at once "
+                 "(fewer where the group's buffers do not fit a PE's SRAM); 1: token by token")
+      ->capture_default_str()
+      ->type_name("G")
+      ->check(CLI::Range(1u, 4096u))
+      ->group(group);
   cmd.add_option("--mesh-prefill-tokens", mesh_prefill_tokens,
-                 "with --prefill --timing-only: the prompt tokens whose token-by-token steps (embedding, first "
-                 "norm, attention and its moves) are simulated: all; or sampled, the first and last token of each "
-                 "depth of the attention's cache, each other token at the nearer sample's cycles (for large regions)")
+                 "with --prefill --timing-only: the prompt's groups whose steps are simulated (and the tokens of "
+                 "the wafer's input, token by token): all; or sampled, the first and last group of each depth of "
+                 "the attention's cache, each other group at the nearer sample's cycles (for large regions)")
       ->check(CLI::IsMember({"all", "sampled"}))
       ->capture_default_str()
       ->group(group);
@@ -242,6 +249,7 @@ struct Inference {
           "--mesh-prefill-tokens sampled: a timing-only prefill's token-by-token steps, sampled (add --prefill P and "
           "--timing-only)");
     o.prefill_sampled = a.mesh_prefill_tokens == "sampled";
+    o.prefill_group = a.mesh_prefill_group;
     if (a.mesh_layers == "all") {
       o.layers = 0;
     } else {

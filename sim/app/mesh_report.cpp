@@ -6,6 +6,7 @@
 
 #include "models/mesh/kernels.h"
 #include "models/mesh/mesh_decode.h"
+#include "models/mesh/mesh_prefill.h"
 #include "sim/errors.h"
 
 namespace wafersim::app {
@@ -63,6 +64,14 @@ std::vector<MeshStep> bounds_of(const MeshPlan& p, const models::compiler::Targe
     v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::O, 0, p.prefill, false));
     v.push_back(models::mesh::swiglu_blocks_step(l, t, 0, p.prefill, false));
     if (w.layers > 1) v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::Down, 0, p.prefill, false));
+    // Attention's last group (the deepest cache) and its moves.
+    const std::uint32_t g =
+        models::mesh::prefill_group(l, p.prefill, t.sram_bytes(), models::mesh::MeshPrefill::kDefaultGroup);
+    const std::uint64_t first = (p.prefill - 1) / g * g;
+    const auto count = static_cast<std::uint32_t>(p.prefill - first);
+    v.push_back(models::mesh::qkv_unblock_group_step(l, t, 0, p.prefill, g, first, count, false));
+    v.push_back(models::mesh::attention_group_step(l, t, 0, p.prefill, g, first, count, false));
+    v.push_back(models::mesh::o_block_group_step(l, t, 0, p.prefill, g, first, count, false));
   }
   return v;
 }
@@ -130,7 +139,9 @@ void print_mesh_plan(std::ostream& out, const MeshPlan& p, const models::compile
       "  kernels     bounds of a decode token at position {}{} (cycles; the roofline's largest term, "
       "and the collectives' latency)\n",
       position,
-      p.prefill ? fmt::format(" and of the prefill's products and steps over the blocks for {} tokens", p.prefill)
+      p.prefill ? fmt::format(" and of the prefill's products, steps over the blocks and last attention group for {} "
+                              "tokens",
+                              p.prefill)
                 : std::string());
   for (std::size_t i = 0; i < p.wafers.size(); ++i)
     for (const auto& s : bounds_of(p, t, i, position))
@@ -224,8 +235,10 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
     j["prefill"] = {{"tokens", t.prefill_tokens},
                     {"kernel",
                      "MeshGEMM (q/k/v, o, gate/up and down of every layer); SwiGLU, the residual adds and the "
-                     "norms between products over the blocks; the embedding, the first norm, causal attention filling "
-                     "the KV cache and its moves between vectors and blocks token by token"},
+                     "norms between products over the blocks; causal attention filling the KV cache and its moves "
+                     "between vectors and blocks over groups of tokens; the embedding and the first norm token by "
+                     "token"},
+                    {"group", t.prefill_group},
                     {"tokens_sampled", t.prefill_sampled},
                     {"gemm_cycles", t.prefill_gemm_cycles},
                     {"other_cycles", t.prefill_other_cycles},
@@ -282,9 +295,12 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
         "{:.0f} tokens/s at {:.2f} GHz\n",
         t.prefill_tokens, t.layers_total, t.prefill_gemm_cycles, t.prefill_other_cycles, t.prefill_cycles, ps * 1e3,
         ps > 0 ? static_cast<double>(t.prefill_tokens) / ps : 0.0, clock_hz / 1e9);
+    if (t.prefill_group)
+      out << fmt::format("  attention   over groups of {} prompt token{} at once\n", t.prefill_group,
+                         t.prefill_group == 1 ? "" : "s");
     if (t.prefill_sampled)
-      out << "  sampled     the token-by-token steps of the first and last prompt token of each cache depth "
-             "simulated; each other token takes the nearer of the two's cycles\n";
+      out << "  sampled     the steps of the first and last attention group (and wafer input token) of each "
+             "cache depth simulated; each other takes the nearer of the two's cycles\n";
   }
   if (t.only_wafer >= 0)
     out << fmt::format(

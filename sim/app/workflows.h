@@ -61,6 +61,7 @@ struct InferArgs {
   std::uint64_t prefill = 0;                // mesh placement: prompt tokens prefilled before the token
   std::string mesh_gemm_steps = "3";        // mesh placement: MeshGEMM shift steps simulated, or "all"
   bool mesh_prefill_products = false;       // mesh placement: the prefill's products only
+  std::uint32_t mesh_prefill_group = 64;    // mesh placement: most tokens in the prefill's attention groups
   std::string mesh_prefill_tokens = "all";  // mesh placement: the prefill's token-by-token steps, all or sampled
   void add(CLI::App& cmd, const std::string& group);
   [[nodiscard]] bool any() const { return prompt_len || decode_tokens || token_by_token || pipeline; }

@@ -151,14 +151,16 @@ TEST(MeshGemm, ReducesAlongColumnsOnAnOddRegion) { expect_gemm_matches(5, Gemv::
 // prefill leaves and the token's layer output and logits, bit for bit against the host's
 // causal forward in the PEs' order (expect_prefill, then expect_decode over its cache).
 // Returns the prefill's cycles by kernel and in all ("all").
-std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n, std::uint64_t tokens) {
+std::map<std::string, std::uint64_t> expect_prefill_then_decode(
+    std::uint32_t n, std::uint64_t tokens, std::uint32_t group = mesh::MeshPrefill::kDefaultGroup) {
   const std::uint64_t token = 17;
   Rig rig(n, false, tokens, token);
   const auto& l = *rig.layout;
   const auto weights = mesh::random_weights(l.shape(), 2, 7);
   std::vector<std::uint64_t> prompt;
   for (std::uint64_t i = 0; i < tokens; ++i) prompt.push_back((3 + 7 * i) % l.shape().vocabulary);
-  const mesh::MeshPrefill prefill(rig.target, rig.layout, prompt, 2, n);
+  const mesh::MeshPrefill prefill(rig.target, rig.layout, prompt, 2, n, false, false, group);
+  EXPECT_EQ(prefill.group(), std::min<std::uint64_t>(group, tokens));
   const auto empty = mesh::random_cache(l.shape(), 2, 0, 0);
   const auto pre = rig.sim->run_steps(
       prefill.steps().size(), [&](std::size_t i) { return prefill.step(i); },
@@ -223,26 +225,39 @@ std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n,
     EXPECT_GE(st.cycles(), st.bound.with_latency()) << st.name;
   }
   cycles["all"] = pre.cycles();
+  cycles["steps"] = pre.steps.size();
   return cycles;
 }
 
 TEST(MeshPrefill, FillsTheCacheThenTheDecodeTokenMatchesTheHost) {
   // Cycle-exact (a change in them is a change in a kernel or the core's timing): 6 tokens in
-  // blocks of 2 on 4 x 4, two layers; 68 steps.
+  // blocks of 2 on 4 x 4, two layers, attention over one group of all 6; 38 steps.
   const auto cycles = expect_prefill_then_decode(4, 6);
-  EXPECT_EQ(cycles.at("block"), 168u);
-  EXPECT_EQ(cycles.at("unblock"), 840u);
+  EXPECT_EQ(cycles.at("block"), 98u);
+  EXPECT_EQ(cycles.at("unblock"), 454u);
   EXPECT_EQ(cycles.at("output"), 84u);
   EXPECT_EQ(cycles.at("swiglu_blocks"), 612u);
   EXPECT_EQ(cycles.at("norm_blocks"), 1128u);
   EXPECT_EQ(cycles.at("gemm"), 2428u);
-  EXPECT_EQ(cycles.at("attention"), 3938u);
+  EXPECT_EQ(cycles.at("attention"), 2074u);
   EXPECT_EQ(cycles.at("rmsnorm"), 798u);
   EXPECT_EQ(cycles.at("embedding"), 305u);
-  EXPECT_EQ(cycles.at("all"), 10301u);
+  EXPECT_EQ(cycles.at("all"), 7981u);
+  EXPECT_EQ(cycles.at("steps"), 38u);
 }
 TEST(MeshPrefill, PadsTheLastBlockOnAnOddRegion) { expect_prefill_then_decode(5, 7); }
 TEST(MeshPrefill, FewerTokensThanBlocks) { expect_prefill_then_decode(4, 3); }
+// Attention over groups: each token of a group sees the positions before the group's and the
+// group's up to its own, whichever column they are cached on.
+// Groups of 4 on 4 columns (each column one position of each group; the last group short).
+TEST(MeshPrefill, AttendsOverGroupsOfOnePositionAColumn) { expect_prefill_then_decode(4, 13, 4); }
+// Groups of 8 on 4 columns: two of a group's positions on each column, both masked for the
+// group's first tokens.
+TEST(MeshPrefill, AttendsOverGroupsOfTwoPositionsAColumn) { expect_prefill_then_decode(4, 13, 8); }
+// Groups of 2 on 5 x 5 with blocks of 3: groups that straddle two GEMM blocks.
+TEST(MeshPrefill, AttendsOverGroupsAcrossBlocks) { expect_prefill_then_decode(5, 11, 2); }
+// Groups of 1: token by token through the same kernels.
+TEST(MeshPrefill, AttendsTokenByTokenInGroupsOfOne) { expect_prefill_then_decode(4, 6, 1); }
 
 // `infer --prefill` functional: the prefill and the decode token as one run, the token's
 // output and logits checked against the host's causal forward over the prompt and the token.
@@ -272,7 +287,7 @@ TEST(MeshPrefill, InferRunsThePrefillThenTheTokenFunctionally) {
   for (const auto& p : r.prefill) gemm += p.cycles;
   const std::map<std::string, std::uint64_t> want{
       {"embedding/wafer", 6},     {"rmsnorm/wafer", 6},     {"block/wafer", 6},
-      {"block/layer", 12},        {"unblock/layer", 12},    {"attention/layer", 12},
+      {"block/layer", 2},         {"unblock/layer", 2},     {"attention/layer", 2},
       {"swiglu_blocks/layer", 2}, {"norm_blocks/layer", 2}, {"norm_blocks/between layers", 1},
       {"output/wafer", 1}};
   EXPECT_EQ(steps, want);
@@ -280,7 +295,8 @@ TEST(MeshPrefill, InferRunsThePrefillThenTheTokenFunctionally) {
   EXPECT_EQ(t.prefill_gemm_cycles, gemm);
   EXPECT_EQ(t.prefill_other_cycles, other);
   EXPECT_EQ(t.prefill_cycles, gemm + other);
-  EXPECT_EQ(t.prefill_cycles, 10301u);  // as FillsTheCacheThenTheDecodeTokenMatchesTheHost's prefill
+  EXPECT_EQ(t.prefill_cycles, 7981u);  // as FillsTheCacheThenTheDecodeTokenMatchesTheHost's prefill
+  EXPECT_EQ(t.prefill_group, 6u);
 }
 
 // `infer --prefill --timing-only`: every simulated layer's four products and the kernels
@@ -319,33 +335,43 @@ TEST(MeshPrefill, ProductsOfEveryLayerThenTheToken) {
   EXPECT_EQ(r.run.steps.size(), 1u + 2 * 7 + 2);  // the decode token after it
 }
 
-// sample_prompt: each run of tokens of one cache depth (C tokens) at its first and last
-// token, the first half of the run counted at the first's cycles.
-TEST(MeshPrefill, SamplesEachCacheDepthAtItsFirstAndLastToken) {
+// sample_groups: each run of groups of one cache depth at its first and last group, the
+// first half of the run counted at the first's cycles; groups of one token sample each run
+// of C tokens.
+TEST(MeshPrefill, SamplesEachCacheDepthAtItsFirstAndLastGroup) {
   using S = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
-  auto pairs = [](std::uint64_t tokens, std::uint32_t columns) {
+  auto pairs = [](std::uint64_t tokens, std::uint32_t group, std::uint32_t columns) {
     S v;
-    for (const auto& t : mesh::sample_prompt(tokens, columns)) v.emplace_back(t.token, t.count);
+    for (const auto& t : mesh::sample_groups(tokens, group, columns)) v.emplace_back(t.first, t.count);
     return v;
   };
-  EXPECT_EQ(pairs(1, 4), (S{{0, 1}}));
-  EXPECT_EQ(pairs(2, 4), (S{{0, 1}, {1, 1}}));
-  EXPECT_EQ(pairs(4, 4), (S{{0, 2}, {3, 2}}));
-  EXPECT_EQ(pairs(9, 4), (S{{0, 2}, {3, 2}, {4, 2}, {7, 2}, {8, 1}}));
-  EXPECT_EQ(pairs(10, 3), (S{{0, 2}, {2, 1}, {3, 2}, {5, 1}, {6, 2}, {8, 1}, {9, 1}}));
+  EXPECT_EQ(pairs(1, 1, 4), (S{{0, 1}}));
+  EXPECT_EQ(pairs(2, 1, 4), (S{{0, 1}, {1, 1}}));
+  EXPECT_EQ(pairs(4, 1, 4), (S{{0, 2}, {3, 2}}));
+  EXPECT_EQ(pairs(9, 1, 4), (S{{0, 2}, {3, 2}, {4, 2}, {7, 2}, {8, 1}}));
+  EXPECT_EQ(pairs(10, 1, 3), (S{{0, 2}, {2, 1}, {3, 2}, {5, 1}, {6, 2}, {8, 1}, {9, 1}}));
+  // Groups of 2 on 4 columns: [0, 1] [2, 3] depth 0, [4, 5] [6, 7] depth 1, [8, 9] depth 2.
+  EXPECT_EQ(pairs(10, 2, 4), (S{{0, 1}, {2, 1}, {4, 1}, {6, 1}, {8, 1}}));
+  // Groups of 3 on 12 columns: [0, 2] .. [9, 11] depth 0, then [12, 13] (the last, short).
+  EXPECT_EQ(pairs(14, 3, 12), (S{{0, 2}, {9, 2}, {12, 1}}));
+  EXPECT_EQ(mesh::sample_groups(14, 3, 12).back().tokens, 2u);
   std::uint64_t n = 0;
-  for (const auto& t : mesh::sample_prompt(2048, 683)) n += t.count;
+  for (const auto& t : mesh::sample_groups(2048, 1, 683)) n += t.count;
   EXPECT_EQ(n, 2048u);
-  EXPECT_EQ(mesh::sample_prompt(2048, 683).size(), 6u);
-  EXPECT_THROW(mesh::sample_prompt(0, 4), std::logic_error);
+  EXPECT_EQ(mesh::sample_groups(2048, 1, 683).size(), 6u);
+  n = 0;
+  for (const auto& t : mesh::sample_groups(2048, 64, 683)) n += t.count;
+  EXPECT_EQ(n, 32u);  // groups
+  EXPECT_THROW(mesh::sample_groups(0, 1, 4), std::logic_error);
+  EXPECT_THROW(mesh::sample_groups(4, 0, 4), std::logic_error);
 }
 
-// --mesh-prefill-tokens sampled: the token-by-token steps of the sample only, every other
-// token at its sample's cycles. The products and the steps over the blocks are the same runs;
-// every kernel counts every token's steps, and its cycles stay within 1% of the run of every
-// token (a token's steps differ from its sample's only in where its block, its cache position
-// and its embedding row lie).
-TEST(MeshPrefill, ASampledPromptStandsForEveryToken) {
+// --mesh-prefill-tokens sampled: the steps of the sampled attention groups and wafer input
+// tokens only, every other at its sample's cycles. The products and the steps over the blocks
+// are the same runs; every kernel counts every group's (or token's) steps, and its cycles stay
+// within 1% of the run of all of them (a group's steps differ from its sample's only in where
+// its blocks, its cache positions and its embedding rows lie).
+TEST(MeshPrefill, ASampledPromptStandsForEveryGroup) {
   const auto platform = platforms::load_platform("tiny");
   models::ModelSpec m = tiny_llama();
   m.sequence = 48;
@@ -354,7 +380,8 @@ TEST(MeshPrefill, ASampledPromptStandsForEveryToken) {
     o.prefill = o.position = 40;
     o.layers = 1;
     o.gemm_steps = 0;
-    o.rows = o.columns = 4;
+    o.rows = o.columns = 8;
+    o.prefill_group = 2;
     o.prefill_sampled = sampled;
     o.separate = true;  // each in a process of its own: SystemC builds no module after a run
     sim::stats::Group root("");
@@ -366,19 +393,25 @@ TEST(MeshPrefill, ASampledPromptStandsForEveryToken) {
   const auto all = run(false), sampled = run(true);
   EXPECT_TRUE(sampled.prefill_sampled);
   EXPECT_FALSE(all.prefill_sampled);
+  EXPECT_EQ(sampled.prefill_group, 2u);
   EXPECT_EQ(sampled.prefill_gemm_cycles, all.prefill_gemm_cycles);
   const auto& ka = all.runs.at(0).prefill_kernels;
   const auto& ks = sampled.runs.at(0).prefill_kernels;
   ASSERT_EQ(ks.size(), ka.size());
   for (std::size_t i = 0; i < ka.size(); ++i) {
-    SCOPED_TRACE(ka[i].kernel);
+    SCOPED_TRACE(ka[i].kernel + "/" + mesh::to_string(ka[i].per));
     EXPECT_EQ(ks[i].kernel, ka[i].kernel);
     EXPECT_EQ(ks[i].steps, ka[i].steps);
     EXPECT_EQ(ka[i].simulated, ka[i].steps);
-    if (ka[i].kernel == "swiglu_blocks" || ka[i].kernel == "norm_blocks" || ka[i].kernel == "output")  // not sampled
-      EXPECT_EQ(ks[i].simulated, ks[i].steps);
-    else
-      EXPECT_EQ(ks[i].simulated * 40, ka[i].steps * 20);  // 20 of the 40 tokens: 10 depths of 4
+    if (ka[i].kernel == "swiglu_blocks" || ka[i].kernel == "norm_blocks" || ka[i].kernel == "output") {
+      EXPECT_EQ(ks[i].simulated, ks[i].steps);  // not sampled
+    } else if (ka[i].per == mesh::PrefillPer::Wafer) {
+      EXPECT_EQ(ka[i].steps, 40u);      // the wafer's input, token by token
+      EXPECT_EQ(ks[i].simulated, 10u);  // 5 depths of 8 tokens, at their first and last
+    } else {
+      EXPECT_EQ(ka[i].steps, 20u);      // groups of 2
+      EXPECT_EQ(ks[i].simulated, 10u);  // 5 depths of 4 groups, at their first and last
+    }
     const double d = static_cast<double>(ks[i].cycles) - static_cast<double>(ka[i].cycles);
     EXPECT_LE(std::abs(d), 0.01 * static_cast<double>(ka[i].cycles)) << ks[i].cycles << " vs " << ka[i].cycles;
   }
@@ -426,11 +459,12 @@ TEST(MeshPrefill, InferSamplesThePromptWhenAskedAndOnlyForTiming) {
   test::TempDir tmp;
   const std::string base = std::string("infer tiny --model ") + WAFERSIM_SOURCE_DIR +
                            "/examples/models/tiny-llama.yaml --placement mesh --prefill 12 --mesh-region 4x4 ";
-  const auto ok =
-      wafersim(base + "--timing-only --mesh-prefill-tokens sampled --json -o " + (tmp.path() / "s").string());
+  const auto ok = wafersim(base + "--timing-only --mesh-prefill-tokens sampled --mesh-prefill-group 1 --json -o " +
+                           (tmp.path() / "s").string());
   ASSERT_EQ(ok.code, 0) << ok.out;
   const auto j = nlohmann::json::parse(ok.out);
   EXPECT_TRUE(j["prefill"]["tokens_sampled"].get<bool>());
+  EXPECT_EQ(j["prefill"]["group"].get<int>(), 1);
   bool attention = false;
   for (const auto& k : j["runs"][0]["prefill_kernels"])
     if (k["kernel"] == "attention") {
@@ -445,6 +479,11 @@ TEST(MeshPrefill, InferSamplesThePromptWhenAskedAndOnlyForTiming) {
   EXPECT_NE(functional.out.find("--mesh-prefill-tokens sampled: a timing-only prefill"), std::string::npos)
       << functional.out;
   EXPECT_EQ(wafersim(base + "--timing-only --mesh-prefill-tokens some", true).code, 2);
+  EXPECT_EQ(wafersim(base + "--timing-only --mesh-prefill-group 0", true).code, 2);
+  // By default one group holds the whole prompt of 12 here.
+  const auto whole = wafersim(base + "--timing-only --json -o " + (tmp.path() / "g").string());
+  ASSERT_EQ(whole.code, 0) << whole.out;
+  EXPECT_EQ(nlohmann::json::parse(whole.out)["prefill"]["group"].get<int>(), 12);
 }
 
 // The products alone (--mesh-prefill-products): the eight products, no kernel between them.
@@ -492,9 +531,9 @@ TEST(MeshPrefill, AWaferWithoutTheEmbeddingRunsTimingOnly) {
   std::map<std::string, std::uint64_t> steps;
   for (const auto& k : t.runs[0].prefill_kernels) steps[k.kernel + "/" + mesh::to_string(k.per)] = k.steps;
   const std::map<std::string, std::uint64_t> want{
-      {"rmsnorm/wafer", 5},   {"block/wafer", 5},         {"block/layer", 5},       {"unblock/layer", 5},
-      {"attention/layer", 5}, {"swiglu_blocks/layer", 1}, {"norm_blocks/layer", 1}, {"norm_blocks/between layers", 1},
-      {"output/wafer", 1}};
+      {"rmsnorm/wafer", 5},   {"block/wafer", 5},         {"block/layer", 1},       {"unblock/layer", 1},
+      {"attention/layer", 1}, {"swiglu_blocks/layer", 1}, {"norm_blocks/layer", 1}, {"norm_blocks/between layers", 1},
+      {"output/wafer", 1}};  // one attention group of all 5 tokens
   EXPECT_EQ(steps, want);
   o.check = true;
   sim::stats::Group root2("");
