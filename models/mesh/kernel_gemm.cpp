@@ -62,11 +62,15 @@ GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uin
   if (reg.rows != reg.columns) throw std::logic_error("gemm_addrs: MeshGEMM takes a square region");
   GemmAddrs a;
   a.block = static_cast<std::uint32_t>((tokens + reg.rows - 1) / reg.rows);
-  for (std::uint32_t r = 0; r < reg.rows; ++r)
-    for (std::uint32_t c = 0; c < reg.columns; ++c) {
-      a.kmax = std::max(a.kmax, gemm_inputs(l, g, r, c));
-      a.nmax = std::max(a.nmax, gemm_outputs(l, g, r, c));
-    }
+  // A PE's inputs and outputs depend on its row or on its column alone.
+  for (std::uint32_t r = 0; r < reg.rows; ++r) {
+    a.kmax = std::max(a.kmax, gemm_inputs(l, g, r, 0));
+    a.nmax = std::max(a.nmax, gemm_outputs(l, g, r, 0));
+  }
+  for (std::uint32_t c = 0; c < reg.columns; ++c) {
+    a.kmax = std::max(a.kmax, gemm_inputs(l, g, 0, c));
+    a.nmax = std::max(a.nmax, gemm_outputs(l, g, 0, c));
+  }
   // Sized for the largest product (as prefill_bytes): the prefill's moves between products
   // find every product's buffers at the same addresses.
   const std::uint32_t kall = std::max({l.kc_max, l.nq_max, l.nf_max});
