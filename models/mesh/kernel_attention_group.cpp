@@ -26,6 +26,7 @@
 #include "models/compiler/program_builder.h"
 #include "models/mesh/kernel_common.h"
 #include "models/mesh/kernels.h"
+#include "models/mesh/prefill_group.h"
 
 namespace wafersim::models::mesh {
 using compiler::ProgramBuilder;
@@ -41,18 +42,20 @@ namespace {
 std::array<std::uint64_t, 7> group_bytes(const MeshLayout& l, std::uint64_t tokens, std::uint32_t group) {
   const std::uint64_t g = group, hq = l.shape().group_heads(), e = l.esize();
   const std::uint64_t scores = hq * l.slots(0, tokens);
-  return {g * std::max<std::uint64_t>({l.nqkv_max, scores, l.nq_max, 1}) * 4,
-          g * l.nqkv_max * e,
+  const std::uint64_t kc = l.kc_max;  // the wafer's input: x, its fp32 sums and xn
+  return {g * std::max<std::uint64_t>({l.nqkv_max, scores, l.nq_max, kc, 1}) * 4,
+          g * std::max<std::uint64_t>(l.nqkv_max, kc) * e,
           g * std::max<std::uint64_t>(scores, 1) * 4,
           g * hq * 4,
           g * hq * 4,
           g * hq * 4,
-          g * l.nq_max * e};
+          g * std::max<std::uint64_t>(l.nq_max, kc) * e};
 }
 
-// The buffers free while attention runs: the decode's activations (the wafer's input is
-// through before the first product, its output comes after the last), q/k/v's other
-// partial-sum block and an input block of MeshGEMM, and the SRAM after MeshGEMM's buffers.
+// The buffers free while the groups' steps run: the decode's activations (the decode's own
+// token comes after the prefill, the wafer's output after the last product), q/k/v's other
+// partial-sum block and an input block of MeshGEMM (neither holds anything before q/k/v's
+// product or after it), and the SRAM after MeshGEMM's buffers.
 using Spans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 Spans free_spans(const MeshLayout& l, std::uint64_t tokens, std::uint32_t sram_bytes) {
   const std::uint32_t align = l.align(), N = l.region().rows;
@@ -117,19 +120,11 @@ std::uint32_t prefill_group(const MeshLayout& l, std::uint64_t tokens, std::uint
   return std::max(g, 1u);
 }
 
-namespace {
-
-struct Group {
-  GroupAddrs ga;
-  std::uint64_t tokens = 0, first = 0;
-  std::uint32_t count = 0, N = 1, T = 1;
-};
-
-Group group_of(const MeshLayout& l, std::uint32_t sram_bytes, std::uint64_t tokens, std::uint32_t group,
-               std::uint64_t first, std::uint32_t count, const char* what) {
+PrefillGroup prefill_group_of(const MeshLayout& l, std::uint32_t sram_bytes, std::uint64_t tokens, std::uint32_t group,
+                              std::uint64_t first, std::uint32_t count, const char* what) {
   if (count == 0 || count > group || first + count > tokens)
     throw std::logic_error(fmt::format("{}: a group of 1 to `group` prompt tokens", what));
-  Group g;
+  PrefillGroup g;
   g.ga = group_addrs(l, tokens, group, sram_bytes);
   g.tokens = tokens;
   g.first = first;
@@ -139,25 +134,27 @@ Group group_of(const MeshLayout& l, std::uint32_t sram_bytes, std::uint64_t toke
   return g;
 }
 
-// The group's tokens in block j: [lo, hi) as indices into the group (lo == hi: none).
-std::pair<std::uint32_t, std::uint32_t> in_block(const Group& g, std::uint64_t j) {
-  const std::uint64_t b0 = j * g.T, b1 = b0 + g.T;
-  const std::uint64_t lo = std::max(b0, g.first), hi = std::min(b1, g.first + g.count);
+std::pair<std::uint32_t, std::uint32_t> PrefillGroup::in_block(std::uint64_t j) const {
+  const std::uint64_t b0 = j * T, b1 = b0 + T;
+  const std::uint64_t lo = std::max(b0, first), hi = std::min(b1, first + count);
   if (lo >= hi) return {0, 0};
-  return {static_cast<std::uint32_t>(lo - g.first), static_cast<std::uint32_t>(hi - g.first)};
+  return {static_cast<std::uint32_t>(lo - first), static_cast<std::uint32_t>(hi - first)};
 }
 
-// The block PE (r, c) holds after q/k/v's N steps, and the one it starts o with.
 std::uint64_t held_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c) {
   const std::uint32_t N = l.region().rows;
   return (l.column_ring().position(r) + l.row_ring().position(c) + N - 1) % N;
 }
+
 std::uint64_t start_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c) {
   return (l.column_ring().position(r) + l.row_ring().position(c)) % l.region().rows;
 }
 
+namespace {
+
 // The group's positions cached on column c: (slot, index in the group).
-std::vector<std::pair<std::uint32_t, std::uint32_t>> appended(const MeshLayout& l, const Group& g, std::uint32_t c) {
+std::vector<std::pair<std::uint32_t, std::uint32_t>> appended(const MeshLayout& l, const PrefillGroup& g,
+                                                              std::uint32_t c) {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> v;
   const std::uint32_t C = l.region().columns;
   std::uint64_t p = g.first + (c + C - g.first % C) % C;
@@ -171,7 +168,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> appended(const MeshLayout& 
 MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer,
                                 std::uint64_t tokens, std::uint32_t group, std::uint64_t first, std::uint32_t count,
                                 bool code) {
-  const Group g = group_of(l, t.sram_bytes(), tokens, group, first, count, "qkv_unblock_group_step");
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "qkv_unblock_group_step");
   const GemmAddrs a = gemm_addrs(l, Gemv::Qkv, tokens, l.align());
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const LineFamily& f = l.rows();
@@ -182,7 +179,7 @@ MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, 
   build_programs_by_pe(
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r, std::uint32_t c) {
-        const auto [lo, hi] = in_block(g, held_block(l, r, c));
+        const auto [lo, hi] = g.in_block(held_block(l, r, c));
         return fmt::format("n{}|{}-{}|{}", gemm_outputs(l, Gemv::Qkv, r, c), lo, hi, role_key(f.role(c)));
       },
       [&](std::uint32_t r, std::uint32_t c) {
@@ -195,7 +192,7 @@ MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, 
           return b.finish();
         }
         const std::uint64_t j = held_block(l, r, c);
-        const auto [lo, hi] = in_block(g, j);
+        const auto [lo, hi] = g.in_block(j);
         b.movf(14, DType::F32, 0x80000000u);  // -0: adds nothing
         auto zeros = [&](std::uint32_t from, std::uint32_t to, const char* tag) {
           if (from < to)
@@ -231,7 +228,7 @@ MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, 
 
 MeshStep o_block_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
                             std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code) {
-  const Group g = group_of(l, t.sram_bytes(), tokens, group, first, count, "o_block_group_step");
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "o_block_group_step");
   const GemmAddrs a = gemm_addrs(l, Gemv::O, tokens, l.align());
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const std::uint32_t e = l.esize();
@@ -242,14 +239,14 @@ MeshStep o_block_group_step(const MeshLayout& l, const compiler::Target& t, std:
   build_programs_by_pe(
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r, std::uint32_t c) {
-        const auto [lo, hi] = in_block(g, start_block(l, r, c));
+        const auto [lo, hi] = g.in_block(start_block(l, r, c));
         return lo < hi ? fmt::format("k{}|{}-{}|{}", gemm_inputs(l, Gemv::O, r, c), lo, hi, (g.first + lo) % g.T)
                        : std::string("-");
       },
       [&](std::uint32_t r, std::uint32_t c) {
         ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
         b.entry(b.task("main"));
-        const auto [lo, hi] = in_block(g, start_block(l, r, c));
+        const auto [lo, hi] = g.in_block(start_block(l, r, c));
         const std::uint32_t k = gemm_inputs(l, Gemv::O, r, c);
         if (lo < hi) b.movf(15, DType::F32, 0);
         for (std::uint32_t i = lo; i < hi; ++i) {
@@ -285,7 +282,7 @@ unsigned at_slot(ProgramBuilder& b, const std::string& name, std::uint32_t buf, 
 
 // On a segment's root row: the scores (scaled, the positions after a token's own at -inf),
 // their softmax over every position of the row (max and sum allreduced along it), in place.
-void group_softmax(ProgramBuilder& b, const MeshLayout& l, const Group& g, const GroupPe& pe,
+void group_softmax(ProgramBuilder& b, const MeshLayout& l, const PrefillGroup& g, const GroupPe& pe,
                    const LineRole& row_role) {
   const GroupAddrs& ga = g.ga;
   const std::uint32_t hq = static_cast<std::uint32_t>(l.shape().group_heads()), S = pe.S, n = g.count * hq;
@@ -328,7 +325,7 @@ void group_softmax(ProgramBuilder& b, const MeshLayout& l, const Group& g, const
 
 // The group's keys and values into the cache, then every token's partial scores: for each
 // query head i and slot s, the chain over the PE's dimensions d in order, one element a token.
-void group_scores(ProgramBuilder& b, const MeshLayout& l, std::uint32_t layer, const Group& g, const GroupPe& pe,
+void group_scores(ProgramBuilder& b, const MeshLayout& l, std::uint32_t layer, const PrefillGroup& g, const GroupPe& pe,
                   std::uint8_t then) {
   const GroupAddrs& ga = g.ga;
   const LayerAddrs& la = l.addrs().layers[layer];
@@ -378,7 +375,7 @@ void group_scores(ProgramBuilder& b, const MeshLayout& l, std::uint32_t layer, c
 
 // Every token's weighted values: for each output (i, d), the chain over the PE's slots in
 // order; then reduced along the row, rounded at its root and broadcast.
-void group_values(ProgramBuilder& b, const MeshLayout& l, std::uint32_t layer, const Group& g, const GroupPe& pe,
+void group_values(ProgramBuilder& b, const MeshLayout& l, std::uint32_t layer, const PrefillGroup& g, const GroupPe& pe,
                   const LineRole& row_role) {
   const GroupAddrs& ga = g.ga;
   const LayerAddrs& la = l.addrs().layers[layer];
@@ -410,7 +407,7 @@ void group_values(ProgramBuilder& b, const MeshLayout& l, std::uint32_t layer, c
 
 MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
                               std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code) {
-  const Group g = group_of(l, t.sram_bytes(), tokens, group, first, count, "attention_group_step");
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "attention_group_step");
   if (first + count >= l.shape().capacity)
     throw std::logic_error("attention_group_step: a position beyond the KV cache's capacity");
   const std::uint64_t last = first + count - 1;

@@ -1,13 +1,11 @@
-// The prefill's moves of one prompt token between the decode's vectors and MeshGEMM's blocks
-// (docs/compiler.md, "Prefill"). A decode vector is the same on every PE of a line (across
-// columns: on every row; across rows: on every column), and of each block a line has one
-// PE: moving a token's inputs into its block is a copy on that PE alone (block_step). A
-// token's outputs rest on one PE of each line after the product; the others give -0 (which
-// adds nothing, so the sum is that PE's value exactly) to the line's reduction, whose root
-// finishes them as the decode's GEMV does and broadcasts them (unblock_step). The residual
-// stream of the prompt's tokens is kept in a block of its own, row t of the PE that starts
-// q/k/v (and gate/up) with the token's block; o and down reduce it to the root beside their
-// outputs.
+// The prefill's moves between the decode's vectors and MeshGEMM's blocks (docs/compiler.md,
+// "Prefill"). A token's outputs rest on one PE of each line after the product; the others
+// give -0 (which adds nothing, so the sum is that PE's value exactly) to the line's reduction,
+// whose root finishes them as the decode's GEMV does and broadcasts them (unblock_step, the
+// wafer's output). The residual stream of the prompt's tokens is kept in a block of its own,
+// row t of the PE that starts q/k/v (and gate/up) with the token's block; o and down reduce it
+// to the root beside their outputs. SwiGLU moves gate/up's outputs into down's blocks without
+// leaving them (swiglu_blocks_step).
 
 #include <fmt/format.h>
 
@@ -46,55 +44,7 @@ TokenAt token_at(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint64_
   return at;
 }
 
-// The residual stream a product's block keeps (q/k/v: x, gate/up: x1) or reduces (o: x, down: x1).
-std::uint32_t kept_residual(const MeshLayout& l, Gemv g) {
-  return g == Gemv::Qkv ? l.addrs().x : g == Gemv::GateUp ? l.addrs().x1 : 0;
-}
-
 }  // namespace
-
-MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
-                    std::uint64_t token, bool code) {
-  const TokenAt at = token_at(l, g, tokens, token, "block_step");
-  const GemmAddrs& a = at.a;
-  const DType dt = compiler::hw_dtype(l.shape().dtype);
-  const std::uint32_t e = l.esize(), in = product_io(l, g, layer).in, keep = kept_residual(l, g);
-  MeshStep step;
-  step.layer = layer;
-  step.name = fmt::format("prefill.h{}.{}.block", layer, to_string(g));
-  step.kernel = "block";
-  // Which PE holds a token's block depends on its row and column at once; the others do nothing.
-  build_programs_by_pe(
-      step, l.region().rows, l.region().columns,
-      [&](std::uint32_t r, std::uint32_t c) {
-        return starts_with(l, r, c, at.j) ? fmt::format("k{}|{}", gemm_inputs(l, g, r, c), l.col_features(c).size())
-                                          : std::string("-");
-      },
-      [&](std::uint32_t r, std::uint32_t c) {
-        ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
-        b.entry(b.task("main"));
-        if (starts_with(l, r, c, at.j)) {
-          const std::uint32_t k = gemm_inputs(l, g, r, c), row = a.x[0] + at.t * a.kmax * e;
-          if (k) b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("x", dt, row, k)), VOperand::d(b.mem("in", dt, in, k)));
-          if (k < a.kmax) {  // zeros beyond its own inputs, as the busiest PE's count is taken
-            b.movf(15, DType::F32, 0);
-            b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("pad", dt, row + k * e, a.kmax - k)), VOperand::r(15));
-          }
-          const std::uint32_t kc = static_cast<std::uint32_t>(l.col_features(c).size());
-          if (keep && kc)
-            b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("res", dt, a.residual + at.t * l.kc_max * e, kc)),
-                  VOperand::d(b.mem("stream", dt, keep, kc)));
-        }
-        b.ret();
-        return b.finish();
-      },
-      code);
-  const std::uint32_t lanes = t.lanes(dt);
-  add_vector(step.work, t, a.kmax, e, 1, lanes);
-  if (keep) add_vector(step.work, t, l.kc_max, e, 1, lanes);
-  step.bound = bound_of(step.work, 0, t);
-  return step;
-}
 
 MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
                       std::uint64_t token, bool code) {

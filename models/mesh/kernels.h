@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/compiler/target.h"
 #include "models/mesh/layout.h"
@@ -73,19 +74,13 @@ bool reduces_along_rows(Gemv g);
 MeshStep gemm_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
                    std::uint32_t steps, bool code = true);
 
-// The prefill's moves of one prompt token between the decode's vectors and MeshGEMM's blocks
-// (kernel_blocks.cpp). Token `token` of `tokens` sits in block j = token / block, row
-// t = token % block. `block_step`: the PE that starts product g with block j (ring positions
-// a + b = j mod N) copies g's decode input (xn for q/k/v and gate/up, the attention output
-// for o, z for down) into row t of x[0], zeros beyond its own inputs; for q/k/v and gate/up
-// it also keeps the token's residual stream (x, x1) in row t of the residual block.
-// `unblock_step`: the token's fp32 outputs of g leave the PE of each line that holds them
-// (the others give -0), are reduced to the line's root with the token's residual (o and down,
-// from the residual block), finished as the decode's product finishes them (rounded, the
-// residual added or SwiGLU) and broadcast: the decode's output vector of g (qkv, x1, z, x)
-// on every PE, as after the decode's GEMV.
-MeshStep block_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
-                    std::uint64_t token, bool code = true);
+// The prefill's move of one prompt token's outputs out of MeshGEMM's blocks (kernel_blocks.cpp,
+// the wafer's output): token `token` of `tokens` sits in block j = token / block, row
+// t = token % block. Its fp32 outputs of g leave the PE of each line that holds them (the
+// others give -0), are reduced to the line's root with the token's residual (o and down, from
+// the residual block), finished as the decode's product finishes them (rounded, the residual
+// added or SwiGLU) and broadcast: the decode's output vector of g (qkv, x1, z, x) on every PE,
+// as after the decode's GEMV.
 MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer, std::uint64_t tokens,
                       std::uint64_t token, bool code = true);
 
@@ -116,13 +111,13 @@ MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g
 struct GroupAddrs {
   std::uint32_t group = 1;  // tokens a group holds at most
   std::uint32_t slots = 0;  // cache slots of the busiest column once the prompt is cached
-  // [group x max(nqkv, hq x slots, nq)] fp32: q/k/v's sums being reduced, the partial
-  // scores, then the weighted values
+  // [group x max(nqkv, hq x slots, nq, kc)] fp32: q/k/v's sums being reduced, the partial
+  // scores, then the weighted values (the wafer's input: the embedding's sums, then x in fp32)
   std::uint32_t sums = 0;
-  std::uint32_t qkv = 0;                   // [group x nqkv] in the model's format
+  std::uint32_t qkv = 0;                   // [group x max(nqkv, kc)] in the model's format (input: x)
   std::uint32_t scores = 0;                // [group x hq x slots] fp32
-  std::uint32_t mx = 0, sum = 0, rcp = 0;  // [group x hq] fp32: the softmax's max, sum, 1 / sum
-  std::uint32_t att = 0;                   // [group x nq] in the model's format
+  std::uint32_t mx = 0, sum = 0, rcp = 0;  // [group x hq] fp32: the softmax's max, sum, 1 / sum (input: rstd)
+  std::uint32_t att = 0;                   // [group x max(nq, kc)] in the model's format (input: xn)
 };
 // Contract: the group's buffers fit (std::logic_error otherwise; a group of 1 fits in the
 // decode's activations).
@@ -148,6 +143,19 @@ MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, st
 // of x[0] (block_step's copy, for every token of the group it holds).
 MeshStep o_block_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
                             std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
+
+// The wafer's input over a group (kernel_input_group.cpp), bit for bit as the decode's
+// embedding, RMSNorm and a copy into q/k/v's block give each token: every row gives the
+// embedding rows of the group's tokens it holds, -0 for the others, and the columns' reduction
+// and broadcast leave x of every token on every PE (GroupAddrs::qkv); each row takes their sums
+// of squares, rstd at its root (GroupAddrs::mx) and xn (GroupAddrs::att); the PE that starts
+// q/k/v with a token's block copies xn into its row of x[0] and x into the residual block.
+MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, const std::vector<std::uint64_t>& prompt,
+                              std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
+MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t tokens, std::uint32_t group,
+                            std::uint64_t first, std::uint32_t count, bool code = true);
+MeshStep qkv_block_group_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t tokens, std::uint32_t group,
+                              std::uint64_t first, std::uint32_t count, bool code = true);
 
 // `code` false: the step's work and bound without its programs (cheap).
 

@@ -69,15 +69,14 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
   const std::uint64_t P = prompt_.size();
   group_ = prefill_group(l, P, target_.sram_bytes(), group);
   const std::uint32_t C = l.region().columns;
-  const std::vector<GroupSample> tokens = sampled ? sample_groups(P, 1, C) : all_groups(P, 1);
   const std::vector<GroupSample> groups = sampled ? sample_groups(P, group_, C) : all_groups(P, group_);
   using K = PrefillStepId::Kind;
-  // Token by token: its embedding (on the first wafer), then the first layer's norm and the
+  // Over each group: its embedding (on the first wafer), then the first layer's norm and the
   // move of its result into q/k/v's block.
   std::vector<PrefillStepId> first;
   if (l.embedding()) first.push_back({K::Embed, Gemv::Qkv, 0});
   if (simulated) first.insert(first.end(), {{K::Ln1, Gemv::Qkv, 0}, {K::Block, Gemv::Qkv, 0}});
-  add_groups(tokens, first, PrefillPer::Wafer);
+  add_groups(groups, first, PrefillPer::Wafer);
   for (std::uint32_t i = 0; i < simulated; ++i) {
     add_gemm(Gemv::Qkv, i);
     add_groups(groups, {{K::QkvUnblock, Gemv::Qkv, i}, {K::Attn, Gemv::Qkv, i}, {K::OBlock, Gemv::O, i}});
@@ -130,18 +129,13 @@ MeshStep MeshPrefill::step(std::size_t i, bool code) const {
   const PrefillStepId& s = steps_.at(i);
   const MeshLayout& l = *layout_;
   const std::uint64_t P = prompt_.size();
-  MeshStep st;
   switch (s.kind) {
     case PrefillStepId::Kind::Embed:
-      st = embedding_step(l, target_, prompt_[s.token], code);
-      st.name = "prefill.embed";
-      break;
+      return embedding_group_step(l, target_, prompt_, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Ln1:
-      st = rmsnorm_step(l, target_, s.layer, false, code);
-      st.name = "prefill." + st.name;
-      break;
+      return rmsnorm_group_step(l, target_, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Block:
-      return block_step(l, target_, s.g, s.layer, P, s.token, code);
+      return qkv_block_group_step(l, target_, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::QkvUnblock:
       return qkv_unblock_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Attn:
@@ -161,7 +155,7 @@ MeshStep MeshPrefill::step(std::size_t i, bool code) const {
     case PrefillStepId::Kind::NormBlocks:
       return norm_blocks_step(l, target_, s.g, s.layer, P, code);
   }
-  return st;
+  throw std::logic_error("MeshPrefill::step: an unknown step");
 }
 
 }  // namespace wafersim::models::mesh

@@ -6,7 +6,7 @@
 // values where the decode keeps their positions (column p mod C) and lets each token attend
 // to the positions up to its own, so the prefill is causal and leaves the KV cache the decode
 // token after it reads. The wafer's input (embedding, first norm, the move into q/k/v's
-// blocks) runs token by token with the decode's kernels.
+// blocks) runs over the same groups (kernel_input_group.cpp).
 
 #include <cstdint>
 #include <memory>
@@ -24,7 +24,7 @@ enum class PrefillPer : std::uint8_t { Layer, Wafer, Between };
 const char* to_string(PrefillPer p);
 
 struct PrefillStepId {
-  // Per token: Embed, Ln1, Block; per group: QkvUnblock, Attn, OBlock; once: the others.
+  // Per group: Embed, Ln1, Block (the wafer's input), QkvUnblock, Attn, OBlock; once: the others.
   enum class Kind : std::uint8_t {
     Embed,
     Ln1,
@@ -38,7 +38,7 @@ struct PrefillStepId {
     Output
   };
   Kind kind = Kind::Embed;
-  Gemv g = Gemv::Qkv;  // Block, Gemm, Output
+  Gemv g = Gemv::Qkv;  // Gemm, Output, NormBlocks
   std::uint32_t layer = 0;
   std::uint64_t token = 0;  // the prompt position (all but Gemm; a group's first)
   std::uint32_t steps = 0;  // Gemm: its shift steps simulated
@@ -75,9 +75,9 @@ class MeshPrefill {
   // [0, simulated) of the layout's.
   // `products_only`: the products alone (for timing: the steps between them left out).
   // `group`: attention's groups hold at most this many tokens (fewer when their buffers do
-  // not fit the SRAM: prefill_group). `sampled`: the steps of sample_groups' groups only (and
-  // of the wafer's input, token by token, its tokens sampled alike), each standing for its run
-  // (for timing: the cache then holds the sampled tokens' keys and values only).
+  // not fit the SRAM: prefill_group). `sampled`: the steps of sample_groups' groups only, each
+  // standing for its run (for timing: the cache then holds the sampled groups' keys and values
+  // only).
   MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
               std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
               bool products_only = false, bool sampled = false, std::uint32_t group = kDefaultGroup);

@@ -1,0 +1,220 @@
+// The prefill's input on the wafer that holds the embedding (docs/compiler.md, "Prefill"):
+// the decode's embedding, first RMSNorm and a copy into q/k/v's block for every token of a
+// group at once, each token's values bit for bit the decode kernels' (kernel_embedding.cpp,
+// kernel_norm.cpp): a reduction of n values per PE is the same tree element by element, so
+// reducing a group's values at once gives each token's sums as its own reduction does.
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "hw/numerics/softfloat.h"
+#include "models/compiler/compiled_model.h"
+#include "models/compiler/program_builder.h"
+#include "models/mesh/kernel_common.h"
+#include "models/mesh/kernels.h"
+#include "models/mesh/prefill_group.h"
+
+namespace wafersim::models::mesh {
+using compiler::ProgramBuilder;
+using compiler::VOperand;
+using hw::DType;
+using hw::isa::Op;
+
+MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, const std::vector<std::uint64_t>& prompt,
+                              std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code) {
+  if (!l.embedding()) throw std::logic_error("embedding_group_step: the layout holds no embedding");
+  const PrefillGroup g =
+      prefill_group_of(l, t.sram_bytes(), prompt.size(), group, first, count, "embedding_group_step");
+  for (std::uint32_t i = 0; i < count; ++i)
+    if (prompt[first + i] >= l.shape().vocabulary)
+      throw std::logic_error("embedding_group_step: a token beyond the vocabulary");
+  const Addrs& a = l.addrs();
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const LineFamily& f = l.columns();
+  MeshStep step;
+  step.name = "prefill.embed";
+  step.kernel = "embedding";
+  auto owns = [&](std::uint32_t r, std::uint32_t i) {
+    const compiler::Span v = l.row_vocab(r);
+    return prompt[first + i] >= v.lo && prompt[first + i] < v.hi;
+  };
+  auto features = [&](std::uint32_t c) { return static_cast<std::uint32_t>(l.col_features(c).size()); };
+  build_programs(
+      step, l.region().rows, l.region().columns,
+      [&](std::uint32_t r) {
+        std::string key = role_key(f.role(r));
+        for (std::uint32_t i = 0; i < count; ++i)
+          if (owns(r, i)) key += fmt::format("|{}:{}", i, prompt[first + i] - l.row_vocab(r).lo);
+        return key;
+      },
+      [&](std::uint32_t c) { return fmt::format("k{}", features(c)); },
+      [&](std::uint32_t r, std::uint32_t c) {
+        const std::uint32_t k = features(c);
+        ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
+        b.entry(b.task("main"));
+        if (!k) {
+          b.ret();
+          return b.finish();
+        }
+        b.movf(14, DType::F32, 0x80000000u);  // -0: adds nothing
+        // The tokens this row holds widen their rows; runs of the others give -0.
+        std::uint32_t none = 0;
+        auto flush = [&](std::uint32_t end) {
+          if (none < end)
+            b.vop(
+                Op::FMov, DType::F32, DType::F32,
+                VOperand::d(b.mem(fmt::format("none{}", none), DType::F32, g.ga.sums + none * k * 4, (end - none) * k)),
+                VOperand::r(14));
+        };
+        for (std::uint32_t i = 0; i < count; ++i) {
+          if (!owns(r, i)) continue;
+          flush(i);
+          none = i + 1;
+          const std::uint64_t row = prompt[first + i] - l.row_vocab(r).lo;
+          b.vop(Op::FCvt, DType::F32, dt,
+                VOperand::d(b.mem(fmt::format("sum{}", i), DType::F32, g.ga.sums + i * k * 4, k)),
+                VOperand::d(b.mem(fmt::format("row{}", i), dt,
+                                  static_cast<std::uint32_t>(a.emb + row * l.kc_max * l.esize()), k)));
+        }
+        flush(count);
+        const LineRole role = f.role(r);
+        emit_reduce(b, f, role, g.ga.sums, count * k, Op::FAdd, "ar");
+        if (role.root())
+          b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("x", dt, g.ga.qkv, count * k)),
+                VOperand::d(b.mem("sums", DType::F32, g.ga.sums, count * k)));
+        emit_broadcast(b, f, role, g.ga.qkv, count * k, dt, "x");
+        b.ret();
+        return b.finish();
+      },
+      code);
+  std::uint64_t latency = 0;
+  const std::uint64_t n = std::uint64_t{count} * l.kc_max;
+  add_vector(step.work, t, n, 4, 1, t.lanes(dt));
+  add_allreduce(step.work, latency, f, n, t);
+  add_vector(step.work, t, n, 4, 1, t.lanes(dt));
+  step.bound = bound_of(step.work, latency, t);
+  return step;
+}
+
+MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t tokens, std::uint32_t group,
+                            std::uint64_t first, std::uint32_t count, bool code) {
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "rmsnorm_group_step");
+  const Addrs& a = l.addrs();
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const std::uint32_t e = l.esize();
+  const std::uint32_t inv_d = hw::numerics::from_double(DType::F32, 1.0 / static_cast<double>(l.shape().d));
+  const std::uint32_t eps = hw::numerics::from_double(DType::F32, l.shape().epsilon);
+  const LineFamily& f = l.rows();
+  MeshStep step;
+  step.name = "prefill.h0.ln1";
+  step.kernel = "rmsnorm";
+  auto features = [&](std::uint32_t c) { return static_cast<std::uint32_t>(l.col_features(c).size()); };
+  build_programs(
+      step, l.region().rows, l.region().columns, [](std::uint32_t) { return std::string(); },
+      [&](std::uint32_t c) { return fmt::format("k{}{}", features(c), role_key(f.role(c))); },
+      [&](std::uint32_t, std::uint32_t c) {
+        const std::uint32_t k = features(c);
+        ProgramBuilder b(fmt::format("{}[{}]", step.name, c));
+        b.entry(b.task("main"));
+        // Each token's sum of squares over the column's features: one fp32 chain in order.
+        for (std::uint32_t i = 0; i < count; ++i) {
+          b.movf(2, DType::F32, 0);
+          if (k) {
+            const unsigned x = b.mem(fmt::format("x{}", i), dt, g.ga.qkv + i * k * e, k);
+            b.reduce(Op::FDot, DType::F32, dt, 2, VOperand::d(x), VOperand::d(x));
+          }
+          b.st(g.ga.mx + i * 4, 2);
+        }
+        // The row's root takes each token's rstd and broadcasts them.
+        const LineRole role = f.role(c);
+        emit_reduce(b, f, role, g.ga.mx, count, Op::FAdd, "ar");
+        if (role.root())
+          for (std::uint32_t i = 0; i < count; ++i) {
+            b.ld(4, g.ga.mx + i * 4);
+            emit_rstd(b, inv_d, eps);
+            b.st(g.ga.mx + i * 4, 5);
+          }
+        emit_broadcast(b, f, role, g.ga.mx, count, DType::F32, "rstd");
+        if (k) {
+          const unsigned gamma = b.mem("gamma", DType::F32, a.layers[0].g1, k);
+          for (std::uint32_t i = 0; i < count; ++i) {
+            const unsigned x = b.mem(fmt::format("in{}", i), dt, g.ga.qkv + i * k * e, k);
+            const unsigned xw = b.mem(fmt::format("xw{}", i), DType::F32, g.ga.sums + i * k * 4, k);
+            const unsigned y = b.mem(fmt::format("y{}", i), dt, g.ga.att + i * k * e, k);
+            b.ld(5, g.ga.mx + i * 4);
+            b.vop(Op::FCvt, DType::F32, dt, VOperand::d(xw), VOperand::d(x));
+            b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::r(5));
+            b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::d(gamma));
+            b.vop(Op::FCvt, dt, DType::F32, VOperand::d(y), VOperand::d(xw));
+          }
+        }
+        b.ret();
+        return b.finish();
+      },
+      code);
+  const std::uint64_t k = l.kc_max;
+  std::uint64_t latency = 0;
+  step.work.datapath_steps += count * k;  // the sums of squares, one element a step
+  step.work.issue += 24ull * count;       // rstd's scalar steps
+  add_allreduce(step.work, latency, f, count, t);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    add_vector(step.work, t, k, 4, 1, t.lanes(dt));
+    add_vector(step.work, t, k, 4, 1, t.lanes(DType::F32));
+    add_vector(step.work, t, k, 4, 2, t.lanes(DType::F32));
+    add_vector(step.work, t, k, 4, 1, t.lanes(dt));
+  }
+  step.work.flops = 4 * l.shape().d * count;
+  step.bound = bound_of(step.work, latency + 24, t);
+  return step;
+}
+
+MeshStep qkv_block_group_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t tokens, std::uint32_t group,
+                              std::uint64_t first, std::uint32_t count, bool code) {
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "qkv_block_group_step");
+  const GemmAddrs a = gemm_addrs(l, Gemv::Qkv, tokens, l.align());
+  const DType dt = compiler::hw_dtype(l.shape().dtype);
+  const std::uint32_t e = l.esize();
+  MeshStep step;
+  step.name = "prefill.h0.qkv.block";
+  step.kernel = "block";
+  auto features = [&](std::uint32_t c) { return static_cast<std::uint32_t>(l.col_features(c).size()); };
+  build_programs_by_pe(
+      step, l.region().rows, l.region().columns,
+      [&](std::uint32_t r, std::uint32_t c) {
+        const auto [lo, hi] = g.in_block(start_block(l, r, c));
+        return lo < hi ? fmt::format("k{}|{}-{}|{}", features(c), lo, hi, (g.first + lo) % g.T) : std::string("-");
+      },
+      [&](std::uint32_t r, std::uint32_t c) {
+        ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
+        b.entry(b.task("main"));
+        const auto [lo, hi] = g.in_block(start_block(l, r, c));
+        const std::uint32_t k = features(c);
+        if (lo < hi) b.movf(15, DType::F32, 0);
+        for (std::uint32_t i = lo; i < hi; ++i) {
+          const auto t_row = static_cast<std::uint32_t>((g.first + i) % g.T);
+          const std::uint32_t row = a.x[0] + t_row * a.kmax * e;
+          if (k) {
+            b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("x{}", i), dt, row, k)),
+                  VOperand::d(b.mem(fmt::format("xn{}", i), dt, g.ga.att + i * k * e, k)));
+            b.vop(Op::FMov, dt, dt,
+                  VOperand::d(b.mem(fmt::format("res{}", i), dt, a.residual + t_row * l.kc_max * e, k)),
+                  VOperand::d(b.mem(fmt::format("stream{}", i), dt, g.ga.qkv + i * k * e, k)));
+          }
+          if (k < a.kmax)  // zeros beyond its own inputs, as the busiest PE's count is taken
+            b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("pad{}", i), dt, row + k * e, a.kmax - k)),
+                  VOperand::r(15));
+        }
+        b.ret();
+        return b.finish();
+      },
+      code);
+  const std::uint32_t lanes = t.lanes(dt);
+  add_vector(step.work, t, std::uint64_t{g.T} * a.kmax, e, 1, lanes);
+  add_vector(step.work, t, std::uint64_t{g.T} * l.kc_max, e, 1, lanes);
+  step.bound = bound_of(step.work, 0, t);
+  return step;
+}
+
+}  // namespace wafersim::models::mesh

@@ -1,0 +1,32 @@
+#pragma once
+// A group of consecutive prompt tokens of the prefill (kernels.h, GroupAddrs): what the steps
+// over a group share to find its buffers and the PEs that hold its tokens' GEMM blocks.
+
+#include <cstdint>
+#include <utility>
+
+#include "models/mesh/kernels.h"
+#include "models/mesh/layout.h"
+
+namespace wafersim::models::mesh {
+
+struct PrefillGroup {
+  GroupAddrs ga;
+  std::uint64_t tokens = 0, first = 0;  // the prompt's tokens, the group's first
+  std::uint32_t count = 0;              // the group's tokens
+  std::uint32_t N = 1, T = 1;           // the region's side, MeshGEMM's tokens a block
+  // The group's tokens in token block j: [lo, hi) as indices into the group (lo == hi: none).
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> in_block(std::uint64_t j) const;
+};
+
+// Contract: 1 <= count <= group and first + count <= tokens (std::logic_error naming `what`
+// otherwise).
+PrefillGroup prefill_group_of(const MeshLayout& l, std::uint32_t sram_bytes, std::uint64_t tokens, std::uint32_t group,
+                              std::uint64_t first, std::uint32_t count, const char* what);
+
+// The token block PE (r, c) starts a product with (ring positions a + b mod N), and the one
+// whose outputs of its row it holds after q/k/v's N steps.
+std::uint64_t start_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c);
+std::uint64_t held_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c);
+
+}  // namespace wafersim::models::mesh
