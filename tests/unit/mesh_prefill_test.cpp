@@ -368,6 +368,56 @@ TEST(MeshPrefill, SamplesEachCacheDepthAtItsFirstAndLastGroup) {
   EXPECT_THROW(mesh::sample_groups(4, 0, 4), std::logic_error);
 }
 
+// The group's buffers lie in SRAM free while the groups' steps run: disjoint from each other,
+// from the weights and KV caches, from q/k/v's output and o's input blocks and from the
+// residual block, and within the SRAM; the largest group that fits is taken.
+TEST(MeshPrefill, GroupBuffersLieInFreeSram) {
+  Rig rig(4);
+  const auto& l = *rig.layout;
+  const std::uint32_t N = 4;
+  // tiny's SRAM, and none after MeshGEMM's buffers (the groups then shorter)
+  std::set<std::uint32_t> groups;
+  for (const auto& [tokens, sram] :
+       std::vector<std::pair<std::uint64_t, std::uint32_t>>{{6, rig.target.sram_bytes()},
+                                                            {40, rig.target.sram_bytes()},
+                                                            {40, mesh::gemm_addrs(l, Gemv::Qkv, 40, l.align()).end}}) {
+    const std::uint32_t g = mesh::prefill_group(l, tokens, sram, 64);
+    groups.insert(g);
+    SCOPED_TRACE(fmt::format("{} tokens, {} B, groups of {}", tokens, sram, g));
+    EXPECT_GE(g, 1u);
+    EXPECT_LE(g, tokens);
+    const auto ga = mesh::group_addrs(l, tokens, g, sram);
+    const std::uint64_t hq = l.shape().group_heads(), slots = l.slots(0, tokens), kc = l.kc_max;
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>> bufs{
+        {ga.sums, g * std::max({std::uint64_t{l.nqkv_max}, hq * slots, std::uint64_t{l.nq_max}, kc}) * 4},
+        {ga.qkv, g * std::max(std::uint64_t{l.nqkv_max}, kc) * 2},
+        {ga.scores, g * hq * slots * 4},
+        {ga.mx, g * hq * 4},
+        {ga.sum, g * hq * 4},
+        {ga.rcp, g * hq * 4},
+        {ga.att, g * std::max(std::uint64_t{l.nq_max}, kc) * 2}};
+    const auto qkv = mesh::gemm_addrs(l, Gemv::Qkv, tokens, l.align());
+    const std::uint64_t block_in = std::uint64_t{qkv.block} * std::max({l.kc_max, l.nq_max, l.nf_max}) * 2;
+    const std::uint64_t block_out = qkv.acc[1] - qkv.acc[0];
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>> live{
+        {0, l.addrs().end - l.addrs().activations},  // weights and caches
+        {qkv.x[0], block_in},                        // o's inputs, filled group by group
+        {qkv.acc[(N - 1) % 2], block_out},           // q/k/v's outputs
+        {qkv.residual, std::uint64_t{qkv.block} * l.kc_max * 2}};
+    auto overlap = [](auto a, auto b) { return a.first < b.first + b.second && b.first < a.first + a.second; };
+    for (std::size_t i = 0; i < bufs.size(); ++i) {
+      EXPECT_LE(bufs[i].first + bufs[i].second, sram) << i;
+      for (std::size_t j = i + 1; j < bufs.size(); ++j) EXPECT_FALSE(overlap(bufs[i], bufs[j])) << i << " " << j;
+      for (const auto& lv : live) EXPECT_FALSE(overlap(bufs[i], lv)) << i << " at " << bufs[i].first;
+    }
+    if (g < std::min<std::uint64_t>(tokens, 64))  // one token more would not fit
+      EXPECT_THROW(mesh::group_addrs(l, tokens, g + 1, sram), std::logic_error);
+  }
+  EXPECT_EQ(groups.size(), 3u);
+  EXPECT_LT(*groups.begin(), 40u);  // a group the SRAM limits
+  EXPECT_THROW(mesh::prefill_group(l, 6, rig.target.sram_bytes(), 0), std::logic_error);
+}
+
 // --mesh-prefill-tokens sampled: the steps of the sampled attention groups and wafer input
 // tokens only, every other at its sample's cycles. The products and the steps over the blocks
 // are the same runs; every kernel counts every group's (or token's) steps, and its cycles stay
