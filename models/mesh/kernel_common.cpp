@@ -101,4 +101,14 @@ bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, st
   return (here + line + N - 1) % N == j;
 }
 
+void emit_rmsnorm_scale(compiler::ProgramBuilder& b, hw::DType type, unsigned x, unsigned xw, unsigned gamma,
+                        unsigned y, unsigned rstd) {
+  using compiler::VOperand;
+  using hw::isa::Op;
+  b.vop(Op::FCvt, hw::DType::F32, type, VOperand::d(xw), VOperand::d(x));
+  b.vop(Op::FMul, hw::DType::F32, hw::DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::r(rstd));
+  b.vop(Op::FMul, hw::DType::F32, hw::DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::d(gamma));
+  b.vop(Op::FCvt, type, hw::DType::F32, VOperand::d(y), VOperand::d(xw));
+}
+
 }  // namespace wafersim::models::mesh

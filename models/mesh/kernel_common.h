@@ -63,6 +63,12 @@ void emit_rstd(compiler::ProgramBuilder& b, std::uint32_t inv_d, std::uint32_t e
 bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j);
 bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j);
 
+// RMSNorm's last steps on one token's features, as the reference takes them: xw = widen(x),
+// xw *= rstd (register `rstd`), xw *= gamma, y = round(xw); x and y in `type`, xw and gamma
+// fp32 descriptors of the same length.
+void emit_rmsnorm_scale(compiler::ProgramBuilder& b, hw::DType type, unsigned x, unsigned xw, unsigned gamma,
+                        unsigned y, unsigned rstd);
+
 // The step's bound from the busiest PE's work and the collectives' latency.
 StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compiler::Target& t);
 

@@ -144,10 +144,7 @@ MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std:
             const unsigned xw = b.mem(fmt::format("xw{}", i), DType::F32, g.ga.sums + i * k * 4, k);
             const unsigned y = b.mem(fmt::format("y{}", i), dt, g.ga.att + i * k * e, k);
             b.ld(5, g.ga.mx + i * 4);
-            b.vop(Op::FCvt, DType::F32, dt, VOperand::d(xw), VOperand::d(x));
-            b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::r(5));
-            b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::d(gamma));
-            b.vop(Op::FCvt, dt, DType::F32, VOperand::d(y), VOperand::d(xw));
+            emit_rmsnorm_scale(b, dt, x, xw, gamma, y, 5);
           }
         }
         b.ret();

@@ -55,12 +55,7 @@ MeshStep rmsnorm_step(const MeshLayout& l, const compiler::Target& t, std::uint3
         }
         emit_broadcast(b, f, role, a.stat, 1, DType::F32, "rstd");
         b.ld(5, a.stat);
-        if (k) {
-          b.vop(Op::FCvt, DType::F32, dt, VOperand::d(xw), VOperand::d(x));
-          b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::r(5));
-          b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::d(g));
-          b.vop(Op::FCvt, dt, DType::F32, VOperand::d(y), VOperand::d(xw));
-        }
+        if (k) emit_rmsnorm_scale(b, dt, x, xw, g, y, 5);
         b.ret();
         return b.finish();
       },

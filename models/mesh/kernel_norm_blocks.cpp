@@ -91,11 +91,9 @@ void emit_normalise(ProgramBuilder& b, const MeshLayout& l, const NormBlocks& nb
     const std::uint32_t row = x + t * nb.a.kmax * e;
     if (k) {
       b.ld(5, rstd + t * 4);
-      b.vop(Op::FCvt, DType::F32, dt, VOperand::d(xw),
-            VOperand::d(b.mem(fmt::format("x{}", t), dt, nb.a.residual + t * l.kc_max * e, k)));
-      b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::r(5));
-      b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(xw), VOperand::d(xw), VOperand::d(g));
-      b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem(fmt::format("y{}", t), dt, row, k)), VOperand::d(xw));
+      const unsigned res = b.mem(fmt::format("x{}", t), dt, nb.a.residual + t * l.kc_max * e, k);
+      const unsigned out = b.mem(fmt::format("y{}", t), dt, row, k);
+      emit_rmsnorm_scale(b, dt, res, xw, g, out, 5);
     }
     if (k < nb.a.kmax)
       b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("pad{}", t), dt, row + k * e, nb.a.kmax - k)),
