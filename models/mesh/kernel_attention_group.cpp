@@ -208,11 +208,8 @@ MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, 
                                   a.acc[(g.N - 1) % 2] + static_cast<std::uint32_t>(row) * a.nmax * 4, n)));
         }
         zeros(std::max(lo, hi), count, "none_after");
-        emit_reduce(b, f, role, g.ga.sums, count * n, Op::FAdd, "qkv");
-        if (role.root())  // the decode's finish of q/k/v: rounded once
-          b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("rounded", dt, g.ga.qkv, count * n)),
-                VOperand::d(b.mem("reduced", DType::F32, g.ga.sums, count * n)));
-        emit_broadcast(b, f, role, g.ga.qkv, count * n, dt, "bc");
+        // The decode's finish of q/k/v: rounded once.
+        emit_reduce_round_broadcast(b, f, role, g.ga.sums, g.ga.qkv, count * n, dt, "qkv", "bc");
         b.ret();
         return b.finish();
       },
@@ -397,10 +394,7 @@ void group_values(ProgramBuilder& b, const MeshLayout& l, std::uint32_t layer, c
               VOperand::r(1));
       }
     }
-  emit_reduce(b, l.rows(), row_role, ga.sums, g.count * nq, Op::FAdd, "pv");
-  if (row_role.root())
-    b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("att", dt, ga.att, g.count * nq)), VOperand::d(out));
-  emit_broadcast(b, l.rows(), row_role, ga.att, g.count * nq, dt, "att");
+  emit_reduce_round_broadcast(b, l.rows(), row_role, ga.sums, ga.att, g.count * nq, dt, "pv", "att");
 }
 
 }  // namespace

@@ -111,4 +111,17 @@ void emit_rmsnorm_scale(compiler::ProgramBuilder& b, hw::DType type, unsigned x,
   b.vop(Op::FCvt, type, hw::DType::F32, VOperand::d(y), VOperand::d(xw));
 }
 
+void emit_reduce_round_broadcast(compiler::ProgramBuilder& b, const LineFamily& family, const LineRole& role,
+                                 std::uint32_t sums, std::uint32_t out, std::uint32_t n, hw::DType type,
+                                 const std::string& tag, const std::string& bc_tag) {
+  using compiler::VOperand;
+  emit_reduce(b, family, role, sums, n, hw::isa::Op::FAdd, tag);
+  if (role.root()) {
+    const unsigned rounded = b.mem(tag + "_out", type, out, n);
+    const unsigned reduced = b.mem(tag + "_sums", hw::DType::F32, sums, n);
+    b.vop(hw::isa::Op::FCvt, type, hw::DType::F32, VOperand::d(rounded), VOperand::d(reduced));
+  }
+  emit_broadcast(b, family, role, out, n, type, bc_tag);
+}
+
 }  // namespace wafersim::models::mesh

@@ -3,6 +3,7 @@
 // and the step's bound from the work of its busiest PE.
 
 #include <cstdint>
+#include <string>
 
 #include "models/compiler/layer_program.h"
 #include "models/compiler/program_builder.h"
@@ -62,6 +63,13 @@ void emit_rstd(compiler::ProgramBuilder& b, std::uint32_t inv_d, std::uint32_t e
 // mod N), and whether it holds block j's outputs of its line after all N steps of product g.
 bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j);
 bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j);
+
+// The tail of a line's product: n fp32 sums at `sums` reduced to the line's root, rounded
+// there to `type` at `out`, and `out` broadcast to every PE of the line (tags prefix the
+// collectives' descriptors: `tag` the reduction's, `bc_tag` the broadcast's).
+void emit_reduce_round_broadcast(compiler::ProgramBuilder& b, const LineFamily& family, const LineRole& role,
+                                 std::uint32_t sums, std::uint32_t out, std::uint32_t n, hw::DType type,
+                                 const std::string& tag, const std::string& bc_tag);
 
 // RMSNorm's last steps on one token's features, as the reference takes them: xw = widen(x),
 // xw *= rstd (register `rstd`), xw *= gamma, y = round(xw); x and y in `type`, xw and gamma

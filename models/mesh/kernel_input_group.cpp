@@ -80,11 +80,7 @@ MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, co
         }
         flush(count);
         const LineRole role = f.role(r);
-        emit_reduce(b, f, role, g.ga.sums, count * k, Op::FAdd, "ar");
-        if (role.root())
-          b.vop(Op::FCvt, dt, DType::F32, VOperand::d(b.mem("x", dt, g.ga.qkv, count * k)),
-                VOperand::d(b.mem("sums", DType::F32, g.ga.sums, count * k)));
-        emit_broadcast(b, f, role, g.ga.qkv, count * k, dt, "x");
+        emit_reduce_round_broadcast(b, f, role, g.ga.sums, g.ga.qkv, count * k, dt, "ar", "x");
         b.ret();
         return b.finish();
       },
