@@ -223,34 +223,42 @@ MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, 
   return step;
 }
 
-MeshStep o_block_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
-                            std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code) {
-  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "o_block_group_step");
-  const GemmAddrs a = gemm_addrs(l, Gemv::O, tokens, l.align());
+MeshStep block_group_step(const MeshLayout& l, const compiler::Target& t, Gemv gemv, std::uint32_t layer,
+                          std::uint64_t tokens, std::uint32_t group, std::uint64_t first, std::uint32_t count,
+                          bool code) {
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "block_group_step");
+  const GemmAddrs a = gemm_addrs(l, gemv, tokens, l.align());
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const std::uint32_t e = l.esize();
+  const bool keep = gemv == Gemv::Qkv;  // the residual stream x, kept beside q/k/v's inputs
   MeshStep step;
   step.layer = layer;
-  step.name = fmt::format("prefill.h{}.o.block", layer);
+  step.name = fmt::format("prefill.h{}.{}.block", layer, to_string(gemv));
   step.kernel = "block";
   build_programs_by_pe(
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r, std::uint32_t c) {
         const auto [lo, hi] = g.in_block(start_block(l, r, c));
-        return lo < hi ? fmt::format("k{}|{}-{}|{}", gemm_inputs(l, Gemv::O, r, c), lo, hi, (g.first + lo) % g.T)
+        return lo < hi ? fmt::format("k{}|{}-{}|{}", gemm_inputs(l, gemv, r, c), lo, hi, (g.first + lo) % g.T)
                        : std::string("-");
       },
       [&](std::uint32_t r, std::uint32_t c) {
         ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
         b.entry(b.task("main"));
         const auto [lo, hi] = g.in_block(start_block(l, r, c));
-        const std::uint32_t k = gemm_inputs(l, Gemv::O, r, c);
+        const std::uint32_t k = gemm_inputs(l, gemv, r, c);
         if (lo < hi) b.movf(15, DType::F32, 0);
         for (std::uint32_t i = lo; i < hi; ++i) {
-          const std::uint32_t row = a.x[0] + static_cast<std::uint32_t>((g.first + i) % g.T) * a.kmax * e;
-          if (k)
+          const auto t_row = static_cast<std::uint32_t>((g.first + i) % g.T);
+          const std::uint32_t row = a.x[0] + t_row * a.kmax * e;
+          if (k) {
             b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("x{}", i), dt, row, k)),
-                  VOperand::d(b.mem(fmt::format("att{}", i), dt, g.ga.att + i * k * e, k)));
+                  VOperand::d(b.mem(fmt::format("in{}", i), dt, g.ga.att + i * k * e, k)));
+            if (keep)
+              b.vop(Op::FMov, dt, dt,
+                    VOperand::d(b.mem(fmt::format("res{}", i), dt, a.residual + t_row * l.kc_max * e, k)),
+                    VOperand::d(b.mem(fmt::format("stream{}", i), dt, g.ga.qkv + i * k * e, k)));
+          }
           if (k < a.kmax)  // zeros beyond its own inputs, as the busiest PE's count is taken
             b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("pad{}", i), dt, row + k * e, a.kmax - k)),
                   VOperand::r(15));
@@ -260,6 +268,7 @@ MeshStep o_block_group_step(const MeshLayout& l, const compiler::Target& t, std:
       },
       code);
   add_vector(step.work, t, std::uint64_t{g.T} * a.kmax, e, 1, t.lanes(dt));
+  if (keep) add_vector(step.work, t, std::uint64_t{g.T} * l.kc_max, e, 1, t.lanes(dt));
   step.bound = bound_of(step.work, 0, t);
   return step;
 }

@@ -139,23 +139,25 @@ MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, 
 // GroupAddrs::att, as the decode's attention at its position leaves it at Addrs::att.
 MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
                               std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
-// The PE that starts o with a token's block copies its attention output into the token's row
-// of x[0] (block_step's copy, for every token of the group it holds).
-MeshStep o_block_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
-                            std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
+// The PE that starts product g (q/k/v or o) with a token's block copies the token's input
+// (GroupAddrs::att: xn, or the attention output) into its row of x[0], zeros beyond its own
+// inputs (block_step's copy, for every token of the group it holds); for q/k/v it also keeps
+// the token's x (GroupAddrs::qkv) in the residual block.
+MeshStep block_group_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer,
+                          std::uint64_t tokens, std::uint32_t group, std::uint64_t first, std::uint32_t count,
+                          bool code = true);
 
 // The wafer's input over a group (kernel_input_group.cpp), bit for bit as the decode's
 // embedding, RMSNorm and a copy into q/k/v's block give each token: every row gives the
 // embedding rows of the group's tokens it holds, -0 for the others, and the columns' reduction
 // and broadcast leave x of every token on every PE (GroupAddrs::qkv); each row takes their sums
 // of squares, rstd at its root (GroupAddrs::mx) and xn (GroupAddrs::att); the PE that starts
-// q/k/v with a token's block copies xn into its row of x[0] and x into the residual block.
+// q/k/v with a token's block copies xn into its row of x[0] and x into the residual block
+// (block_group_step).
 MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, const std::vector<std::uint64_t>& prompt,
                               std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
 MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t tokens, std::uint32_t group,
                             std::uint64_t first, std::uint32_t count, bool code = true);
-MeshStep qkv_block_group_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t tokens, std::uint32_t group,
-                              std::uint64_t first, std::uint32_t count, bool code = true);
 
 // `code` false: the step's work and bound without its programs (cheap).
 

@@ -135,13 +135,13 @@ MeshStep MeshPrefill::step(std::size_t i, bool code) const {
     case PrefillStepId::Kind::Ln1:
       return rmsnorm_group_step(l, target_, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Block:
-      return qkv_block_group_step(l, target_, P, group_, s.token, s.group, code);
+      return block_group_step(l, target_, Gemv::Qkv, 0, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::QkvUnblock:
       return qkv_unblock_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Attn:
       return attention_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::OBlock:
-      return o_block_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
+      return block_group_step(l, target_, Gemv::O, s.layer, P, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Gemm:
       return gemm_step(l, target_, s.g, s.layer, P, s.steps, code);
     case PrefillStepId::Kind::SwigluBlocks:

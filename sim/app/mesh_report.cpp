@@ -71,7 +71,7 @@ std::vector<MeshStep> bounds_of(const MeshPlan& p, const models::compiler::Targe
     const auto count = static_cast<std::uint32_t>(p.prefill - first);
     v.push_back(models::mesh::qkv_unblock_group_step(l, t, 0, p.prefill, g, first, count, false));
     v.push_back(models::mesh::attention_group_step(l, t, 0, p.prefill, g, first, count, false));
-    v.push_back(models::mesh::o_block_group_step(l, t, 0, p.prefill, g, first, count, false));
+    v.push_back(models::mesh::block_group_step(l, t, Gemv::O, 0, p.prefill, g, first, count, false));
   }
   return v;
 }

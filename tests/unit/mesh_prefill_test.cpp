@@ -410,8 +410,9 @@ TEST(MeshPrefill, GroupBuffersLieInFreeSram) {
       for (std::size_t j = i + 1; j < bufs.size(); ++j) EXPECT_FALSE(overlap(bufs[i], bufs[j])) << i << " " << j;
       for (const auto& lv : live) EXPECT_FALSE(overlap(bufs[i], lv)) << i << " at " << bufs[i].first;
     }
-    if (g < std::min<std::uint64_t>(tokens, 64))  // one token more would not fit
+    if (g < std::min<std::uint64_t>(tokens, 64)) {  // one token more would not fit
       EXPECT_THROW(mesh::group_addrs(l, tokens, g + 1, sram), std::logic_error);
+    }
   }
   EXPECT_EQ(groups.size(), 3u);
   EXPECT_LT(*groups.begin(), 40u);  // a group the SRAM limits
