@@ -148,6 +148,8 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
   for (auto id : program_->entry_tasks) host_activate(id, now);
   ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
   live_.clear();
+  parked_.clear();
+  released_ = false;
   fpu_run_begin_ = kNoRun;
   earliest_done_ = Cycle::never();
   maybe_in_ = ~std::uint64_t{0};
@@ -186,7 +188,7 @@ void Core::host_activate(std::uint8_t task, Cycle at) {
   host_activations_.emplace_back(at, task);
 }
 
-bool Core::busy() const { return running_ >= 0 || !live_.empty(); }
+bool Core::busy() const { return running_ >= 0 || !live_.empty() || !parked_.empty(); }
 
 void Core::count_stall(Stall s, std::uint8_t* sleep_counts) {
   ++c_.stall[static_cast<int>(s)];
@@ -210,6 +212,40 @@ bool retryable(Stall s) {
   return s != Stall::FabricIn && s != Stall::FabricOut && s != Stall::Queue && s != Stall::Microthread;
 }
 }  // namespace
+
+template <class Want>
+void Core::admit_released(Cycle next_cycle, Want&& want) {
+  released_ = false;
+  for (std::size_t i = 0; i < parked_.size();) {
+    const std::uint8_t slot = parked_[i];
+    VectorOp& op = ops_[slot];
+    if (op.after_pred) {
+      ++i;
+      continue;
+    }
+    parked_.erase(parked_.begin() + static_cast<long>(i));
+    const auto at = std::upper_bound(live_.begin(), live_.end(), op.seq,
+                                     [&](std::uint32_t seq, std::uint8_t s) { return seq < ops_[s].seq; });
+    const auto pos = static_cast<std::size_t>(at - live_.begin());
+    live_.insert(at, slot);
+    if (fpu_run_begin_ != kNoRun) {
+      if (pos <= fpu_run_begin_) {
+        ++fpu_run_begin_;
+        ++fpu_run_end_;
+      } else if (pos < fpu_run_end_) {
+        fpu_run_begin_ = kNoRun;
+      }
+    }
+    // Released after its predecessor's last step in this tick: not due before the next cycle
+    // (or, with no elements, done at done_at).
+    if (op.done_at.is_never()) {
+      op.last_stall = -1;
+      want(std::max(op.next_step, next_cycle));
+    } else {
+      want(op.done_at);
+    }
+  }
+}
 
 Cycle Core::tick(Cycle now, CycleResources& r) {
   catch_up(now);
@@ -256,7 +292,8 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   if (running_ >= 0 && !ops_[0].live) {
     if (now < ready_at_) {
       want(ready_at_);
-    } else if (main_stall_ == static_cast<int>(Stall::Microthread) && live_.size() >= p_->pe.microthreads) {
+    } else if (main_stall_ == static_cast<int>(Stall::Microthread) &&
+               live_.size() + parked_.size() >= p_->pe.microthreads) {
       // The vector instruction that found every microthread busy last tick still does: none
       // has retired since (only this thread issues), so it stalls again as it would in execute().
       count_stall(Stall::Microthread, stalls);
@@ -312,12 +349,6 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     // without a call; step() takes the rest.
     Step s = Step::Wait;
     bool datapath_busy = false;
-    if (op.after_pred) {  // its predecessor's last step wakes the core
-      close_run(pos);
-      op.last_stall = -1;
-      ++pos;
-      continue;
-    }
     if (now < op.next_step) {
       s = Step::Wait;
     } else if (op.info->fpu && r.fpu) {
@@ -345,6 +376,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   close_run(n_live);
   fpu_run_begin_ = best_begin;
   fpu_run_end_ = best_end;
+  if (released_) admit_released(next_cycle, want);
 
   if (running_ < 0 && program_) {
     if (active_ & ~blocked_) want(next_cycle);

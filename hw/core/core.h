@@ -82,6 +82,10 @@ struct VectorOp {
   bool circ[4] = {};  // a circular memory operand: linear within a step that does not wrap
   bool has_circ = false;
   std::int64_t step_bytes[4] = {};
+  // Per linear or circular memory operand: the byte address of element `next` (kept as `next`
+  // advances), and one past a circular operand's buffer.
+  std::int64_t at[4] = {};
+  std::int64_t circ_end[4] = {};
   // For plan(): the memory operands in planning order (sources 1..3, then the destination);
   // per operand its element size, whether its consecutive elements are at most one port word
   // apart, and whether all its n elements lie in the SRAM, aligned (no per-step checks).
@@ -202,8 +206,8 @@ class Core {
   // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
   // case), in one loop over the step's elements.
   void fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t payload);
-  // The byte address of the operand's element op.next (a linear or circular memory operand).
-  static std::int64_t first_byte(const VectorOp& op, int slot);
+  // Moves the running addresses (VectorOp::at) past the `count` elements op.next just took.
+  static void advance_addresses(VectorOp& op, std::uint32_t count);
   // Whether a circular operand wraps within the step of `count` elements from op.next.
   static bool step_wraps(const VectorOp& op, std::uint32_t count);
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.
@@ -220,6 +224,14 @@ class Core {
   // At issue: an operation of an ordered microthread waits for its predecessor's last step,
   // or, when that was taken already, starts no earlier than first_dependent_step() of it.
   void order_after_predecessor(VectorOp& op);
+  // Moves the released operations of parked_ into live_ by age (keeping the datapath-stall
+  // run's positions), each wanting the cycle its tick visit would have wanted.
+  template <class Want>
+  void admit_released(sim::Cycle next_cycle, Want&& want);
+  // The newest live operation of microthread `ut` (null: none).
+  [[nodiscard]] const VectorOp* newest_on(std::uint8_t ut) const;
+  // The oldest live operation of `pred`'s microthread younger than `pred` (null: none).
+  [[nodiscard]] VectorOp* next_on(const VectorOp& pred);
   [[nodiscard]] sim::Cycle first_dependent_step(const VectorOp& pred) const;
   // Observer calls, kept out of line and cold so that the hot paths lay out as without hooks.
   [[gnu::cold, gnu::noinline]] void report_vector_op(const VectorOp& op) const;
@@ -255,7 +267,12 @@ class Core {
   sim::Cycle task_start_{0};        // the running task's start (for traces)
   int main_stall_ = -1;             // cause of the main thread's last stall (for reports)
   std::vector<VectorOp> ops_;       // [0] the synchronous slot, [1..] the microthreads
-  std::vector<std::uint8_t> live_;  // slots of the live operations, oldest first
+  std::vector<std::uint8_t> live_;  // slots of the live operations that may step, oldest first
+  // Slots of the live operations waiting for their predecessor's last step (after_pred), in
+  // issue order: not visited by tick(). release_successor() clears after_pred and sets
+  // released_; the end of that tick moves them into live_ at their place by age.
+  std::vector<std::uint8_t> parked_;
+  bool released_ = false;
   // Positions [fpu_run_begin_, fpu_run_end_) in live_ of operations that all stalled on the
   // busy datapath in the last tick (kNoRun: none); moved as operations retire before them (an
   // issued operation goes after them).

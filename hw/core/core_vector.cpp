@@ -44,7 +44,7 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
   VectorOp* slot = nullptr;
   if (!ins.async) {
     slot = &ops_[0];
-  } else if (live_.size() - (ops_[0].live ? 1 : 0) >= p_->pe.microthreads) {  // every microthread busy
+  } else if (live_.size() + parked_.size() - (ops_[0].live ? 1 : 0) >= p_->pe.microthreads) {  // every microthread busy
     *why = Stall::Microthread;
     return Step::Stalled;
   } else {
@@ -61,7 +61,8 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
   }
   prepare(*slot, ins, now);
   if (ins.ut != isa::Instruction::kUnordered) order_after_predecessor(*slot);
-  live_.push_back(static_cast<std::uint8_t>(slot - ops_.data()));  // seq increases: oldest first; after any run
+  // seq increases: oldest first; after any run
+  (slot->after_pred ? parked_ : live_).push_back(static_cast<std::uint8_t>(slot - ops_.data()));
   earliest_done_ = std::min(earliest_done_, slot->done_at);
   held_in_ |= in;
   held_out_ |= out;
@@ -138,6 +139,11 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
       op.in_range[k] = fits(lo) && fits(hi);
     }
     if (!((op.linear[k] || op.circ[k]) && op.dense[k] && op.in_range[k])) op.plain = false;
+    if (op.linear[k]) op.at[k] = op.d[k].base;
+    if (op.circ[k] && op.d[k].size > 0) {
+      op.at[k] = op.d[k].base + std::int64_t{op.d[k].start % op.d[k].size} * esize;
+      op.circ_end[k] = op.d[k].base + std::int64_t{op.d[k].size} * esize;
+    }
   }
   // Per step, a linear or circular operand is a run of addresses and a dense input one value.
   auto flat = [&](int k) { return !op.is_dsd[k] || op.linear[k] || op.circ[k] || (k == op.in_slot && !op.sparse); };
@@ -218,11 +224,7 @@ Cycle Core::first_dependent_step(const VectorOp& pred) const {
 
 void Core::order_after_predecessor(VectorOp& op) {
   op.ut = op.ins->ut;
-  const VectorOp* pred = nullptr;
-  for (std::uint8_t i : live_) {
-    const VectorOp& o = ops_[i];
-    if (o.ut == op.ut && (!pred || o.seq > pred->seq)) pred = &o;
-  }
+  const VectorOp* pred = newest_on(op.ut);
   if (pred && (pred->after_pred || (pred->n > 0 && pred->next < pred->n))) {
     op.after_pred = true;  // released by release_successor() when pred takes its last step
     if (op.n == 0) op.done_at = Cycle::never();
@@ -238,16 +240,34 @@ void Core::order_after_predecessor(VectorOp& op) {
   op.done_at = start + Cycle(op.latency);
 }
 
+const VectorOp* Core::newest_on(std::uint8_t ut) const {
+  // `op` (being issued) is in neither list yet.
+  const VectorOp* pred = nullptr;
+  for (const auto* list : {&live_, &parked_})
+    for (std::uint8_t i : *list) {
+      const VectorOp& o = ops_[i];
+      if (o.ut == ut && (!pred || o.seq > pred->seq)) pred = &o;
+    }
+  return pred;
+}
+
+VectorOp* Core::next_on(const VectorOp& pred) {
+  VectorOp* next = nullptr;
+  for (const auto* list : {&live_, &parked_})
+    for (std::uint8_t i : *list) {
+      VectorOp& o = ops_[i];
+      if (o.ut == pred.ut && o.seq > pred.seq && (!next || o.seq < next->seq)) next = &o;
+    }
+  return next;
+}
+
 void Core::release_successor(const VectorOp& op) {
   const VectorOp* pred = &op;
   for (;;) {
-    VectorOp* next = nullptr;
-    for (std::uint8_t i : live_) {
-      VectorOp& o = ops_[i];
-      if (o.ut == pred->ut && o.seq > pred->seq && (!next || o.seq < next->seq)) next = &o;
-    }
+    VectorOp* next = next_on(*pred);
     if (!next || !next->after_pred) return;
     next->after_pred = false;
+    released_ = true;
     const Cycle from = first_dependent_step(*pred);
     if (next->n > 0) {
       next->next_step = std::max(next->next_step, from);
@@ -312,7 +332,7 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index, bool plain_step) {
     };
     if (op.linear[slot]) {
       const std::int64_t step = op.step_bytes[slot];
-      const std::int64_t first = op.d[slot].base + std::int64_t{op.next} * step;
+      const std::int64_t first = op.at[slot];
       const std::int64_t end = first + step * (count - 1);
       if (!op.in_range[slot]) {
         (void)checked_address(first, op.esize[slot], op.pc);
@@ -342,7 +362,7 @@ void Core::plan(VectorOp& op, std::uint32_t sparse_index, bool plain_step) {
 
 inline bool Core::plain_words(VectorOp& op, int slot, std::uint32_t count, std::uint32_t& w0, std::uint32_t& w1) {
   const BankModel& banks = p_->banks;
-  const std::int64_t first = first_byte(op, slot);
+  const std::int64_t first = op.at[slot];
   w0 = banks.word_of(static_cast<std::uint32_t>(first));
   w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
   if (slot == 0) return true;  // the destination
@@ -451,6 +471,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (info.fpu) r.fpu = true;
   if (info.iterative) iter_busy_until_ = now + Cycle(op.interval);
   op.next += count;
+  advance_addresses(op, count);
   op.open = false;
   ++op.steps;
   c_.vector_elements += count;
@@ -475,7 +496,7 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
   // the linear operands; each further element adds the operand's step.
   std::int64_t first[4];
   for (int slot = 0; slot < 4; ++slot)
-    first[slot] = op.linear[slot] ? op.d[slot].base + std::int64_t{op.next} * op.step_bytes[slot] : 0;
+    first[slot] = op.linear[slot] ? op.at[slot] : 0;
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t idx = op.sparse ? sparse_index : op.next + k;
     auto address = [&](int slot) {
@@ -558,7 +579,9 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
 namespace {
 // Whether the `count` elements from byte `first` on, `step` apart, lie in one SRAM page.
 bool one_page(std::int64_t first, std::int64_t step, std::uint32_t count) {
-  return first / Sram::kPageBytes == (first + step * (count - 1)) / Sram::kPageBytes;
+  // Both ends were checked to lie in the SRAM (not negative).
+  return static_cast<std::uint64_t>(first) / Sram::kPageBytes ==
+         static_cast<std::uint64_t>(first + step * (count - 1)) / Sram::kPageBytes;
 }
 
 // y = b x c + a in fp16 (c a scalar, `c_value` its value) when each of a, b and y lies in one
@@ -574,6 +597,22 @@ bool fmac_f16_in_pages(Sram& sram, const std::int64_t* at, const std::int64_t* s
   if (!pa || !pb) return false;
   std::uint8_t* py = sram.bytes_for_write(static_cast<std::uint32_t>(at[0]));
   const std::int64_t sa = step[1], sb = step[2], sy = step[0];
+#if defined(__F16C__) && defined(__SSE4_1__)
+  // Consecutive elements, y in place of a or b or apart from them: four lanes at a time give
+  // what the element loop below gives.
+  auto apart = [&](const std::uint8_t* q) { return q == py || q + 2 * count <= py || py + 2 * count <= q; };
+  if (sa == 2 && sb == 2 && sy == 2 && apart(pa) && apart(pb)) {
+    std::uint32_t k = 0;
+    for (; k < count; k += 4) {
+      const unsigned n = std::min(4u, count - k);
+      if (!numerics::narrow::mul_add_x4(c_value, pb, pa, py, n)) break;
+      pa += 8;
+      pb += 8;
+      py += 8;
+    }
+    count = k < count ? count - k : 0;
+  }
+#endif
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t a = std::uint32_t{pa[0]} | std::uint32_t{pa[1]} << 8;
     const std::uint32_t b = std::uint32_t{pb[0]} | std::uint32_t{pb[1]} << 8;
@@ -648,17 +687,24 @@ struct Bf16Arithmetic : numerics::narrow::BF16 {
 
 }  // namespace
 
-std::int64_t Core::first_byte(const VectorOp& op, int slot) {
-  const Descriptor& d = op.d[slot];
-  if (op.circ[slot])
-    return d.base + static_cast<std::int64_t>((std::uint64_t{d.start} + op.next) % d.size) * op.esize[slot];
-  return d.base + std::int64_t{op.next} * op.step_bytes[slot];
+void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
+  for (std::uint32_t m = 0; m < op.n_mem; ++m) {
+    const int slot = op.mem_slots[m];
+    if (op.linear[slot]) {
+      op.at[slot] += op.step_bytes[slot] * count;
+    } else if (op.circ[slot]) {
+      op.at[slot] += std::int64_t{op.esize[slot]} * count;
+      if (op.at[slot] >= op.circ_end[slot]) {
+        const Descriptor& d = op.d[slot];
+        op.at[slot] = d.base + static_cast<std::int64_t>((std::uint64_t{d.start} + op.next) % d.size) * op.esize[slot];
+      }
+    }
+  }
 }
 
 bool Core::step_wraps(const VectorOp& op, std::uint32_t count) {
   for (int slot = 0; slot < 4; ++slot)
-    if (op.circ[slot] && (std::uint64_t{op.d[slot].start} + op.next) % op.d[slot].size + count > op.d[slot].size)
-      return true;
+    if (op.circ[slot] && op.at[slot] + std::int64_t{op.esize[slot]} * count > op.circ_end[slot]) return true;
   return false;
 }
 
@@ -672,7 +718,7 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t pa
     lin[slot] = op.linear[slot] || op.circ[slot];
     scalar[slot] = slot == op.in_slot ? payload : op.scalar[slot];
     if (!lin[slot]) continue;
-    at[slot] = first_byte(op, slot);
+    at[slot] = op.at[slot];
     step[slot] = op.step_bytes[slot];
   }
   if (t == DType::F16) {
@@ -748,22 +794,24 @@ bool Core::behind_own_holders(const Instruction& ins, std::uint64_t in, std::uin
   // An instruction of an ordered microthread takes its steps after its predecessors' last, so
   // it may issue while they hold its colors, but not while another thread holds one.
   if (!ins.async || ins.ut == Instruction::kUnordered) return false;
-  for (std::uint8_t i : live_) {
-    const VectorOp& o = ops_[i];
-    const bool reads = o.in_slot >= 0 && (in & bit(o.d[o.in_slot].color));
-    const bool writes = o.fab_out && (out & bit(o.d[0].color));
-    if ((reads || writes) && o.ut != ins.ut) return false;
-  }
+  for (const auto* list : {&live_, &parked_})
+    for (std::uint8_t i : *list) {
+      const VectorOp& o = ops_[i];
+      const bool reads = o.in_slot >= 0 && (in & bit(o.d[o.in_slot].color));
+      const bool writes = o.fab_out && (out & bit(o.d[0].color));
+      if ((reads || writes) && o.ut != ins.ut) return false;
+    }
   return true;
 }
 
 void Core::recompute_held_colors() {
   held_in_ = held_out_ = 0;
-  for (std::uint8_t i : live_) {
-    const VectorOp& o = ops_[i];
-    if (o.in_slot >= 0) held_in_ |= bit(o.d[o.in_slot].color);
-    if (o.fab_out) held_out_ |= bit(o.d[0].color);
-  }
+  for (const auto* list : {&live_, &parked_})
+    for (std::uint8_t i : *list) {
+      const VectorOp& o = ops_[i];
+      if (o.in_slot >= 0) held_in_ |= bit(o.d[o.in_slot].color);
+      if (o.fab_out) held_out_ |= bit(o.d[0].color);
+    }
 }
 
 std::string Core::describe_state() const {

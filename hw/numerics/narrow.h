@@ -179,4 +179,35 @@ struct F16Single {
   }
 };
 
+#if defined(__F16C__) && defined(__SSE4_1__)
+// F16Single::mul_add on four elements at once: y[k] = x x b[k] + a[k] rounded once to fp16,
+// the same steps lane by lane (exact product, TwoSum, rounding to odd, one rounding to fp16).
+// False, and y left unwritten, when a result is infinite or NaN (those are recomputed
+// element by element by the caller). Lanes at n and beyond are not read or written (n <= 4).
+inline bool mul_add_x4(float x, const std::uint8_t* b, const std::uint8_t* a, std::uint8_t* y, unsigned n) {
+  std::uint64_t ab = 0, bb = 0;
+  std::memcpy(&ab, a, 2 * n);
+  std::memcpy(&bb, b, 2 * n);
+  const __m128 p = _mm_mul_ps(_mm_set1_ps(x), _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(bb))));
+  const __m128 z = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(ab)));
+  const __m128 s = _mm_add_ps(p, z);
+  const __m128 zs = _mm_sub_ps(s, p), ps = _mm_sub_ps(s, zs);
+  const __m128 err = _mm_add_ps(_mm_sub_ps(p, ps), _mm_sub_ps(z, zs));
+  const __m128i inexact = _mm_castps_si128(_mm_cmpneq_ps(err, _mm_setzero_ps()));
+  const __m128i bits = _mm_castps_si128(s);
+  // An inexact sum above the exact one in magnitude (err's sign not s's) loses one ulp, then
+  // its last bit is set: rounding to odd.
+  const __m128i toward = _mm_xor_si128(_mm_castps_si128(_mm_cmplt_ps(err, _mm_setzero_ps())), _mm_srai_epi32(bits, 31));
+  __m128i odd = _mm_add_epi32(bits, _mm_and_si128(toward, inexact));
+  odd = _mm_or_si128(odd, _mm_and_si128(inexact, _mm_set1_epi32(1)));
+  const __m128i h = _mm_cvtps_ph(_mm_castsi128_ps(odd), _MM_FROUND_TO_NEAREST_INT);
+  const __m128i top = _mm_and_si128(h, _mm_set1_epi16(0x7c00));
+  const int nonfinite = _mm_movemask_epi8(_mm_cmpeq_epi16(top, _mm_set1_epi16(0x7c00))) & ((1 << (2 * n)) - 1);
+  if (nonfinite) return false;
+  const auto out = static_cast<std::uint64_t>(_mm_cvtsi128_si64(h));
+  std::memcpy(y, &out, 2 * n);
+  return true;
+}
+#endif
+
 }  // namespace wafersim::hw::numerics::narrow

@@ -363,6 +363,53 @@ TEST(Fp16Bf16, InlineSingleMulAddMatchesReference) {
       for (auto c : specials) check(x, b, c);
 }
 
+// The four-lane form (narrow::mul_add_x4, used by the core's fp16 FMAC loop) gives
+// F16Single::mul_add's bits lane by lane, and declines (writing nothing) exactly when a
+// lane's result is infinite or NaN; lanes beyond n are neither read nor written.
+TEST(Fp16Bf16, FourLaneMulAddMatchesSingle) {
+#if defined(__F16C__) && defined(__SSE4_1__)
+  using narrow::F16Single;
+  std::mt19937 rng(4404);
+  std::uniform_int_distribution<std::uint32_t> any16(0, 0xffff);
+  const std::uint32_t specials[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF,
+                                    0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x3555, 0x1400, 0x0C00};
+  auto pick = [&](int i) { return i % 5 == 0 ? specials[any16(rng) % 16] : any16(rng); };
+  int declined = 0, exact_sums = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const unsigned n = 1 + i % 4;
+    const std::uint32_t x = pick(i);
+    std::uint8_t a[10], b[10], y[10];
+    for (auto* v : {a, b, y})
+      for (int k = 0; k < 10; ++k) v[k] = static_cast<std::uint8_t>(0xA5 + k);
+    std::uint32_t expect[4] = {};
+    bool all_finite = true;
+    for (unsigned k = 0; k < n; ++k) {
+      const std::uint32_t bk = pick(i + static_cast<int>(k)), ak = i % 3 ? pick(i) : neg(F16, mul(F16, x, bk)) ^ (k & 1);
+      a[2 * k] = static_cast<std::uint8_t>(ak), a[2 * k + 1] = static_cast<std::uint8_t>(ak >> 8);
+      b[2 * k] = static_cast<std::uint8_t>(bk), b[2 * k + 1] = static_cast<std::uint8_t>(bk >> 8);
+      all_finite = F16Single::mul_add(F16Single::value(x), bk, ak, expect[k]) && all_finite;
+      if ((F16Single::value(x) * F16Single::value(bk)) + F16Single::value(ak) == 0.0f) ++exact_sums;
+    }
+    const bool done = narrow::mul_add_x4(F16Single::value(x), b, a, y, n);
+    ASSERT_EQ(done, all_finite) << i;
+    if (!done) ++declined;
+    for (unsigned k = 0; k < n; ++k) {
+      const std::uint32_t got = std::uint32_t{y[2 * k]} | std::uint32_t{y[2 * k + 1]} << 8;
+      if (done) {
+        ASSERT_EQ(got, expect[k]) << std::hex << x << " lane " << k << " of " << n;
+      } else {
+        ASSERT_EQ(got, (0xA5u + 2 * k) | (0xA5u + 2 * k + 1) << 8) << "written although declined";
+      }
+    }
+    for (unsigned k = 2 * n; k < 10; ++k) ASSERT_EQ(y[k], 0xA5 + k) << "lane beyond n written";
+  }
+  EXPECT_GT(declined, 1000);
+  EXPECT_GT(exact_sums, 1000);
+#else
+  GTEST_SKIP() << "built without F16C: the core uses F16Single element by element";
+#endif
+}
+
 // FP16 and BF16 against host float arithmetic rounded to the 16-bit format: float has at
 // least 2p + 2 bits of precision for both, so this double rounding equals one rounding.
 TEST(Fp16Bf16, AgreeWithHostFloatRoundedOnce) {
