@@ -72,6 +72,7 @@ struct VectorOp {
   std::uint32_t per_step = 1, interval = 1, latency = 0;
   int in_slot = -1;          // operand holding the fabric input
   std::uint32_t repeat = 1;  // elements per input wavelet (a step never spans two wavelets)
+  std::uint32_t in_wavelet = 0;  // next % repeat: the elements of the front wavelet taken
   bool fab_out = false;
   bool sparse = false;
   sim::Cycle next_step{0};
@@ -96,6 +97,7 @@ struct VectorOp {
   bool in_range[4] = {};
   bool plain = false;      // every memory operand linear (or circular), dense and in range
   bool fmac_fast = false;  // an FMAC of one type over linear or circular operands, scalars or a dense input
+  bool fmac_f16 = false;   // fmac_fast in fp16 with y, a and b in memory and c a scalar or the input
   // Timing only, per element: bytes read from the SRAM, bytes written to it, a wavelet sent.
   std::uint8_t read_bytes = 0, written_bytes = 0;
   bool sends = false;
@@ -206,8 +208,11 @@ class Core {
   // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
   // case), in one loop over the step's elements.
   void fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t payload);
+  // fmac_linear() of a VectorOp::fmac_f16 step, its operands in SRAM pages read without a
+  // call per element (fmac_linear() itself otherwise).
+  void fmac_f16(const VectorOp& op, std::uint32_t count, std::uint32_t payload);
   // Moves the running addresses (VectorOp::at) past the `count` elements op.next just took.
-  static void advance_addresses(VectorOp& op, std::uint32_t count);
+  static inline void advance_addresses(VectorOp& op, std::uint32_t count);
   // Whether a circular operand wraps within the step of `count` elements from op.next.
   static bool step_wraps(const VectorOp& op, std::uint32_t count);
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.

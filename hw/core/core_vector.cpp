@@ -25,7 +25,7 @@ std::uint64_t bit(unsigned c) { return std::uint64_t{1} << c; }
 // elements when its fabric input repeats.
 inline std::uint32_t step_count(const VectorOp& op) {
   const std::uint32_t count = std::min(op.per_step, op.n - op.next);
-  return op.repeat > 1 ? std::min(count, op.repeat - op.next % op.repeat) : count;
+  return op.repeat > 1 ? std::min(count, op.repeat - op.in_wavelet) : count;
 }
 }  // namespace
 
@@ -150,6 +150,8 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   // One type, or fp32 partials over 16-bit inputs (widened element by element).
   op.fmac_fast = ins.op == Op::FMac && (ins.type2 == ins.type || ins.type == DType::F32) &&
                  (op.linear[0] || op.circ[0]) && (op.linear[1] || op.circ[1]) && flat(2) && flat(3);
+  op.fmac_f16 = op.fmac_fast && ins.type == DType::F16 && ins.type2 == DType::F16 && (op.linear[2] || op.circ[2]) &&
+                !(op.linear[3] || op.circ[3]);
   {
     // What compute() reads and writes per element, for count_traffic().
     const DType t = ins.type, t2 = ins.type2;
@@ -410,6 +412,21 @@ inline bool Core::issue_plain(VectorOp& op, std::uint32_t count, CycleResources&
   return true;
 }
 
+inline void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
+  for (std::uint32_t m = 0; m < op.n_mem; ++m) {
+    const int slot = op.mem_slots[m];
+    if (op.linear[slot]) {
+      op.at[slot] += op.step_bytes[slot] * count;
+    } else if (op.circ[slot]) {
+      op.at[slot] += std::int64_t{op.esize[slot]} * count;
+      if (op.at[slot] >= op.circ_end[slot]) {
+        const Descriptor& d = op.d[slot];
+        op.at[slot] = d.base + static_cast<std::int64_t>((std::uint64_t{d.start} + op.next) % d.size) * op.esize[slot];
+      }
+    }
+  }
+}
+
 Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   const isa::OpInfo& info = *op.info;
   auto stall = [&](Stall s) {
@@ -418,7 +435,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   };
   if (info.iterative && iter_busy_until_ > now) return stall(Stall::Fpu);
   const std::uint32_t count = step_count(op);
-  const bool pops = op.repeat <= 1 || (op.next + count) % op.repeat == 0;  // the wavelet's last elements
+  const bool pops = op.repeat <= 1 || op.in_wavelet + count == op.repeat;  // the wavelet's last elements
   std::uint32_t payload = 0, sparse_index = 0;
   if (op.in_slot >= 0) {
     const Color c(op.d[op.in_slot].color);
@@ -457,6 +474,8 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   }
   if (p_->timing_only)
     count_traffic(op, count, now);
+  else if (op.fmac_f16 && !wraps)
+    fmac_f16(op, count, payload);
   else if (op.fmac_fast && !wraps)
     fmac_linear(op, count, payload);
   else
@@ -471,6 +490,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (info.fpu) r.fpu = true;
   if (info.iterative) iter_busy_until_ = now + Cycle(op.interval);
   op.next += count;
+  op.in_wavelet = pops ? 0 : op.in_wavelet + count;
   advance_addresses(op, count);
   op.open = false;
   ++op.steps;
@@ -687,21 +707,6 @@ struct Bf16Arithmetic : numerics::narrow::BF16 {
 
 }  // namespace
 
-void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
-  for (std::uint32_t m = 0; m < op.n_mem; ++m) {
-    const int slot = op.mem_slots[m];
-    if (op.linear[slot]) {
-      op.at[slot] += op.step_bytes[slot] * count;
-    } else if (op.circ[slot]) {
-      op.at[slot] += std::int64_t{op.esize[slot]} * count;
-      if (op.at[slot] >= op.circ_end[slot]) {
-        const Descriptor& d = op.d[slot];
-        op.at[slot] = d.base + static_cast<std::int64_t>((std::uint64_t{d.start} + op.next) % d.size) * op.esize[slot];
-      }
-    }
-  }
-}
-
 bool Core::step_wraps(const VectorOp& op, std::uint32_t count) {
   for (int slot = 0; slot < 4; ++slot)
     if (op.circ[slot] && op.at[slot] + std::int64_t{op.esize[slot]} * count > op.circ_end[slot]) return true;
@@ -743,6 +748,16 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t pa
   const unsigned source_bytes = size_of(op.ins->type2);
   c_.sram_bytes_read += std::uint64_t{count} * (esize + (lin[2] + lin[3]) * source_bytes);
   c_.sram_bytes_written += std::uint64_t{count} * esize;
+}
+
+void Core::fmac_f16(const VectorOp& op, std::uint32_t count, std::uint32_t payload) {
+  const std::uint32_t c = (op.in_slot == 3 ? payload : op.scalar[3]) & 0xffffu;
+  if (!fmac_f16_in_pages(sram_, op.at, op.step_bytes, numerics::narrow::F16Single::value(c), c, count)) {
+    fmac_linear(op, count, payload);
+    return;
+  }
+  c_.sram_bytes_read += std::uint64_t{count} * 4;  // a and b
+  c_.sram_bytes_written += std::uint64_t{count} * 2;
 }
 
 void Core::count_traffic(const VectorOp& op, std::uint32_t count, Cycle now) {
