@@ -70,8 +70,8 @@ struct VectorOp {
   std::uint32_t scalar[4] = {};
   std::uint32_t n = 0, next = 0;
   std::uint32_t per_step = 1, interval = 1, latency = 0;
-  int in_slot = -1;          // operand holding the fabric input
-  std::uint32_t repeat = 1;  // elements per input wavelet (a step never spans two wavelets)
+  int in_slot = -1;              // operand holding the fabric input
+  std::uint32_t repeat = 1;      // elements per input wavelet (a step never spans two wavelets)
   std::uint32_t in_wavelet = 0;  // next % repeat: the elements of the front wavelet taken
   bool fab_out = false;
   bool sparse = false;

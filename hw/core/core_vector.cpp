@@ -515,8 +515,7 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
   // Addresses were checked when the step was planned. Element 0 of this step's addresses of
   // the linear operands; each further element adds the operand's step.
   std::int64_t first[4];
-  for (int slot = 0; slot < 4; ++slot)
-    first[slot] = op.linear[slot] ? op.at[slot] : 0;
+  for (int slot = 0; slot < 4; ++slot) first[slot] = op.linear[slot] ? op.at[slot] : 0;
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t idx = op.sparse ? sparse_index : op.next + k;
     auto address = [&](int slot) {

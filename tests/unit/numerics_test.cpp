@@ -371,8 +371,8 @@ TEST(Fp16Bf16, FourLaneMulAddMatchesSingle) {
   using narrow::F16Single;
   std::mt19937 rng(4404);
   std::uniform_int_distribution<std::uint32_t> any16(0, 0xffff);
-  const std::uint32_t specials[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF,
-                                    0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x3555, 0x1400, 0x0C00};
+  const std::uint32_t specials[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00,
+                                    0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x3555, 0x1400, 0x0C00};
   auto pick = [&](int i) { return i % 5 == 0 ? specials[any16(rng) % 16] : any16(rng); };
   int declined = 0, exact_sums = 0;
   for (int i = 0; i < 200000; ++i) {
@@ -384,7 +384,8 @@ TEST(Fp16Bf16, FourLaneMulAddMatchesSingle) {
     std::uint32_t expect[4] = {};
     bool all_finite = true;
     for (unsigned k = 0; k < n; ++k) {
-      const std::uint32_t bk = pick(i + static_cast<int>(k)), ak = i % 3 ? pick(i) : neg(F16, mul(F16, x, bk)) ^ (k & 1);
+      const std::uint32_t bk = pick(i + static_cast<int>(k)),
+                          ak = i % 3 ? pick(i) : neg(F16, mul(F16, x, bk)) ^ (k & 1);
       a[2 * k] = static_cast<std::uint8_t>(ak), a[2 * k + 1] = static_cast<std::uint8_t>(ak >> 8);
       b[2 * k] = static_cast<std::uint8_t>(bk), b[2 * k + 1] = static_cast<std::uint8_t>(bk >> 8);
       all_finite = F16Single::mul_add(F16Single::value(x), bk, ak, expect[k]) && all_finite;
