@@ -84,9 +84,8 @@ struct VectorOp {
   bool has_circ = false;
   std::int64_t step_bytes[4] = {};
   // Per linear or circular memory operand: the byte address of element `next` (kept as `next`
-  // advances), and one past a circular operand's buffer.
+  // advances).
   std::int64_t at[4] = {};
-  std::int64_t circ_end[4] = {};
   // For plan(): the memory operands in planning order (sources 1..3, then the destination);
   // per operand its element size, whether its consecutive elements are at most one port word
   // apart, and whether all its n elements lie in the SRAM, aligned (no per-step checks).

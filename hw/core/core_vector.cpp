@@ -21,6 +21,11 @@ using sim::Cycle;
 namespace {
 std::uint64_t bit(unsigned c) { return std::uint64_t{1} << c; }
 
+// One past the last byte of a circular operand's buffer.
+inline std::int64_t circ_end(const VectorOp& op, int slot) {
+  return op.d[slot].base + std::int64_t{op.d[slot].size} * op.esize[slot];
+}
+
 // The elements of an operation's next step: up to its per-step count, within one wavelet's
 // elements when its fabric input repeats.
 inline std::uint32_t step_count(const VectorOp& op) {
@@ -142,7 +147,6 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
     if (op.linear[k]) op.at[k] = op.d[k].base;
     if (op.circ[k] && op.d[k].size > 0) {
       op.at[k] = op.d[k].base + std::int64_t{op.d[k].start % op.d[k].size} * esize;
-      op.circ_end[k] = op.d[k].base + std::int64_t{op.d[k].size} * esize;
     }
   }
   // Per step, a linear or circular operand is a run of addresses and a dense input one value.
@@ -419,7 +423,7 @@ inline void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
       op.at[slot] += op.step_bytes[slot] * count;
     } else if (op.circ[slot]) {
       op.at[slot] += std::int64_t{op.esize[slot]} * count;
-      if (op.at[slot] >= op.circ_end[slot]) {
+      if (op.at[slot] >= circ_end(op, slot)) {
         const Descriptor& d = op.d[slot];
         op.at[slot] = d.base + static_cast<std::int64_t>((std::uint64_t{d.start} + op.next) % d.size) * op.esize[slot];
       }
@@ -708,7 +712,7 @@ struct Bf16Arithmetic : numerics::narrow::BF16 {
 
 bool Core::step_wraps(const VectorOp& op, std::uint32_t count) {
   for (int slot = 0; slot < 4; ++slot)
-    if (op.circ[slot] && op.at[slot] + std::int64_t{op.esize[slot]} * count > op.circ_end[slot]) return true;
+    if (op.circ[slot] && op.at[slot] + std::int64_t{op.esize[slot]} * count > circ_end(op, slot)) return true;
   return false;
 }
 
