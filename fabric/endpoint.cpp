@@ -6,9 +6,8 @@
 
 namespace wafersim::fabric {
 
-void Endpoint::check(hw::Color c) const {
-  if (c.id() >= mesh_.colors())
-    throw std::logic_error(fmt::format("ramp: color {} used, but the fabric has {} colors", c.id(), mesh_.colors()));
+void Endpoint::bad_color(hw::Color c) const {
+  throw std::logic_error(fmt::format("ramp: color {} used, but the fabric has {} colors", c.id(), mesh_.colors()));
 }
 
 bool Endpoint::has(hw::Color c) const {

@@ -24,7 +24,10 @@ class Endpoint final : public hw::RampPort {
   [[nodiscard]] std::uint32_t id() const { return id_; }
 
  private:
-  void check(hw::Color c) const;
+  void check(hw::Color c) const {
+    if (c.id() >= mesh_.colors()) bad_color(c);
+  }
+  [[noreturn, gnu::cold]] void bad_color(hw::Color c) const;
   Mesh& mesh_;
   std::uint32_t id_;
 };

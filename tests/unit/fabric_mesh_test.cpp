@@ -125,6 +125,30 @@ TEST(Mesh, CreditRoundTripSetsStreamThroughput) {
   }
 }
 
+// A ramp refuses a color beyond the fabric's on every call that takes one, naming it.
+TEST(Mesh, ARampRefusesAColorBeyondTheFabric) {
+  Rig rig(config(), kLShape);
+  hw::RampPort& ramp = rig.mesh.ramp({5, 4});
+  const std::uint32_t colors = rig.mesh.colors();
+  const hw::Color bad(static_cast<std::uint8_t>(colors));
+  const std::string expected =
+      "ramp: color " + std::to_string(colors) + " used, but the fabric has " + std::to_string(colors) + " colors";
+  auto refuses = [&](const char* call, auto&& f) {
+    try {
+      f();
+      ADD_FAILURE() << call << " took color " << colors;
+    } catch (const std::logic_error& e) {
+      EXPECT_EQ(e.what(), expected) << call;
+    }
+  };
+  refuses("has", [&] { (void)ramp.has(bad); });
+  refuses("front", [&] { (void)ramp.front(bad); });
+  refuses("pop", [&] { ramp.pop(bad, sim::Cycle(0)); });
+  refuses("can_send", [&] { (void)ramp.can_send(bad); });
+  refuses("send", [&] { ramp.send(hw::Wavelet{1, bad, false}, sim::Cycle(0)); });
+  EXPECT_FALSE(ramp.has(hw::Color(static_cast<std::uint8_t>(colors - 1))));
+}
+
 // Control and data wavelets interleaved on one color, drained one every 3 cycles so that
 // they queue at the receiver: the ramp's control-front mask follows each new head (TestPes
 // compares it with front().control in every cycle) and the order and kinds arrive intact.
