@@ -516,14 +516,12 @@ void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index
   const Instruction& ins = *op.ins;
   const DType t = ins.type, t2 = ins.type2;
   using namespace numerics;
-  // Addresses were checked when the step was planned. Element 0 of this step's addresses of
-  // the linear operands; each further element adds the operand's step.
-  std::int64_t first[4];
-  for (int slot = 0; slot < 4; ++slot) first[slot] = op.linear[slot] ? op.at[slot] : 0;
+  // Addresses were checked when the step was planned. A linear operand's element k of this
+  // step is at op.at plus k steps.
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t idx = op.sparse ? sparse_index : op.next + k;
     auto address = [&](int slot) {
-      return static_cast<std::uint32_t>(op.linear[slot] ? first[slot] + std::int64_t{k} * op.step_bytes[slot]
+      return static_cast<std::uint32_t>(op.linear[slot] ? op.at[slot] + std::int64_t{k} * op.step_bytes[slot]
                                                         : op.d[slot].address(idx));
     };
     auto src = [&](int slot, DType dt) -> std::uint32_t {
@@ -759,8 +757,8 @@ void Core::fmac_f16(const VectorOp& op, std::uint32_t count, std::uint32_t paylo
     fmac_linear(op, count, payload);
     return;
   }
-  c_.sram_bytes_read += std::uint64_t{count} * 4;  // a and b
-  c_.sram_bytes_written += std::uint64_t{count} * 2;
+  c_.sram_bytes_read += std::uint64_t{count} * op.read_bytes;
+  c_.sram_bytes_written += std::uint64_t{count} * op.written_bytes;
 }
 
 void Core::count_traffic(const VectorOp& op, std::uint32_t count, Cycle now) {
