@@ -24,9 +24,20 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
   std::uint64_t slice = 1024;
   RunOutcome out;
   if (sc_get_status() == SC_ELABORATION) sc_start(SC_ZERO_TIME);
+  auto throw_if_limited = [&] {
+    for (const auto* e : engines)
+      if (e->limit_reached()) {
+        progress.finish();
+        throw LimitReached(
+            fmt::format("--max-cycles {} reached with work still pending", e->options().max_cycles.count()));
+      }
+  };
   while (true) {
     Cycle now = reference.first_cycle_at_or_after(sc_time_stamp());
     if (done && done()) break;
+    // An engine stopped by its cycle limit before this call (in a load phase the caller ran)
+    // leaves nothing pending: that is the limit, not the end of the run.
+    throw_if_limited();
     const bool idle = !sc_pending_activity();
     if (until.is_never() && idle) {
       out.quiescent = true;
@@ -65,12 +76,7 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
       throw LimitReached(fmt::format("--max-wall {} s reached at cycle {}", limits.max_wall_seconds,
                                      reference.first_cycle_at_or_after(sc_time_stamp()).count()));
     }
-    for (const auto* e : engines)
-      if (e->limit_reached()) {
-        progress.finish();
-        throw LimitReached(
-            fmt::format("--max-cycles {} reached with work still pending", e->options().max_cycles.count()));
-      }
+    throw_if_limited();
   }
   progress.finish();
   out.cycles = reference.first_cycle_at_or_after(sc_time_stamp());

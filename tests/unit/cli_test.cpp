@@ -92,6 +92,18 @@ TEST(Cli, MaxCyclesIsExitCodeFour) {
   EXPECT_EQ(r.code, 4) << r.out;
 }
 
+// A limit reached while the inputs stream in (before the first layer's step starts) is the
+// limit, not a deadlock (exit 3).
+TEST(Cli, MaxCyclesDuringTheInputLoadIsExitCodeFour) {
+  wafersim::test::TempDir dir;
+  auto r = wafersim(
+      "infer tiny --model tiny-mlp --placement streaming --timing-only --max-cycles 50 --out " + dir.path().string(),
+      true);
+  EXPECT_EQ(r.code, 4) << r.out;
+  EXPECT_NE(r.out.find("--max-cycles 50 reached"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("deadlock"), std::string::npos) << r.out;
+}
+
 // CLI11 would wrap "-5" into 2^64 - 5 and turn an overflowing number into 0; both are refused.
 TEST(Cli, NegativeAndOverflowingNumbersAreBadInput) {
   for (const char* args : {"run tiny --cycles -5", "run tiny --cycles 99999999999999999999", "run tiny --seed -1",
