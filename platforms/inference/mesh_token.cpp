@@ -65,7 +65,7 @@ std::vector<std::uint64_t> prompt_of(const mesh::DecoderShape& s, std::uint64_t 
 // The prefill of the simulated layers on one wafer (mesh_prefill.h), after `image` is placed:
 // each product all N steps, or runs of 1 and M steps with the others at their difference's
 // per-step cycles (every step runs the same code on every PE); the other kernels' steps
-// summed by kernel. `done` hears of the products only (the others are many small steps).
+// summed by kernel. `done` hears of every simulated step as it ends.
 void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const mesh::MeshLayout> layout,
                  const models::compiler::Target& t, std::uint32_t layers, const MeshTokenOptions& o,
                  const PeImage& image, const StepDone& done) {
@@ -77,10 +77,7 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
   out.prefill_group = prefill.group();
   const auto& ids = prefill.steps();
   const MeshRunResult r = sim.run_steps(
-      ids.size(), [&](std::size_t i) { return prefill.step(i); }, image,
-      [&](const MeshStepResult& s) {
-        if (done && s.kernel == "gemm") done(s);
-      });
+      ids.size(), [&](std::size_t i) { return prefill.step(i); }, image, done);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const MeshStepResult& st = r.steps[i];
     if (ids[i].kind != mesh::PrefillStepId::Kind::Gemm) {

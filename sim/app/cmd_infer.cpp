@@ -291,10 +291,13 @@ struct Inference {
     if (first) dir = w.sim.run_dir("infer");
     sim::stats::Group root("");
     const bool progress = first && !w.sim.json && !std::getenv("WAFERSIM_NO_PROGRESS");
+    const auto t0 = std::chrono::steady_clock::now();
     platforms::inference::MeshTokenSimulation simulation(loaded.spec, m.spec, o, w.sim.build_options(), root);
     const auto t = simulation.run(
         [&](const platforms::inference::MeshStepResult& s) {
-          if (progress) std::cerr << fmt::format("  {} {} cycles\n", s.name, s.cycles());
+          if (progress)
+            std::cerr << fmt::format("  {} ({}) {} cycles, {:.1f} s\n", s.name, s.kernel, s.cycles(),
+                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         },
         &ranks);
     if (first) write_mesh_token(*dir, t, root, o.position);

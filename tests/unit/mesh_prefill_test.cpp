@@ -9,8 +9,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -500,6 +502,45 @@ TEST(MeshPrefill, OneSimulatedLayerStandsForEveryLayer) {
   EXPECT_NEAR(a, b, 0.001 * b);
   EXPECT_NEAR(static_cast<double>(one.prefill_gemm_cycles), static_cast<double>(all.prefill_gemm_cycles),
               0.001 * static_cast<double>(all.prefill_gemm_cycles));
+}
+
+// A mesh run reports every simulated step on stderr as it ends, in order: its name, kernel,
+// cycles and the wall seconds so far (the tests' environment silences it otherwise).
+TEST(MeshPrefill, InferReportsEveryStepAsItEnds) {
+  test::TempDir tmp;
+  const char* quiet = std::getenv("WAFERSIM_NO_PROGRESS");
+  const std::string saved = quiet ? quiet : "";
+  unsetenv("WAFERSIM_NO_PROGRESS");
+  const auto r = wafersim(std::string("infer tiny --model ") + WAFERSIM_SOURCE_DIR +
+                              "/examples/models/tiny-llama.yaml --placement mesh --prefill 6 --mesh-region 4x4 "
+                              "--timing-only -o " +
+                              (tmp.path() / "p").string(),
+                          true);
+  setenv("WAFERSIM_NO_PROGRESS", "1", 1);
+  const auto silent = wafersim(std::string("infer tiny --model ") + WAFERSIM_SOURCE_DIR +
+                                   "/examples/models/tiny-llama.yaml --placement mesh --prefill 6 --mesh-region 4x4 "
+                                   "--timing-only -o " +
+                                   (tmp.path() / "q").string(),
+                               true);
+  if (quiet)
+    setenv("WAFERSIM_NO_PROGRESS", saved.c_str(), 1);
+  else
+    unsetenv("WAFERSIM_NO_PROGRESS");
+  EXPECT_EQ(silent.out.find("(norm_blocks)"), std::string::npos) << silent.out;
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string out = "\n" + r.out;  // each line after a newline
+  std::size_t at = 0;
+  for (const char* step :
+       {"prefill.embed (embedding)", "prefill.h0.ln1 (rmsnorm)", "prefill.h0.qkv (gemm)", "prefill.h0.attn (attention)",
+        "prefill.h0.ln2 (norm_blocks)", "prefill.h0.swiglu (swiglu_blocks)", "prefill.h0.down (gemm)",
+        "prefill.h1.ln1 (norm_blocks)", "h0.qkv (gemv)", "head (gemv)"}) {
+    const std::regex line(std::string("\\n  ") + std::regex_replace(step, std::regex(R"([.()])"), R"(\$&)") +
+                          R"( [0-9]+ cycles, [0-9]+\.[0-9] s\n)");
+    std::smatch m;
+    const std::string rest = out.substr(at);
+    ASSERT_TRUE(std::regex_search(rest, m, line)) << step << "\n" << r.out;
+    at += static_cast<std::size_t>(m.position(0)) + 1;
+  }
 }
 
 // `infer --mesh-prefill-tokens sampled`: timing-only, with a prefill; the JSON says the
