@@ -30,7 +30,7 @@ PeConfig PeConfig::read(sim::config::Section s) {
   c.simd_lanes.fp32 = static_cast<std::uint32_t>(lanes.integer("fp32", 1, 1, 64, "FP32 lanes per cycle"));
 
   c.microthreads = static_cast<std::uint32_t>(
-      s.integer("microthreads", 8, 1, 64, "hardware threads running vector operations asynchronously"));
+      s.integer("microthreads", 8, 1, 63, "hardware threads running vector operations asynchronously"));
 
   auto lat = s.section("latency", "pipeline latencies (assumptions: not published)");
   const Cycle lo(0), hi(1000000);

@@ -147,6 +147,7 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
     if (!p_->timing_only || d.control) sram_.write(d.addr, d.bytes.data(), static_cast<std::uint32_t>(d.bytes.size()));
   for (auto id : program_->entry_tasks) host_activate(id, now);
   ops_.assign(1, VectorOp{});  // the synchronous slot; microthread slots are added when first used
+  live_slots_ = 0;
   live_.clear();
   parked_.clear();
   released_ = false;
@@ -256,8 +257,10 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
   const Cycle next_cycle = now + Cycle(1);
 
   if (earliest_done_ <= now) {
-    for (auto& op : ops_)  // in slot order
-      if (op.live && op.done_at <= now) retire(op, now);
+    for (std::uint64_t m = live_slots_; m; m &= m - 1) {  // in slot order
+      VectorOp& op = ops_[static_cast<std::size_t>(__builtin_ctzll(m))];
+      if (op.done_at <= now) retire(op, now);
+    }
     earliest_done_ = Cycle::never();
     for (std::uint8_t i : live_) earliest_done_ = std::min(earliest_done_, ops_[i].done_at);
   }
@@ -289,7 +292,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
 
   // The main thread: start a task when none runs, then issue one instruction.
   if (running_ < 0) select_task(now, r);
-  if (running_ >= 0 && !ops_[0].live) {
+  if (running_ >= 0 && !(live_slots_ & 1u)) {
     if (now < ready_at_) {
       want(ready_at_);
     } else if (main_stall_ == static_cast<int>(Stall::Microthread) &&
@@ -304,7 +307,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
       if (s == Step::Stalled) {
         count_stall(why, stalls);
         if (retryable(why)) want(next_cycle);
-      } else if (running_ >= 0 && !ops_[0].live) {
+      } else if (running_ >= 0 && !(live_slots_ & 1u)) {
         want(std::max(ready_at_, next_cycle));
       } else if (running_ < 0) {
         want(next_cycle);  // a task ended: the scheduler looks again

@@ -9,6 +9,7 @@
 
 #include "hw/core/core_counters.h"
 #include "hw/core/core_observer.h"
+#include "hw/core/slot_list.h"
 #include "hw/isa/program.h"
 #include "hw/pe_config.h"
 #include "hw/ramp.h"
@@ -53,30 +54,35 @@ struct VectorOp {
     std::uint32_t word;
     bool write;
   };
+  // The first cache line: what tick() reads of every live operation, and what the searches
+  // by microthread and by held color read.
   bool live = false;
   bool sync = false;  // the issuing task waits for it
   // Ordered microthread (isa::Instruction::kUnordered: none). `after_pred`: an older operation
   // of the same microthread still has steps to take, so this one takes none (it waits).
   std::uint8_t ut = isa::Instruction::kUnordered;
   bool after_pred = false;
+  int last_stall = -1;  // cause of the last stall (for reports)
+  sim::Cycle next_step{0};
+  sim::Cycle done_at = sim::Cycle::never();
+  const isa::OpInfo* info = nullptr;
+  std::uint64_t in_bit = 0, out_bit = 0;  // the color it reads from the fabric, writes to it (bit c; 0: none)
+  std::uint32_t seq = 0;
+  std::uint32_t n = 0, next = 0;
+  // The rest.
   std::uint32_t steps = 0;  // steps taken
   sim::Cycle last_step{0};  // the cycle of its last step (once every step is taken)
   std::uint32_t pc = 0;
-  std::uint32_t seq = 0;
   const isa::Instruction* ins = nullptr;
-  const isa::OpInfo* info = nullptr;
   isa::Descriptor d[4];
   bool is_dsd[4] = {};
   std::uint32_t scalar[4] = {};
-  std::uint32_t n = 0, next = 0;
   std::uint32_t per_step = 1, interval = 1, latency = 0;
   int in_slot = -1;              // operand holding the fabric input
   std::uint32_t repeat = 1;      // elements per input wavelet (a step never spans two wavelets)
   std::uint32_t in_wavelet = 0;  // next % repeat: the elements of the front wavelet taken
   bool fab_out = false;
   bool sparse = false;
-  sim::Cycle next_step{0};
-  sim::Cycle done_at = sim::Cycle::never();
   // Per operand: a plain strided memory descriptor (not circular, not indexed by a sparse
   // stream), and the bytes between its consecutive elements.
   bool linear[4] = {};
@@ -109,7 +115,6 @@ struct VectorOp {
   std::uint32_t issued = 0;
   bool open = false;
   std::uint32_t acc = 0;  // reduction accumulator
-  int last_stall = -1;    // cause of the last stall (for reports)
 };
 
 class Core {
@@ -136,8 +141,8 @@ class Core {
     for (std::size_t b = 0; b < sizeof(Core); b += 64) __builtin_prefetch(reinterpret_cast<const char*>(this) + b);
   }
   void prefetch_state() const {
-    __builtin_prefetch(live_.data());
-    for (std::uint8_t i = 0; i < 2 && i < ops_.size(); ++i) __builtin_prefetch(&ops_[i]);
+    std::uint64_t m = live_slots_;  // the first line of the two lowest live slots
+    for (int k = 0; k < 2 && m; ++k, m &= m - 1) __builtin_prefetch(&ops_[__builtin_ctzll(m)]);
     __builtin_prefetch(ramp_);
   }
 
@@ -268,14 +273,15 @@ class Core {
   int running_ = -1;
   std::uint32_t pc_ = 0;
   sim::Cycle ready_at_{0};
-  sim::Cycle task_start_{0};        // the running task's start (for traces)
-  int main_stall_ = -1;             // cause of the main thread's last stall (for reports)
-  std::vector<VectorOp> ops_;       // [0] the synchronous slot, [1..] the microthreads
-  std::vector<std::uint8_t> live_;  // slots of the live operations that may step, oldest first
+  sim::Cycle task_start_{0};      // the running task's start (for traces)
+  int main_stall_ = -1;           // cause of the main thread's last stall (for reports)
+  std::vector<VectorOp> ops_;     // [0] the synchronous slot, [1..] the microthreads
+  std::uint64_t live_slots_ = 0;  // bit i: ops_[i].live (read without touching ops_)
+  SlotList live_;                 // slots of the live operations that may step, oldest first
   // Slots of the live operations waiting for their predecessor's last step (after_pred), in
   // issue order: not visited by tick(). release_successor() clears after_pred and sets
   // released_; the end of that tick moves them into live_ at their place by age.
-  std::vector<std::uint8_t> parked_;
+  SlotList parked_;
   bool released_ = false;
   // Positions [fpu_run_begin_, fpu_run_end_) in live_ of operations that all stalled on the
   // busy datapath in the last tick (kNoRun: none); moved as operations retire before them (an

@@ -49,12 +49,13 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
   VectorOp* slot = nullptr;
   if (!ins.async) {
     slot = &ops_[0];
-  } else if (live_.size() + parked_.size() - (ops_[0].live ? 1 : 0) >= p_->pe.microthreads) {  // every microthread busy
+  } else if (live_.size() + parked_.size() - (live_slots_ & 1u) >= p_->pe.microthreads) {  // every microthread busy
     *why = Stall::Microthread;
     return Step::Stalled;
   } else {
-    for (std::size_t i = 1; i < ops_.size() && !slot; ++i)
-      if (!ops_[i].live) slot = &ops_[i];
+    // The first microthread slot not live, if one was made already.
+    const std::uint64_t free = ~live_slots_ & ~std::uint64_t{1};
+    if (free && static_cast<std::size_t>(__builtin_ctzll(free)) < ops_.size()) slot = &ops_[__builtin_ctzll(free)];
     if (!slot && ops_.size() < 1 + p_->pe.microthreads) {  // microthread slots are made on first use
       ops_.emplace_back();
       slot = &ops_.back();
@@ -82,6 +83,7 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   op = VectorOp{};
   op.pending = std::move(keep);
   op.live = true;
+  live_slots_ |= std::uint64_t{1} << (&op - ops_.data());
   op.sync = !ins.async;
   op.pc = pc_;
   op.seq = seq_++;
@@ -104,6 +106,8 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
       op.scalar[k] = regs_[o.reg];
     }
   }
+  if (op.in_slot >= 0) op.in_bit = bit(op.d[op.in_slot].color);
+  if (op.fab_out) op.out_bit = bit(op.d[0].color);
   if (reduction) op.acc = regs_[ins.ops[0].reg];
   const int lead = op.sparse ? op.in_slot : first;
   op.n = op.d[lead].length;
@@ -791,6 +795,7 @@ void Core::retire(VectorOp& op, Cycle now) {
     blocked_ &= ~bit(ins.done_task);
   }
   op.live = false;
+  live_slots_ &= ~(std::uint64_t{1} << (&op - ops_.data()));
   const auto at = std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data()));
   // A retiring operation is done, so it lies outside the run of datapath stalls.
   const auto pos = static_cast<std::size_t>(at - live_.begin());
@@ -813,9 +818,7 @@ bool Core::behind_own_holders(const Instruction& ins, std::uint64_t in, std::uin
   for (const auto* list : {&live_, &parked_})
     for (std::uint8_t i : *list) {
       const VectorOp& o = ops_[i];
-      const bool reads = o.in_slot >= 0 && (in & bit(o.d[o.in_slot].color));
-      const bool writes = o.fab_out && (out & bit(o.d[0].color));
-      if ((reads || writes) && o.ut != ins.ut) return false;
+      if (((o.in_bit & in) || (o.out_bit & out)) && o.ut != ins.ut) return false;
     }
   return true;
 }
@@ -824,9 +827,8 @@ void Core::recompute_held_colors() {
   held_in_ = held_out_ = 0;
   for (const auto* list : {&live_, &parked_})
     for (std::uint8_t i : *list) {
-      const VectorOp& o = ops_[i];
-      if (o.in_slot >= 0) held_in_ |= bit(o.d[o.in_slot].color);
-      if (o.fab_out) held_out_ |= bit(o.d[0].color);
+      held_in_ |= ops_[i].in_bit;
+      held_out_ |= ops_[i].out_bit;
     }
 }
 

@@ -292,6 +292,24 @@ TEST(Microthreads, ATaskWaitsForAFreeMicrothread) {
   EXPECT_EQ(rig.counters().vector_ops, 3u);
 }
 
+// The most microthreads a PE may have (63, the slots 1 to 63 beside the synchronous one): 64
+// long async copies issue one a cycle until all 63 are busy; the last waits for the first
+// to retire, and all 64 complete.
+TEST(Microthreads, SixtyThreeMicrothreadsAllInFlight) {
+  CoreRig rig({"wafer.pe.microthreads=63"});
+  std::string prog = ".pe 0, 0\n.dsd a, mem, f32, base=0x000, len=256\n.dsd b, mem, f32, base=0x1000, len=256\n"
+                     ".task main, 0\n.entry main\nmain:\n";
+  for (int i = 0; i < 64; ++i) prog += "  fmov.f32 b, a, async\n";
+  prog += "  ret\n";
+  rig.load(prog);
+  rig.run_to(80);
+  EXPECT_EQ(rig.counters().instructions, 63u);  // every microthread holds a copy
+  EXPECT_GT(rig.stall(Stall::Microthread), 0u);
+  rig.run();
+  EXPECT_EQ(rig.counters().vector_ops, 64u);
+  EXPECT_EQ(rig.counters().instructions, 65u);
+}
+
 TEST(Microthreads, OneVectorStepPerCycleOnTheDatapath) {
   // Two async fp32 fadds of 4: A steps 4..7 (done 10); B is ready at 5 but the datapath is
   // A's until 7 (3 fpu stalls), steps 8..11, done at 14.
