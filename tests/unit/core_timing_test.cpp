@@ -297,8 +297,9 @@ TEST(Microthreads, ATaskWaitsForAFreeMicrothread) {
 // to retire, and all 64 complete.
 TEST(Microthreads, SixtyThreeMicrothreadsAllInFlight) {
   CoreRig rig({"wafer.pe.microthreads=63"});
-  std::string prog = ".pe 0, 0\n.dsd a, mem, f32, base=0x000, len=256\n.dsd b, mem, f32, base=0x1000, len=256\n"
-                     ".task main, 0\n.entry main\nmain:\n";
+  std::string prog =
+      ".pe 0, 0\n.dsd a, mem, f32, base=0x000, len=256\n.dsd b, mem, f32, base=0x1000, len=256\n"
+      ".task main, 0\n.entry main\nmain:\n";
   for (int i = 0; i < 64; ++i) prog += "  fmov.f32 b, a, async\n";
   prog += "  ret\n";
   rig.load(prog);
