@@ -33,11 +33,11 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
       }
   };
   while (true) {
+    // Checked before idleness: an engine its cycle limit stopped (also before this call, in a
+    // load phase the caller ran) leaves nothing pending, which is the limit, not the run's end.
+    throw_if_limited();
     Cycle now = reference.first_cycle_at_or_after(sc_time_stamp());
     if (done && done()) break;
-    // An engine stopped by its cycle limit before this call (in a load phase the caller ran)
-    // leaves nothing pending: that is the limit, not the end of the run.
-    throw_if_limited();
     const bool idle = !sc_pending_activity();
     if (until.is_never() && idle) {
       out.quiescent = true;
@@ -76,7 +76,6 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
       throw LimitReached(fmt::format("--max-wall {} s reached at cycle {}", limits.max_wall_seconds,
                                      reference.first_cycle_at_or_after(sc_time_stamp()).count()));
     }
-    throw_if_limited();
   }
   progress.finish();
   out.cycles = reference.first_cycle_at_or_after(sc_time_stamp());

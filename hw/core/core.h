@@ -55,8 +55,7 @@ struct VectorOp {
     bool write;
   };
   // The first cache line: what tick() reads of every live operation, and what the searches
-  // by microthread and by held color read.
-  bool live = false;
+  // by microthread and by held color read. (Whether it is live: Core::live_slots_.)
   bool sync = false;  // the issuing task waits for it
   // Ordered microthread (isa::Instruction::kUnordered: none). `after_pred`: an older operation
   // of the same microthread still has steps to take, so this one takes none (it waits).
@@ -276,7 +275,7 @@ class Core {
   sim::Cycle task_start_{0};      // the running task's start (for traces)
   int main_stall_ = -1;           // cause of the main thread's last stall (for reports)
   std::vector<VectorOp> ops_;     // [0] the synchronous slot, [1..] the microthreads
-  std::uint64_t live_slots_ = 0;  // bit i: ops_[i].live (read without touching ops_)
+  std::uint64_t live_slots_ = 0;  // bit i: ops_[i] is live (in flight)
   SlotList live_;                 // slots of the live operations that may step, oldest first
   // Slots of the live operations waiting for their predecessor's last step (after_pred), in
   // issue order: not visited by tick(). release_successor() clears after_pred and sets

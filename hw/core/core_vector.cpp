@@ -82,7 +82,6 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   std::vector<VectorOp::Access> keep = std::move(op.pending);
   op = VectorOp{};
   op.pending = std::move(keep);
-  op.live = true;
   live_slots_ |= std::uint64_t{1} << (&op - ops_.data());
   op.sync = !ins.async;
   op.pc = pc_;
@@ -794,7 +793,6 @@ void Core::retire(VectorOp& op, Cycle now) {
   } else if (ins.on_done == isa::OnDone::Unblock) {
     blocked_ &= ~bit(ins.done_task);
   }
-  op.live = false;
   live_slots_ &= ~(std::uint64_t{1} << (&op - ops_.data()));
   const auto at = std::find(live_.begin(), live_.end(), static_cast<std::uint8_t>(&op - ops_.data()));
   // A retiring operation is done, so it lies outside the run of datapath stalls.
@@ -846,7 +844,7 @@ std::string Core::describe_state() const {
   if (running_ >= 0) {
     const isa::TaskDecl* t = program_->task(static_cast<std::uint8_t>(running_));
     s += fmt::format(" task '{}'", t ? t->name : "?");
-    if (ops_[0].live) {
+    if (live_slots_ & 1u) {
       s += " waits for " + op_state(ops_[0]);
     } else {
       s += " at " + program_->describe(pc_);
@@ -856,7 +854,7 @@ std::string Core::describe_state() const {
     s += " no task running";
   }
   for (std::size_t i = 1; i < ops_.size(); ++i)
-    if (ops_[i].live) s += "; async " + op_state(ops_[i]);
+    if ((live_slots_ >> i) & 1u) s += "; async " + op_state(ops_[i]);
   return s;
 }
 
