@@ -14,6 +14,11 @@
 //   4. the rstd values move b positions down the ring, back to the PEs that hold their block,
 //      which normalise each token's features into the next product's input block (zeros
 //      beyond their own).
+// A move of d positions is a relay when T fits a hop's queue: every PE sends its T values to
+// its predecessor, forwards the (d - 1) T that follow from its successor fabric to fabric and
+// keeps the last T, all on one ordered microthread. It cannot deadlock: each PE's own T values
+// fit the queue of its ramp on the send color whether or not its predecessor reads, and after
+// them every PE passes on exactly what it takes. Larger T moves one position a task.
 
 #include <fmt/format.h>
 
@@ -41,6 +46,7 @@ struct NormBlocks {
   std::uint32_t buf[2] = {};             // the moving T-value vectors
   std::uint32_t gamma = 0, scratch = 0;
   std::uint32_t inv_d = 0, eps = 0;
+  bool relay = false;  // the moves relay T values fabric to fabric (T fits a hop's queue)
 };
 
 // A ring of moves down the column: task move[p] sends buf[p] to the predecessor and takes
@@ -58,6 +64,47 @@ void emit_moves(ProgramBuilder& b, const NormBlocks& nb, const std::uint8_t move
     b.activate(then);
     b.ret();
   }
+}
+
+// How the column's T-value vectors move: one relay a move, or one position a task.
+struct Mover {
+  bool relay = false;
+  std::uint8_t send = 0, recv = 0;
+  std::uint8_t fwd[2] = {}, bck[2] = {};  // the tasks of the moves one position a task
+};
+
+// Ends the current task with buf[from] moving d positions down the ring, then `then`; returns
+// the buffer that holds the vector d positions up the ring once `then` runs.
+std::uint32_t emit_move(ProgramBuilder& b, const NormBlocks& nb, const Mover& m, std::uint32_t from, std::uint32_t d,
+                        const std::uint8_t tasks[2], std::uint8_t then, const char* tag) {
+  if (!m.relay) {
+    b.mov(kCount, d);
+    b.activate(tasks[from]);
+    b.ret();
+    return (from + d) % 2;
+  }
+  if (d == 0) {
+    b.activate(then);
+    b.ret();
+    return from;
+  }
+  compiler::VectorOptions o;
+  o.async = true;
+  o.ut = 1;
+  const std::uint32_t T = nb.T;
+  b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.fabout(fmt::format("{}_own", tag), DType::F32, m.send, T)),
+        VOperand::d(b.mem(fmt::format("{}_from", tag), DType::F32, nb.buf[from], T)), {}, {}, o);
+  if (d > 1)
+    b.vop(Op::FMov, DType::F32, DType::F32,
+          VOperand::d(b.fabout(fmt::format("{}_on", tag), DType::F32, m.send, (d - 1) * T)),
+          VOperand::d(b.fabin(fmt::format("{}_by", tag), DType::F32, m.recv, (d - 1) * T)), {}, {}, o);
+  o.on_done = hw::isa::OnDone::Activate;
+  o.task = then;
+  b.vop(Op::FMov, DType::F32, DType::F32,
+        VOperand::d(b.mem(fmt::format("{}_to", tag), DType::F32, nb.buf[1 - from], T)),
+        VOperand::d(b.fabin(fmt::format("{}_kept", tag), DType::F32, m.recv, T)), {}, {}, o);
+  b.ret();
+  return 1 - from;
 }
 
 // Step 1 and 2 on block a + b: the residual add into the residual block, the sums of squares
@@ -106,17 +153,23 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   const Ring& ring = l.column_ring();
   const std::uint32_t N = nb.N, b_pos = l.row_ring().position(c);
   const std::uint32_t k = static_cast<std::uint32_t>(l.col_features(c).size());
-  const std::uint32_t forward = (N - b_pos) % N, back = b_pos;
-  const std::uint32_t n = nb.T * nb.a.nmax;
   const bool moves = ring.length() > 1;
+  const std::uint32_t forward = moves ? (N - b_pos) % N : 0, back = moves ? b_pos : 0;
+  const std::uint32_t n = nb.T * nb.a.nmax;
   ProgramBuilder b(name);
   const std::uint8_t main = b.task("main");
   b.entry(main);
   const std::uint8_t add = b.declare_task("add"), reduce = b.declare_task("reduce"), norm = b.declare_task("norm");
-  const std::uint8_t fwd[2] = {b.declare_task("fwd0"), b.declare_task("fwd1")};
-  const std::uint8_t bck[2] = {b.declare_task("back0"), b.declare_task("back1")};
+  Mover m;
+  m.relay = nb.relay;
+  m.send = ring.send_color(r);
+  m.recv = ring.recv_color(r);
+  if (!m.relay) {
+    for (int p = 0; p < 2; ++p) m.fwd[p] = b.declare_task(fmt::format("fwd{}", p));
+    for (int p = 0; p < 2; ++p) m.bck[p] = b.declare_task(fmt::format("back{}", p));
+  }
   if (moves) {  // step 1: block a + b's sums from the successor, block a + b - 1's to the predecessor
-    emit_ring_shift(b, DType::F32, nb.sums, nb.received, n, ring.send_color(r), ring.recv_color(r), add, "sums");
+    emit_ring_shift(b, DType::F32, nb.sums, nb.received, n, m.send, m.recv, add, "sums");
   } else {
     b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem("received", DType::F32, nb.received, n)),
           VOperand::d(b.mem("sums", DType::F32, nb.sums, n)));
@@ -125,29 +178,24 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   }
   b.start(add);
   emit_residual_and_squares(b, l, nb, k);
-  b.mov(kCount, moves ? forward : 0);
-  b.activate(fwd[0]);
-  b.ret();
-  emit_moves(b, nb, fwd, reduce, ring.send_color(r), ring.recv_color(r), "f");
+  const std::uint32_t held = emit_move(b, nb, m, 0, forward, m.fwd, reduce, "f");
+  if (!m.relay) emit_moves(b, nb, m.fwd, reduce, m.send, m.recv, "f");
   // Step 3: row r now holds one block's sums of squares in every column.
   b.start(reduce);
-  const std::uint32_t held = nb.buf[(moves ? forward : 0) % 2];
   const LineFamily& f = l.rows();
   const LineRole role = f.role(c);
-  emit_reduce(b, f, role, held, nb.T, Op::FAdd, "ss");
+  emit_reduce(b, f, role, nb.buf[held], nb.T, Op::FAdd, "ss");
   if (role.root())
     for (std::uint32_t t = 0; t < nb.T; ++t) {
-      b.ld(4, held + t * 4);
+      b.ld(4, nb.buf[held] + t * 4);
       emit_rstd(b, nb.inv_d, nb.eps);
-      b.st(held + t * 4, 5);
+      b.st(nb.buf[held] + t * 4, 5);
     }
-  emit_broadcast(b, f, role, held, nb.T, DType::F32, "rstd");
-  b.mov(kCount, moves ? back : 0);
-  b.activate(bck[(moves ? forward : 0) % 2]);
-  b.ret();
-  emit_moves(b, nb, bck, norm, ring.send_color(r), ring.recv_color(r), "b");
+  emit_broadcast(b, f, role, nb.buf[held], nb.T, DType::F32, "rstd");
+  const std::uint32_t rstd = emit_move(b, nb, m, held, back, m.bck, norm, "b");
+  if (!m.relay) emit_moves(b, nb, m.bck, norm, m.send, m.recv, "b");
   b.start(norm);
-  emit_normalise(b, l, nb, k, nb.buf[(moves ? forward + back : 0) % 2], nb.a.x[0]);
+  emit_normalise(b, l, nb, k, nb.buf[rstd], nb.a.x[0]);
   b.ret();
   return b.finish();
 }
@@ -172,6 +220,7 @@ MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g
   nb.scratch = l.addrs().x1;
   nb.inv_d = hw::numerics::from_double(DType::F32, 1.0 / static_cast<double>(l.shape().d));
   nb.eps = hw::numerics::from_double(DType::F32, l.shape().epsilon);
+  nb.relay = nb.T <= t.fabric.queue_depth;
   // o's and down's sums are laid out as their outputs: the column's features, kc_max a token.
   nb.a.nmax = l.kc_max;
   MeshStep step;
@@ -199,7 +248,7 @@ MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g
   w.ramp_in += moved;
   w.ramp_out += moved;
   w.link += moved;
-  w.issue += 6ull * nb.N;
+  w.issue += nb.relay ? 6 : 6ull * nb.N;
   for (std::uint32_t i = 0; i < T; ++i) {
     add_vector(w, t, k, 4, 1, lanes);    // the rounding of the sums
     add_vector(w, t, k, 2, 2, lanes);    // the residual add
