@@ -191,4 +191,114 @@ void emit_allreduce(compiler::ProgramBuilder& b, const LineFamily& f, const Line
   emit_broadcast(b, f, r, buf, n, DType::F32, name);
 }
 
+namespace {
+
+// The rank of the PE at `distance` on `side` in the gather's order.
+std::uint32_t gather_rank(const LineTree& t, Side side, std::uint32_t distance) {
+  if (side == Side::Root) return 0;
+  return side == Side::Before ? distance : t.side_length(Side::Before) + distance;
+}
+
+}  // namespace
+
+std::string GatherPlan::key() const {
+  return fmt::format("{}-{}+{}+{}|{}-{}|{}-{}", lo, hi, chain, roots, before[0], before[1], after[0], after[1]);
+}
+
+GatherPlan gather_plan(const LineFamily& f, std::uint32_t position, std::uint32_t units) {
+  const std::uint32_t s = f.segment_of(position);
+  const LineTree& t = f.trees[s];
+  const LineRole r = t.role(position - f.starts[s]);
+  const std::uint64_t n = t.length;
+  auto lo = [&](std::uint32_t rank) { return static_cast<std::uint32_t>(std::uint64_t{rank} * units / n); };
+  GatherPlan p;
+  const std::uint32_t rank = gather_rank(t, r.side, r.distance);
+  p.lo = lo(rank);
+  p.hi = lo(rank + 1);
+  if (r.root()) {
+    const std::uint32_t B = t.side_length(Side::Before), A = t.side_length(Side::After);
+    p.before[0] = lo(1);
+    p.before[1] = lo(1 + B);
+    p.after[0] = lo(1 + B);
+    p.after[1] = lo(1 + B + A);
+    return p;
+  }
+  const std::uint32_t side = t.side_length(r.side);
+  const std::uint32_t far = std::min((r.group + 1) * t.group, side);  // the group's chain start
+  p.chain = lo(gather_rank(t, r.side, far) + 1) - p.hi;
+  if (r.group_root) p.roots = lo(gather_rank(t, r.side, side) + 1) - lo(gather_rank(t, r.side, far) + 1);
+  return p;
+}
+
+void emit_gather(compiler::ProgramBuilder& b, const LineFamily& f, std::uint32_t position, std::uint32_t buf,
+                 std::uint32_t units, std::uint32_t unit, std::uint8_t then, std::uint8_t ut, const std::string& name) {
+  using compiler::VOperand;
+  const GatherPlan p = gather_plan(f, position, units);
+  const LineRole r = f.role(position);
+  const LineColors& c = f.colors;
+  auto run = [&](const std::string& tag, std::uint32_t from, std::uint32_t to) {
+    return VOperand::d(b.mem(name + tag, DType::F32, buf + from * unit * 4, (to - from) * unit));
+  };
+  compiler::VectorOptions o;
+  o.async = true;
+  o.ut = ut;
+  if (r.root()) {
+    const bool before = p.before[1] > p.before[0], after = p.after[1] > p.after[0];
+    if (before && after) b.block(then);
+    if (before) {
+      o.on_done = hw::isa::OnDone::Activate;
+      o.task = then;
+      b.vop(Op::FMov, DType::F32, DType::F32, run("_before", p.before[0], p.before[1]),
+            VOperand::d(b.fabin(name + "_from_before", DType::F32, root_color(c, Side::Before, 0),
+                                (p.before[1] - p.before[0]) * unit)),
+            {}, {}, o);
+    }
+    if (after) {
+      o.on_done = before ? hw::isa::OnDone::Unblock : hw::isa::OnDone::Activate;
+      o.task = then;
+      o.ut = static_cast<std::uint8_t>(ut + 1);
+      b.vop(Op::FMov, DType::F32, DType::F32, run("_after", p.after[0], p.after[1]),
+            VOperand::d(b.fabin(name + "_from_after", DType::F32, root_color(c, Side::After, 0),
+                                (p.after[1] - p.after[0]) * unit)),
+            {}, {}, o);
+    }
+    if (!before && !after) b.activate(then);
+    b.ret();
+    return;
+  }
+  // Everything this PE sends goes out on one color: its chain's toward its group root, or a
+  // group root's phase-2 color toward the next root inward.
+  const std::uint8_t out = r.group_root ? root_color(c, r.side, r.group) : c.chain[r.distance % 2];
+  const std::uint32_t total = p.hi - p.lo + p.chain + p.roots;
+  if (total == 0) {
+    b.activate(then);
+    b.ret();
+    return;
+  }
+  struct Part {
+    std::uint32_t units;
+    int from;  // -1: the PE's own share; else the input color
+  };
+  const Part parts[3] = {{p.hi - p.lo, -1},
+                         {p.chain, c.chain[(r.distance + 1) % 2]},
+                         {p.roots, r.group_root ? root_color(c, r.side, r.group + 1) : 0}};
+  int last = -1;
+  for (int i = 0; i < 3; ++i)
+    if (parts[i].units) last = i;
+  for (int i = 0; i < 3; ++i) {
+    if (!parts[i].units) continue;
+    const std::uint32_t len = parts[i].units * unit;
+    if (i == last) {
+      o.on_done = hw::isa::OnDone::Activate;
+      o.task = then;
+    }
+    const VOperand to = VOperand::d(b.fabout(fmt::format("{}_out{}", name, i), DType::F32, out, len));
+    const VOperand from = parts[i].from < 0 ? run("_own", p.lo, p.hi)
+                                            : VOperand::d(b.fabin(fmt::format("{}_in{}", name, i), DType::F32,
+                                                                  static_cast<std::uint8_t>(parts[i].from), len));
+    b.vop(Op::FMov, DType::F32, DType::F32, to, from, {}, {}, o);
+  }
+  b.ret();
+}
+
 }  // namespace wafersim::models::mesh

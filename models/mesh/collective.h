@@ -66,6 +66,28 @@ void emit_broadcast(compiler::ProgramBuilder& b, const LineFamily& family, const
 void emit_allreduce(compiler::ProgramBuilder& b, const LineFamily& family, const LineRole& role, std::uint32_t buf,
                     std::uint32_t n, hw::isa::Op op, const std::string& name);
 
+// The gather of `units` units (each a run of values) to a segment's root M along its tree:
+// the PEs, in the order M, the side before M outward, the side after it outward, hold
+// consecutive shares of the units as evenly as they go. Each PE other than M sends its share,
+// then relays its phase-1 input (the rest of its group, outward), then, at a group root, its
+// phase-2 input (the groups beyond), so every stream is one contiguous run of units; M takes
+// the two sides' runs. Units [lo, hi) are a PE's share; the relays and M's runs in units.
+struct GatherPlan {
+  std::uint32_t lo = 0, hi = 0;                 // the PE's share
+  std::uint32_t chain = 0, roots = 0;           // units relayed from phase 1 and phase 2 (not M)
+  std::uint32_t before[2] = {}, after[2] = {};  // M: the runs it receives from each side
+  [[nodiscard]] std::string key() const;
+};
+GatherPlan gather_plan(const LineFamily& family, std::uint32_t position, std::uint32_t units);
+
+// Emits the gather of gather_plan(family, position, units) for values of `unit` fp32 each at
+// `buf` (a unit u at buf + u x unit x 4) and ends the current task: task `then` runs once the
+// PE has sent (or, at M, received) all it takes part in. The sends are ordered on microthread
+// `ut`; M receives its sides on microthreads ut and ut + 1. Deadlock-free: every PE's sends
+// wait only on PEs nearer M, and M takes both sides at once.
+void emit_gather(compiler::ProgramBuilder& b, const LineFamily& family, std::uint32_t position, std::uint32_t buf,
+                 std::uint32_t units, std::uint32_t unit, std::uint8_t then, std::uint8_t ut, const std::string& name);
+
 // Fabric cycles a PE-to-PE stage of the chains costs besides the hop: the instruction's start,
 // its latency before the first wavelet leaves, the ramps (for the tree's group size).
 std::uint32_t stage_cycles(std::uint32_t vector_start, std::uint32_t add_latency, std::uint32_t ramp_latency);

@@ -286,45 +286,52 @@ unsigned at_slot(ProgramBuilder& b, const std::string& name, std::uint32_t buf, 
   return b.mem(name, DType::F32, buf + s * 4, n, static_cast<std::int32_t>(S));
 }
 
-// On a segment's root row: the scores (scaled, the positions after a token's own at -inf),
-// their softmax over every position of the row (max and sum allreduced along it), in place.
+// On every row, for the pairs (token, query head) [plo, phi) of the row's share: the scores
+// (scaled, the positions after a token's own at -inf), their softmax over every position of
+// the row (max and sum allreduced along it), into the probabilities at the scores buffer.
+// Every pair takes the same operations in the same order wherever it is computed.
 void group_softmax(ProgramBuilder& b, const MeshLayout& l, const PrefillGroup& g, const GroupPe& pe,
-                   const LineRole& row_role) {
+                   const LineRole& row_role, std::uint32_t plo, std::uint32_t phi) {
   const GroupAddrs& ga = g.ga;
-  const std::uint32_t hq = static_cast<std::uint32_t>(l.shape().group_heads()), S = pe.S, n = g.count * hq;
+  const std::uint32_t hq = static_cast<std::uint32_t>(l.shape().group_heads()), S = pe.S, n = phi - plo;
+  if (!n) return;
   const std::uint32_t scale =
       hw::numerics::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(l.shape().head_dim)));
-  const unsigned mx = b.mem("smax", DType::F32, ga.mx, n), sum = b.mem("ssum", DType::F32, ga.sum, n);
+  const std::uint32_t scores = ga.scores + plo * S * 4;
+  const unsigned mx = b.mem("smax", DType::F32, ga.mx + plo * 4, n),
+                 sum = b.mem("ssum", DType::F32, ga.sum + plo * 4, n);
   if (S) {
     b.movf(12, DType::F32, scale);
-    b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(b.mem("scores", DType::F32, ga.scores, n * S)),
-          VOperand::d(b.mem("partial", DType::F32, ga.sums, n * S)), VOperand::r(12));
-    for (const auto& [slot, k] : pe.added)  // tokens before the k-th do not see its position
-      if (k)
+    b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(b.mem("scores", DType::F32, scores, n * S)),
+          VOperand::d(b.mem("raw", DType::F32, ga.sums + plo * S * 4, n * S)), VOperand::r(12));
+    for (const auto& [slot, k] : pe.added) {  // tokens before the k-th do not see its position
+      const std::uint32_t hi = std::min(phi, k * hq);
+      if (hi > plo)
         b.vop(Op::FMov, DType::F32, DType::F32,
-              VOperand::d(at_slot(b, fmt::format("mask{}", k), ga.scores, k * hq, S, slot)), VOperand::r(13));
+              VOperand::d(at_slot(b, fmt::format("mask{}", k), scores, hi - plo, S, slot)), VOperand::r(13));
+    }
   }
   b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(mx), VOperand::r(13));
   for (std::uint32_t s = 0; s < S; ++s)
     b.vop(Op::FMax, DType::F32, DType::F32, VOperand::d(mx), VOperand::d(mx),
-          VOperand::d(at_slot(b, fmt::format("m{}", s), ga.scores, n, S, s)));
-  emit_allreduce(b, l.rows(), row_role, ga.mx, n, Op::FMax, "max");
-  const unsigned all = b.mem("e", DType::F32, ga.scores, n * S);
+          VOperand::d(at_slot(b, fmt::format("m{}", s), scores, n, S, s)));
+  emit_allreduce(b, l.rows(), row_role, ga.mx + plo * 4, n, Op::FMax, "max");
+  const unsigned all = b.mem("e", DType::F32, scores, n * S);
   for (std::uint32_t s = 0; s < S; ++s) {
-    const unsigned es = at_slot(b, fmt::format("d{}", s), ga.scores, n, S, s);
+    const unsigned es = at_slot(b, fmt::format("d{}", s), scores, n, S, s);
     b.vop(Op::FSub, DType::F32, DType::F32, VOperand::d(es), VOperand::d(es), VOperand::d(mx));
   }
   if (S) b.vop(Op::FExp, DType::F32, DType::F32, VOperand::d(all), VOperand::d(all));
   b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(sum), VOperand::r(15));
   for (std::uint32_t s = 0; s < S; ++s)
     b.vop(Op::FAdd, DType::F32, DType::F32, VOperand::d(sum), VOperand::d(sum),
-          VOperand::d(at_slot(b, fmt::format("l{}", s), ga.scores, n, S, s)));
-  emit_allreduce(b, l.rows(), row_role, ga.sum, n, Op::FAdd, "sum");
+          VOperand::d(at_slot(b, fmt::format("l{}", s), scores, n, S, s)));
+  emit_allreduce(b, l.rows(), row_role, ga.sum + plo * 4, n, Op::FAdd, "sum");
   if (!S) return;
-  const unsigned rcp = b.mem("rcp", DType::F32, ga.rcp, n);
+  const unsigned rcp = b.mem("rcp", DType::F32, ga.rcp + plo * 4, n);
   b.vop(Op::FRecip, DType::F32, DType::F32, VOperand::d(rcp), VOperand::d(sum));
   for (std::uint32_t s = 0; s < S; ++s) {
-    const unsigned ps = at_slot(b, fmt::format("p{}", s), ga.scores, n, S, s);
+    const unsigned ps = at_slot(b, fmt::format("p{}", s), scores, n, S, s);
     b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(ps), VOperand::d(ps), VOperand::d(rcp));
   }
 }
@@ -418,6 +425,7 @@ MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, st
   step.layer = layer;
   step.name = fmt::format("prefill.h{}.attn", layer);
   step.kernel = "attention";
+  const auto pairs = static_cast<std::uint32_t>(count * l.shape().group_heads());
   auto pe_of = [&](std::uint32_t r, std::uint32_t c) {
     GroupPe p;
     p.nd = static_cast<std::uint32_t>(l.row_dims(r).size());
@@ -427,7 +435,10 @@ MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, st
   };
   build_programs(
       step, l.region().rows, l.region().columns,
-      [&](std::uint32_t r) { return fmt::format("d{}{}", l.row_dims(r).size(), role_key(l.segments().role(r))); },
+      [&](std::uint32_t r) {
+        return fmt::format("d{}{}|{}", l.row_dims(r).size(), role_key(l.segments().role(r)),
+                           gather_plan(l.segments(), r, pairs).key());
+      },
       [&](std::uint32_t c) {
         std::string key = fmt::format("s{}{}", l.slots(c, last + 1), role_key(l.rows().role(c)));
         for (const auto& [slot, k] : appended(l, g, c)) key += fmt::format("|{}@{}", k, slot);
@@ -439,18 +450,26 @@ MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, st
         const std::uint32_t hq = static_cast<std::uint32_t>(l.shape().group_heads());
         ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
         b.entry(b.task("main"));
-        const std::uint8_t scores = b.declare_task("scores");
+        const std::uint8_t scores = b.declare_task("scores"), values = b.declare_task("values");
         b.movf(15, DType::F32, 0);            // +0
         b.movf(14, DType::F32, 0x80000000u);  // -0: adds nothing
         b.movf(13, DType::F32, 0xFF800000u);  // -inf
         group_scores(b, l, layer, g, pe, scores);
         b.ret();
         b.start(scores);
-        // The scores reach the segment's root row, which alone takes the softmax and
-        // broadcasts the probabilities back down the segment.
+        // The scores are allreduced down the segment; each row takes the softmax of its share
+        // of the pairs, gathered to the segment's root, which broadcasts them all.
         const std::uint32_t n = g.count * hq * pe.S;
-        if (n) emit_reduce(b, l.segments(), seg_role, g.ga.sums, n, Op::FAdd, "qk");
-        if (seg_role.root()) group_softmax(b, l, g, pe, row_role);
+        if (n) emit_allreduce(b, l.segments(), seg_role, g.ga.sums, n, Op::FAdd, "qk");
+        const GatherPlan share = gather_plan(l.segments(), r, pairs);
+        group_softmax(b, l, g, pe, row_role, share.lo, share.hi);
+        if (n) {
+          emit_gather(b, l.segments(), r, g.ga.scores, pairs, pe.S, values, 1, "pg");
+        } else {
+          b.activate(values);
+          b.ret();
+        }
+        b.start(values);
         if (n) emit_broadcast(b, l.segments(), seg_role, g.ga.scores, n, DType::F32, "p");
         group_values(b, l, layer, g, pe, row_role);
         b.ret();
@@ -463,18 +482,26 @@ MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, st
   compiler::Work& w = step.work;
   add_fmacs(w, t, hq * nd * S, G);
   add_allreduce(w, latency, l.segments(), G * hq * S, t);
-  add_vector(w, t, G * hq * S, 4, 1, lanes);  // scale
-  for (std::uint64_t s = 0; s < S; ++s) {
-    add_vector(w, t, G * hq, 4, 2, lanes);  // max
-    add_vector(w, t, G * hq, 4, 2, lanes);  // subtract
-    add_vector(w, t, G * hq, 4, 2, lanes);  // sum
-    add_vector(w, t, G * hq, 4, 2, lanes);  // times 1 / sum
+  if (S && l.segments().max_hops()) {  // the probabilities' broadcast from the segment's root
+    w.ramp_in += G * hq * S;
+    latency += std::uint64_t{l.segments().max_hops()} * t.fabric.hop_latency.count() + G * hq * S - 1;
   }
-  add_vector(w, t, G * hq * S, 4, 1, 1, static_cast<std::uint32_t>(t.wafer.pe.latency.exp.count()));
-  add_vector(w, t, G * hq, 4, 1, 1, static_cast<std::uint32_t>(t.wafer.pe.latency.recip.count()));
+  // The softmax of the largest share of the pairs (the shortest segment's).
+  std::uint32_t R = l.region().rows;
+  for (const LineTree& tree : l.segments().trees) R = std::min(R, tree.length);
+  const std::uint64_t share = (G * hq + R - 1) / R;
+  add_vector(w, t, share * S, 4, 1, lanes);  // scale
+  for (std::uint64_t s = 0; s < S; ++s) {
+    add_vector(w, t, share, 4, 2, lanes);  // max
+    add_vector(w, t, share, 4, 2, lanes);  // subtract
+    add_vector(w, t, share, 4, 2, lanes);  // sum
+    add_vector(w, t, share, 4, 2, lanes);  // times 1 / sum
+  }
+  add_vector(w, t, share * S, 4, 1, 1, static_cast<std::uint32_t>(t.wafer.pe.latency.exp.count()));
+  add_vector(w, t, share, 4, 1, 1, static_cast<std::uint32_t>(t.wafer.pe.latency.recip.count()));
   for (std::uint64_t k = 0; k < hq * nd * S; ++k) add_vector(w, t, G, 4, 2, lanes);  // weighted values
-  add_allreduce(w, latency, l.rows(), G * hq, t);
-  add_allreduce(w, latency, l.rows(), G * hq, t);
+  add_allreduce(w, latency, l.rows(), share, t);
+  add_allreduce(w, latency, l.rows(), share, t);
   add_allreduce(w, latency, l.rows(), G * hq * nd, t);
   for (std::uint64_t p = first; p <= last; ++p)
     step.work.flops += 4 * l.shape().heads * (p + 1) * l.shape().head_dim + 5 * l.shape().heads * (p + 1);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/mesh/collective.h"
 #include "models/mesh/kernels.h"
 #include "models/mesh/layout.h"
 #include "models/mesh/line_tree.h"
@@ -73,6 +74,73 @@ TEST(LineTree, TheBestGroupIsAboutTheRootOfTheSide) {
   const std::uint32_t k = models::mesh::best_group(997, 4);  // sides of 498
   EXPECT_GE(k, 16u);
   EXPECT_LE(k, 30u);
+}
+
+// The gather to a segment's root: every PE's stream (its share, then its phase-1 and phase-2
+// relays) is the run of units its parent takes at that point, and the shares, in the order M,
+// before outward, after outward, tile [0, units) as evenly as they go.
+void expect_gather_consistent(const models::mesh::LineFamily& f, std::uint32_t units) {
+  using models::mesh::gather_plan;
+  using Side = LineRole::Side;
+  for (std::uint32_t s = 0; s < f.starts.size(); ++s) {
+    const LineTree& t = f.trees[s];
+    const std::uint32_t start = f.starts[s], m = start + t.root();
+    auto at = [&](Side side, std::uint32_t d) { return side == Side::Before ? m - d : m + d; };
+    const auto root = gather_plan(f, m, units);
+    EXPECT_EQ(root.lo, 0u);
+    EXPECT_EQ(root.before[0], root.hi);
+    EXPECT_EQ(root.after[0], root.before[1]);
+    EXPECT_EQ(root.after[1], units);
+    std::uint32_t next = root.hi;  // where the next share in the gather's order starts
+    for (Side side : {Side::Before, Side::After}) {
+      const std::uint32_t n = t.side_length(side);
+      for (std::uint32_t d = 1; d <= n; ++d) {
+        const auto p = gather_plan(f, at(side, d), units);
+        const LineRole r = f.role(at(side, d));
+        EXPECT_EQ(p.lo, next) << "segment " << s << " distance " << d;
+        EXPECT_LE(p.hi - p.lo, (units + t.length - 1) / t.length);
+        EXPECT_GE(p.hi - p.lo, units / t.length);
+        next = p.hi;
+        // What it sends: its share and its relays, one run ending where its subtree's does.
+        const std::uint32_t end = p.hi + p.chain + p.roots;
+        const std::uint32_t far = std::min((r.group + 1) * t.group, n);
+        const std::uint32_t subtree_end = gather_plan(f, at(side, r.group_root ? n : far), units).hi;
+        EXPECT_EQ(end, subtree_end) << "segment " << s << " distance " << d;
+        if (!r.group_root) {  // its phase-1 parent relays it right after its own share
+          const auto parent = gather_plan(f, at(side, d - 1), units);
+          EXPECT_EQ(parent.hi, p.lo);
+        } else if (d > 1) {  // the next root inward relays it after its group's chain
+          const auto parent = gather_plan(f, at(side, d - t.group), units);
+          EXPECT_EQ(parent.hi + parent.chain, p.lo);
+          EXPECT_EQ(parent.roots, end - p.lo);
+        } else {
+          EXPECT_EQ(side == Side::Before ? root.before[0] : root.after[0], p.lo);
+          EXPECT_EQ(side == Side::Before ? root.before[1] : root.after[1], end);
+        }
+      }
+    }
+    EXPECT_EQ(next, units);
+  }
+}
+
+TEST(LineTree, GathersEveryShareToTheRootInOneRunASide) {
+  using models::mesh::LineFamily;
+  const models::mesh::LineColors colors;
+  // Segments of 1, 2, 9 and 30 PEs (groups of 1 to about sqrt(side)); more and fewer units
+  // than PEs.
+  for (std::uint32_t stage : {1u, 6u})
+    for (std::uint32_t units : {1u, 7u, 40u, 256u}) {
+      const auto f = LineFamily::segmented(models::mesh::Axis::Column, 42, {0, 1, 3, 12}, stage, colors);
+      expect_gather_consistent(f, units);
+    }
+  const auto g = LineFamily::segmented(models::mesh::Axis::Column, 9, {0}, 1, colors);
+  const auto m = models::mesh::gather_plan(g, 4, 18);  // M of 9: shares of 2
+  EXPECT_EQ(m.lo, 0u);
+  EXPECT_EQ(m.hi, 2u);
+  EXPECT_EQ(m.before[1], 10u);                             // the four before M
+  const auto outer = models::mesh::gather_plan(g, 0, 18);  // the farthest before: rank 4
+  EXPECT_EQ(outer.lo, 8u);
+  EXPECT_EQ(outer.chain + outer.roots, 0u);
 }
 
 struct Rig {
