@@ -14,6 +14,7 @@
 #include "models/compiler/program_builder.h"
 #include "models/mesh/kernel_common.h"
 #include "models/mesh/kernels.h"
+#include "models/mesh/mesh_plan.h"
 #include "models/mesh/prefill_group.h"
 
 namespace wafersim::models::mesh {
@@ -41,6 +42,13 @@ MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, co
     return prompt[first + i] >= v.lo && prompt[first + i] < v.hi;
   };
   auto features = [&](std::uint32_t c) { return static_cast<std::uint32_t>(l.col_features(c).size()); };
+  // The rstd values spread over the row when the root's serial ones (24 scalar steps a token)
+  // would take longer than the gather and the second broadcast add (the tree's hops twice,
+  // its stages, the values).
+  const std::uint32_t share = (count + f.length - 1) / f.length;
+  const std::uint64_t extra =
+      2ull * f.max_hops() * t.fabric.hop_latency.count() + std::uint64_t{f.max_stages()} * collective_stage(t) + count;
+  const bool spread = 24ull * (count - share) > extra;
   build_programs(
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r) {
@@ -107,9 +115,19 @@ MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std:
   step.name = "prefill.h0.ln1";
   step.kernel = "rmsnorm";
   auto features = [&](std::uint32_t c) { return static_cast<std::uint32_t>(l.col_features(c).size()); };
+  // The rstd values spread over the row when the root's serial ones (24 scalar steps a token)
+  // would take longer than the gather and the second broadcast add (the tree's hops twice,
+  // its stages, the values).
+  const std::uint32_t share = (count + f.length - 1) / f.length;
+  const std::uint64_t extra =
+      2ull * f.max_hops() * t.fabric.hop_latency.count() + std::uint64_t{f.max_stages()} * collective_stage(t) + count;
+  const bool spread = 24ull * (count - share) > extra;
   build_programs(
       step, l.region().rows, l.region().columns, [](std::uint32_t) { return std::string(); },
-      [&](std::uint32_t c) { return fmt::format("k{}{}", features(c), role_key(f.role(c))); },
+      [&](std::uint32_t c) {
+        return fmt::format("k{}{}|{}", features(c), role_key(f.role(c)),
+                           spread ? gather_plan(f, c, count).key() : std::string());
+      },
       [&](std::uint32_t, std::uint32_t c) {
         const std::uint32_t k = features(c);
         ProgramBuilder b(fmt::format("{}[{}]", step.name, c));
@@ -123,15 +141,26 @@ MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std:
           }
           b.st(g.ga.mx + i * 4, 2);
         }
-        // The row's root takes each token's rstd and broadcasts them.
+        // The sums reduced along the row; the root takes every token's rstd, or (spread) the
+        // sums allreduced and each PE takes the rstd of its share of the tokens, gathered to
+        // the root. The root broadcasts them all.
         const LineRole role = f.role(c);
-        emit_reduce(b, f, role, g.ga.mx, count, Op::FAdd, "ar");
-        if (role.root())
-          for (std::uint32_t i = 0; i < count; ++i) {
-            b.ld(4, g.ga.mx + i * 4);
-            emit_rstd(b, inv_d, eps);
-            b.st(g.ga.mx + i * 4, 5);
-          }
+        if (spread) {
+          emit_allreduce(b, f, role, g.ga.mx, count, Op::FAdd, "ar");
+        } else {
+          emit_reduce(b, f, role, g.ga.mx, count, Op::FAdd, "ar");
+        }
+        const GatherPlan mine = spread ? gather_plan(f, c, count) : GatherPlan{0, role.root() ? count : 0};
+        for (std::uint32_t i = mine.lo; i < mine.hi; ++i) {
+          b.ld(4, g.ga.mx + i * 4);
+          emit_rstd(b, inv_d, eps);
+          b.st(g.ga.mx + i * 4, 5);
+        }
+        if (spread) {
+          const std::uint8_t scale = b.declare_task("scale");
+          emit_gather(b, f, c, g.ga.mx, count, 1, scale, 1, "rg");
+          b.start(scale);
+        }
         emit_broadcast(b, f, role, g.ga.mx, count, DType::F32, "rstd");
         if (k) {
           const unsigned gamma = b.mem("gamma", DType::F32, a.layers[0].g1, k);
@@ -149,9 +178,13 @@ MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std:
       code);
   const std::uint64_t k = l.kc_max;
   std::uint64_t latency = 0;
-  step.work.datapath_steps += count * k;  // the sums of squares, one element a step
-  step.work.issue += 24ull * count;       // rstd's scalar steps
+  step.work.datapath_steps += count * k;                // the sums of squares, one element a step
+  step.work.issue += 24ull * (spread ? share : count);  // rstd's scalar steps
   add_allreduce(step.work, latency, f, count, t);
+  if (spread && f.max_hops()) {  // the rstd values' broadcast from the root
+    step.work.ramp_in += count;
+    latency += std::uint64_t{f.max_hops()} * t.fabric.hop_latency.count() + count - 1;
+  }
   for (std::uint32_t i = 0; i < count; ++i) {
     add_vector(step.work, t, k, 4, 1, t.lanes(dt));
     add_vector(step.work, t, k, 4, 1, t.lanes(DType::F32));
