@@ -5,9 +5,11 @@
 #include <systemc>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "sim/errors.h"
+#include "sim/interrupt.h"
 
 namespace wafersim::platforms::inference {
 using models::mesh::MeshStep;
@@ -17,6 +19,25 @@ namespace {
 
 hw::PeCoord at(const Region& g, std::uint32_t r, std::uint32_t c) {
   return hw::PeCoord{static_cast<std::uint16_t>(g.x0 + c), static_cast<std::uint16_t>(g.y0 + r)};
+}
+
+// Runs the simulation until nothing is pending, in slices of simulated time (about 0.05 to 0.4
+// s of wall time each), so that SIGINT or SIGTERM stops a step of a whole wafer between them;
+// the slices do not change what is simulated.
+void run_to_quiescence(sim::Engine& engine, const std::string& step) {
+  std::uint64_t slice = 64;
+  while (true) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const sim::Cycle from = engine.first_cycle_at_or_after(sc_core::sc_time_stamp());
+    sc_core::sc_start(engine.time_of(from + sim::Cycle(slice)) - sc_core::sc_time_stamp(),
+                      sc_core::SC_EXIT_ON_STARVATION);
+    if (engine.failed() || !sc_core::sc_pending_activity()) return;
+    sim::throw_if_interrupted(
+        fmt::format("at cycle {} (step '{}')", engine.first_cycle_at_or_after(sc_core::sc_time_stamp()).count(), step));
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (dt < 0.05 && slice < (std::uint64_t{1} << 40)) slice *= 2;
+    if (dt > 0.4 && slice > 1) slice /= 2;
+  }
 }
 
 }  // namespace
@@ -71,7 +92,7 @@ MeshRunResult run_mesh_steps(const Region& g, const models::compiler::Target& ta
     for (std::uint32_t r = 0; r < g.rows; ++r)
       for (std::uint32_t c = 0; c < g.columns; ++c) cores.replace(at(g, r, c), step.program(r, c));
     try {
-      sc_core::sc_start();
+      run_to_quiescence(engine, step.name);
       if (engine.failed()) engine.rethrow_failure();
       cores.check();
       if (cores.busy_count() > 0) cores.check_finished();

@@ -2,7 +2,7 @@
 // --force, which removes only wafersim's files; `report` checks a trace's run id and every
 // field of trace/meta.json, so that a corrupted folder is exit 2 with the key, never a crash;
 // outputs that cannot be written are exit 3 naming the file; SIGINT and SIGTERM stop a run
-// with 130 and 143 and say so in run.json.
+// with 130 and 143 and say so in run.json, a mesh run's within a step.
 
 #include <gtest/gtest.h>
 
@@ -169,6 +169,24 @@ TEST(HostileRunDir, SignalsStopARunAndRunJsonSaysSo) {
     const auto run = nlohmann::json::parse(slurp(dir / "run.json"));
     EXPECT_TRUE(has(run["status"].get<std::string>(), std::string("interrupted by SIG") + signal)) << run.dump();
   }
+}
+
+// A mesh run simulates each step to its end in one go; a signal stops it within the step (a
+// step of a whole wafer can take an hour), not after it.
+TEST(HostileRunDir, SignalsStopAMeshRunWithinAStep) {
+  test::TempDir tmp;
+  const fs::path dir = tmp.path() / "mesh";
+  const std::string run = std::string(WAFERSIM_BINARY) + " infer tiny --model " + WAFERSIM_SOURCE_DIR +
+                          "/examples/models/tiny-llama.yaml --model-set sequence=64 --set wafer.width=64"
+                          " --set wafer.height=64 --placement mesh --timing-only --prefill 60 --mesh-region 64x64"
+                          " --mesh-gemm-steps all -o " +
+                          dir.string();
+  const auto r = wafersim("--version >/dev/null; timeout --preserve-status -s TERM 2 " + run, true);
+  EXPECT_EQ(r.code, 143) << r.out;
+  EXPECT_TRUE(has(r.out, "wafersim: interrupted by SIGTERM at cycle")) << r.out;
+  EXPECT_TRUE(has(r.out, "(step 'prefill.")) << r.out;
+  const auto json = nlohmann::json::parse(slurp(dir / "run.json"));
+  EXPECT_TRUE(has(json["status"].get<std::string>(), "interrupted by SIGTERM")) << json.dump();
 }
 
 }  // namespace
