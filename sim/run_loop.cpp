@@ -10,6 +10,12 @@
 
 namespace wafersim::sim {
 
+std::uint64_t next_slice(std::uint64_t slice, double wall_seconds) {
+  if (wall_seconds < 0.05 && slice < (std::uint64_t{1} << 40)) return slice * 2;
+  if (wall_seconds > 0.4 && slice > 1) return slice / 2;
+  return slice;
+}
+
 RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const sim::Engine*>& engines, Cycle until,
                           const RunLimits& limits, ProgressSink& progress, const std::function<bool()>& done) {
   using namespace sc_core;
@@ -62,8 +68,7 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
       e->rethrow_failure();
     }
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (dt < 0.05 && slice < (std::uint64_t{1} << 40)) slice *= 2;
-    if (dt > 0.4 && slice > 1) slice /= 2;
+    slice = next_slice(slice, dt);
     progress.update(reference.first_cycle_at_or_after(sc_time_stamp()).count());
     if (interrupt_signal()) {
       progress.finish();

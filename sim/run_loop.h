@@ -12,6 +12,10 @@
 
 namespace wafersim::sim {
 
+// The next slice of simulated cycles after one that took `wall_seconds`: doubled under 0.05 s,
+// halved over 0.4 s, so that a run looks at signals and limits a few times a second.
+std::uint64_t next_slice(std::uint64_t slice, double wall_seconds);
+
 // Where a run reports how far it has come (a terminal's progress line, or nothing).
 class ProgressSink {
  public:

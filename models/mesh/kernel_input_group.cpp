@@ -42,13 +42,6 @@ MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, co
     return prompt[first + i] >= v.lo && prompt[first + i] < v.hi;
   };
   auto features = [&](std::uint32_t c) { return static_cast<std::uint32_t>(l.col_features(c).size()); };
-  // The rstd values spread over the row when the root's serial ones (24 scalar steps a token)
-  // would take longer than the gather and the second broadcast add (the tree's hops twice,
-  // its stages, the values).
-  const std::uint32_t share = (count + f.length - 1) / f.length;
-  const std::uint64_t extra =
-      2ull * f.max_hops() * t.fabric.hop_latency.count() + std::uint64_t{f.max_stages()} * collective_stage(t) + count;
-  const bool spread = 24ull * (count - share) > extra;
   build_programs(
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r) {
@@ -150,8 +143,10 @@ MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std:
         } else {
           emit_reduce(b, f, role, g.ga.mx, count, Op::FAdd, "ar");
         }
-        const GatherPlan mine = spread ? gather_plan(f, c, count) : GatherPlan{0, role.root() ? count : 0};
-        for (std::uint32_t i = mine.lo; i < mine.hi; ++i) {
+        // The tokens whose rstd this PE takes: its share, or at the root (not spread) all.
+        const std::uint32_t lo = spread ? gather_plan(f, c, count).lo : 0;
+        const std::uint32_t hi = spread ? gather_plan(f, c, count).hi : role.root() ? count : 0;
+        for (std::uint32_t i = lo; i < hi; ++i) {
           b.ld(4, g.ga.mx + i * 4);
           emit_rstd(b, inv_d, eps);
           b.st(g.ga.mx + i * 4, 5);

@@ -66,9 +66,8 @@ void emit_moves(ProgramBuilder& b, const NormBlocks& nb, const std::uint8_t move
   }
 }
 
-// How the column's T-value vectors move: one relay a move, or one position a task.
+// The ring's colors of a PE, and the tasks of the moves one position a task (without relays).
 struct Mover {
-  bool relay = false;
   std::uint8_t send = 0, recv = 0;
   std::uint8_t fwd[2] = {}, bck[2] = {};  // the tasks of the moves one position a task
 };
@@ -77,7 +76,7 @@ struct Mover {
 // the buffer that holds the vector d positions up the ring once `then` runs.
 std::uint32_t emit_move(ProgramBuilder& b, const NormBlocks& nb, const Mover& m, std::uint32_t from, std::uint32_t d,
                         const std::uint8_t tasks[2], std::uint8_t then, const char* tag) {
-  if (!m.relay) {
+  if (!nb.relay) {
     b.mov(kCount, d);
     b.activate(tasks[from]);
     b.ret();
@@ -161,10 +160,9 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   b.entry(main);
   const std::uint8_t add = b.declare_task("add"), reduce = b.declare_task("reduce"), norm = b.declare_task("norm");
   Mover m;
-  m.relay = nb.relay;
   m.send = ring.send_color(r);
   m.recv = ring.recv_color(r);
-  if (!m.relay) {
+  if (!nb.relay) {
     for (int p = 0; p < 2; ++p) m.fwd[p] = b.declare_task(fmt::format("fwd{}", p));
     for (int p = 0; p < 2; ++p) m.bck[p] = b.declare_task(fmt::format("back{}", p));
   }
@@ -179,7 +177,7 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   b.start(add);
   emit_residual_and_squares(b, l, nb, k);
   const std::uint32_t held = emit_move(b, nb, m, 0, forward, m.fwd, reduce, "f");
-  if (!m.relay) emit_moves(b, nb, m.fwd, reduce, m.send, m.recv, "f");
+  if (!nb.relay) emit_moves(b, nb, m.fwd, reduce, m.send, m.recv, "f");
   // Step 3: row r now holds one block's sums of squares in every column.
   b.start(reduce);
   const LineFamily& f = l.rows();
@@ -193,7 +191,7 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
     }
   emit_broadcast(b, f, role, nb.buf[held], nb.T, DType::F32, "rstd");
   const std::uint32_t rstd = emit_move(b, nb, m, held, back, m.bck, norm, "b");
-  if (!m.relay) emit_moves(b, nb, m.bck, norm, m.send, m.recv, "b");
+  if (!nb.relay) emit_moves(b, nb, m.bck, norm, m.send, m.recv, "b");
   b.start(norm);
   emit_normalise(b, l, nb, k, nb.buf[rstd], nb.a.x[0]);
   b.ret();

@@ -10,6 +10,7 @@
 
 #include "sim/errors.h"
 #include "sim/interrupt.h"
+#include "sim/run_loop.h"
 
 namespace wafersim::platforms::inference {
 using models::mesh::MeshStep;
@@ -22,7 +23,7 @@ hw::PeCoord at(const Region& g, std::uint32_t r, std::uint32_t c) {
 }
 
 // Runs the simulation until nothing is pending, in slices of simulated time (about 0.05 to 0.4
-// s of wall time each), so that SIGINT or SIGTERM stops a step of a whole wafer between them;
+// s of wall time each, sim::next_slice), so that SIGINT or SIGTERM stops a step of a whole wafer between them;
 // the slices do not change what is simulated.
 void run_to_quiescence(sim::Engine& engine, const std::string& step) {
   std::uint64_t slice = 64;
@@ -34,9 +35,7 @@ void run_to_quiescence(sim::Engine& engine, const std::string& step) {
     if (engine.failed() || !sc_core::sc_pending_activity()) return;
     sim::throw_if_interrupted(
         fmt::format("at cycle {} (step '{}')", engine.first_cycle_at_or_after(sc_core::sc_time_stamp()).count(), step));
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (dt < 0.05 && slice < (std::uint64_t{1} << 40)) slice *= 2;
-    if (dt > 0.4 && slice > 1) slice /= 2;
+    slice = sim::next_slice(slice, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 }
 
