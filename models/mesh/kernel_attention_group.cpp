@@ -37,18 +37,27 @@ using hw::isa::Op;
 
 namespace {
 
+// The most (token, query head) pairs of a group one row's softmax takes (the shortest
+// segment's share).
+std::uint64_t largest_share(const MeshLayout& l, std::uint64_t group) {
+  std::uint64_t R = l.region().rows;
+  for (const LineTree& tree : l.segments().trees) R = std::min<std::uint64_t>(R, tree.length);
+  return (group * l.shape().group_heads() + R - 1) / R;
+}
+
 // Bytes of the group's buffers for `group` tokens, in GroupAddrs' order (sums, qkv, scores,
-// mx, sum, rcp, att).
+// mx, sum, rcp, att). The softmax's statistics are a row's share's; mx also holds the input
+// norm's sums of squares, one a token.
 std::array<std::uint64_t, 7> group_bytes(const MeshLayout& l, std::uint64_t tokens, std::uint32_t group) {
-  const std::uint64_t g = group, hq = l.shape().group_heads(), e = l.esize();
-  const std::uint64_t scores = hq * l.slots(0, tokens);
+  const std::uint64_t g = group, e = l.esize();
+  const std::uint64_t scores = l.shape().group_heads() * l.slots(0, tokens), share = largest_share(l, g);
   const std::uint64_t kc = l.kc_max;  // the wafer's input: x, its fp32 sums and xn
   return {g * std::max<std::uint64_t>({l.nqkv_max, scores, l.nq_max, kc, 1}) * 4,
           g * std::max<std::uint64_t>(l.nqkv_max, kc) * e,
           g * std::max<std::uint64_t>(scores, 1) * 4,
-          g * hq * 4,
-          g * hq * 4,
-          g * hq * 4,
+          std::max(g, share) * 4,
+          share * 4,
+          share * 4,
           g * std::max<std::uint64_t>(l.nq_max, kc) * e};
 }
 
@@ -298,8 +307,8 @@ void group_softmax(ProgramBuilder& b, const MeshLayout& l, const PrefillGroup& g
   const std::uint32_t scale =
       hw::numerics::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(l.shape().head_dim)));
   const std::uint32_t scores = ga.scores + plo * S * 4;
-  const unsigned mx = b.mem("smax", DType::F32, ga.mx + plo * 4, n),
-                 sum = b.mem("ssum", DType::F32, ga.sum + plo * 4, n);
+  const unsigned mx = b.mem("smax", DType::F32, ga.mx, n),
+                 sum = b.mem("ssum", DType::F32, ga.sum, n);
   if (S) {
     b.movf(12, DType::F32, scale);
     b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(b.mem("scores", DType::F32, scores, n * S)),
@@ -315,7 +324,7 @@ void group_softmax(ProgramBuilder& b, const MeshLayout& l, const PrefillGroup& g
   for (std::uint32_t s = 0; s < S; ++s)
     b.vop(Op::FMax, DType::F32, DType::F32, VOperand::d(mx), VOperand::d(mx),
           VOperand::d(at_slot(b, fmt::format("m{}", s), scores, n, S, s)));
-  emit_allreduce(b, l.rows(), row_role, ga.mx + plo * 4, n, Op::FMax, "max");
+  emit_allreduce(b, l.rows(), row_role, ga.mx, n, Op::FMax, "max");
   const unsigned all = b.mem("e", DType::F32, scores, n * S);
   for (std::uint32_t s = 0; s < S; ++s) {
     const unsigned es = at_slot(b, fmt::format("d{}", s), scores, n, S, s);
@@ -326,9 +335,9 @@ void group_softmax(ProgramBuilder& b, const MeshLayout& l, const PrefillGroup& g
   for (std::uint32_t s = 0; s < S; ++s)
     b.vop(Op::FAdd, DType::F32, DType::F32, VOperand::d(sum), VOperand::d(sum),
           VOperand::d(at_slot(b, fmt::format("l{}", s), scores, n, S, s)));
-  emit_allreduce(b, l.rows(), row_role, ga.sum + plo * 4, n, Op::FAdd, "sum");
+  emit_allreduce(b, l.rows(), row_role, ga.sum, n, Op::FAdd, "sum");
   if (!S) return;
-  const unsigned rcp = b.mem("rcp", DType::F32, ga.rcp + plo * 4, n);
+  const unsigned rcp = b.mem("rcp", DType::F32, ga.rcp, n);
   b.vop(Op::FRecip, DType::F32, DType::F32, VOperand::d(rcp), VOperand::d(sum));
   for (std::uint32_t s = 0; s < S; ++s) {
     const unsigned ps = at_slot(b, fmt::format("p{}", s), scores, n, S, s);
