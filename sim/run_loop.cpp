@@ -50,15 +50,20 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
       break;
     }
     if (!stop.is_never() && now >= stop) break;
-    Cycle target = idle ? stop : now + Cycle(slice);
+    // A run to quiescence stops at its last event, not at the end of a slice whose length
+    // follows the wall clock: the simulated time it ends at must not depend on the host. Its
+    // slice starts at the next event: a slice with none in it would not advance (and SystemC
+    // warns of that), however short the wall clock has made the slices.
+    const bool starve = limits.stop_at_last_event || until.is_never();
+    const Cycle base =
+        starve && !idle ? reference.first_cycle_at_or_after(sc_time_stamp() + sc_time_to_pending_activity()) : now;
+    if (!stop.is_never() && base >= stop) break;
+    Cycle target = idle ? stop : base + Cycle(slice);
     if (!stop.is_never()) target = std::min(target, stop);
     target = std::min(target, last);
     if (target <= now) throw SimulationError(fmt::format("simulated time cannot advance past cycle {}", now.count()));
     auto t0 = std::chrono::steady_clock::now();
     const sc_time before = sc_time_stamp();
-    // A run to quiescence stops at its last event, not at the end of a slice whose length
-    // follows the wall clock: the simulated time it ends at must not depend on the host.
-    const bool starve = limits.stop_at_last_event || until.is_never();
     sc_start(reference.time_of(target) - before, starve ? SC_EXIT_ON_STARVATION : SC_RUN_TO_TIME);
     if (!starve && sc_time_stamp() == before && sc_get_status() != SC_STOPPED)
       throw SimulationError(fmt::format("simulated time did not advance past cycle {}", now.count()));

@@ -27,9 +27,12 @@ hw::PeCoord at(const Region& g, std::uint32_t r, std::uint32_t c) {
 // the slices do not change what is simulated.
 void run_to_quiescence(sim::Engine& engine, const std::string& step) {
   std::uint64_t slice = 64;
-  while (true) {
+  while (sc_core::sc_pending_activity()) {
     const auto t0 = std::chrono::steady_clock::now();
-    const sim::Cycle from = engine.first_cycle_at_or_after(sc_core::sc_time_stamp());
+    // The slice starts at the next event: a slice with none in it would not advance (and
+    // SystemC warns of that), however short the wall clock has made the slices.
+    const sim::Cycle from =
+        engine.first_cycle_at_or_after(sc_core::sc_time_stamp() + sc_core::sc_time_to_pending_activity());
     sc_core::sc_start(engine.time_of(from + sim::Cycle(slice)) - sc_core::sc_time_stamp(),
                       sc_core::SC_EXIT_ON_STARVATION);
     if (engine.failed() || !sc_core::sc_pending_activity()) return;

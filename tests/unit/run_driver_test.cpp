@@ -54,5 +54,29 @@ TEST(RunDriver, WallLimitNotYetSpentLetsTheRunFinish) {
   EXPECT_EQ(rig.spinner.ticks, 5000u);
 }
 
+// Works once every 5,000 cycles, three times.
+struct Sparse final : sim::Clocked {
+  std::uint64_t ticks = 0;
+  void evaluate(Cycle) override { ++ticks; }
+  Cycle write(Cycle now) override { return ticks < 3 ? now + Cycle(5000) : Cycle::never(); }
+  std::string describe() const override { return "sparse"; }
+};
+
+// A run to quiescence starts each slice at the next event: slices of a few thousand cycles
+// between events 5,000 apart would otherwise not advance, and SystemC warns of each such call.
+TEST(RunDriver, SlicesStartAtTheNextEventSoEachAdvances) {
+  sim::Engine engine{"engine", sim::EngineOptions{units::Frequency{1e9}, true, Cycle::never()}};
+  Sparse sparse;
+  engine.add(&sparse);
+  engine.wake(&sparse, Cycle(0));
+  sim::NoProgress progress;
+  const auto warnings = sc_core::sc_report_handler::get_count(sc_core::SC_WARNING);
+  const sim::RunOutcome out = sim::run_simulation(engine, {&engine}, Cycle::never(), sim::RunLimits{}, progress);
+  EXPECT_TRUE(out.quiescent);
+  EXPECT_EQ(sparse.ticks, 3u);
+  EXPECT_EQ(out.cycles, Cycle(10000));
+  EXPECT_EQ(sc_core::sc_report_handler::get_count(sc_core::SC_WARNING), warnings);
+}
+
 }  // namespace
 }  // namespace wafersim::app::run_driver_test
