@@ -77,7 +77,7 @@ GemmPe gemm_pe(const MeshLayout& l, std::uint32_t r, std::uint32_t c) {
 
 void place_gemm_inputs(std::vector<std::uint8_t>& img, const MeshLayout& l, Gemv g, const GemmAddrs& a,
                        const std::vector<Bits>& x, std::uint64_t tokens, std::uint32_t r, std::uint32_t c) {
-  const std::uint32_t N = l.region().rows, e = l.esize();
+  const std::uint32_t N = l.gemm_positions(), e = l.esize();
   const std::uint64_t in = gemv_shape(l.shape(), g).in;
   if (x.size() != tokens * in) throw std::logic_error("place_gemm_inputs: tokens x inputs values");
   if (img.size() < a.end) img.resize(a.end, 0);
@@ -100,29 +100,38 @@ std::vector<Bits> expect_gemm(const MeshLayout& l, const DecoderWeights& w, Gemv
   const DecoderShape& s = l.shape();
   const Format f = reference::format_of(s.dtype);
   const Arith Acc(Format::FP32);
-  const std::uint32_t N = l.region().rows;
+  const std::uint32_t N = l.gemm_positions();
   const GemvShape shape = gemv_shape(s, g);
   const bool along_rows = reduces_along_rows(g);
+  const Ring& visit = along_rows ? l.row_ring() : l.column_ring();
+  const std::uint64_t block = (tokens + N - 1) / N;
   std::vector<Bits> y(tokens * shape.out, 0);
   // Line `line` of the partial sums' ring family (a row for products reduced along rows).
-  for (std::uint32_t line = 0; line < N; ++line) {
+  const std::uint32_t lines = along_rows ? l.region().rows : l.region().columns;
+  for (std::uint32_t line = 0; line < lines; ++line) {
     const std::uint32_t a = along_rows ? l.column_ring().position(line) : l.row_ring().position(line);
-    const Ring& visit = along_rows ? l.row_ring() : l.column_ring();
     const std::vector<std::uint64_t> outs =
         along_rows ? gemm_output_indices(l, g, line, 0) : gemm_output_indices(l, g, 0, line);
     for (std::uint64_t token = 0; token < tokens; ++token) {
-      const std::uint64_t j = token / ((tokens + N - 1) / N);
+      const std::uint64_t j = token / block;
       for (std::uint64_t o : outs) {
-        Bits acc = Arith::kZero;
-        for (std::uint32_t step = 0; step < N; ++step) {
-          const std::uint32_t pos = static_cast<std::uint32_t>((j + 2ull * N - a - step) % N);
-          const std::uint32_t at = visit.index(pos);
+        // PE `at`'s FMACs of the token onto `acc`: its inputs in order, then the busiest PE's
+        // inputs beyond its own (zero weights and inputs).
+        auto fmacs = [&](std::uint32_t at, Bits acc) {
           const std::vector<std::uint64_t> ks =
               along_rows ? gemm_input_indices(l, g, line, at) : gemm_input_indices(l, g, at, line);
           for (std::uint64_t k : ks)
             acc = Acc.fma(Acc.from(f, gemm_weight(s, w, g, layer, k, o)), Acc.from(f, x[token * shape.in + k]), acc);
-          // The busiest PE's inputs beyond this PE's own: zero weights and inputs.
           for (std::size_t k = ks.size(); k < kmax; ++k) acc = Acc.fma(Arith::kZero, Arith::kZero, acc);
+          return acc;
+        };
+        Bits acc = Arith::kZero;
+        for (std::uint32_t step = 0; step < N; ++step) {
+          const std::uint32_t pos = static_cast<std::uint32_t>((j + 2ull * N - a - step) % N);
+          const std::uint32_t sender = visit.index(pos);
+          acc = fmacs(sender, acc);
+          if (visit.members(pos) == 2)  // the other member's sums, from zero, added by the sender
+            acc = Acc.add(acc, fmacs(sender == visit.first(pos) ? sender + 1 : sender - 1, Arith::kZero));
         }
         y[token * shape.out + o] = acc;
       }

@@ -67,7 +67,7 @@ std::array<std::uint64_t, 7> group_bytes(const MeshLayout& l, std::uint64_t toke
 // product or after it), and the SRAM after MeshGEMM's buffers.
 using Spans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 Spans free_spans(const MeshLayout& l, std::uint64_t tokens, std::uint32_t sram_bytes) {
-  const std::uint32_t align = l.align(), N = l.region().rows;
+  const std::uint32_t align = l.align(), N = l.gemm_positions();
   const Addrs& d = l.addrs();
   const GemmAddrs qkv = gemm_addrs(l, Gemv::Qkv, tokens, align);
   // Every product's buffers sit at the same addresses (gemm_addrs): x[1] and acc[N % 2] end
@@ -138,7 +138,7 @@ PrefillGroup prefill_group_of(const MeshLayout& l, std::uint32_t sram_bytes, std
   g.tokens = tokens;
   g.first = first;
   g.count = count;
-  g.N = l.region().rows;
+  g.N = l.gemm_positions();
   g.T = gemm_addrs(l, Gemv::Qkv, tokens, l.align()).block;
   return g;
 }
@@ -151,12 +151,13 @@ std::pair<std::uint32_t, std::uint32_t> PrefillGroup::in_block(std::uint64_t j) 
 }
 
 std::uint64_t held_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c) {
-  const std::uint32_t N = l.region().rows;
+  const std::uint32_t N = l.gemm_positions();
+  if (!l.row_ring().sends(c)) return N;
   return (l.column_ring().position(r) + l.row_ring().position(c) + N - 1) % N;
 }
 
 std::uint64_t start_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c) {
-  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.region().rows;
+  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.gemm_positions();
 }
 
 namespace {
@@ -307,8 +308,7 @@ void group_softmax(ProgramBuilder& b, const MeshLayout& l, const PrefillGroup& g
   const std::uint32_t scale =
       hw::numerics::from_double(DType::F32, 1.0 / std::sqrt(static_cast<double>(l.shape().head_dim)));
   const std::uint32_t scores = ga.scores + plo * S * 4;
-  const unsigned mx = b.mem("smax", DType::F32, ga.mx, n),
-                 sum = b.mem("ssum", DType::F32, ga.sum, n);
+  const unsigned mx = b.mem("smax", DType::F32, ga.mx, n), sum = b.mem("ssum", DType::F32, ga.sum, n);
   if (S) {
     b.movf(12, DType::F32, scale);
     b.vop(Op::FMul, DType::F32, DType::F32, VOperand::d(b.mem("scores", DType::F32, scores, n * S)),

@@ -38,7 +38,7 @@ TokenAt token_at(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint64_
   if (g == Gemv::Head) throw std::logic_error(fmt::format("{}: the prefill has no head", what));
   TokenAt at;
   at.a = gemm_addrs(l, g, tokens, l.align());
-  at.N = l.region().rows;
+  at.N = l.gemm_positions();
   at.j = token / at.a.block;
   at.t = static_cast<std::uint32_t>(token % at.a.block);
   return at;
@@ -55,6 +55,9 @@ MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, st
   const ProductIo io = product_io(l, g, layer);
   const bool along_rows = reduces_along_rows(g);
   const LineFamily& f = along_rows ? l.rows() : l.columns();
+  // The PE whose residual block the column's reduction takes (in a unit of two along the
+  // column both members keep it: its sender's counts).
+  auto keeps = [&](std::uint32_t r, std::uint32_t c) { return starts_with(l, r, c, at.j) && l.column_ring().sends(r); };
   MeshStep step;
   step.layer = layer;
   step.name = fmt::format("prefill.h{}.{}.unblock", layer, to_string(g));
@@ -65,7 +68,7 @@ MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, st
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r, std::uint32_t c) {
         return fmt::format("n{}|{}{}|{}", gemm_outputs(l, g, r, c), ends_with(l, g, r, c, at.j) ? 'o' : '-',
-                           io.residual && starts_with(l, r, c, at.j) ? 'r' : '-', role_key(f.role(along_rows ? c : r)));
+                           io.residual && keeps(r, c) ? 'r' : '-', role_key(f.role(along_rows ? c : r)));
       },
       [&](std::uint32_t r, std::uint32_t c) {
         const std::uint32_t n = gemm_outputs(l, g, r, c);
@@ -85,7 +88,7 @@ MeshStep unblock_step(const MeshLayout& l, const compiler::Target& t, Gemv g, st
           b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(sum), VOperand::r(14));
         if (io.residual) {  // o and down: n is the column's features
           const unsigned res = b.mem("res_sum", DType::F32, ad.xw, n);
-          if (starts_with(l, r, c, at.j))
+          if (keeps(r, c))
             b.vop(Op::FCvt, DType::F32, dt, VOperand::d(res),
                   VOperand::d(b.mem("kept", dt, a.residual + at.t * l.kc_max * l.esize(), n)));
           else
@@ -128,7 +131,7 @@ MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std:
                             bool code) {
   const GemmAddrs gu = gemm_addrs(l, Gemv::GateUp, tokens, l.align());
   const GemmAddrs dn = gemm_addrs(l, Gemv::Down, tokens, l.align());
-  const std::uint32_t N = l.region().rows, T = gu.block, e = l.esize();
+  const std::uint32_t N = l.gemm_positions(), T = gu.block, e = l.esize();
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const Ring& ring = l.row_ring();  // down's inputs travel along the rows
   const std::uint32_t sums = gu.acc[(N - 1) % 2], out = dn.x[1], in = dn.x[0];
@@ -139,7 +142,7 @@ MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std:
   auto features = [&](std::uint32_t r) { return static_cast<std::uint32_t>(l.row_ff(r).size()); };
   build_programs(
       step, l.region().rows, l.region().columns, [&](std::uint32_t r) { return fmt::format("f{}", features(r)); },
-      [&](std::uint32_t c) { return fmt::format("{}|{}", ring.send_color(c), ring.recv_color(c)); },
+      [&](std::uint32_t c) { return fmt::format("{}|{}|{}", ring.send_color(c), ring.recv_color(c), ring.sends(c)); },
       [&](std::uint32_t r, std::uint32_t c) {
         const std::uint32_t f = features(r);
         ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
@@ -164,7 +167,7 @@ MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std:
                   VOperand::r(15));
         }
         const std::uint32_t n = T * dn.kmax;
-        if (ring.length() == 1) {
+        if (ring.positions() == 1) {
           b.vop(Op::FMov, dt, dt, VOperand::d(b.mem("in", dt, in, n)), VOperand::d(b.mem("out", dt, out, n)));
           b.ret();
           b.start(done);
@@ -172,7 +175,8 @@ MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std:
           return b.finish();
         }
         // Down's block a + b from the successor, this one to the predecessor.
-        emit_ring_shift(b, dt, out, in, n, ring.send_color(c), ring.recv_color(c), done, "z");
+        // (In a unit of two along the row only the sender's sums were whole: it alone sends.)
+        emit_ring_shift(b, dt, out, in, n, ring.send_color(c), ring.recv_color(c), done, "z", ring.sends(c));
         b.start(done);
         b.ret();
         return b.finish();

@@ -18,9 +18,10 @@ std::string role_key(const LineRole& r) {
 }
 
 void emit_ring_shift(compiler::ProgramBuilder& b, hw::DType type, std::uint32_t from, std::uint32_t to, std::uint32_t n,
-                     std::uint8_t send_color, std::uint8_t recv_color, std::uint8_t then, const std::string& tag) {
+                     std::uint8_t send_color, std::uint8_t recv_color, std::uint8_t then, const std::string& tag,
+                     bool sends) {
   using compiler::VOperand;
-  b.block(then);
+  if (sends) b.block(then);
   compiler::VectorOptions o;
   o.async = true;
   o.ut = 1;
@@ -28,10 +29,12 @@ void emit_ring_shift(compiler::ProgramBuilder& b, hw::DType type, std::uint32_t 
   o.task = then;
   b.vop(hw::isa::Op::FMov, type, type, VOperand::d(b.mem(tag + "_in", type, to, n)),
         VOperand::d(b.fabin(tag + "_from_next", type, recv_color, n)), {}, {}, o);
-  o.ut = 2;
-  o.on_done = hw::isa::OnDone::Unblock;
-  b.vop(hw::isa::Op::FMov, type, type, VOperand::d(b.fabout(tag + "_to_previous", type, send_color, n)),
-        VOperand::d(b.mem(tag + "_out", type, from, n)), {}, {}, o);
+  if (sends) {
+    o.ut = 2;
+    o.on_done = hw::isa::OnDone::Unblock;
+    b.vop(hw::isa::Op::FMov, type, type, VOperand::d(b.fabout(tag + "_to_previous", type, send_color, n)),
+          VOperand::d(b.mem(tag + "_out", type, from, n)), {}, {}, o);
+  }
   b.ret();
 }
 
@@ -92,13 +95,14 @@ StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compile
 }
 
 bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
-  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.region().rows == j;
+  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.gemm_positions() == j;
 }
 
 bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
-  const std::uint32_t N = l.region().rows, a = l.column_ring().position(r), b = l.row_ring().position(c);
+  const std::uint32_t N = l.gemm_positions(), a = l.column_ring().position(r), b = l.row_ring().position(c);
   const std::uint32_t line = reduces_along_rows(g) ? a : b, here = reduces_along_rows(g) ? b : a;
-  return (here + line + N - 1) % N == j;
+  const Ring& sums = reduces_along_rows(g) ? l.row_ring() : l.column_ring();
+  return (here + line + N - 1) % N == j && sums.sends(reduces_along_rows(g) ? c : r);
 }
 
 void emit_rmsnorm_scale(compiler::ProgramBuilder& b, hw::DType type, unsigned x, unsigned xw, unsigned gamma,

@@ -51,16 +51,19 @@ std::uint64_t add_product_finish(compiler::Work& w, const compiler::Target& t, c
 // Emits a shift of n values of `type` along a ring (ring.h): the `n` at byte address `from`
 // to the ring predecessor on `send_color`, the successor's into `to` on `recv_color`
 // (asynchronous, on microthreads 2 and 1), then returns; task `then` runs once both have
-// finished. `tag` prefixes the descriptors it declares.
+// finished. `tag` prefixes the descriptors it declares. Without `sends` (a unit's member that
+// is not its sender, ring.h) it only receives, and `then` runs once it has.
 void emit_ring_shift(compiler::ProgramBuilder& b, hw::DType type, std::uint32_t from, std::uint32_t to, std::uint32_t n,
-                     std::uint8_t send_color, std::uint8_t recv_color, std::uint8_t then, const std::string& tag);
+                     std::uint8_t send_color, std::uint8_t recv_color, std::uint8_t then, const std::string& tag,
+                     bool sends = true);
 
 // rstd = rsqrt(r4 x inv_d + eps) into r5 with the reference's steps, on registers only (so a
 // timing-only run touches no SRAM page); uses r5, r7 to r10 and r13 to r15.
 void emit_rstd(compiler::ProgramBuilder& b, std::uint32_t inv_d, std::uint32_t eps);
 
 // Whether PE (r, c) starts a prefill product with token block j (ring positions a + b = j
-// mod N), and whether it holds block j's outputs of its line after all N steps of product g.
+// mod N), and whether it holds block j's outputs of its line after all N steps of product g
+// (in a unit of two along the lines g reduces over, only the unit's sender holds them).
 bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j);
 bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j);
 

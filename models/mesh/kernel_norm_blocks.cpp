@@ -18,7 +18,10 @@
 // its predecessor, forwards the (d - 1) T that follow from its successor fabric to fabric and
 // keeps the last T, all on one ordered microthread. It cannot deadlock: each PE's own T values
 // fit the queue of its ramp on the send color whether or not its predecessor reads, and after
-// them every PE passes on exactly what it takes. Larger T moves one position a task.
+// them every PE passes on exactly what it takes. Larger T moves one position a task. On a
+// column ring of units of two (ring.h) both members take what reaches the unit and only the
+// sender sends: the other keeps the last T of the d T it takes (and in step 1 only the
+// sender's sums are whole).
 
 #include <fmt/format.h>
 
@@ -52,14 +55,14 @@ struct NormBlocks {
 // A ring of moves down the column: task move[p] sends buf[p] to the predecessor and takes
 // buf[1 - p] from the successor, kCount times, then activates `then`.
 void emit_moves(ProgramBuilder& b, const NormBlocks& nb, const std::uint8_t move[2], std::uint8_t then,
-                std::uint8_t send_color, std::uint8_t recv_color, const char* tag) {
+                std::uint8_t send_color, std::uint8_t recv_color, bool sends, const char* tag) {
   for (int p = 0; p < 2; ++p) {
     b.start(move[p]);
     const unsigned last = b.label();
     b.branch(hw::isa::Cond::Eq, kCount, 0, last);
     b.alu(Op::Sub, kCount, kCount, 1);
     emit_ring_shift(b, DType::F32, nb.buf[p], nb.buf[1 - p], nb.T, send_color, recv_color, move[1 - p],
-                    fmt::format("{}{}", tag, p));
+                    fmt::format("{}{}", tag, p), sends);
     b.bind(last);
     b.activate(then);
     b.ret();
@@ -69,6 +72,7 @@ void emit_moves(ProgramBuilder& b, const NormBlocks& nb, const std::uint8_t move
 // The ring's colors of a PE, and the tasks of the moves one position a task (without relays).
 struct Mover {
   std::uint8_t send = 0, recv = 0;
+  bool sends = true;                      // not a unit's other member
   std::uint8_t fwd[2] = {}, bck[2] = {};  // the tasks of the moves one position a task
 };
 
@@ -91,6 +95,15 @@ std::uint32_t emit_move(ProgramBuilder& b, const NormBlocks& nb, const Mover& m,
   o.async = true;
   o.ut = 1;
   const std::uint32_t T = nb.T;
+  if (!m.sends) {  // the last T of the d T that reach the unit
+    o.on_done = hw::isa::OnDone::Activate;
+    o.task = then;
+    b.vop(Op::FMov, DType::F32, DType::F32,
+          VOperand::d(b.circ(fmt::format("{}_to", tag), DType::F32, nb.buf[1 - from], T, d * T)),
+          VOperand::d(b.fabin(fmt::format("{}_kept", tag), DType::F32, m.recv, d * T)), {}, {}, o);
+    b.ret();
+    return 1 - from;
+  }
   b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.fabout(fmt::format("{}_own", tag), DType::F32, m.send, T)),
         VOperand::d(b.mem(fmt::format("{}_from", tag), DType::F32, nb.buf[from], T)), {}, {}, o);
   if (d > 1)
@@ -152,7 +165,7 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   const Ring& ring = l.column_ring();
   const std::uint32_t N = nb.N, b_pos = l.row_ring().position(c);
   const std::uint32_t k = static_cast<std::uint32_t>(l.col_features(c).size());
-  const bool moves = ring.length() > 1;
+  const bool moves = ring.positions() > 1;
   const std::uint32_t forward = moves ? (N - b_pos) % N : 0, back = moves ? b_pos : 0;
   const std::uint32_t n = nb.T * nb.a.nmax;
   ProgramBuilder b(name);
@@ -162,12 +175,13 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   Mover m;
   m.send = ring.send_color(r);
   m.recv = ring.recv_color(r);
+  m.sends = ring.sends(r);
   if (!nb.relay) {
     for (int p = 0; p < 2; ++p) m.fwd[p] = b.declare_task(fmt::format("fwd{}", p));
     for (int p = 0; p < 2; ++p) m.bck[p] = b.declare_task(fmt::format("back{}", p));
   }
   if (moves) {  // step 1: block a + b's sums from the successor, block a + b - 1's to the predecessor
-    emit_ring_shift(b, DType::F32, nb.sums, nb.received, n, m.send, m.recv, add, "sums");
+    emit_ring_shift(b, DType::F32, nb.sums, nb.received, n, m.send, m.recv, add, "sums", m.sends);
   } else {
     b.vop(Op::FMov, DType::F32, DType::F32, VOperand::d(b.mem("received", DType::F32, nb.received, n)),
           VOperand::d(b.mem("sums", DType::F32, nb.sums, n)));
@@ -177,7 +191,7 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
   b.start(add);
   emit_residual_and_squares(b, l, nb, k);
   const std::uint32_t held = emit_move(b, nb, m, 0, forward, m.fwd, reduce, "f");
-  if (!nb.relay) emit_moves(b, nb, m.fwd, reduce, m.send, m.recv, "f");
+  if (!nb.relay) emit_moves(b, nb, m.fwd, reduce, m.send, m.recv, m.sends, "f");
   // Step 3: row r now holds one block's sums of squares in every column.
   b.start(reduce);
   const LineFamily& f = l.rows();
@@ -191,7 +205,7 @@ std::shared_ptr<const hw::isa::Program> build(const MeshLayout& l, const std::st
     }
   emit_broadcast(b, f, role, nb.buf[held], nb.T, DType::F32, "rstd");
   const std::uint32_t rstd = emit_move(b, nb, m, held, back, m.bck, norm, "b");
-  if (!nb.relay) emit_moves(b, nb, m.bck, norm, m.send, m.recv, "b");
+  if (!nb.relay) emit_moves(b, nb, m.bck, norm, m.send, m.recv, m.sends, "b");
   b.start(norm);
   emit_normalise(b, l, nb, k, nb.buf[rstd], nb.a.x[0]);
   b.ret();
@@ -208,7 +222,7 @@ MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g
   if (norm_layer >= l.layers()) throw std::logic_error("norm_blocks_step: the next layer is not on this wafer");
   NormBlocks nb;
   nb.a = gemm_addrs(l, second ? Gemv::GateUp : Gemv::Qkv, tokens, l.align());
-  nb.N = l.region().rows;
+  nb.N = l.gemm_positions();
   nb.T = nb.a.block;
   nb.sums = nb.a.acc[(nb.N - 1) % 2];
   nb.received = nb.a.acc[nb.N % 2];
@@ -228,7 +242,7 @@ MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g
   const Ring& ring = l.column_ring();
   build_programs(
       step, l.region().rows, l.region().columns,
-      [&](std::uint32_t r) { return fmt::format("{}|{}", ring.send_color(r), ring.recv_color(r)); },
+      [&](std::uint32_t r) { return fmt::format("{}|{}|{}", ring.send_color(r), ring.recv_color(r), ring.sends(r)); },
       [&](std::uint32_t c) {
         return fmt::format("k{}|b{}{}", l.col_features(c).size(), l.row_ring().position(c), role_key(l.rows().role(c)));
       },

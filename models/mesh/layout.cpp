@@ -90,8 +90,12 @@ MeshLayout::MeshLayout(const DecoderShape& shape, const Region& region, std::uin
   segments_ = LineFamily::segmented(Axis::Column, region.rows, seg_starts_, stage, LineColors{{10, 11}, {12, 13}, 14});
   a_ = plan_addrs(shape, t, layers, embedding, head, align);
   align_ = align;
-  column_ring_ = Ring(Axis::Column, region.rows, {15, 16, 17, 18});
-  row_ring_ = Ring(Axis::Row, region.columns, {19, 20, 21, 22});
+  // On a rectangle no more than twice as long as wide, the longer lines' ring takes as many
+  // positions as the shorter lines have PEs (units of one or two PEs, ring.h).
+  const std::uint32_t n = std::min(region.rows, region.columns);
+  const bool units = n >= 2 && std::max(region.rows, region.columns) <= 2ull * n;
+  column_ring_ = Ring(Axis::Column, region.rows, units ? n : region.rows, {15, 16, 17, 18}, kPairColor);
+  row_ring_ = Ring(Axis::Row, region.columns, units ? n : region.columns, {19, 20, 21, 22}, kPairColor);
 }
 
 Span MeshLayout::col_features(std::uint32_t c) const { return split(s_.d, region_.columns, c); }

@@ -67,9 +67,9 @@ struct Addrs {
 Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers, bool embedding, bool head,
                  std::uint32_t align);
 
-// Bytes the prefill's MeshGEMM (kernel_gemm.cpp) adds after a PE's plan on a square region
-// of n x n PEs for `tokens` prompt tokens: two input blocks and two fp32 partial-sum blocks of
-// ceil(tokens / n) tokens, sized for the largest product, and a block of the residual stream
+// Bytes the prefill's MeshGEMM (kernel_gemm.cpp) adds after a PE's plan on a region whose
+// rings have n positions for `tokens` prompt tokens: two input blocks and two fp32 partial-sum
+// blocks of ceil(tokens / n) tokens, sized for the largest product, and a block of the residual stream
 // (0 without a prefill).
 std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n, bool head,
                             std::uint32_t align);
@@ -115,12 +115,20 @@ class MeshLayout {
   [[nodiscard]] const LineFamily& columns() const { return columns_; }
   [[nodiscard]] const LineFamily& segments() const { return segments_; }
   // The prefill's MeshGEMM shift rings (ring.h): along every column (indexed by row) and
-  // along every row (indexed by column), on colors kColors .. kColors + 7.
+  // along every row (indexed by column), on colors kColors .. kColors + 7; on a rectangle up
+  // to twice as long as wide the longer lines' ring has the shorter lines' length in
+  // positions (gemm_positions), its units of two pairing on kPairColor.
   [[nodiscard]] const Ring& column_ring() const { return column_ring_; }
   [[nodiscard]] const Ring& row_ring() const { return row_ring_; }
   [[nodiscard]] std::uint32_t align() const { return align_; }
   static constexpr std::uint32_t kColors = 15;
   static constexpr std::uint32_t kRingColors = 8;
+  static constexpr std::uint8_t kPairColor = kColors + kRingColors;
+  // MeshGEMM's steps (and token blocks): both rings' positions; 0 when they differ (a region
+  // more than twice as long as wide).
+  [[nodiscard]] std::uint32_t gemm_positions() const {
+    return column_ring_.positions() == row_ring_.positions() ? row_ring_.positions() : 0;
+  }
 
  private:
   DecoderShape s_;

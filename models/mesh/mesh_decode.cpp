@@ -46,7 +46,9 @@ MeshDecode::MeshDecode(const compiler::Target& target, std::shared_ptr<const Mes
   }
   routes_ = std::make_shared<fabric::RouteTable>(target.width(), target.height(), target.fabric.colors);
   for (const LineFamily* f : {&l.rows(), &l.columns(), &l.segments()}) add_routes(*routes_, l.region(), *f);
-  if (target.fabric.colors >= MeshLayout::kColors + MeshLayout::kRingColors)
+  const bool pairs =
+      l.column_ring().positions() < l.column_ring().length() || l.row_ring().positions() < l.row_ring().length();
+  if (target.fabric.colors >= MeshLayout::kColors + MeshLayout::kRingColors + (pairs ? 1u : 0u))
     for (const Ring* r : {&l.column_ring(), &l.row_ring()}) add_routes(*routes_, l.region(), *r);
 }
 

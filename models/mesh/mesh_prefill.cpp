@@ -57,8 +57,8 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
       gemm_steps_(gemm_steps),
       products_only_(products_only) {
   const MeshLayout& l = *layout_;
-  const std::uint32_t N = l.region().rows;
-  if (l.region().rows != l.region().columns) throw std::logic_error("MeshPrefill: MeshGEMM takes a square region");
+  const std::uint32_t N = l.gemm_positions();
+  if (N == 0) throw std::logic_error("MeshPrefill: MeshGEMM takes a region at most twice as long as wide");
   if (gemm_steps == 0 || gemm_steps > N) throw std::logic_error("MeshPrefill: 1 to N shift steps");
   if (prompt_.empty() || prompt_.size() >= l.shape().capacity)
     throw std::logic_error("MeshPrefill: a prompt of 1 to capacity - 1 tokens");
@@ -120,7 +120,7 @@ void MeshPrefill::add_blocks(PrefillStepId s) {
 
 void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer) {
   PrefillStepId s{PrefillStepId::Kind::Gemm, g, layer, 0, 1};
-  if (gemm_steps_ < layout_->region().rows) steps_.push_back(s);
+  if (gemm_steps_ < layout_->gemm_positions()) steps_.push_back(s);
   s.steps = gemm_steps_;
   steps_.push_back(s);
 }

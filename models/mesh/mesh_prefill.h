@@ -68,8 +68,10 @@ std::vector<GroupSample> all_groups(std::uint64_t tokens, std::uint32_t group);
 
 class MeshPrefill {
  public:
-  // Contract (std::logic_error otherwise): the layout's region square, the prompt's tokens
-  // below the vocabulary and fewer than the cache's capacity, `gemm_steps` 1 .. N (N: the
+  // Contract (std::logic_error otherwise): the layout's MeshGEMM rings of N positions each
+  // (MeshLayout::gemm_positions: a square, or a rectangle up to twice as long as wide), the
+  // prompt's tokens below the vocabulary and fewer than the cache's capacity, `gemm_steps`
+  // 1 .. N (N: the
   // products complete; fewer: a run of 1 step before each run of `gemm_steps`, to derive the
   // others' cycles, for timing only as the products' results are then incomplete), layers
   // [0, simulated) of the layout's.

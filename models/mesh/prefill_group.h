@@ -14,7 +14,7 @@ struct PrefillGroup {
   GroupAddrs ga;
   std::uint64_t tokens = 0, first = 0;  // the prompt's tokens, the group's first
   std::uint32_t count = 0;              // the group's tokens
-  std::uint32_t N = 1, T = 1;           // the region's side, MeshGEMM's tokens a block
+  std::uint32_t N = 1, T = 1;           // MeshGEMM's ring positions, its tokens a block
   // The group's tokens in token block j: [lo, hi) as indices into the group (lo == hi: none).
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> in_block(std::uint64_t j) const;
 };
@@ -25,7 +25,8 @@ PrefillGroup prefill_group_of(const MeshLayout& l, std::uint32_t sram_bytes, std
                               std::uint64_t first, std::uint32_t count, const char* what);
 
 // The token block PE (r, c) starts a product with (ring positions a + b mod N), and the one
-// whose outputs of its row it holds after q/k/v's N steps.
+// whose outputs of its row it holds after q/k/v's N steps (N, a block of no tokens, where its
+// unit's other member along the row holds them).
 std::uint64_t start_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c);
 std::uint64_t held_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c);
 

@@ -31,7 +31,7 @@ struct MeshTokenOptions {
   // head when they are on it), or every wafer (-1).
   std::int32_t wafer = -1;
   // The prefill of this many prompt tokens before the token (0: none; the token then at
-  // position `prefill`), on a square region (models/mesh/mesh_prefill.h): each simulated
+  // position `prefill`), on a region at most twice as long as wide (models/mesh/mesh_prefill.h): each simulated
   // layer's products by MeshGEMM, its norms and causal attention token by token, the KV cache
   // filled from its keys and values. Token i of the prompt is i mod the vocabulary.
   std::uint64_t prefill = 0;

@@ -60,6 +60,39 @@ TEST(MeshRing, VisitsEvensUpAndOddsDownWithinTwoHops) {
   }
 }
 
+// A ring of P positions over a line of P to 2P PEs: units of one or two neighbours, each
+// position's sender nearer the unit it sends to, its stream reaching every member of that unit
+// within four hops on four colors, a unit of two paired on the pair color.
+TEST(MeshRing, UnitsOfOneOrTwoPEsOverALongerLine) {
+  const mesh::Ring r(mesh::Axis::Column, 6, 4, {0, 1, 2, 3}, 9);
+  // Units [0], [1, 2], [3], [4, 5] in ring order 0, 2, 3, 1 (units): position 3 (PEs 1, 2)
+  // sends to position 2 (PEs 4, 5), so PE 2 is its sender.
+  const std::vector<std::uint32_t> pos{0, 3, 3, 1, 2, 2};
+  for (std::uint32_t i = 0; i < 6; ++i) EXPECT_EQ(r.position(i), pos[i]) << i;
+  EXPECT_EQ(r.index(3), 2u);
+  EXPECT_TRUE(r.sends(2));
+  EXPECT_FALSE(r.sends(1));
+  EXPECT_TRUE(r.paired(1));
+  EXPECT_FALSE(r.paired(3));
+  for (std::uint32_t P = 2; P <= 24; ++P)
+    for (std::uint32_t L = P; L <= 2 * P; ++L) {
+      const mesh::Ring ring(mesh::Axis::Column, L, P, {4, 5, 6, 7}, 23);
+      EXPECT_LE(ring.max_hops(), 4u) << L << " over " << P;
+      std::vector<std::uint32_t> senders(P, 0);
+      for (std::uint32_t i = 0; i < L; ++i) {
+        senders[ring.position(i)] += ring.sends(i);
+        const std::uint32_t next = ring.index((ring.position(i) + 1) % P);
+        EXPECT_EQ(ring.recv_color(i), ring.send_color(next));
+      }
+      for (std::uint32_t p = 0; p < P; ++p) EXPECT_EQ(senders[p], 1u);
+      fabric::RouteTable t(3, L, 24);
+      EXPECT_NO_THROW(mesh::add_routes(t, mesh::Region{0, 0, L, 3}, ring)) << L << " over " << P;
+    }
+  EXPECT_THROW(mesh::Ring(mesh::Axis::Row, 9, 4, {0, 1, 2, 3}, 9), std::logic_error);
+  fabric::RouteTable few(3, 6, 9);  // no pair color on a fabric of 9 colors
+  EXPECT_THROW(mesh::add_routes(few, mesh::Region{0, 0, 6, 3}, r), std::logic_error);
+}
+
 struct Rig {
   platforms::LoadedPlatform platform;
   models::compiler::Target target;
@@ -67,15 +100,16 @@ struct Rig {
   std::unique_ptr<mesh::MeshDecode> decode;
   std::unique_ptr<sim::stats::Group> stats;
   std::unique_ptr<platforms::inference::MeshSimulation> sim;
-  // The decode token at `position` (after a prefill of that many tokens); `queue_depth`, when
-  // not 0, replaces the platform's.
+  // The decode token at `position` (after a prefill of that many tokens) on n x n PEs (n x
+  // `columns` when not 0); `queue_depth`, when not 0, replaces the platform's.
   explicit Rig(std::uint32_t n, bool timing_only = false, std::uint64_t position = 0, std::uint64_t token = 0,
-               std::uint32_t queue_depth = 0)
+               std::uint32_t queue_depth = 0, std::uint32_t columns = 0)
       : platform(platforms::load_platform("tiny")) {
     if (queue_depth) platform.spec.fabric.queue_depth = queue_depth;
     target = {platform.spec.wafer, platform.spec.fabric};
     const auto shape = mesh::decoder_shape(tiny_llama());
-    layout = std::make_shared<mesh::MeshLayout>(shape, mesh::Region{0, 0, n, n}, 2, true, true, 4, 8);
+    layout =
+        std::make_shared<mesh::MeshLayout>(shape, mesh::Region{0, 0, n, columns ? columns : n}, 2, true, true, 4, 8);
     decode = std::make_unique<mesh::MeshDecode>(target, layout, position, token, 2);
     stats = std::make_unique<sim::stats::Group>("");
     platforms::BuildOptions build;
@@ -84,11 +118,13 @@ struct Rig {
   }
 };
 
-// Runs product g of layer 1 for `tokens` tokens on an n x n region and compares every real
-// token's outputs where the kernel leaves them; returns the step's cycles.
-std::uint64_t expect_gemm_matches(std::uint32_t n, Gemv g, std::uint64_t tokens) {
-  Rig rig(n);
+// Runs product g of layer 1 for `tokens` tokens on an n x n region (n x `columns` when not 0)
+// and compares every real token's outputs where the kernel leaves them; returns the step's
+// cycles.
+std::uint64_t expect_gemm_matches(std::uint32_t n, Gemv g, std::uint64_t tokens, std::uint32_t columns = 0) {
+  Rig rig(n, false, 0, 0, 0, columns);
   const auto& l = *rig.layout;
+  const std::uint32_t N = l.gemm_positions(), rows = l.region().rows, cols = l.region().columns;
   const std::uint32_t layer = 1;
   const auto weights = mesh::random_weights(l.shape(), 2, 7);
   const auto cache = mesh::random_cache(l.shape(), 2, 0, 11);
@@ -99,7 +135,7 @@ std::uint64_t expect_gemm_matches(std::uint32_t n, Gemv g, std::uint64_t tokens)
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = xt.bits(i);
   const auto a = mesh::gemm_addrs(l, g, tokens, l.align());
   const auto run = rig.sim->run_steps(
-      1, [&](std::size_t) { return mesh::gemm_step(l, rig.target, g, layer, tokens, n); },
+      1, [&](std::size_t) { return mesh::gemm_step(l, rig.target, g, layer, tokens, N); },
       [&](std::uint32_t r, std::uint32_t c) {
         auto img = mesh::pe_image(l, weights, cache, 0, {}, r, c);
         mesh::place_gemm_inputs(img, l, g, a, x, tokens, r, c);
@@ -108,15 +144,17 @@ std::uint64_t expect_gemm_matches(std::uint32_t n, Gemv g, std::uint64_t tokens)
   const auto want = mesh::expect_gemm(l, weights, g, layer, x, tokens);
   const bool along_rows = mesh::reduces_along_rows(g);
   int mismatches = 0, compared = 0;
-  for (std::uint32_t r = 0; r < n; ++r)
-    for (std::uint32_t c = 0; c < n; ++c) {
+  for (std::uint32_t r = 0; r < rows; ++r)
+    for (std::uint32_t c = 0; c < cols; ++c) {
       const auto pe = mesh::gemm_pe(l, r, c);
-      // This PE holds block j of its line when (j - line - N + 1) mod N is its position.
+      // This PE holds block j of its line when (j - line - N + 1) mod N is its position and it
+      // is its unit's sender along the line.
       const std::uint32_t line = along_rows ? pe.a : pe.b, here = along_rows ? pe.b : pe.a;
-      const std::uint64_t j = (here + line + n - 1) % n;
+      if (!(along_rows ? l.row_ring().sends(c) : l.column_ring().sends(r))) continue;
+      const std::uint64_t j = (here + line + N - 1) % N;
       const auto outs = mesh::gemm_output_indices(l, g, r, c);
       const auto got =
-          platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, a.acc[(n - 1) % 2], a.block * a.nmax, 4);
+          platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, a.acc[(N - 1) % 2], a.block * a.nmax, 4);
       for (std::uint32_t t = 0; t < a.block; ++t) {
         const std::uint64_t token = j * a.block + t;
         if (token >= tokens) break;
@@ -151,22 +189,36 @@ TEST(MeshGemm, HeadMatchesTheHost) { expect_gemm_matches(4, Gemv::Head, 16); }
 // 11 tokens over 5 blocks of 3: the last blocks padded, the ring of 5 wrapping in one hop.
 TEST(MeshGemm, PadsTheLastBlocksOnAnOddRegion) { expect_gemm_matches(5, Gemv::Qkv, 11); }
 TEST(MeshGemm, ReducesAlongColumnsOnAnOddRegion) { expect_gemm_matches(5, Gemv::Down, 11); }
+// Rectangles: the longer lines' ring has the shorter lines' length in positions, in units of
+// one or two PEs (6 rows over 4 positions: units of 1, 2, 1, 2). A unit of two along the
+// lines a product reduces over adds its members' sums at its sender; a unit of two along the
+// inputs' lines takes the inputs at both members.
+TEST(MeshGemm, TallRegionSharesInputsInUnitsOfTwo) { expect_gemm_matches(6, Gemv::Qkv, 11, 4); }
+TEST(MeshGemm, TallRegionAddsPairsAlongColumns) { expect_gemm_matches(6, Gemv::Down, 11, 4); }
+TEST(MeshGemm, TallRegionAddsPairsOfO) { expect_gemm_matches(7, Gemv::O, 9, 4); }
+TEST(MeshGemm, WideRegionAddsPairsAlongRows) { expect_gemm_matches(4, Gemv::GateUp, 13, 7); }
+TEST(MeshGemm, WideRegionSharesInputsOfDown) { expect_gemm_matches(4, Gemv::Down, 8, 6); }
+TEST(MeshGemm, TwiceAsTallIsAllPairs) { expect_gemm_matches(6, Gemv::Qkv, 7, 3); }
+TEST(MeshGemm, TwiceAsWideIsAllPairsAlongRows) { expect_gemm_matches(3, Gemv::Qkv, 7, 6); }
 
-// The prefill of `tokens` prompt tokens through both layers of tiny on an n x n region, every
+// The prefill of `tokens` prompt tokens through both layers of tiny on an n x n region (n x
+// `columns` when not 0), every
 // kernel simulated functionally, then the decode token at position `tokens`: the KV cache the
 // prefill leaves and the token's layer output and logits, bit for bit against the host's
 // causal forward in the PEs' order (expect_prefill, then expect_decode over its cache).
 // Returns the prefill's cycles by kernel and in all ("all").
 std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n, std::uint64_t tokens,
                                                                 std::uint32_t group = mesh::MeshPrefill::kDefaultGroup,
-                                                                std::uint32_t queue_depth = 0) {
+                                                                std::uint32_t queue_depth = 0,
+                                                                std::uint32_t columns = 0) {
   const std::uint64_t token = 17;
-  Rig rig(n, false, tokens, token, queue_depth);
+  Rig rig(n, false, tokens, token, queue_depth, columns);
   const auto& l = *rig.layout;
+  const std::uint32_t R = l.region().rows, C = l.region().columns;
   const auto weights = mesh::random_weights(l.shape(), 2, 7);
   std::vector<std::uint64_t> prompt;
   for (std::uint64_t i = 0; i < tokens; ++i) prompt.push_back((3 + 7 * i) % l.shape().vocabulary);
-  const mesh::MeshPrefill prefill(rig.target, rig.layout, prompt, 2, n, false, false, group);
+  const mesh::MeshPrefill prefill(rig.target, rig.layout, prompt, 2, l.gemm_positions(), false, false, group);
   EXPECT_EQ(prefill.group(), std::min<std::uint64_t>(group, tokens));
   const auto empty = mesh::random_cache(l.shape(), 2, 0, 0);
   const auto pre = rig.sim->run_steps(
@@ -178,11 +230,11 @@ std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n,
     ++compared;
     if (got != want && mismatches++ < 5) ADD_FAILURE() << fmt::format("{}: got {:#x}, expected {:#x}", what, got, want);
   };
-  // The cache: position p of layer i on column p mod n, slot p / n, dimension-major.
+  // The cache: position p of layer i on column p mod C, slot p / C, dimension-major.
   const auto& s = l.shape();
   for (std::uint32_t i = 0; i < 2; ++i)
-    for (std::uint32_t r = 0; r < n; ++r)
-      for (std::uint32_t c = 0; c < n; ++c) {
+    for (std::uint32_t r = 0; r < R; ++r)
+      for (std::uint32_t c = 0; c < C; ++c) {
         const auto dims = l.row_dims(r);
         const auto& la = l.addrs().layers[i];
         const auto n_slots = static_cast<std::uint32_t>(dims.size() * l.slots_max);
@@ -191,9 +243,9 @@ std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n,
         const models::reference::Arith f32(models::reference::Format::FP32);
         const auto& K = want_pre.cache.k[i];
         const auto& V = want_pre.cache.v[i];
-        for (std::uint64_t p = c; p < tokens; p += n)
+        for (std::uint64_t p = c; p < tokens; p += C)
           for (std::uint64_t d = 0; d < dims.size(); ++d) {
-            const std::uint64_t j = l.kv_group(r) * s.head_dim + dims.lo + d, at = d * l.slots_max + p / n;
+            const std::uint64_t j = l.kv_group(r) * s.head_dim + dims.lo + d, at = d * l.slots_max + p / C;
             const std::string where = fmt::format("layer {} dimension {} of position {} on PE ({}, {})", i, j, p, r, c);
             check(kc[at], K.bits(K.at(p, j)), "key of " + where);
             check(vc[at], f32.from(models::reference::Format::BF16, V.bits(V.at(p, j))), "value of " + where);
@@ -208,12 +260,12 @@ std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n,
       check(x[k], want_x[f.lo + k], fmt::format("{}[{}] on PE ({}, {})", what, f.lo + k, r, c));
   };
   // The last prompt token's, on every PE.
-  for (std::uint32_t r = 0; r < n; ++r)
-    for (std::uint32_t c = 0; c < n; ++c) check_x(r, c, want_pre.x.back(), "prompt x");
+  for (std::uint32_t r = 0; r < R; ++r)
+    for (std::uint32_t c = 0; c < C; ++c) check_x(r, c, want_pre.x.back(), "prompt x");
   const auto dec = rig.sim->run();
   const auto want = mesh::expect_decode(l, weights, want_pre.cache, token, tokens, 2);
-  for (std::uint32_t r = 0; r < n; ++r)
-    for (std::uint32_t c = 0; c < n; ++c) {
+  for (std::uint32_t r = 0; r < R; ++r)
+    for (std::uint32_t c = 0; c < C; ++c) {
       check_x(r, c, want.layers.back().x, "x");
       const auto v = l.row_vocab(r);
       const auto lg = platforms::inference::read_pe(rig.sim->wafer(), l.region(), r, c, l.addrs().logits,
@@ -276,6 +328,11 @@ TEST(MeshPrefill, AttendsOverGroupsOfTwoPositionsAColumn) { expect_prefill_then_
 TEST(MeshPrefill, AttendsOverGroupsAcrossBlocks) { expect_prefill_then_decode(5, 11, 2); }
 // Groups of 1: token by token through the same kernels.
 TEST(MeshPrefill, AttendsTokenByTokenInGroupsOfOne) { expect_prefill_then_decode(4, 6, 1); }
+// Rectangles (MeshGEMM over units of one or two PEs along the longer lines): the moves over
+// the blocks send from a unit's sender and reach both its members.
+TEST(MeshPrefill, TallRegion) { expect_prefill_then_decode(6, 9, 4, 0, 4); }
+TEST(MeshPrefill, WideRegion) { expect_prefill_then_decode(4, 11, 3, 0, 7); }
+TEST(MeshPrefill, TallRegionMovesOnePositionATask) { expect_prefill_then_decode(7, 13, 4, 1, 4); }
 
 // `infer --prefill` functional: the prefill and the decode token as one run, the token's
 // output and logits checked against the host's causal forward over the prompt and the token.
@@ -656,12 +713,12 @@ TEST(MeshPrefill, AWaferWithoutTheEmbeddingRunsTimingOnly) {
   }
 }
 
-TEST(MeshPrefill, ANonSquareRegionIsAnInputError) {
+TEST(MeshPrefill, ARegionMoreThanTwiceAsLongAsWideIsAnInputError) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;
   o.prefill = o.position = 4;
-  o.rows = 4;
-  o.columns = 3;
+  o.rows = 5;
+  o.columns = 2;
   sim::stats::Group root("");
   platforms::BuildOptions build;
   build.timing_only = true;
