@@ -35,7 +35,15 @@ std::uint64_t cost_of(const DecoderShape& s, std::uint32_t rows, std::uint32_t c
   return 7ull * columns + 2ull * rows + rows / s.kv_heads;
 }
 
-// The region on one wafer with the least collective length whose busiest PE fits.
+// Whether MeshGEMM runs on r x c PEs (MeshLayout::gemm_positions): at most twice as long as
+// wide, and its rings' positions.
+bool gemm_fits(std::uint32_t r, std::uint32_t c) {
+  const std::uint32_t n = std::min(r, c);
+  return r == c || (n >= 2 && std::max(r, c) <= 2ull * n);
+}
+
+// The region on one wafer with the least collective length whose busiest PE fits (with a
+// prefill: one MeshGEMM runs on, its busiest PE also holding the GEMM's blocks).
 Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t layers, bool embedding, bool head,
                 std::uint32_t rows, std::uint32_t columns, std::uint64_t prefill) {
   const std::uint32_t align = buffer_alignment(t), cap = t.sram_bytes();
@@ -43,33 +51,33 @@ Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t 
     return plan_addrs(s, tile_sizes(s, r, c), layers, embedding, head, align);
   };
   auto extra = [&](std::uint32_t r, std::uint32_t c) {
-    return r == c ? prefill_bytes(s, tile_sizes(s, r, c), prefill, r, head, align) : 0u;
+    return prefill ? prefill_bytes(s, tile_sizes(s, r, c), prefill, std::min(r, c), head, align) : 0u;
   };
+  auto fits = [&](std::uint32_t r, std::uint32_t c) { return need(r, c).end + extra(r, c) <= cap; };
   Fit best;
   const auto kv = static_cast<std::uint32_t>(s.kv_heads);
   if (t.height() < kv) return best;
   if (rows) {  // the region asked for
     const Addrs a = need(rows, columns);
-    if (a.end + extra(rows, columns) <= cap)
-      best = Fit{true, Region{0, 0, rows, columns}, a, cost_of(s, rows, columns)};
-    return best;
-  }
-  if (prefill) {  // the smallest square that holds it: MeshGEMM's rings need one
-    for (std::uint32_t n = kv; n <= std::min(t.width(), t.height()); ++n)
-      if (need(n, n).end + extra(n, n) <= cap) return Fit{true, Region{0, 0, n, n}, need(n, n), cost_of(s, n, n)};
+    if (fits(rows, columns)) best = Fit{true, Region{0, 0, rows, columns}, a, cost_of(s, rows, columns)};
     return best;
   }
   for (std::uint32_t c = 1; c <= t.width(); ++c) {
-    if (need(t.height(), c).end > cap) continue;
+    // A prefill's rows: those MeshGEMM runs on with c columns.
+    const std::uint32_t first = prefill ? std::max(kv, (c + 1) / 2) : kv;
+    const std::uint32_t last =
+        prefill ? static_cast<std::uint32_t>(std::min<std::uint64_t>(t.height(), 2ull * c)) : t.height();
+    if (first > last || !fits(last, c) || (prefill && !gemm_fits(last, c))) continue;
     // The need falls as rows are added: the fewest rows that fit.
-    std::uint32_t lo = kv, hi = t.height();
+    std::uint32_t lo = first, hi = last;
     while (lo < hi) {
       const std::uint32_t mid = lo + (hi - lo) / 2;
-      if (need(mid, c).end <= cap)
+      if (fits(mid, c))
         hi = mid;
       else
         lo = mid + 1;
     }
+    if (prefill && !gemm_fits(lo, c)) continue;
     const std::uint64_t cost = cost_of(s, lo, c);
     if (!best.ok || cost < best.cost) {
       best.ok = true;
@@ -95,10 +103,10 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
         fmt::format("the mesh region {} x {} does not lie on the {} x {} PEs of a wafer with a row "
                     "for each of the model's {} key/value heads",
                     t.rows, t.columns, t.wafer.height(), t.wafer.width(), s.kv_heads));
-  if (t.prefill && t.rows && t.rows != t.columns)
+  if (t.prefill && t.rows && !gemm_fits(t.rows, t.columns))
     throw sim::InputError(
-        fmt::format("the prefill's MeshGEMM takes a square region (its rings shift along rows and columns alike); {} x "
-                    "{} is not one",
+        fmt::format("the prefill's MeshGEMM takes a region at most twice as long as wide (its rings shift along rows "
+                    "and columns in as many steps); {} x {} is not one",
                     t.rows, t.columns));
   for (std::uint32_t n = 1; n <= std::min<std::uint32_t>(t.systems, L); ++n) {
     std::vector<MeshWafer> wafers;
@@ -116,19 +124,18 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
     p.wafers = std::move(wafers);
     p.prefill = t.prefill;
     for (const MeshWafer& w : p.wafers)
-      p.prefill_bytes =
-          std::max(p.prefill_bytes, w.region.rows == w.region.columns
-                                        ? prefill_bytes(s, tile_sizes(s, w.region.rows, w.region.columns), t.prefill,
-                                                        w.region.rows, w.head, buffer_alignment(t.wafer))
-                                        : 0u);
+      p.prefill_bytes = std::max(
+          p.prefill_bytes, prefill_bytes(s, tile_sizes(s, w.region.rows, w.region.columns), t.prefill,
+                                         std::min(w.region.rows, w.region.columns), w.head, buffer_alignment(t.wafer)));
     p.link_bytes = n > 1 ? s.d * bytes_of(s.dtype) : 0;
     if (n > 1)
       p.link_cycles = static_cast<std::uint64_t>(std::ceil(static_cast<double>(p.link_bytes) * 8.0 / t.link_bits_per_s *
                                                            t.wafer.wafer.clock.hz)) +
                       t.link_latency.count();
     p.why = t.prefill ? fmt::format(
-                            "on each wafer the smallest square region (MeshGEMM's rings) whose busiest PE holds "
-                            "its layers and the prefill's blocks of {} tokens",
+                            "on each wafer the region with the shortest collectives (7 along its rows, 2 along its "
+                            "columns a layer), at most twice as long as wide (MeshGEMM's rings), whose busiest PE "
+                            "holds its layers and the prefill's blocks of {} tokens",
                             t.prefill)
                       : fmt::format(
                             "on each wafer the region with the shortest collectives (7 along its rows, 2 along its "
@@ -141,14 +148,23 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
   const std::uint32_t R = t.rows ? t.rows : t.wafer.height(), C = t.rows ? t.columns : t.wafer.width();
   const Addrs a = plan_addrs(s, tile_sizes(s, R, C), static_cast<std::uint32_t>(layers.size()), true, n == 1,
                              buffer_alignment(t.wafer));
+  const std::uint64_t blocks =
+      t.prefill ? prefill_bytes(s, tile_sizes(s, R, C), t.prefill, std::min(R, C), n == 1, buffer_alignment(t.wafer))
+                : 0;
+  const std::uint64_t need = a.end + blocks, cap = t.wafer.sram_bytes();
+  const std::string prefill =
+      t.prefill ? fmt::format(", the prefill's MeshGEMM blocks of {} tokens {} B", t.prefill, blocks) : std::string();
+  const std::string shortfall =
+      need > cap
+          ? fmt::format("but has {} B: short by {} B", cap, need - cap)
+          : fmt::format("of its {} B, but the prefill's MeshGEMM takes a region at most twice as long as wide", cap);
   throw sim::InputError(fmt::format(
       "model '{}' does not fit the mesh placement on {} system{} of this platform: {} parameters ({} at {} bytes "
       "each); with layers {}..{} on the first wafer's {} x {} PEs its busiest PE needs {} B (weights {} B, KV "
-      "caches of {} positions {} B, activations {} B) but has {} B: short by {} B",
+      "caches of {} positions {} B, activations {} B{}) {}",
       model.name, n, n == 1 ? "" : "s", s.parameters(),
       units::format(units::DataSize::from_bytes(s.parameters() * bytes_of(s.dtype))), bytes_of(s.dtype), layers.lo,
-      layers.hi - 1, R, C, a.end, a.weights, s.capacity, a.caches, a.activations, t.wafer.sram_bytes(),
-      a.end - t.wafer.sram_bytes()));
+      layers.hi - 1, R, C, need, a.weights, s.capacity, a.caches, a.activations, prefill, shortfall));
 }
 
 }  // namespace wafersim::models::mesh

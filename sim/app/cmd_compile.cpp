@@ -88,9 +88,6 @@ struct CompileCommand {
     auto t = platforms::inference::mesh_target(loaded.spec);
     if (!mesh_region.empty()) std::tie(t.rows, t.columns) = parse_mesh_region(mesh_region);
     t.prefill = prefill;
-    if (prefill && t.rows && t.rows != t.columns)
-      throw sim::InputError(
-          fmt::format("--mesh-region: --prefill's MeshGEMM takes a square region (NxN), found '{}'", mesh_region));
     if (prefill >= m.spec.sequence)
       throw sim::InputError(fmt::format(
           "--prefill: expected fewer prompt tokens than the KV cache's {} positions (the model's sequence), found {}",
@@ -147,8 +144,8 @@ void add_compile_command(CLI::App& app) {
                   "sequence, which is also the KV cache's length)")
       ->type_name("N");
   sub->add_option("--prefill", cmd->prefill,
-                  "with --placement mesh: plan a square region for a prefill of N prompt tokens and give its "
-                  "products' bounds (MeshGEMM)")
+                  "with --placement mesh: plan a region (at most twice as long as wide) for a prefill of N prompt "
+                  "tokens and give its products' bounds (MeshGEMM)")
       ->type_name("N")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   sub->add_option("--mesh-region", cmd->mesh_region,

@@ -82,7 +82,8 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
       ->group(group);
   cmd.add_option("--prefill", prefill,
                  "with --placement mesh: prefill a prompt of N tokens first (tokens 0, 1, 2, ...: each simulated "
-                 "layer's products by MeshGEMM on a square region, its residual adds, norms and SwiGLU over the "
+                 "layer's products by MeshGEMM on a region at most twice as long as wide, its residual adds, norms and "
+                 "SwiGLU over the "
                  "GEMM's blocks, causal attention token by token, filling the KV cache), then the decode token at "
                  "position N; e.g. "
                  "wafersim infer tiny --model examples/models/tiny-llama.yaml --placement mesh --prefill 15")
@@ -271,9 +272,6 @@ struct Inference {
     mt.rows = o.rows;
     mt.columns = o.columns;
     mt.prefill = o.prefill;
-    if (o.prefill && o.rows && o.rows != o.columns)
-      throw sim::InputError(
-          fmt::format("--mesh-region: --prefill's MeshGEMM takes a square region (NxN), found '{}'", a.mesh_region));
     const auto plan = models::mesh::plan_mesh(m.spec, mt);
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < plan.wafers.size(); ++i)

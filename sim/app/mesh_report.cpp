@@ -55,12 +55,12 @@ std::vector<MeshStep> bounds_of(const MeshPlan& p, const models::compiler::Targe
   const models::mesh::MeshLayout l(p.shape, w.region, w.layers, w.embedding, w.head, models::mesh::collective_stage(t),
                                    models::mesh::buffer_alignment(t));
   auto v = models::mesh::step_bounds(t, l, position, 0);
-  // The prefill's products of one layer over all N steps (MeshGEMM, a square region) and its
-  // steps over the blocks between them.
+  // The prefill's products of one layer over all N steps (MeshGEMM) and its steps over the
+  // blocks between them.
   using models::mesh::Gemv;
-  if (p.prefill && w.layers && w.region.rows == w.region.columns) {
+  if (p.prefill && w.layers && l.gemm_positions()) {
     for (auto g : {Gemv::Qkv, Gemv::O, Gemv::GateUp, Gemv::Down})
-      v.push_back(models::mesh::gemm_step(l, t, g, 0, p.prefill, w.region.rows, false));
+      v.push_back(models::mesh::gemm_step(l, t, g, 0, p.prefill, l.gemm_positions(), false));
     v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::O, 0, p.prefill, false));
     v.push_back(models::mesh::swiglu_blocks_step(l, t, 0, p.prefill, false));
     if (w.layers > 1) v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::Down, 0, p.prefill, false));

@@ -414,6 +414,44 @@ TEST(MeshPlan, AModelTooLargeIsAnErrorWithTheShortfall) {
   }
 }
 
+TEST(MeshPlan, APrefillTakesTheShortestCollectivesAtMostTwiceAsLongAsWide) {
+  // The decode's 2 x 1 has rings of 2 and 1 positions, which MeshGEMM cannot pair up; 2 x 2 is
+  // the next shortest (7 x 2 + 2 x 2 + 1 against 3 x 2's 21).
+  auto t = tiny_target("tiny");
+  t.prefill = 12;
+  const auto p = models::mesh::plan_mesh(tiny_llama(), t);
+  ASSERT_EQ(p.wafers.size(), 1u);
+  EXPECT_EQ(p.wafers[0].region.rows, 2u);
+  EXPECT_EQ(p.wafers[0].region.columns, 2u);
+  t.rows = 5;  // more than twice as long as wide
+  t.columns = 2;
+  EXPECT_THROW(models::mesh::plan_mesh(tiny_llama(), t), sim::InputError);
+  t.columns = 3;
+  EXPECT_EQ(models::mesh::plan_mesh(tiny_llama(), t).wafers[0].region.columns, 3u);
+}
+
+TEST(MeshPlan, APrefillTooLargeCountsItsBlocksInTheShortfall) {
+  auto t = tiny_target("tiny");
+  t.prefill = 40;
+  try {
+    models::mesh::plan_mesh(wide_llama(8), t);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    const std::string m = e.what();
+    // The whole 8 x 8 wafer: 5 blocks of 8 tokens.
+    const auto s = models::mesh::decoder_shape(wide_llama(8));
+    const std::uint32_t blocks = models::mesh::prefill_bytes(s, models::mesh::tile_sizes(s, 8, 8), 40, 8, true,
+                                                             models::mesh::buffer_alignment(t.wafer));
+    EXPECT_GT(blocks, 0u);
+    EXPECT_NE(m.find(fmt::format("its busiest PE needs {} B (weights 50240 B, KV caches of 64 positions 1536 B, "
+                                 "activations 1152 B, the prefill's MeshGEMM blocks of 40 tokens {} B) but has 49152 "
+                                 "B: short by {} B",
+                                 52928 + blocks, blocks, 52928 + blocks - 49152)),
+              std::string::npos)
+        << m;
+  }
+}
+
 // One decode token through the library entry of `wafersim infer --placement mesh`: with one
 // layer simulated the other takes its cycles, and that is exactly what simulating both gives
 // (every layer is the same program at other addresses); the functional run matches the host.
