@@ -88,6 +88,21 @@ TEST(MeshRing, UnitsOfOneOrTwoPEsOverALongerLine) {
       fabric::RouteTable t(3, L, 24);
       EXPECT_NO_THROW(mesh::add_routes(t, mesh::Region{0, 0, L, 3}, ring)) << L << " over " << P;
     }
+  // The longer lines of the planner's regions for Llama-3 8B and 70B (wse2, wse3, CS-3).
+  for (const auto& [L, P] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{{896, 512},
+                                                                                 {896, 586},
+                                                                                 {1024, 512},
+                                                                                 {1062, 683},
+                                                                                 {1062, 745},
+                                                                                 {1147, 586},
+                                                                                 {1147, 631},
+                                                                                 {1147, 745},
+                                                                                 {1172, 762}}) {
+    const mesh::Ring ring(mesh::Axis::Column, L, P, {4, 5, 6, 7}, 23);
+    EXPECT_LE(ring.max_hops(), 4u) << L << " over " << P;
+    fabric::RouteTable t(1, L, 24);
+    EXPECT_NO_THROW(mesh::add_routes(t, mesh::Region{0, 0, L, 1}, ring)) << L << " over " << P;
+  }
   EXPECT_THROW(mesh::Ring(mesh::Axis::Row, 9, 4, {0, 1, 2, 3}, 9), std::logic_error);
   fabric::RouteTable few(3, 6, 9);  // no pair color on a fabric of 9 colors
   EXPECT_THROW(mesh::add_routes(few, mesh::Region{0, 0, 6, 3}, r), std::logic_error);
