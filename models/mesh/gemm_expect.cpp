@@ -77,7 +77,7 @@ GemmPe gemm_pe(const MeshLayout& l, std::uint32_t r, std::uint32_t c) {
 
 void place_gemm_inputs(std::vector<std::uint8_t>& img, const MeshLayout& l, Gemv g, const GemmAddrs& a,
                        const std::vector<Bits>& x, std::uint64_t tokens, std::uint32_t r, std::uint32_t c) {
-  const std::uint32_t N = l.gemm_positions(), e = l.esize();
+  const std::uint32_t N = l.gemm_n(), e = l.esize();
   const std::uint64_t in = gemv_shape(l.shape(), g).in;
   if (x.size() != tokens * in) throw std::logic_error("place_gemm_inputs: tokens x inputs values");
   if (img.size() < a.end) img.resize(a.end, 0);
@@ -100,7 +100,7 @@ std::vector<Bits> expect_gemm(const MeshLayout& l, const DecoderWeights& w, Gemv
   const DecoderShape& s = l.shape();
   const Format f = reference::format_of(s.dtype);
   const Arith Acc(Format::FP32);
-  const std::uint32_t N = l.gemm_positions();
+  const std::uint32_t N = l.gemm_n();
   const GemvShape shape = gemv_shape(s, g);
   const bool along_rows = reduces_along_rows(g);
   const Ring& visit = along_rows ? l.row_ring() : l.column_ring();

@@ -67,7 +67,7 @@ std::array<std::uint64_t, 7> group_bytes(const MeshLayout& l, std::uint64_t toke
 // product or after it), and the SRAM after MeshGEMM's buffers.
 using Spans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 Spans free_spans(const MeshLayout& l, std::uint64_t tokens, std::uint32_t sram_bytes) {
-  const std::uint32_t align = l.align(), N = l.gemm_positions();
+  const std::uint32_t align = l.align(), N = l.gemm_n();
   const Addrs& d = l.addrs();
   const GemmAddrs qkv = gemm_addrs(l, Gemv::Qkv, tokens, align);
   // Every product's buffers sit at the same addresses (gemm_addrs): x[1] and acc[N % 2] end
@@ -138,7 +138,7 @@ PrefillGroup prefill_group_of(const MeshLayout& l, std::uint32_t sram_bytes, std
   g.tokens = tokens;
   g.first = first;
   g.count = count;
-  g.N = l.gemm_positions();
+  g.N = l.gemm_n();
   g.T = gemm_addrs(l, Gemv::Qkv, tokens, l.align()).block;
   return g;
 }
@@ -151,13 +151,13 @@ std::pair<std::uint32_t, std::uint32_t> PrefillGroup::in_block(std::uint64_t j) 
 }
 
 std::uint64_t held_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c) {
-  const std::uint32_t N = l.gemm_positions();
+  const std::uint32_t N = l.gemm_n();
   if (!l.row_ring().sends(c)) return N;
   return (l.column_ring().position(r) + l.row_ring().position(c) + N - 1) % N;
 }
 
 std::uint64_t start_block(const MeshLayout& l, std::uint32_t r, std::uint32_t c) {
-  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.gemm_positions();
+  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.gemm_n();
 }
 
 namespace {

@@ -38,7 +38,7 @@ TokenAt token_at(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint64_
   if (g == Gemv::Head) throw std::logic_error(fmt::format("{}: the prefill has no head", what));
   TokenAt at;
   at.a = gemm_addrs(l, g, tokens, l.align());
-  at.N = l.gemm_positions();
+  at.N = l.gemm_n();
   at.j = token / at.a.block;
   at.t = static_cast<std::uint32_t>(token % at.a.block);
   return at;
@@ -131,7 +131,7 @@ MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std:
                             bool code) {
   const GemmAddrs gu = gemm_addrs(l, Gemv::GateUp, tokens, l.align());
   const GemmAddrs dn = gemm_addrs(l, Gemv::Down, tokens, l.align());
-  const std::uint32_t N = l.gemm_positions(), T = gu.block, e = l.esize();
+  const std::uint32_t N = l.gemm_n(), T = gu.block, e = l.esize();
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const Ring& ring = l.row_ring();  // down's inputs travel along the rows
   const std::uint32_t sums = gu.acc[(N - 1) % 2], out = dn.x[1], in = dn.x[0];

@@ -95,11 +95,11 @@ StepBound bound_of(const compiler::Work& w, std::uint64_t latency, const compile
 }
 
 bool starts_with(const MeshLayout& l, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
-  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.gemm_positions() == j;
+  return (l.column_ring().position(r) + l.row_ring().position(c)) % l.gemm_n() == j;
 }
 
 bool ends_with(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c, std::uint64_t j) {
-  const std::uint32_t N = l.gemm_positions(), a = l.column_ring().position(r), b = l.row_ring().position(c);
+  const std::uint32_t N = l.gemm_n(), a = l.column_ring().position(r), b = l.row_ring().position(c);
   const std::uint32_t line = reduces_along_rows(g) ? a : b, here = reduces_along_rows(g) ? b : a;
   const Ring& sums = reduces_along_rows(g) ? l.row_ring() : l.column_ring();
   return (here + line + N - 1) % N == j && sums.sends(reduces_along_rows(g) ? c : r);

@@ -222,7 +222,7 @@ MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g
   if (norm_layer >= l.layers()) throw std::logic_error("norm_blocks_step: the next layer is not on this wafer");
   NormBlocks nb;
   nb.a = gemm_addrs(l, second ? Gemv::GateUp : Gemv::Qkv, tokens, l.align());
-  nb.N = l.gemm_positions();
+  nb.N = l.gemm_n();
   nb.T = nb.a.block;
   nb.sums = nb.a.acc[(nb.N - 1) % 2];
   nb.received = nb.a.acc[nb.N % 2];

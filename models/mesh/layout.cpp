@@ -98,6 +98,12 @@ MeshLayout::MeshLayout(const DecoderShape& shape, const Region& region, std::uin
   row_ring_ = Ring(Axis::Row, region.columns, units ? n : region.columns, {19, 20, 21, 22}, kPairColor);
 }
 
+std::uint32_t MeshLayout::gemm_n() const {
+  const std::uint32_t n = gemm_positions();
+  if (n == 0) throw std::logic_error("MeshGEMM takes a region at most twice as long as wide");
+  return n;
+}
+
 Span MeshLayout::col_features(std::uint32_t c) const { return split(s_.d, region_.columns, c); }
 
 std::uint32_t MeshLayout::kv_group(std::uint32_t r) const {

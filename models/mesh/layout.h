@@ -129,6 +129,8 @@ class MeshLayout {
   [[nodiscard]] std::uint32_t gemm_positions() const {
     return column_ring_.positions() == row_ring_.positions() ? row_ring_.positions() : 0;
   }
+  // The same where MeshGEMM runs. Contract: gemm_positions() > 0 (std::logic_error otherwise).
+  [[nodiscard]] std::uint32_t gemm_n() const;
 
  private:
   DecoderShape s_;

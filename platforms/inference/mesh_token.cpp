@@ -70,7 +70,7 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
                  const models::compiler::Target& t, std::uint32_t layers, const MeshTokenOptions& o,
                  const PeImage& image, const StepDone& done) {
   const mesh::MeshLayout& l = *layout;
-  const std::uint32_t N = l.gemm_positions();
+  const std::uint32_t N = l.gemm_n();
   const std::uint32_t m = o.check || o.gemm_steps == 0 || o.gemm_steps >= N ? N : o.gemm_steps;
   const mesh::MeshPrefill prefill(t, layout, prompt_of(l.shape(), o.prefill), layers, m, o.prefill_products,
                                   o.prefill_sampled, o.prefill_group);
