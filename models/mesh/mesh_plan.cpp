@@ -42,8 +42,11 @@ bool gemm_fits(std::uint32_t r, std::uint32_t c) {
   return r == c || (n >= 2 && std::max(r, c) <= 2ull * n);
 }
 
-// The region on one wafer with the least collective length whose busiest PE fits (with a
-// prefill: one MeshGEMM runs on, its busiest PE also holding the GEMM's blocks).
+// The region on one wafer with the least collective length whose busiest PE fits. With a
+// prefill its busiest PE also holds the GEMM's blocks, and the region is the smallest square
+// that does (MeshGEMM's own shape: on a rectangle the units of two along the longer lines cost
+// their adds and their duplicated work), or where none does, the shortest collectives among
+// the rectangles MeshGEMM runs on.
 Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t layers, bool embedding, bool head,
                 std::uint32_t rows, std::uint32_t columns, std::uint64_t prefill) {
   const std::uint32_t align = buffer_alignment(t), cap = t.sram_bytes();
@@ -62,6 +65,9 @@ Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t 
     if (fits(rows, columns)) best = Fit{true, Region{0, 0, rows, columns}, a, cost_of(s, rows, columns)};
     return best;
   }
+  if (prefill)
+    for (std::uint32_t n = kv; n <= std::min(t.width(), t.height()); ++n)
+      if (fits(n, n)) return Fit{true, Region{0, 0, n, n}, need(n, n), cost_of(s, n, n)};
   for (std::uint32_t c = 1; c <= t.width(); ++c) {
     // A prefill's rows: those MeshGEMM runs on with c columns.
     const std::uint32_t first = prefill ? std::max(kv, (c + 1) / 2) : kv;
@@ -133,9 +139,10 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
                                                            t.wafer.wafer.clock.hz)) +
                       t.link_latency.count();
     p.why = t.prefill ? fmt::format(
-                            "on each wafer the region with the shortest collectives (7 along its rows, 2 along its "
-                            "columns a layer), at most twice as long as wide (MeshGEMM's rings), whose busiest PE "
-                            "holds its layers and the prefill's blocks of {} tokens",
+                            "on each wafer the smallest square region whose busiest PE holds its layers and the "
+                            "prefill's blocks of {} tokens (MeshGEMM's rings), or where none does the region with "
+                            "the shortest collectives (7 along its rows, 2 along its columns a layer) at most twice "
+                            "as long as wide that holds them",
                             t.prefill)
                       : fmt::format(
                             "on each wafer the region with the shortest collectives (7 along its rows, 2 along its "

@@ -22,8 +22,9 @@ struct MeshTarget {
   sim::Cycle link_latency{0};       // besides the bytes' time (U)
   // A region to use on every wafer instead of the planner's choice (rows x columns; 0: plan).
   std::uint32_t rows = 0, columns = 0;
-  // A prefill of this many prompt tokens (MeshGEMM): the region at most twice as long as wide,
-  // its busiest PE also holding the GEMM's blocks (0: no prefill).
+  // A prefill of this many prompt tokens (MeshGEMM): the smallest square whose busiest PE also
+  // holds the GEMM's blocks, or where none does the shortest collectives among the regions at
+  // most twice as long as wide that hold them (0: no prefill).
   std::uint64_t prefill = 0;
 };
 

@@ -414,9 +414,9 @@ TEST(MeshPlan, AModelTooLargeIsAnErrorWithTheShortfall) {
   }
 }
 
-TEST(MeshPlan, APrefillTakesTheShortestCollectivesAtMostTwiceAsLongAsWide) {
-  // The decode's 2 x 1 has rings of 2 and 1 positions, which MeshGEMM cannot pair up; 2 x 2 is
-  // the next shortest (7 x 2 + 2 x 2 + 1 against 3 x 2's 21).
+TEST(MeshPlan, APrefillTakesTheSmallestSquareElseARectangleAtMostTwiceAsLongAsWide) {
+  // The decode's 2 x 1 has rings of 2 and 1 positions, which MeshGEMM cannot pair up; the
+  // smallest square that holds the prefill is 2 x 2.
   auto t = tiny_target("tiny");
   t.prefill = 12;
   const auto p = models::mesh::plan_mesh(tiny_llama(), t);
@@ -428,6 +428,16 @@ TEST(MeshPlan, APrefillTakesTheShortestCollectivesAtMostTwiceAsLongAsWide) {
   EXPECT_THROW(models::mesh::plan_mesh(tiny_llama(), t), sim::InputError);
   t.columns = 3;
   EXPECT_EQ(models::mesh::plan_mesh(tiny_llama(), t).wafers[0].region.columns, 3u);
+  // Four wide layers need 8 x 5 PEs (MeshPlan.SplitsTheLayersOverTheFewestSystemsThatHoldThem):
+  // on a wafer 6 PEs wide no square holds them, and the shortest collectives among the
+  // rectangles up to twice as long as wide that do are those of 8 x 5.
+  auto narrow = tiny_target("tiny");
+  narrow.wafer.wafer.width = 6;
+  narrow.prefill = 4;
+  const auto q = models::mesh::plan_mesh(wide_llama(4), narrow);
+  ASSERT_EQ(q.wafers.size(), 1u);
+  EXPECT_EQ(q.wafers[0].region.rows, 8u);
+  EXPECT_EQ(q.wafers[0].region.columns, 5u);
 }
 
 TEST(MeshPlan, APrefillTooLargeCountsItsBlocksInTheShortfall) {
