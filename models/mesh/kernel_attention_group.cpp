@@ -48,9 +48,9 @@ std::uint64_t largest_share(const MeshLayout& l, std::uint64_t group) {
 // Bytes of the group's buffers for `group` tokens, in GroupAddrs' order (sums, qkv, scores,
 // mx, sum, rcp, att). The softmax's statistics are a row's share's; mx also holds the input
 // norm's sums of squares, one a token.
-std::array<std::uint64_t, 7> group_bytes(const MeshLayout& l, std::uint64_t tokens, std::uint32_t group) {
+std::array<std::uint64_t, 7> group_bytes(const MeshLayout& l, PromptChunk chunk, std::uint32_t group) {
   const std::uint64_t g = group, e = l.esize();
-  const std::uint64_t scores = l.shape().group_heads() * l.slots(0, tokens), share = largest_share(l, g);
+  const std::uint64_t scores = l.shape().group_heads() * l.slots(0, chunk.end()), share = largest_share(l, g);
   const std::uint64_t kc = l.kc_max;  // the wafer's input: x, its fp32 sums and xn
   return {g * std::max<std::uint64_t>({l.nqkv_max, scores, l.nq_max, kc, 1}) * 4,
           g * std::max<std::uint64_t>(l.nqkv_max, kc) * e,
@@ -66,10 +66,10 @@ std::array<std::uint64_t, 7> group_bytes(const MeshLayout& l, std::uint64_t toke
 // partial-sum block and an input block of MeshGEMM (neither holds anything before q/k/v's
 // product or after it), and the SRAM after MeshGEMM's buffers.
 using Spans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
-Spans free_spans(const MeshLayout& l, std::uint64_t tokens, std::uint32_t sram_bytes) {
+Spans free_spans(const MeshLayout& l, PromptChunk chunk, std::uint32_t sram_bytes) {
   const std::uint32_t align = l.align(), N = l.gemm_n();
   const Addrs& d = l.addrs();
-  const GemmAddrs qkv = gemm_addrs(l, Gemv::Qkv, tokens, align);
+  const GemmAddrs qkv = gemm_addrs(l, Gemv::Qkv, chunk.tokens, align);
   // Every product's buffers sit at the same addresses (gemm_addrs): x[1] and acc[N % 2] end
   // where the next buffer starts.
   return {{d.end - d.activations, d.end},
@@ -79,9 +79,9 @@ Spans free_spans(const MeshLayout& l, std::uint64_t tokens, std::uint32_t sram_b
 }
 
 // The group's buffers first-fit, largest first, into `free`.
-std::optional<GroupAddrs> place(const MeshLayout& l, std::uint64_t tokens, std::uint32_t group, Spans free) {
+std::optional<GroupAddrs> place(const MeshLayout& l, PromptChunk chunk, std::uint32_t group, Spans free) {
   const std::uint32_t align = l.align();
-  const auto bytes = group_bytes(l, tokens, group);
+  const auto bytes = group_bytes(l, chunk, group);
   std::array<std::size_t, 7> order{0, 1, 2, 3, 4, 5, 6};
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
   std::array<std::uint32_t, 7> at{};
@@ -101,7 +101,7 @@ std::optional<GroupAddrs> place(const MeshLayout& l, std::uint64_t tokens, std::
   }
   GroupAddrs a;
   a.group = group;
-  a.slots = l.slots(0, tokens);
+  a.slots = l.slots(0, chunk.end());
   a.sums = at[0];
   a.qkv = at[1];
   a.scores = at[2];
@@ -114,37 +114,37 @@ std::optional<GroupAddrs> place(const MeshLayout& l, std::uint64_t tokens, std::
 
 }  // namespace
 
-GroupAddrs group_addrs(const MeshLayout& l, std::uint64_t tokens, std::uint32_t group, std::uint32_t sram_bytes) {
+GroupAddrs group_addrs(const MeshLayout& l, PromptChunk chunk, std::uint32_t group, std::uint32_t sram_bytes) {
   if (group == 0) throw std::logic_error("group_addrs: a group of at least one token");
-  const auto a = place(l, tokens, group, free_spans(l, tokens, sram_bytes));
+  const auto a = place(l, chunk, group, free_spans(l, chunk, sram_bytes));
   if (!a) throw std::logic_error(fmt::format("group_addrs: a group of {} tokens does not fit", group));
   return *a;
 }
 
-std::uint32_t prefill_group(const MeshLayout& l, std::uint64_t tokens, std::uint32_t sram_bytes, std::uint32_t most) {
+std::uint32_t prefill_group(const MeshLayout& l, PromptChunk chunk, std::uint32_t sram_bytes, std::uint32_t most) {
   if (most == 0) throw std::logic_error("prefill_group: a group of at least one token");
-  auto g = static_cast<std::uint32_t>(std::min<std::uint64_t>(most, tokens));
-  const Spans free = free_spans(l, tokens, sram_bytes);
-  while (g > 1 && !place(l, tokens, g, free)) --g;
+  auto g = static_cast<std::uint32_t>(std::min<std::uint64_t>(most, chunk.tokens));
+  const Spans free = free_spans(l, chunk, sram_bytes);
+  while (g > 1 && !place(l, chunk, g, free)) --g;
   return std::max(g, 1u);
 }
 
-PrefillGroup prefill_group_of(const MeshLayout& l, std::uint32_t sram_bytes, std::uint64_t tokens, std::uint32_t group,
+PrefillGroup prefill_group_of(const MeshLayout& l, std::uint32_t sram_bytes, PromptChunk chunk, std::uint32_t group,
                               std::uint64_t first, std::uint32_t count, const char* what) {
-  if (count == 0 || count > group || first + count > tokens)
+  if (count == 0 || count > group || first < chunk.base || first + count > chunk.end())
     throw std::logic_error(fmt::format("{}: a group of 1 to `group` prompt tokens", what));
   PrefillGroup g;
-  g.ga = group_addrs(l, tokens, group, sram_bytes);
-  g.tokens = tokens;
+  g.ga = group_addrs(l, chunk, group, sram_bytes);
+  g.chunk = chunk;
   g.first = first;
   g.count = count;
   g.N = l.gemm_n();
-  g.T = gemm_addrs(l, Gemv::Qkv, tokens, l.align()).block;
+  g.T = gemm_addrs(l, Gemv::Qkv, chunk.tokens, l.align()).block;
   return g;
 }
 
 std::pair<std::uint32_t, std::uint32_t> PrefillGroup::in_block(std::uint64_t j) const {
-  const std::uint64_t b0 = j * T, b1 = b0 + T;
+  const std::uint64_t b0 = chunk.base + j * T, b1 = b0 + T;
   const std::uint64_t lo = std::max(b0, first), hi = std::min(b1, first + count);
   if (lo >= hi) return {0, 0};
   return {static_cast<std::uint32_t>(lo - first), static_cast<std::uint32_t>(hi - first)};
@@ -175,11 +175,10 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> appended(const MeshLayout& 
 
 }  // namespace
 
-MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer,
-                                std::uint64_t tokens, std::uint32_t group, std::uint64_t first, std::uint32_t count,
-                                bool code) {
-  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "qkv_unblock_group_step");
-  const GemmAddrs a = gemm_addrs(l, Gemv::Qkv, tokens, l.align());
+MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, PromptChunk chunk,
+                                std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code) {
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), chunk, group, first, count, "qkv_unblock_group_step");
+  const GemmAddrs a = gemm_addrs(l, Gemv::Qkv, chunk.tokens, l.align());
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const LineFamily& f = l.rows();
   MeshStep step;
@@ -211,7 +210,7 @@ MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, 
         };
         zeros(0, lo, "none_before");
         for (std::uint32_t k = lo; k < hi; ++k) {
-          const std::uint64_t row = (g.first + k) % g.T;
+          const std::uint64_t row = g.row(k);
           b.vop(Op::FMov, DType::F32, DType::F32,
                 VOperand::d(b.mem(fmt::format("sel{}", k), DType::F32, g.ga.sums + k * n * 4, n)),
                 VOperand::d(b.mem(fmt::format("out{}", k), DType::F32,
@@ -234,10 +233,9 @@ MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, 
 }
 
 MeshStep block_group_step(const MeshLayout& l, const compiler::Target& t, Gemv gemv, std::uint32_t layer,
-                          std::uint64_t tokens, std::uint32_t group, std::uint64_t first, std::uint32_t count,
-                          bool code) {
-  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "block_group_step");
-  const GemmAddrs a = gemm_addrs(l, gemv, tokens, l.align());
+                          PromptChunk chunk, std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code) {
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), chunk, group, first, count, "block_group_step");
+  const GemmAddrs a = gemm_addrs(l, gemv, chunk.tokens, l.align());
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const std::uint32_t e = l.esize();
   const bool keep = gemv == Gemv::Qkv;  // the residual stream x, kept beside q/k/v's inputs
@@ -249,8 +247,7 @@ MeshStep block_group_step(const MeshLayout& l, const compiler::Target& t, Gemv g
       step, l.region().rows, l.region().columns,
       [&](std::uint32_t r, std::uint32_t c) {
         const auto [lo, hi] = g.in_block(start_block(l, r, c));
-        return lo < hi ? fmt::format("k{}|{}-{}|{}", gemm_inputs(l, gemv, r, c), lo, hi, (g.first + lo) % g.T)
-                       : std::string("-");
+        return lo < hi ? fmt::format("k{}|{}-{}|{}", gemm_inputs(l, gemv, r, c), lo, hi, g.row(lo)) : std::string("-");
       },
       [&](std::uint32_t r, std::uint32_t c) {
         ProgramBuilder b(fmt::format("{}[{},{}]", step.name, r, c));
@@ -259,7 +256,7 @@ MeshStep block_group_step(const MeshLayout& l, const compiler::Target& t, Gemv g
         const std::uint32_t k = gemm_inputs(l, gemv, r, c);
         if (lo < hi) b.movf(15, DType::F32, 0);
         for (std::uint32_t i = lo; i < hi; ++i) {
-          const auto t_row = static_cast<std::uint32_t>((g.first + i) % g.T);
+          const auto t_row = g.row(i);
           const std::uint32_t row = a.x[0] + t_row * a.kmax * e;
           if (k) {
             b.vop(Op::FMov, dt, dt, VOperand::d(b.mem(fmt::format("x{}", i), dt, row, k)),
@@ -424,9 +421,9 @@ void group_values(ProgramBuilder& b, const MeshLayout& l, std::uint32_t layer, c
 
 }  // namespace
 
-MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
+MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, PromptChunk chunk,
                               std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code) {
-  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "attention_group_step");
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), chunk, group, first, count, "attention_group_step");
   if (first + count >= l.shape().capacity)
     throw std::logic_error("attention_group_step: a position beyond the KV cache's capacity");
   const std::uint64_t last = first + count - 1;

@@ -76,10 +76,11 @@ GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uin
     a.kmax = std::max(a.kmax, gemm_inputs(l, g, 0, c));
     a.nmax = std::max(a.nmax, gemm_outputs(l, g, 0, c));
   }
-  // Sized for the largest product (as prefill_bytes): the prefill's moves between products
-  // find every product's buffers at the same addresses.
+  // Sized for the largest of the layer's products (as prefill_bytes): the prefill's moves
+  // between products find every product's buffers at the same addresses. The prefill has no
+  // head: the head's product (tests alone) takes its own outputs' size.
   const std::uint32_t kall = std::max({l.kc_max, l.nq_max, l.nf_max});
-  const std::uint32_t nall = std::max({l.nqkv_max, 2 * l.nf_max, l.kc_max, l.head() ? l.nv_max : 0u});
+  const std::uint32_t nall = std::max({l.nqkv_max, 2 * l.nf_max, l.kc_max, g == Gemv::Head ? l.nv_max : 0u});
   std::uint32_t at = l.addrs().end;
   auto take = [&](std::uint64_t bytes) {
     const std::uint32_t here = at;

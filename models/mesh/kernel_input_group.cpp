@@ -24,10 +24,11 @@ using hw::DType;
 using hw::isa::Op;
 
 MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, const std::vector<std::uint64_t>& prompt,
-                              std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code) {
+                              PromptChunk chunk, std::uint32_t group, std::uint64_t first, std::uint32_t count,
+                              bool code) {
   if (!l.embedding()) throw std::logic_error("embedding_group_step: the layout holds no embedding");
-  const PrefillGroup g =
-      prefill_group_of(l, t.sram_bytes(), prompt.size(), group, first, count, "embedding_group_step");
+  if (chunk.end() > prompt.size()) throw std::logic_error("embedding_group_step: a chunk beyond the prompt");
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), chunk, group, first, count, "embedding_group_step");
   for (std::uint32_t i = 0; i < count; ++i)
     if (prompt[first + i] >= l.shape().vocabulary)
       throw std::logic_error("embedding_group_step: a token beyond the vocabulary");
@@ -95,9 +96,9 @@ MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, co
   return step;
 }
 
-MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t tokens, std::uint32_t group,
+MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, PromptChunk chunk, std::uint32_t group,
                             std::uint64_t first, std::uint32_t count, bool code) {
-  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), tokens, group, first, count, "rmsnorm_group_step");
+  const PrefillGroup g = prefill_group_of(l, t.sram_bytes(), chunk, group, first, count, "rmsnorm_group_step");
   const Addrs& a = l.addrs();
   const DType dt = compiler::hw_dtype(l.shape().dtype);
   const std::uint32_t e = l.esize();

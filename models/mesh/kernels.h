@@ -101,8 +101,18 @@ MeshStep swiglu_blocks_step(const MeshLayout& l, const compiler::Target& t, std:
 MeshStep norm_blocks_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer,
                           std::uint64_t tokens, bool code = true);
 
+// The part of the prompt one pass of a chunked prefill runs: tokens [base, base + tokens), the
+// ones MeshGEMM's blocks hold (block j: [base + j T, base + (j + 1) T)); the KV cache then
+// holds every position before its end. A prompt of P tokens in one pass is the chunk {0, P}.
+struct PromptChunk {
+  std::uint64_t base = 0, tokens = 0;
+  PromptChunk(std::uint64_t n) : tokens(n) {}  // NOLINT(google-explicit-constructor): a whole prompt
+  PromptChunk(std::uint64_t b, std::uint64_t n) : base(b), tokens(n) {}
+  [[nodiscard]] std::uint64_t end() const { return base + tokens; }
+};
+
 // The prefill's attention over groups of consecutive prompt tokens
-// (kernel_attention_group.cpp): tokens [first, first + count) of one group, their q/k/v out
+// (kernel_attention_group.cpp): tokens [first, first + count) of one group of the chunk, their q/k/v out
 // of q/k/v's blocks at once, causal attention for all of them at once, and their attention
 // outputs into o's blocks, bit for bit as the token-by-token unblock, decode attention and
 // block give them. The group's buffers, sized for `group` tokens (a row's and a column's own
@@ -121,30 +131,29 @@ struct GroupAddrs {
 };
 // Contract: the group's buffers fit (std::logic_error otherwise; a group of 1 fits in the
 // decode's activations).
-GroupAddrs group_addrs(const MeshLayout& l, std::uint64_t tokens, std::uint32_t group, std::uint32_t sram_bytes);
-// The largest group of at most `most` tokens (and the prompt's) whose buffers fit a PE of
+GroupAddrs group_addrs(const MeshLayout& l, PromptChunk chunk, std::uint32_t group, std::uint32_t sram_bytes);
+// The largest group of at most `most` tokens (and the chunk's) whose buffers fit a PE of
 // `sram_bytes`; 1 when none larger does. Contract: most >= 1.
-std::uint32_t prefill_group(const MeshLayout& l, std::uint64_t tokens, std::uint32_t sram_bytes, std::uint32_t most);
+std::uint32_t prefill_group(const MeshLayout& l, PromptChunk chunk, std::uint32_t sram_bytes, std::uint32_t most);
 // Each PE of a row gives its sums of the group's tokens it holds after q/k/v's N steps, -0
 // for the others; the row's reduction puts them at its root, which rounds them (the decode's
 // finish of q/k/v) and broadcasts them: every PE holds its row's q/k/v of every token of the
 // group at GroupAddrs::qkv.
-MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer,
-                                std::uint64_t tokens, std::uint32_t group, std::uint64_t first, std::uint32_t count,
-                                bool code = true);
+MeshStep qkv_unblock_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, PromptChunk chunk,
+                                std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
 // The decode's attention for every token of the group at once: their keys and values
 // appended where the decode keeps their positions, the scores of every cached position up to
 // the group's last (a position after a token's own masked with -inf at the softmax, which
 // then gives it exactly +0), and the weighted values: each token's attention output at
 // GroupAddrs::att, as the decode's attention at its position leaves it at Addrs::att.
-MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, std::uint64_t tokens,
+MeshStep attention_group_step(const MeshLayout& l, const compiler::Target& t, std::uint32_t layer, PromptChunk chunk,
                               std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
 // The PE that starts product g (q/k/v or o) with a token's block copies the token's input
 // (GroupAddrs::att: xn, or the attention output) into its row of x[0], zeros beyond its own
 // inputs (block_step's copy, for every token of the group it holds); for q/k/v it also keeps
 // the token's x (GroupAddrs::qkv) in the residual block.
 MeshStep block_group_step(const MeshLayout& l, const compiler::Target& t, Gemv g, std::uint32_t layer,
-                          std::uint64_t tokens, std::uint32_t group, std::uint64_t first, std::uint32_t count,
+                          PromptChunk chunk, std::uint32_t group, std::uint64_t first, std::uint32_t count,
                           bool code = true);
 
 // The wafer's input over a group (kernel_input_group.cpp), bit for bit as the decode's
@@ -155,8 +164,9 @@ MeshStep block_group_step(const MeshLayout& l, const compiler::Target& t, Gemv g
 // q/k/v with a token's block copies xn into its row of x[0] and x into the residual block
 // (block_group_step).
 MeshStep embedding_group_step(const MeshLayout& l, const compiler::Target& t, const std::vector<std::uint64_t>& prompt,
-                              std::uint32_t group, std::uint64_t first, std::uint32_t count, bool code = true);
-MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, std::uint64_t tokens, std::uint32_t group,
+                              PromptChunk chunk, std::uint32_t group, std::uint64_t first, std::uint32_t count,
+                              bool code = true);
+MeshStep rmsnorm_group_step(const MeshLayout& l, const compiler::Target& t, PromptChunk chunk, std::uint32_t group,
                             std::uint64_t first, std::uint32_t count, bool code = true);
 
 // `code` false: the step's work and bound without its programs (cheap).

@@ -143,11 +143,11 @@ std::uint32_t MeshLayout::slots(std::uint32_t c, std::uint64_t n) const {
   return n > c ? static_cast<std::uint32_t>((n - 1 - c) / region_.columns + 1) : 0;
 }
 
-std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n, bool head,
+std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n,
                             std::uint32_t align) {
   if (!tokens || !n) return 0;
   const std::uint64_t block = (tokens + n - 1) / n;
-  const std::uint64_t k = std::max({t.kc, t.nq, t.nf}), o = std::max({t.nqkv, 2 * t.nf, t.kc, head ? t.nv : 0u});
+  const std::uint64_t k = std::max({t.kc, t.nq, t.nf}), o = std::max({t.nqkv, 2 * t.nf, t.kc});
   auto up = [&](std::uint64_t b) { return (b + align - 1) / align * align; };
   return static_cast<std::uint32_t>(2 * up(block * k * bytes_of(s.dtype)) + 2 * up(block * o * 4) +
                                     up(block * t.kc * bytes_of(s.dtype)));

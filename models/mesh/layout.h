@@ -71,7 +71,7 @@ Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers
 // rings have n positions for `tokens` prompt tokens: two input blocks and two fp32 partial-sum
 // blocks of ceil(tokens / n) tokens, sized for the largest product, and a block of the residual stream
 // (0 without a prefill).
-std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n, bool head,
+std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n,
                             std::uint32_t align);
 
 class MeshLayout {

@@ -317,57 +317,76 @@ DecodeResult expect_decode(const MeshLayout& l, const DecoderWeights& w, Decoder
   return out;
 }
 
+namespace {
+
+// One pass of the prefill over prompt tokens [base, base + n) through layers [0, simulated):
+// the products over the pass's tokens (MeshGEMM's blocks of ceil(n / N)), attention in order
+// over the cache the passes before it filled.
+void expect_chunk(const Ar& A, const MeshLayout& l, const DecoderWeights& w, DecoderCache& cache,
+                  std::vector<std::vector<Bits>>& x, std::uint64_t base, std::uint64_t n, std::uint32_t simulated) {
+  const DecoderShape& s = l.shape();
+  const std::uint64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
+  // Product g of the pass's inputs f(t) (n each), its outputs rounded: [t - base][output].
+  auto gemm = [&](Gemv g, std::uint32_t layer, const auto& f) {
+    const GemvShape sh = gemv_shape(s, g);
+    std::vector<Bits> in;
+    for (std::uint64_t t = base; t < base + n; ++t) {
+      const std::vector<Bits> v = f(t);
+      in.insert(in.end(), v.begin(), v.end());
+    }
+    const std::vector<Bits> y = expect_gemm(l, w, g, layer, in, n);
+    std::vector<std::vector<Bits>> r(n, std::vector<Bits>(sh.out));
+    for (std::uint64_t t = 0; t < n; ++t)
+      for (std::uint64_t o = 0; o < sh.out; ++o) r[t][o] = A.round(y[t * sh.out + o]);
+    return r;
+  };
+  for (std::uint32_t i = 0; i < simulated; ++i) {
+    const auto& L = w.layers.at(i);
+    Tensor& K = cache.k[i];
+    Tensor& V = cache.v[i];
+    const auto qkv = gemm(Gemv::Qkv, i, [&](std::uint64_t t) { return rmsnorm(A, l, x[t], L.g1); });
+    std::vector<std::vector<Bits>> att(n);
+    for (std::uint64_t k = 0; k < n; ++k) {  // in order: token base + k sees positions [0, base + k]
+      const std::uint64_t t = base + k;
+      for (std::uint64_t j = 0; j < kv; ++j) {
+        K.set_bits(K.at(t, j), qkv[k][q + j]);
+        V.set_bits(V.at(t, j), qkv[k][q + kv + j]);
+      }
+      att[k] = attention(A, l, qkv[k], K, V, t);
+    }
+    const auto o = gemm(Gemv::O, i, [&](std::uint64_t t) { return att[t - base]; });
+    std::vector<std::vector<Bits>> x1(n);
+    for (std::uint64_t k = 0; k < n; ++k) x1[k] = residual(A, x[base + k], o[k]);
+    const auto gu = gemm(Gemv::GateUp, i, [&](std::uint64_t t) { return rmsnorm(A, l, x1[t - base], L.g2); });
+    const auto dn = gemm(Gemv::Down, i, [&](std::uint64_t t) {
+      const auto& v = gu[t - base];
+      std::vector<std::uint32_t> g32(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(s.ff));
+      std::vector<std::uint32_t> u32(v.begin() + static_cast<std::ptrdiff_t>(s.ff), v.end()), z32;
+      compiler::run_elementwise(compiler::elementwise_forward(LayerKind::Swiglu), reference::hw_dtype(A.f),
+                                {&g32, &u32, &z32});
+      return std::vector<Bits>(z32.begin(), z32.end());
+    });
+    for (std::uint64_t k = 0; k < n; ++k) x[base + k] = residual(A, x1[k], dn[k]);
+  }
+}
+
+}  // namespace
+
 PrefillResult expect_prefill(const MeshLayout& l, const DecoderWeights& w, const std::vector<std::uint64_t>& prompt,
-                             std::uint32_t simulated) {
+                             std::uint32_t simulated, std::uint64_t chunk) {
   const DecoderShape& s = l.shape();
   const Ar A(reference::format_of(s.dtype));
-  const std::uint64_t P = prompt.size(), q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
+  const std::uint64_t P = prompt.size();
   if (!l.embedding()) throw std::logic_error("expect_prefill: the layout holds the embedding");
   PrefillResult out;
   out.cache = random_cache(s, l.layers(), 0, 0);
   std::vector<std::vector<Bits>> x(P, std::vector<Bits>(s.d));
   for (std::uint64_t t = 0; t < P; ++t)
     for (std::uint64_t j = 0; j < s.d; ++j) x[t][j] = w.emb.bits(w.emb.at(prompt[t], j));
-  // Product g of every token's inputs f(t) (n each), its outputs rounded: [token][output].
-  auto gemm = [&](Gemv g, std::uint32_t layer, const auto& f) {
-    const GemvShape sh = gemv_shape(s, g);
-    std::vector<Bits> in;
-    for (std::uint64_t t = 0; t < P; ++t) {
-      const std::vector<Bits> v = f(t);
-      in.insert(in.end(), v.begin(), v.end());
-    }
-    const std::vector<Bits> y = expect_gemm(l, w, g, layer, in, P);
-    std::vector<std::vector<Bits>> r(P, std::vector<Bits>(sh.out));
-    for (std::uint64_t t = 0; t < P; ++t)
-      for (std::uint64_t o = 0; o < sh.out; ++o) r[t][o] = A.round(y[t * sh.out + o]);
-    return r;
-  };
-  for (std::uint32_t i = 0; i < simulated; ++i) {
-    const auto& L = w.layers.at(i);
-    Tensor& K = out.cache.k[i];
-    Tensor& V = out.cache.v[i];
-    const auto qkv = gemm(Gemv::Qkv, i, [&](std::uint64_t t) { return rmsnorm(A, l, x[t], L.g1); });
-    std::vector<std::vector<Bits>> att(P);
-    for (std::uint64_t t = 0; t < P; ++t) {  // in order: token t sees positions [0, t]
-      for (std::uint64_t j = 0; j < kv; ++j) {
-        K.set_bits(K.at(t, j), qkv[t][q + j]);
-        V.set_bits(V.at(t, j), qkv[t][q + kv + j]);
-      }
-      att[t] = attention(A, l, qkv[t], K, V, t);
-    }
-    const auto o = gemm(Gemv::O, i, [&](std::uint64_t t) { return att[t]; });
-    std::vector<std::vector<Bits>> x1(P);
-    for (std::uint64_t t = 0; t < P; ++t) x1[t] = residual(A, x[t], o[t]);
-    const auto gu = gemm(Gemv::GateUp, i, [&](std::uint64_t t) { return rmsnorm(A, l, x1[t], L.g2); });
-    const auto dn = gemm(Gemv::Down, i, [&](std::uint64_t t) {
-      std::vector<std::uint32_t> g32(gu[t].begin(), gu[t].begin() + static_cast<std::ptrdiff_t>(s.ff));
-      std::vector<std::uint32_t> u32(gu[t].begin() + static_cast<std::ptrdiff_t>(s.ff), gu[t].end()), z32;
-      compiler::run_elementwise(compiler::elementwise_forward(LayerKind::Swiglu), reference::hw_dtype(A.f),
-                                {&g32, &u32, &z32});
-      return std::vector<Bits>(z32.begin(), z32.end());
-    });
-    for (std::uint64_t t = 0; t < P; ++t) x[t] = residual(A, x1[t], dn[t]);
-  }
+  // The passes of the prompt: chunks of `chunk` tokens, each through every layer in turn.
+  const std::uint64_t per = chunk == 0 || chunk > P ? P : chunk;
+  for (std::uint64_t base = 0; base < P; base += per)
+    expect_chunk(A, l, w, out.cache, x, base, std::min(per, P - base), simulated);
   out.x = std::move(x);
   return out;
 }

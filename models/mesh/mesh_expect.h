@@ -65,8 +65,9 @@ struct PrefillResult {
   DecoderCache cache;
   std::vector<std::vector<Bits>> x;  // [token][d]
 };
+// `chunk` (0: the whole prompt): the prompt in passes of that many tokens (MeshPrefill's).
 PrefillResult expect_prefill(const MeshLayout& l, const DecoderWeights& w, const std::vector<std::uint64_t>& prompt,
-                             std::uint32_t simulated);
+                             std::uint32_t simulated, std::uint64_t chunk = 0);
 
 // The prefill's MeshGEMM (kernel_gemm.cpp, gemm_expect.cpp). The model's input and output
 // indices of PE (r, c)'s local inputs and outputs, in their local order (gate/up: [gate | up]

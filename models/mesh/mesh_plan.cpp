@@ -47,14 +47,17 @@ bool gemm_fits(std::uint32_t r, std::uint32_t c) {
 // that does (MeshGEMM's own shape: on a rectangle the units of two along the longer lines cost
 // their adds and their duplicated work), or where none does, the shortest collectives among
 // the rectangles MeshGEMM runs on.
+// `passes`: the prefill runs in passes of min(R, C) tokens (MeshGEMM's blocks of one token).
 Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t layers, bool embedding, bool head,
-                std::uint32_t rows, std::uint32_t columns, std::uint64_t prefill) {
+                std::uint32_t rows, std::uint32_t columns, std::uint64_t prefill, bool passes) {
   const std::uint32_t align = buffer_alignment(t), cap = t.sram_bytes();
   auto need = [&](std::uint32_t r, std::uint32_t c) {
     return plan_addrs(s, tile_sizes(s, r, c), layers, embedding, head, align);
   };
   auto extra = [&](std::uint32_t r, std::uint32_t c) {
-    return prefill ? prefill_bytes(s, tile_sizes(s, r, c), prefill, std::min(r, c), head, align) : 0u;
+    const std::uint32_t n = std::min(r, c);
+    const std::uint64_t tokens = passes ? std::min<std::uint64_t>(prefill, n) : prefill;  // prefill: a pass's
+    return prefill ? prefill_bytes(s, tile_sizes(s, r, c), tokens, n, align) : 0u;
   };
   auto fits = [&](std::uint32_t r, std::uint32_t c) { return need(r, c).end + extra(r, c) <= cap; };
   Fit best;
@@ -114,25 +117,46 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
         fmt::format("the prefill's MeshGEMM takes a region at most twice as long as wide (its rings shift along rows "
                     "and columns in as many steps); {} x {} is not one",
                     t.rows, t.columns));
-  for (std::uint32_t n = 1; n <= std::min<std::uint32_t>(t.systems, L); ++n) {
+  // The wafers of a plan on n systems (none where one does not fit); `passes`: the prefill in
+  // passes of MeshGEMM's blocks of one token.
+  // A pass's tokens: the prompt's, or those asked for.
+  const std::uint64_t pass = t.prefill_chunk ? std::min(t.prefill_chunk, t.prefill) : t.prefill;
+  auto wafers_of = [&](std::uint32_t n, bool passes) {
     std::vector<MeshWafer> wafers;
-    bool fits = true;
-    for (std::uint32_t i = 0; i < n && fits; ++i) {
+    for (std::uint32_t i = 0; i < n; ++i) {
       const compiler::Span layers = compiler::split(L, n, i);
       const Fit f = best_region(s, t.wafer, static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n, t.rows,
-                                t.columns, t.prefill);
-      fits = f.ok;
-      if (fits)
-        wafers.push_back(MeshWafer{f.region, static_cast<std::uint32_t>(layers.lo),
-                                   static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n, f.addrs});
+                                t.columns, pass, passes);
+      if (!f.ok) return std::vector<MeshWafer>{};
+      wafers.push_back(MeshWafer{f.region, static_cast<std::uint32_t>(layers.lo),
+                                 static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n, f.addrs});
     }
-    if (!fits) continue;
+    return wafers;
+  };
+  for (std::uint32_t n = 1; n <= std::min<std::uint32_t>(t.systems, L); ++n) {
+    // The prompt in one pass; where its blocks do not fit, in passes of as many tokens as the
+    // smallest region's shorter side (one token a block on every wafer).
+    std::vector<MeshWafer> wafers = wafers_of(n, false);
+    bool passes = false;
+    if (wafers.empty() && t.prefill && !t.prefill_chunk) {
+      wafers = wafers_of(n, true);
+      passes = !wafers.empty();
+    }
+    if (wafers.empty()) continue;
     p.wafers = std::move(wafers);
     p.prefill = t.prefill;
+    p.prefill_chunk = pass < t.prefill ? pass : 0;
+    if (passes) {
+      p.prefill_chunk = t.prefill;
+      for (const MeshWafer& w : p.wafers)
+        p.prefill_chunk = std::min<std::uint64_t>(p.prefill_chunk, std::min(w.region.rows, w.region.columns));
+      if (p.prefill_chunk == t.prefill) p.prefill_chunk = 0;
+    }
     for (const MeshWafer& w : p.wafers)
-      p.prefill_bytes = std::max(
-          p.prefill_bytes, prefill_bytes(s, tile_sizes(s, w.region.rows, w.region.columns), t.prefill,
-                                         std::min(w.region.rows, w.region.columns), w.head, buffer_alignment(t.wafer)));
+      p.prefill_bytes = std::max(p.prefill_bytes,
+                                 prefill_bytes(s, tile_sizes(s, w.region.rows, w.region.columns),
+                                               p.prefill_chunk ? p.prefill_chunk : t.prefill,
+                                               std::min(w.region.rows, w.region.columns), buffer_alignment(t.wafer)));
     p.link_bytes = n > 1 ? s.d * bytes_of(s.dtype) : 0;
     if (n > 1)
       p.link_cycles = static_cast<std::uint64_t>(std::ceil(static_cast<double>(p.link_bytes) * 8.0 / t.link_bits_per_s *
@@ -149,29 +173,36 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
                             "columns a layer) whose busiest PE holds its layers");
     return p;
   }
-  // Does not fit: the most every wafer would need at the whole wafer, for the most systems.
+  // Does not fit: the first wafer that does not, for the most systems, at the whole wafer (with
+  // a prefill: in passes, MeshGEMM's blocks of one token, the least it needs).
   const std::uint32_t n = std::min<std::uint32_t>(t.systems, L);
-  const compiler::Span layers = compiler::split(L, n, 0);
+  std::uint32_t i = 0;
+  while (i + 1 < n && best_region(s, t.wafer, static_cast<std::uint32_t>(compiler::split(L, n, i).size()), i == 0,
+                                  i + 1 == n, t.rows, t.columns, pass, !t.prefill_chunk)
+                          .ok)
+    ++i;
+  const compiler::Span layers = compiler::split(L, n, i);
   const std::uint32_t R = t.rows ? t.rows : t.wafer.height(), C = t.rows ? t.columns : t.wafer.width();
-  const Addrs a = plan_addrs(s, tile_sizes(s, R, C), static_cast<std::uint32_t>(layers.size()), true, n == 1,
+  const Addrs a = plan_addrs(s, tile_sizes(s, R, C), static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n,
                              buffer_alignment(t.wafer));
+  const std::uint64_t least = t.prefill_chunk ? pass : std::min<std::uint64_t>(t.prefill, std::min(R, C));
   const std::uint64_t blocks =
-      t.prefill ? prefill_bytes(s, tile_sizes(s, R, C), t.prefill, std::min(R, C), n == 1, buffer_alignment(t.wafer))
-                : 0;
+      t.prefill ? prefill_bytes(s, tile_sizes(s, R, C), least, std::min(R, C), buffer_alignment(t.wafer)) : 0;
   const std::uint64_t need = a.end + blocks, cap = t.wafer.sram_bytes();
   const std::string prefill =
-      t.prefill ? fmt::format(", the prefill's MeshGEMM blocks of {} tokens {} B", t.prefill, blocks) : std::string();
+      t.prefill ? fmt::format(", the prefill's MeshGEMM blocks in passes of {} tokens {} B", least, blocks)
+                : std::string();
   const std::string shortfall =
       need > cap
           ? fmt::format("but has {} B: short by {} B", cap, need - cap)
           : fmt::format("of its {} B, but the prefill's MeshGEMM takes a region at most twice as long as wide", cap);
   throw sim::InputError(fmt::format(
       "model '{}' does not fit the mesh placement on {} system{} of this platform: {} parameters ({} at {} bytes "
-      "each); with layers {}..{} on the first wafer's {} x {} PEs its busiest PE needs {} B (weights {} B, KV "
+      "each); with layers {}..{} on wafer {}'s {} x {} PEs its busiest PE needs {} B (weights {} B, KV "
       "caches of {} positions {} B, activations {} B{}) {}",
       model.name, n, n == 1 ? "" : "s", s.parameters(),
       units::format(units::DataSize::from_bytes(s.parameters() * bytes_of(s.dtype))), bytes_of(s.dtype), layers.lo,
-      layers.hi - 1, R, C, need, a.weights, s.capacity, a.caches, a.activations, prefill, shortfall));
+      layers.hi - 1, i, R, C, need, a.weights, s.capacity, a.caches, a.activations, prefill, shortfall));
 }
 
 }  // namespace wafersim::models::mesh

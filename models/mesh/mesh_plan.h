@@ -26,6 +26,9 @@ struct MeshTarget {
   // holds the GEMM's blocks, or where none does the shortest collectives among the regions at
   // most twice as long as wide that hold them (0: no prefill).
   std::uint64_t prefill = 0;
+  // The prefill in passes of this many prompt tokens (MeshPrefill's chunks; 0: one pass, or
+  // where its blocks do not fit, passes of MeshGEMM's blocks of one token).
+  std::uint64_t prefill_chunk = 0;
 };
 
 struct MeshWafer {
@@ -40,7 +43,10 @@ struct MeshPlan {
   std::uint32_t systems = 1;        // available
   std::uint64_t prefill = 0;        // prompt tokens the regions hold the prefill's blocks for
   std::uint32_t prefill_bytes = 0;  // those blocks on the busiest PE (after addrs.end)
-  std::vector<MeshWafer> wafers;    // used, in pipeline order
+  // Where the prompt's blocks do not fit in one pass: the prefill in passes of this many tokens
+  // (the shorter side of the smallest region: MeshGEMM's blocks of one token); 0: one pass.
+  std::uint64_t prefill_chunk = 0;
+  std::vector<MeshWafer> wafers;  // used, in pipeline order
   std::uint64_t sram_capacity = 0;
   // The residual stream crossing to the next wafer per token: bytes and cycles over the link.
   std::uint64_t link_bytes = 0, link_cycles = 0;

@@ -20,17 +20,18 @@ const char* to_string(PrefillPer p) {
   return "?";
 }
 
-std::vector<GroupSample> all_groups(std::uint64_t tokens, std::uint32_t group) {
+std::vector<GroupSample> all_groups(std::uint64_t tokens, std::uint32_t group, std::uint64_t base) {
   if (tokens == 0 || group == 0) throw std::logic_error("all_groups: a prompt and a group");
   std::vector<GroupSample> v;
   for (std::uint64_t lo = 0; lo < tokens; lo += group)
-    v.push_back({lo, static_cast<std::uint32_t>(std::min<std::uint64_t>(group, tokens - lo)), 1});
+    v.push_back({base + lo, static_cast<std::uint32_t>(std::min<std::uint64_t>(group, tokens - lo)), 1});
   return v;
 }
 
-std::vector<GroupSample> sample_groups(std::uint64_t tokens, std::uint32_t group, std::uint32_t columns) {
+std::vector<GroupSample> sample_groups(std::uint64_t tokens, std::uint32_t group, std::uint32_t columns,
+                                       std::uint64_t base) {
   if (columns == 0) throw std::logic_error("sample_groups: a region");
-  const std::vector<GroupSample> all = all_groups(tokens, group);
+  const std::vector<GroupSample> all = all_groups(tokens, group, base);
   auto depth = [&](const GroupSample& g) { return (g.first + g.tokens - 1) / columns; };
   std::vector<GroupSample> v;
   for (std::size_t lo = 0; lo < all.size();) {
@@ -50,7 +51,7 @@ std::vector<GroupSample> sample_groups(std::uint64_t tokens, std::uint32_t group
 
 MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
                          std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
-                         bool products_only, bool sampled, std::uint32_t group)
+                         bool products_only, bool sampled, std::uint32_t group, std::uint64_t chunk)
     : target_(target),
       layout_(std::move(layout)),
       prompt_(std::move(prompt)),
@@ -67,9 +68,21 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
     if (t >= l.shape().vocabulary) throw std::logic_error("MeshPrefill: a token beyond the vocabulary");
   if (group == 0) throw std::logic_error("MeshPrefill: groups of at least one token");
   const std::uint64_t P = prompt_.size();
-  group_ = prefill_group(l, P, target_.sram_bytes(), group);
+  chunk_ = chunk == 0 || chunk > P ? P : chunk;
+  // Every chunk's group buffers fit where the first full chunk's do at the prompt's end: its
+  // blocks are the largest and the cache the deepest.
+  group_ = prefill_group(l, PromptChunk{P - chunk_, chunk_}, target_.sram_bytes(), group);
+  for (std::uint64_t base = 0; base < P; base += chunk_)
+    add_chunk(PromptChunk{base, std::min(chunk_, P - base)}, simulated, sampled);
+}
+
+void MeshPrefill::add_chunk(PromptChunk c, std::uint32_t simulated, bool sampled) {
+  const MeshLayout& l = *layout_;
+  const std::uint64_t P = prompt_.size();
   const std::uint32_t C = l.region().columns;
-  const std::vector<GroupSample> groups = sampled ? sample_groups(P, group_, C) : all_groups(P, group_);
+  const std::vector<GroupSample> groups =
+      sampled ? sample_groups(c.tokens, group_, C, c.base) : all_groups(c.tokens, group_, c.base);
+  chunk_now_ = c;
   using K = PrefillStepId::Kind;
   // Over each group: its embedding (on the first wafer), then the first layer's norm and the
   // move of its result into q/k/v's block.
@@ -88,8 +101,8 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
     // After the last simulated layer, the last prompt token's output on every PE (what the
     // head, or the next wafer, takes: once a wafer); then, while a layer follows on this
     // wafer, the layer's output straight into its first norm.
-    if (i + 1 == simulated) {
-      PrefillStepId out{K::Output, Gemv::Down, i, prompt_.size() - 1};
+    if (i + 1 == simulated && c.end() == P) {
+      PrefillStepId out{K::Output, Gemv::Down, i, P - 1};
       out.per = PrefillPer::Wafer;
       add_blocks(out);
     }
@@ -110,16 +123,22 @@ void MeshPrefill::add_groups(const std::vector<GroupSample>& groups, const std::
       s.group = g.tokens;
       s.count = g.count;
       s.per = per;
+      s.base = chunk_now_.base;
+      s.chunk = chunk_now_.tokens;
       steps_.push_back(s);
     }
 }
 
 void MeshPrefill::add_blocks(PrefillStepId s) {
+  s.base = chunk_now_.base;
+  s.chunk = chunk_now_.tokens;
   if (!products_only_) steps_.push_back(s);
 }
 
 void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer) {
   PrefillStepId s{PrefillStepId::Kind::Gemm, g, layer, 0, 1};
+  s.base = chunk_now_.base;
+  s.chunk = chunk_now_.tokens;
   if (gemm_steps_ < layout_->gemm_positions()) steps_.push_back(s);
   s.steps = gemm_steps_;
   steps_.push_back(s);
@@ -128,32 +147,33 @@ void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer) {
 MeshStep MeshPrefill::step(std::size_t i, bool code) const {
   const PrefillStepId& s = steps_.at(i);
   const MeshLayout& l = *layout_;
-  const std::uint64_t P = prompt_.size();
+  const PromptChunk c{s.base, s.chunk};
+  const std::uint64_t n = s.chunk;
   switch (s.kind) {
     case PrefillStepId::Kind::Embed:
-      return embedding_group_step(l, target_, prompt_, group_, s.token, s.group, code);
+      return embedding_group_step(l, target_, prompt_, c, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Ln1:
-      return rmsnorm_group_step(l, target_, P, group_, s.token, s.group, code);
+      return rmsnorm_group_step(l, target_, c, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Block:
-      return block_group_step(l, target_, Gemv::Qkv, 0, P, group_, s.token, s.group, code);
+      return block_group_step(l, target_, Gemv::Qkv, 0, c, group_, s.token, s.group, code);
     case PrefillStepId::Kind::QkvUnblock:
-      return qkv_unblock_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
+      return qkv_unblock_group_step(l, target_, s.layer, c, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Attn:
-      return attention_group_step(l, target_, s.layer, P, group_, s.token, s.group, code);
+      return attention_group_step(l, target_, s.layer, c, group_, s.token, s.group, code);
     case PrefillStepId::Kind::OBlock:
-      return block_group_step(l, target_, Gemv::O, s.layer, P, group_, s.token, s.group, code);
+      return block_group_step(l, target_, Gemv::O, s.layer, c, group_, s.token, s.group, code);
     case PrefillStepId::Kind::Gemm:
-      return gemm_step(l, target_, s.g, s.layer, P, s.steps, code);
+      return gemm_step(l, target_, s.g, s.layer, n, s.steps, code);
     case PrefillStepId::Kind::SwigluBlocks:
-      return swiglu_blocks_step(l, target_, s.layer, P, code);
+      return swiglu_blocks_step(l, target_, s.layer, n, code);
     case PrefillStepId::Kind::Output: {
-      MeshStep out = unblock_step(l, target_, s.g, s.layer, P, s.token, code);
+      MeshStep out = unblock_step(l, target_, s.g, s.layer, n, s.token - s.base, code);
       out.name = fmt::format("prefill.h{}.output", s.layer);
       out.kernel = "output";
       return out;
     }
     case PrefillStepId::Kind::NormBlocks:
-      return norm_blocks_step(l, target_, s.g, s.layer, P, code);
+      return norm_blocks_step(l, target_, s.g, s.layer, n, code);
   }
   throw std::logic_error("MeshPrefill::step: an unknown step");
 }

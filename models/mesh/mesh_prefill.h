@@ -45,7 +45,8 @@ struct PrefillStepId {
   // Tokens or groups whose steps it stands for (all but Gemm; 1 unless sampled).
   std::uint64_t count = 1;
   PrefillPer per = PrefillPer::Layer;
-  std::uint32_t group = 1;  // a group's tokens from `token` on
+  std::uint32_t group = 1;            // a group's tokens from `token` on
+  std::uint64_t base = 0, chunk = 0;  // its chunk: prompt tokens [base, base + chunk)
 };
 
 // A group of consecutive prompt tokens whose steps a sampled prefill simulates, and how many
@@ -55,16 +56,16 @@ struct GroupSample {
   std::uint32_t tokens = 1;
   std::uint64_t count = 1;
 };
-// The sample of a prompt of `tokens` tokens cut into groups of `group` (the last one shorter)
-// on a region of `columns` columns. A group's steps differ from another's in the depth of
-// the attention's cache (its busiest column holds last / columns + 1 positions, the group's
-// last token included), in the columns its tokens are appended on and in the PEs that hold
-// their GEMM blocks; so each run of groups of one depth is sampled at its first and last
-// group, the first half of the run counted at the first's cycles, the rest at the last's.
-// Contract: tokens, group, columns >= 1.
-std::vector<GroupSample> sample_groups(std::uint64_t tokens, std::uint32_t group, std::uint32_t columns);
+// The sample of a prompt of `tokens` tokens (from position `base` on) cut into groups of
+// `group` (the last one shorter) on a region of `columns` columns. A group's steps differ from another's in the depth
+// of the attention's cache (its busiest column holds last / columns + 1 positions, the group's last token included), in
+// the columns its tokens are appended on and in the PEs that hold their GEMM blocks; so each run of groups of one depth
+// is sampled at its first and last group, the first half of the run counted at the first's cycles, the rest at the
+// last's. Contract: tokens, group, columns >= 1.
+std::vector<GroupSample> sample_groups(std::uint64_t tokens, std::uint32_t group, std::uint32_t columns,
+                                       std::uint64_t base = 0);
 // Every group, each standing for itself.
-std::vector<GroupSample> all_groups(std::uint64_t tokens, std::uint32_t group);
+std::vector<GroupSample> all_groups(std::uint64_t tokens, std::uint32_t group, std::uint64_t base = 0);
 
 class MeshPrefill {
  public:
@@ -79,16 +80,21 @@ class MeshPrefill {
   // `group`: attention's groups hold at most this many tokens (fewer when their buffers do
   // not fit the SRAM: prefill_group). `sampled`: the steps of sample_groups' groups only, each
   // standing for its run (for timing: the cache then holds the sampled groups' keys and values
-  // only).
+  // only). `chunk` (0: the whole prompt): the prompt runs in passes of this many tokens
+  // (PromptChunk), each through every simulated layer before the next, so MeshGEMM's blocks
+  // hold ceil(chunk / N) tokens, not ceil(P / N); the last prompt token's output comes from
+  // the last pass.
   MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
               std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
-              bool products_only = false, bool sampled = false, std::uint32_t group = kDefaultGroup);
+              bool products_only = false, bool sampled = false, std::uint32_t group = kDefaultGroup,
+              std::uint64_t chunk = 0);
   static constexpr std::uint32_t kDefaultGroup = 64;
 
   [[nodiscard]] const std::vector<PrefillStepId>& steps() const { return steps_; }
   [[nodiscard]] const std::vector<std::uint64_t>& prompt() const { return prompt_; }
   [[nodiscard]] std::uint32_t gemm_steps() const { return gemm_steps_; }
   [[nodiscard]] std::uint32_t group() const { return group_; }
+  [[nodiscard]] std::uint64_t chunk() const { return chunk_; }  // tokens a pass (the last may be fewer)
   // Step i with its programs (or only its work and bound).
   [[nodiscard]] MeshStep step(std::size_t i, bool code = true) const;
 
@@ -98,10 +104,13 @@ class MeshPrefill {
                   PrefillPer per = PrefillPer::Layer);
   void add_blocks(PrefillStepId s);  // once, over the blocks
   void add_gemm(Gemv g, std::uint32_t layer);
+  void add_chunk(PromptChunk c, std::uint32_t simulated, bool sampled);  // one pass's steps
   compiler::Target target_;
   std::shared_ptr<const MeshLayout> layout_;
   std::vector<std::uint64_t> prompt_;
   std::uint32_t gemm_steps_ = 1, group_ = 1;
+  std::uint64_t chunk_ = 0;
+  PromptChunk chunk_now_{0};  // the pass add_chunk is adding
   bool products_only_ = false;
   std::vector<PrefillStepId> steps_;
 };

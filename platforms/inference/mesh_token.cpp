@@ -73,7 +73,7 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
   const std::uint32_t N = l.gemm_n();
   const std::uint32_t m = o.check || o.gemm_steps == 0 || o.gemm_steps >= N ? N : o.gemm_steps;
   const mesh::MeshPrefill prefill(t, layout, prompt_of(l.shape(), o.prefill), layers, m, o.prefill_products,
-                                  o.prefill_sampled, o.prefill_group);
+                                  o.prefill_sampled, o.prefill_group, o.prefill_chunk);
   out.prefill_group = prefill.group();
   const auto& ids = prefill.steps();
   const MeshRunResult r = sim.run_steps(
@@ -94,7 +94,7 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
     }
     if (ids[i].steps != m) continue;
     MeshPrefillStep p;
-    const mesh::MeshStep full = mesh::gemm_step(l, t, ids[i].g, ids[i].layer, o.prefill, N, false);
+    const mesh::MeshStep full = mesh::gemm_step(l, t, ids[i].g, ids[i].layer, ids[i].chunk, N, false);
     p.name = full.name;
     p.layer = ids[i].layer;
     p.steps = N;
@@ -173,7 +173,9 @@ MeshTokenSimulation::MeshTokenSimulation(const PlatformSpec& spec, const models:
   target_.rows = o.rows;
   target_.columns = o.columns;
   target_.prefill = o.prefill;
+  target_.prefill_chunk = o.prefill_chunk;
   plan_ = mesh::plan_mesh(model, target_);
+  o_.prefill_chunk = plan_.prefill_chunk;
   const mesh::DecoderShape& s = plan_.shape;
   if (o.position >= s.capacity)
     throw sim::InputError(
@@ -256,7 +258,9 @@ MeshWaferRun MeshTokenSimulation::run_sim(WaferSim& w, const StepDone& done) con
   if (o.prefill) {
     run_prefill(run, *w.sim, w.layout, w.decode->target(), run.simulated_layers, o, image, done);
     image = {};  // placed before the prefill
-    if (o.check) w.cache = mesh::expect_prefill(l, w.weights, prompt_of(s, o.prefill), run.simulated_layers).cache;
+    if (o.check)
+      w.cache =
+          mesh::expect_prefill(l, w.weights, prompt_of(s, o.prefill), run.simulated_layers, o.prefill_chunk).cache;
   }
   run.run = w.sim->run(image, done);
   run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -376,6 +380,7 @@ MeshToken MeshTokenSimulation::run(const StepDone& done, sim::parallel::Transpor
   }
   t.only_wafer = o_.wafer;
   t.prefill_tokens = o_.prefill;
+  t.prefill_chunk = o_.prefill_chunk ? o_.prefill_chunk : o_.prefill;
   t.prefill_sampled = o_.prefill_sampled && !o_.prefill_products;
   // The links the token crosses: between every pair of wafers, or out of this one.
   const std::size_t n = plan_.wafers.size();

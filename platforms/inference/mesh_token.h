@@ -47,6 +47,9 @@ struct MeshTokenOptions {
   // Attention's groups of prompt tokens hold at most this many (fewer where their buffers do
   // not fit a PE's SRAM; models/mesh/mesh_prefill.h).
   std::uint32_t prefill_group = models::mesh::MeshPrefill::kDefaultGroup;
+  // The prefill in passes of this many prompt tokens (models/mesh/mesh_prefill.h; 0: the
+  // plan's, one pass unless MeshGEMM's blocks of the whole prompt do not fit).
+  std::uint64_t prefill_chunk = 0;
   // Each distinct region built, run and freed in a process of its own, one after the other
   // (wafer_process.h): the run's peak memory is one wafer's, not one per region. Contract:
   // no SystemC simulation has started in this process.
@@ -101,6 +104,7 @@ struct MeshToken {
   std::uint64_t prefill_tokens = 0, prefill_gemm_cycles = 0, prefill_other_cycles = 0, prefill_cycles = 0;
   bool prefill_sampled = false;     // MeshTokenOptions::prefill_sampled
   std::uint32_t prefill_group = 0;  // the largest of the runs' groups
+  std::uint64_t prefill_chunk = 0;  // tokens a pass of the prefill (prefill_tokens: one pass)
   [[nodiscard]] std::uint64_t cycles() const { return embed_cycles + layer_cycles + head_cycles + link_cycles; }
 };
 

@@ -31,6 +31,7 @@ struct CompileCommand {
   std::string emit;
   std::uint64_t prompt = 0;
   std::uint64_t prefill = 0;
+  std::uint64_t prefill_chunk = 0;
   std::string mesh_region;
 
   // `compile PLATFORM --model MODEL`, or the older `compile MODEL [--platform PLATFORM]`.
@@ -88,6 +89,8 @@ struct CompileCommand {
     auto t = platforms::inference::mesh_target(loaded.spec);
     if (!mesh_region.empty()) std::tie(t.rows, t.columns) = parse_mesh_region(mesh_region);
     t.prefill = prefill;
+    if (prefill_chunk && !prefill) throw sim::InputError("--mesh-prefill-chunk: passes of a prefill (add --prefill P)");
+    t.prefill_chunk = prefill_chunk;
     if (prefill >= m.spec.sequence)
       throw sim::InputError(fmt::format(
           "--prefill: expected fewer prompt tokens than the KV cache's {} positions (the model's sequence), found {}",
@@ -146,6 +149,12 @@ void add_compile_command(CLI::App& app) {
   sub->add_option("--prefill", cmd->prefill,
                   "with --placement mesh: plan a region (at most twice as long as wide) for a prefill of N prompt "
                   "tokens and give its products' bounds (MeshGEMM)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  sub->add_option("--mesh-prefill-chunk", cmd->prefill_chunk,
+                  "with --prefill: plan for the prompt in passes of N tokens (MeshGEMM's blocks of ceil(N / side) "
+                  "tokens); default: one pass, or passes of the region's shorter side where the whole prompt's "
+                  "blocks do not fit")
       ->type_name("N")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   sub->add_option("--mesh-region", cmd->mesh_region,

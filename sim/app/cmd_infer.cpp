@@ -107,6 +107,13 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
       ->type_name("G")
       ->check(CLI::Range(1u, 4096u))
       ->group(group);
+  cmd.add_option("--mesh-prefill-chunk", mesh_prefill_chunk,
+                 "with --prefill: run the prompt in passes of N tokens, each through every layer before the next "
+                 "(MeshGEMM's blocks then hold ceil(N / side) tokens, not the whole prompt's share); default: one "
+                 "pass, or where the whole prompt's blocks do not fit, passes of the region's shorter side")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+      ->group(group);
   cmd.add_option("--mesh-prefill-tokens", mesh_prefill_tokens,
                  "with --prefill --timing-only: the prompt's groups whose steps are simulated (and the tokens of "
                  "the wafer's input, token by token): all; or sampled, the first and last group of each depth of "
@@ -251,6 +258,9 @@ struct Inference {
           "--timing-only)");
     o.prefill_sampled = a.mesh_prefill_tokens == "sampled";
     o.prefill_group = a.mesh_prefill_group;
+    if (a.mesh_prefill_chunk && !a.prefill)
+      throw sim::InputError("--mesh-prefill-chunk: passes of a prefill (add --prefill P)");
+    o.prefill_chunk = a.mesh_prefill_chunk;
     if (a.mesh_layers == "all") {
       o.layers = 0;
     } else {

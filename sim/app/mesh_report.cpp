@@ -59,19 +59,21 @@ std::vector<MeshStep> bounds_of(const MeshPlan& p, const models::compiler::Targe
   // blocks between them.
   using models::mesh::Gemv;
   if (p.prefill && w.layers && l.gemm_positions()) {
+    // A pass of the prompt (the whole prompt, or a full pass ending at the prompt's end).
+    const std::uint64_t n = p.prefill_chunk ? p.prefill_chunk : p.prefill;
+    const models::mesh::PromptChunk c{p.prefill - n, n};
     for (auto g : {Gemv::Qkv, Gemv::O, Gemv::GateUp, Gemv::Down})
-      v.push_back(models::mesh::gemm_step(l, t, g, 0, p.prefill, l.gemm_positions(), false));
-    v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::O, 0, p.prefill, false));
-    v.push_back(models::mesh::swiglu_blocks_step(l, t, 0, p.prefill, false));
-    if (w.layers > 1) v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::Down, 0, p.prefill, false));
+      v.push_back(models::mesh::gemm_step(l, t, g, 0, n, l.gemm_positions(), false));
+    v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::O, 0, n, false));
+    v.push_back(models::mesh::swiglu_blocks_step(l, t, 0, n, false));
+    if (w.layers > 1) v.push_back(models::mesh::norm_blocks_step(l, t, Gemv::Down, 0, n, false));
     // Attention's last group (the deepest cache) and its moves.
-    const std::uint32_t g =
-        models::mesh::prefill_group(l, p.prefill, t.sram_bytes(), models::mesh::MeshPrefill::kDefaultGroup);
-    const std::uint64_t first = (p.prefill - 1) / g * g;
+    const std::uint32_t g = models::mesh::prefill_group(l, c, t.sram_bytes(), models::mesh::MeshPrefill::kDefaultGroup);
+    const std::uint64_t first = c.base + (n - 1) / g * g;
     const auto count = static_cast<std::uint32_t>(p.prefill - first);
-    v.push_back(models::mesh::qkv_unblock_group_step(l, t, 0, p.prefill, g, first, count, false));
-    v.push_back(models::mesh::attention_group_step(l, t, 0, p.prefill, g, first, count, false));
-    v.push_back(models::mesh::block_group_step(l, t, Gemv::O, 0, p.prefill, g, first, count, false));
+    v.push_back(models::mesh::qkv_unblock_group_step(l, t, 0, c, g, first, count, false));
+    v.push_back(models::mesh::attention_group_step(l, t, 0, c, g, first, count, false));
+    v.push_back(models::mesh::block_group_step(l, t, Gemv::O, 0, c, g, first, count, false));
   }
   return v;
 }
@@ -106,6 +108,7 @@ nlohmann::ordered_json mesh_plan_json(const MeshPlan& p, const models::compiler:
   j["link_bytes_per_token"] = p.link_bytes;
   j["link_cycles_per_token"] = p.link_cycles;
   j["position"] = position;
+  if (p.prefill) j["prefill"] = {{"tokens", p.prefill}, {"pass_tokens", p.prefill_chunk ? p.prefill_chunk : p.prefill}};
   auto kernels = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < p.wafers.size(); ++i)
     for (const auto& s : bounds_of(p, t, i, position))
@@ -139,10 +142,11 @@ void print_mesh_plan(std::ostream& out, const MeshPlan& p, const models::compile
       "  kernels     bounds of a decode token at position {}{} (cycles; the roofline's largest term, "
       "and the collectives' latency)\n",
       position,
-      p.prefill ? fmt::format(" and of the prefill's products, steps over the blocks and last attention group for {} "
-                              "tokens",
-                              p.prefill)
-                : std::string());
+      p.prefill
+          ? fmt::format(" and of the prefill's products, steps over the blocks and last attention group for {} "
+                        "tokens{}",
+                        p.prefill, p.prefill_chunk ? fmt::format(" in passes of {}", p.prefill_chunk) : std::string())
+          : std::string());
   for (std::size_t i = 0; i < p.wafers.size(); ++i)
     for (const auto& s : bounds_of(p, t, i, position))
       out << fmt::format("    wafer {} {:18} {:13} roofline {:7} ({:7}), latency {:6}\n", i, s.name, s.kernel,
@@ -239,6 +243,7 @@ nlohmann::ordered_json mesh_token_json(const MeshToken& t, const models::ModelSp
                      "between vectors and blocks over groups of tokens; the embedding and the first norm token by "
                      "token"},
                     {"group", t.prefill_group},
+                    {"pass_tokens", t.prefill_chunk},
                     {"tokens_sampled", t.prefill_sampled},
                     {"gemm_cycles", t.prefill_gemm_cycles},
                     {"other_cycles", t.prefill_other_cycles},
@@ -298,6 +303,9 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
     if (t.prefill_group)
       out << fmt::format("  attention   over groups of {} prompt token{} at once\n", t.prefill_group,
                          t.prefill_group == 1 ? "" : "s");
+    if (t.prefill_chunk < t.prefill_tokens)
+      out << fmt::format("  passes      the prompt in passes of {} tokens, each through every layer before the next\n",
+                         t.prefill_chunk);
     if (t.prefill_sampled)
       out << "  sampled     the steps of the first and last attention group (and wafer input token) of each "
              "cache depth simulated; each other takes the nearer of the two's cycles\n";

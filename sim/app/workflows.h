@@ -63,6 +63,7 @@ struct InferArgs {
   bool mesh_prefill_products = false;       // mesh placement: the prefill's products only
   std::uint32_t mesh_prefill_group = 64;    // mesh placement: most tokens in the prefill's attention groups
   std::string mesh_prefill_tokens = "all";  // mesh placement: the prefill's token-by-token steps, all or sampled
+  std::uint64_t mesh_prefill_chunk = 0;     // mesh placement: prompt tokens a pass of the prefill (0: the plan's)
   void add(CLI::App& cmd, const std::string& group);
   [[nodiscard]] bool any() const { return prompt_len || decode_tokens || token_by_token || pipeline; }
 };

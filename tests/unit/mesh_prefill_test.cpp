@@ -225,7 +225,7 @@ TEST(MeshGemm, TwiceAsWideIsAllPairsAlongRows) { expect_gemm_matches(3, Gemv::Qk
 std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n, std::uint64_t tokens,
                                                                 std::uint32_t group = mesh::MeshPrefill::kDefaultGroup,
                                                                 std::uint32_t queue_depth = 0,
-                                                                std::uint32_t columns = 0) {
+                                                                std::uint32_t columns = 0, std::uint64_t chunk = 0) {
   const std::uint64_t token = 17;
   Rig rig(n, false, tokens, token, queue_depth, columns);
   const auto& l = *rig.layout;
@@ -233,13 +233,14 @@ std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n,
   const auto weights = mesh::random_weights(l.shape(), 2, 7);
   std::vector<std::uint64_t> prompt;
   for (std::uint64_t i = 0; i < tokens; ++i) prompt.push_back((3 + 7 * i) % l.shape().vocabulary);
-  const mesh::MeshPrefill prefill(rig.target, rig.layout, prompt, 2, l.gemm_positions(), false, false, group);
-  EXPECT_EQ(prefill.group(), std::min<std::uint64_t>(group, tokens));
+  const mesh::MeshPrefill prefill(rig.target, rig.layout, prompt, 2, l.gemm_positions(), false, false, group, chunk);
+  EXPECT_EQ(prefill.group(), std::min<std::uint64_t>(group, prefill.chunk()));
+  EXPECT_EQ(prefill.chunk(), chunk ? std::min(chunk, tokens) : tokens);
   const auto empty = mesh::random_cache(l.shape(), 2, 0, 0);
   const auto pre = rig.sim->run_steps(
       prefill.steps().size(), [&](std::size_t i) { return prefill.step(i); },
       [&](std::uint32_t r, std::uint32_t c) { return mesh::pe_image(l, weights, empty, 0, {}, r, c); });
-  const auto want_pre = mesh::expect_prefill(l, weights, prompt, 2);
+  const auto want_pre = mesh::expect_prefill(l, weights, prompt, 2, chunk);
   int mismatches = 0, compared = 0;
   auto check = [&](std::uint64_t got, std::uint64_t want, const std::string& what) {
     ++compared;
@@ -348,9 +349,50 @@ TEST(MeshPrefill, AttendsTokenByTokenInGroupsOfOne) { expect_prefill_then_decode
 TEST(MeshPrefill, TallRegion) { expect_prefill_then_decode(6, 9, 4, 0, 4); }
 TEST(MeshPrefill, WideRegion) { expect_prefill_then_decode(4, 11, 3, 0, 7); }
 TEST(MeshPrefill, TallRegionMovesOnePositionATask) { expect_prefill_then_decode(7, 13, 4, 1, 4); }
+// A prompt in passes (chunks): 13 tokens in passes of 5, 5 and 3 on 4 x 4 (MeshGEMM's blocks
+// of 2, 2 and 1 token), each pass through both layers before the next attends to its cache;
+// groups of 2 (a pass's last group short); and passes of one token each.
+TEST(MeshPrefill, PassesOfAChunkedPrompt) {
+  const auto cycles = expect_prefill_then_decode(4, 13, 2, 0, 0, 5);
+  // A pass of g groups: the input's 3 steps a group, each of the 2 layers' 4 products, 2 steps
+  // over the blocks and 3 a group, the norm between the layers: 9 g + 13; then the output.
+  EXPECT_EQ(cycles.at("steps"), (9u * 3 + 13) * 2 + (9u * 2 + 13) + 1);
+}
+TEST(MeshPrefill, PassesOfOneToken) { expect_prefill_then_decode(5, 4, 64, 0, 4, 1); }
 
 // `infer --prefill` functional: the prefill and the decode token as one run, the token's
 // output and logits checked against the host's causal forward over the prompt and the token.
+// `infer --mesh-prefill-chunk 4`: 6 tokens in passes of 4 and 2, functional; the products and
+// the steps over the blocks run once a pass, the groups' steps once a group of a pass.
+TEST(MeshPrefill, InferRunsThePromptInPassesWhenAsked) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 6;
+  o.token = 5;
+  o.layers = 0;
+  o.check = true;
+  o.rows = o.columns = 4;
+  o.prefill_chunk = 4;
+  sim::stats::Group root("");
+  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, platforms::BuildOptions{}, root);
+  const auto t = s.run();
+  ASSERT_EQ(t.runs.size(), 1u);
+  const auto& r = t.runs[0];
+  EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
+  EXPECT_EQ(r.compared, 16u * 4 + 16u * 10);
+  EXPECT_EQ(t.prefill_chunk, 4u);
+  EXPECT_EQ(t.prefill_group, 4u);
+  EXPECT_EQ(r.prefill.size(), 16u);  // 4 products of 2 layers, twice
+  std::map<std::string, std::uint64_t> steps;
+  for (const auto& k : r.prefill_kernels) steps[k.kernel + "/" + mesh::to_string(k.per)] = k.steps;
+  const std::map<std::string, std::uint64_t> want{
+      {"embedding/wafer", 2},     {"rmsnorm/wafer", 2},     {"block/wafer", 2},
+      {"block/layer", 4},         {"unblock/layer", 4},     {"attention/layer", 4},
+      {"swiglu_blocks/layer", 4}, {"norm_blocks/layer", 4}, {"norm_blocks/between layers", 2},
+      {"output/wafer", 1}};
+  EXPECT_EQ(steps, want);
+}
+
 TEST(MeshPrefill, InferRunsThePrefillThenTheTokenFunctionally) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;

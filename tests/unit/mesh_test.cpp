@@ -440,6 +440,24 @@ TEST(MeshPlan, APrefillTakesTheSmallestSquareElseARectangleAtMostTwiceAsLongAsWi
   EXPECT_EQ(q.wafers[0].region.columns, 5u);
 }
 
+TEST(MeshPlan, APromptWhoseBlocksDoNotFitRunsInPasses) {
+  // Seven wide layers on a tiny wafer with a prompt of 20 tokens: MeshGEMM's blocks of the
+  // whole prompt (3 tokens) do not fit beside them on the whole 8 x 8 wafer, blocks of one token
+  // (passes of 8 tokens) do.
+  auto t = tiny_target("tiny");
+  t.prefill = 20;
+  const auto p = models::mesh::plan_mesh(wide_llama(7), t);
+  ASSERT_EQ(p.wafers.size(), 1u);
+  EXPECT_EQ(p.wafers[0].region.rows, 8u);
+  EXPECT_EQ(p.wafers[0].region.columns, 8u);
+  EXPECT_EQ(p.prefill_chunk, 8u);
+  EXPECT_LE(p.wafers[0].addrs.end + p.prefill_bytes, p.sram_capacity);
+  t.prefill_chunk = 20;  // one pass, asked for: it does not fit
+  EXPECT_THROW(models::mesh::plan_mesh(wide_llama(7), t), sim::InputError);
+  t.prefill_chunk = 4;  // passes asked for: taken as they are
+  EXPECT_EQ(models::mesh::plan_mesh(wide_llama(7), t).prefill_chunk, 4u);
+}
+
 TEST(MeshPlan, APrefillTooLargeCountsItsBlocksInTheShortfall) {
   auto t = tiny_target("tiny");
   t.prefill = 40;
@@ -448,16 +466,20 @@ TEST(MeshPlan, APrefillTooLargeCountsItsBlocksInTheShortfall) {
     FAIL() << "no error";
   } catch (const sim::InputError& e) {
     const std::string m = e.what();
-    // The whole 8 x 8 wafer: 5 blocks of 8 tokens.
+    // The whole 8 x 8 wafer (one wafer: the first and the last), in passes of 8 tokens, the
+    // least the prefill needs: MeshGEMM's blocks of one token.
     const auto s = models::mesh::decoder_shape(wide_llama(8));
-    const std::uint32_t blocks = models::mesh::prefill_bytes(s, models::mesh::tile_sizes(s, 8, 8), 40, 8, true,
+    const std::uint32_t blocks = models::mesh::prefill_bytes(s, models::mesh::tile_sizes(s, 8, 8), 8, 8,
                                                              models::mesh::buffer_alignment(t.wafer));
     EXPECT_GT(blocks, 0u);
-    EXPECT_NE(m.find(fmt::format("its busiest PE needs {} B (weights 50240 B, KV caches of 64 positions 1536 B, "
-                                 "activations 1152 B, the prefill's MeshGEMM blocks of 40 tokens {} B) but has 49152 "
-                                 "B: short by {} B",
-                                 52928 + blocks, blocks, 52928 + blocks - 49152)),
-              std::string::npos)
+    EXPECT_NE(
+        m.find(fmt::format(
+            "on wafer 0's 8 x 8 PEs its busiest PE needs {} B (weights 50240 B, KV caches of 64 positions 1536 B, "
+            "activations 1152 B, the prefill's MeshGEMM blocks in passes of 8 tokens {} B) but "
+            "has 49152 "
+            "B: short by {} B",
+            52928 + blocks, blocks, 52928 + blocks - 49152)),
+        std::string::npos)
         << m;
   }
 }
