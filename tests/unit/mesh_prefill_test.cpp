@@ -360,11 +360,10 @@ TEST(MeshPrefill, PassesOfAChunkedPrompt) {
 }
 TEST(MeshPrefill, PassesOfOneToken) { expect_prefill_then_decode(5, 4, 64, 0, 4, 1); }
 
-// `infer --prefill` functional: the prefill and the decode token as one run, the token's
-// output and logits checked against the host's causal forward over the prompt and the token.
-// `infer --mesh-prefill-chunk 4`: 6 tokens in passes of 4 and 2, functional; the products and
-// the steps over the blocks run once a pass, the groups' steps once a group of a pass.
-TEST(MeshPrefill, InferRunsThePromptInPassesWhenAsked) {
+// `infer --prefill 6` on 4 x 4, functional (in passes of `chunk` tokens when not 0): the
+// prefill and the decode token as one run, the token's output and logits checked against the
+// host's causal forward over the prompt and the token.
+platforms::inference::MeshToken infer_prefill(std::uint64_t chunk) {
   const auto platform = platforms::load_platform("tiny");
   platforms::inference::MeshTokenOptions o;
   o.prefill = o.position = 6;
@@ -372,10 +371,16 @@ TEST(MeshPrefill, InferRunsThePromptInPassesWhenAsked) {
   o.layers = 0;
   o.check = true;
   o.rows = o.columns = 4;
-  o.prefill_chunk = 4;
+  o.prefill_chunk = chunk;
   sim::stats::Group root("");
   platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, platforms::BuildOptions{}, root);
-  const auto t = s.run();
+  return s.run();
+}
+
+// `infer --mesh-prefill-chunk 4`: 6 tokens in passes of 4 and 2; the products and the steps
+// over the blocks run once a pass, the groups' steps once a group of a pass.
+TEST(MeshPrefill, InferRunsThePromptInPassesWhenAsked) {
+  const auto t = infer_prefill(4);
   ASSERT_EQ(t.runs.size(), 1u);
   const auto& r = t.runs[0];
   EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
@@ -394,16 +399,7 @@ TEST(MeshPrefill, InferRunsThePromptInPassesWhenAsked) {
 }
 
 TEST(MeshPrefill, InferRunsThePrefillThenTheTokenFunctionally) {
-  const auto platform = platforms::load_platform("tiny");
-  platforms::inference::MeshTokenOptions o;
-  o.prefill = o.position = 6;
-  o.token = 5;
-  o.layers = 0;
-  o.check = true;
-  o.rows = o.columns = 4;
-  sim::stats::Group root("");
-  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, platforms::BuildOptions{}, root);
-  const auto t = s.run();
+  const auto t = infer_prefill(0);
   ASSERT_EQ(t.runs.size(), 1u);
   const auto& r = t.runs[0];
   EXPECT_EQ(r.mismatches, 0u) << r.first_mismatch;
