@@ -93,9 +93,14 @@ MeshLayout::MeshLayout(const DecoderShape& shape, const Region& region, std::uin
   // On a rectangle no more than twice as long as wide, the longer lines' ring takes as many
   // positions as the shorter lines have PEs (units of one or two PEs, ring.h).
   const std::uint32_t n = std::min(region.rows, region.columns);
-  const bool units = n >= 2 && std::max(region.rows, region.columns) <= 2ull * n;
+  const bool units = gemm_runs_on(region.rows, region.columns);
   column_ring_ = Ring(Axis::Column, region.rows, units ? n : region.rows, {15, 16, 17, 18}, kPairColor);
   row_ring_ = Ring(Axis::Row, region.columns, units ? n : region.columns, {19, 20, 21, 22}, kPairColor);
+}
+
+bool gemm_runs_on(std::uint32_t rows, std::uint32_t columns) {
+  const std::uint32_t n = std::min(rows, columns);
+  return rows == columns || (n >= 2 && std::max(rows, columns) <= 2ull * n);
 }
 
 std::uint32_t MeshLayout::gemm_n() const {

@@ -74,6 +74,10 @@ Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers
 std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n,
                             std::uint32_t align);
 
+// Whether MeshGEMM's rings run on `rows` x `columns` PEs: a square, or a rectangle of at
+// least 2 x 2 up to twice as long as wide (the longer lines in units of one or two PEs).
+bool gemm_runs_on(std::uint32_t rows, std::uint32_t columns);
+
 class MeshLayout {
  public:
   // Contract: region.rows >= kv_heads (every key/value head gets a segment of rows); `layers`

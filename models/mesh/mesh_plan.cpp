@@ -35,13 +35,6 @@ std::uint64_t cost_of(const DecoderShape& s, std::uint32_t rows, std::uint32_t c
   return 7ull * columns + 2ull * rows + rows / s.kv_heads;
 }
 
-// Whether MeshGEMM runs on r x c PEs (MeshLayout::gemm_positions): at most twice as long as
-// wide, and its rings' positions.
-bool gemm_fits(std::uint32_t r, std::uint32_t c) {
-  const std::uint32_t n = std::min(r, c);
-  return r == c || (n >= 2 && std::max(r, c) <= 2ull * n);
-}
-
 // The region on one wafer with the least collective length whose busiest PE fits. With a
 // prefill its busiest PE also holds the GEMM's blocks, and the region is the smallest square
 // that does (MeshGEMM's own shape: on a rectangle the units of two along the longer lines cost
@@ -76,7 +69,7 @@ Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t 
     const std::uint32_t first = prefill ? std::max(kv, (c + 1) / 2) : kv;
     const std::uint32_t last =
         prefill ? static_cast<std::uint32_t>(std::min<std::uint64_t>(t.height(), 2ull * c)) : t.height();
-    if (first > last || !fits(last, c) || (prefill && !gemm_fits(last, c))) continue;
+    if (first > last || !fits(last, c) || (prefill && !gemm_runs_on(last, c))) continue;
     // The need falls as rows are added: the fewest rows that fit.
     std::uint32_t lo = first, hi = last;
     while (lo < hi) {
@@ -86,7 +79,7 @@ Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t 
       else
         lo = mid + 1;
     }
-    if (prefill && !gemm_fits(lo, c)) continue;
+    if (prefill && !gemm_runs_on(lo, c)) continue;
     const std::uint64_t cost = cost_of(s, lo, c);
     if (!best.ok || cost < best.cost) {
       best.ok = true;
@@ -112,7 +105,7 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
         fmt::format("the mesh region {} x {} does not lie on the {} x {} PEs of a wafer with a row "
                     "for each of the model's {} key/value heads",
                     t.rows, t.columns, t.wafer.height(), t.wafer.width(), s.kv_heads));
-  if (t.prefill && t.rows && !gemm_fits(t.rows, t.columns))
+  if (t.prefill && t.rows && !gemm_runs_on(t.rows, t.columns))
     throw sim::InputError(
         fmt::format("the prefill's MeshGEMM takes a region at most twice as long as wide (its rings shift along rows "
                     "and columns in as many steps); {} x {} is not one",

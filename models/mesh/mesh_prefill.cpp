@@ -82,7 +82,7 @@ void MeshPrefill::add_chunk(PromptChunk c, std::uint32_t simulated, bool sampled
   const std::uint32_t C = l.region().columns;
   const std::vector<GroupSample> groups =
       sampled ? sample_groups(c.tokens, group_, C, c.base) : all_groups(c.tokens, group_, c.base);
-  chunk_now_ = c;
+  const std::size_t from = steps_.size();
   using K = PrefillStepId::Kind;
   // Over each group: its embedding (on the first wafer), then the first layer's norm and the
   // move of its result into q/k/v's block.
@@ -112,6 +112,10 @@ void MeshPrefill::add_chunk(PromptChunk c, std::uint32_t simulated, bool sampled
       add_blocks(norm);
     }
   }
+  for (std::size_t i = from; i < steps_.size(); ++i) {  // the pass's steps
+    steps_[i].base = c.base;
+    steps_[i].chunk = c.tokens;
+  }
 }
 
 void MeshPrefill::add_groups(const std::vector<GroupSample>& groups, const std::vector<PrefillStepId>& per_group,
@@ -123,22 +127,16 @@ void MeshPrefill::add_groups(const std::vector<GroupSample>& groups, const std::
       s.group = g.tokens;
       s.count = g.count;
       s.per = per;
-      s.base = chunk_now_.base;
-      s.chunk = chunk_now_.tokens;
       steps_.push_back(s);
     }
 }
 
 void MeshPrefill::add_blocks(PrefillStepId s) {
-  s.base = chunk_now_.base;
-  s.chunk = chunk_now_.tokens;
   if (!products_only_) steps_.push_back(s);
 }
 
 void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer) {
   PrefillStepId s{PrefillStepId::Kind::Gemm, g, layer, 0, 1};
-  s.base = chunk_now_.base;
-  s.chunk = chunk_now_.tokens;
   if (gemm_steps_ < layout_->gemm_positions()) steps_.push_back(s);
   s.steps = gemm_steps_;
   steps_.push_back(s);

@@ -110,7 +110,6 @@ class MeshPrefill {
   std::vector<std::uint64_t> prompt_;
   std::uint32_t gemm_steps_ = 1, group_ = 1;
   std::uint64_t chunk_ = 0;
-  PromptChunk chunk_now_{0};  // the pass add_chunk is adding
   bool products_only_ = false;
   std::vector<PrefillStepId> steps_;
 };
