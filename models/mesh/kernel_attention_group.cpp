@@ -62,20 +62,24 @@ std::array<std::uint64_t, 7> group_bytes(const MeshLayout& l, PromptChunk chunk,
 }
 
 // The buffers free while the groups' steps run: the decode's activations (the decode's own
-// token comes after the prefill, the wafer's output after the last product), q/k/v's other
-// partial-sum block and an input block of MeshGEMM (neither holds anything before q/k/v's
-// product or after it), and the SRAM after MeshGEMM's buffers.
+// token comes after the prefill, the wafer's output after the last product) but for what
+// MeshGEMM's buffers take of its logits, q/k/v's other partial-sum block and an input block of
+// MeshGEMM (neither holds anything before q/k/v's product or after it), and the SRAM after
+// MeshGEMM's buffers.
 using Spans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 Spans free_spans(const MeshLayout& l, PromptChunk chunk, std::uint32_t sram_bytes) {
-  const std::uint32_t align = l.align(), N = l.gemm_n();
+  const std::uint32_t N = l.gemm_n();
   const Addrs& d = l.addrs();
-  const GemmAddrs qkv = gemm_addrs(l, Gemv::Qkv, chunk.tokens, align);
-  // Every product's buffers sit at the same addresses (gemm_addrs): x[1] and acc[N % 2] end
-  // where the next buffer starts.
-  return {{d.end - d.activations, d.end},
-          {qkv.x[1], qkv.acc[0]},
-          {qkv.acc[N % 2], N % 2 ? qkv.residual : qkv.acc[1]},
-          {qkv.end, std::max(qkv.end, sram_bytes)}};
+  const GemmAddrs qkv = gemm_addrs(l, Gemv::Qkv, chunk.tokens, l.align());
+  Spans free;
+  if (qkv.in_logits)
+    free = {{d.end - d.activations, d.logits}, {d.logits + qkv.in_logits, d.end}};
+  else
+    free = {{d.end - d.activations, d.end}};
+  free.insert(free.end(), {{qkv.x[1], qkv.x[1] + qkv.x_bytes},
+                           {qkv.acc[N % 2], qkv.acc[N % 2] + qkv.acc_bytes},
+                           {qkv.end, std::max(qkv.end, sram_bytes)}});
+  return free;
 }
 
 // The group's buffers first-fit, largest first, into `free`.

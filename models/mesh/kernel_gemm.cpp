@@ -81,16 +81,18 @@ GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uin
   // head: the head's product (tests alone) takes its own outputs' size.
   const std::uint32_t kall = std::max({l.kc_max, l.nq_max, l.nf_max});
   const std::uint32_t nall = std::max({l.nqkv_max, 2 * l.nf_max, l.kc_max, g == Gemv::Head ? l.nv_max : 0u});
-  std::uint32_t at = l.addrs().end;
-  auto take = [&](std::uint64_t bytes) {
-    const std::uint32_t here = at;
-    at += static_cast<std::uint32_t>((bytes + align - 1) / align * align);
-    return here;
-  };
-  for (int p = 0; p < 2; ++p) a.x[p] = take(std::uint64_t{a.block} * kall * l.esize());
-  for (int p = 0; p < 2; ++p) a.acc[p] = take(std::uint64_t{a.block} * nall * 4);
-  a.residual = take(std::uint64_t{a.block} * l.kc_max * l.esize());
-  a.end = at;
+  const PrefillBuffers b =
+      prefill_buffers(l.addrs(), std::uint64_t{a.block} * kall * l.esize(), std::uint64_t{a.block} * nall * 4,
+                      std::uint64_t{a.block} * l.kc_max * l.esize(), align, l.sram_bytes());
+  for (int p = 0; p < 2; ++p) {
+    a.x[p] = b.x[p];
+    a.acc[p] = b.acc[p];
+  }
+  a.residual = b.residual;
+  a.x_bytes = b.x_bytes;
+  a.acc_bytes = b.acc_bytes;
+  a.in_logits = b.in_logits;
+  a.end = b.end;
   return a;
 }
 

@@ -60,11 +60,14 @@ struct GemmAddrs {
   // The prefill's residual stream of the tokens of the block a PE starts a product with
   // ([block x kc_max] in the model's format, its column's features; kernel_blocks.cpp).
   std::uint32_t residual = 0;
-  std::uint32_t block = 0;           // tokens per block: ceil(tokens / N)
-  std::uint32_t kmax = 0, nmax = 0;  // inputs and outputs of the busiest PE
-  std::uint32_t end = 0;
+  std::uint32_t block = 0;                   // tokens per block: ceil(tokens / N)
+  std::uint32_t kmax = 0, nmax = 0;          // inputs and outputs of the busiest PE
+  std::uint32_t x_bytes = 0, acc_bytes = 0;  // an input and a partial-sum block's, aligned
+  std::uint32_t in_logits = 0;               // bytes of the decode's logits buffer they take
+  std::uint32_t end = 0;                     // the end of the plan and the buffers after it
 };
-// Contract: a square region (std::logic_error otherwise); the buffers follow the layout's.
+// Contract: a region MeshGEMM runs on (std::logic_error otherwise); the buffers lie where
+// prefill_buffers (layout.h) puts them.
 GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uint32_t align);
 // The inputs and outputs PE (r, c) holds of product g (its GEMV in decode, its GEMM in prefill).
 std::uint32_t gemm_inputs(const MeshLayout& l, Gemv g, std::uint32_t r, std::uint32_t c);

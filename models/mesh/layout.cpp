@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "sim/errors.h"
@@ -71,8 +72,8 @@ TileSizes tile_sizes(const DecoderShape& s, std::uint32_t rows, std::uint32_t co
 }
 
 MeshLayout::MeshLayout(const DecoderShape& shape, const Region& region, std::uint32_t layers, bool embedding, bool head,
-                       std::uint32_t stage, std::uint32_t align)
-    : s_(shape), region_(region), layers_(layers), embedding_(embedding), head_(head) {
+                       std::uint32_t stage, std::uint32_t align, std::uint32_t sram_bytes)
+    : s_(shape), region_(region), layers_(layers), embedding_(embedding), head_(head), sram_bytes_(sram_bytes) {
   if (region.rows < shape.kv_heads) throw std::logic_error("MeshLayout: fewer rows than key/value heads");
   esize_ = bytes_of(shape.dtype);
   for (std::uint64_t g = 0; g < shape.kv_heads; ++g)
@@ -148,14 +149,62 @@ std::uint32_t MeshLayout::slots(std::uint32_t c, std::uint64_t n) const {
   return n > c ? static_cast<std::uint32_t>((n - 1 - c) / region_.columns + 1) : 0;
 }
 
+namespace {
+
+// The bytes of one of MeshGEMM's input, partial-sum and residual blocks (unaligned).
+struct BlockBytes {
+  std::uint64_t x = 0, acc = 0, residual = 0;
+};
+BlockBytes block_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n) {
+  const std::uint64_t block = (tokens + n - 1) / n, e = bytes_of(s.dtype);
+  const std::uint64_t k = std::max({t.kc, t.nq, t.nf}), o = std::max({t.nqkv, 2 * t.nf, t.kc});
+  return {block * k * e, block * o * 4, block * t.kc * e};
+}
+
+}  // namespace
+
 std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n,
                             std::uint32_t align) {
   if (!tokens || !n) return 0;
-  const std::uint64_t block = (tokens + n - 1) / n;
-  const std::uint64_t k = std::max({t.kc, t.nq, t.nf}), o = std::max({t.nqkv, 2 * t.nf, t.kc});
-  auto up = [&](std::uint64_t b) { return (b + align - 1) / align * align; };
-  return static_cast<std::uint32_t>(2 * up(block * k * bytes_of(s.dtype)) + 2 * up(block * o * 4) +
-                                    up(block * t.kc * bytes_of(s.dtype)));
+  const BlockBytes b = block_bytes(s, t, tokens, n);
+  auto up = [&](std::uint64_t v) { return (v + align - 1) / align * align; };
+  return static_cast<std::uint32_t>(2 * up(b.x) + 2 * up(b.acc) + up(b.residual));
+}
+
+PrefillBuffers prefill_buffers(const Addrs& a, std::uint64_t x, std::uint64_t acc, std::uint64_t residual,
+                               std::uint32_t align, std::uint32_t sram_bytes) {
+  auto up = [&](std::uint64_t b) { return static_cast<std::uint32_t>((b + align - 1) / align * align); };
+  PrefillBuffers p;
+  p.x_bytes = up(x);
+  p.acc_bytes = up(acc);
+  std::array<std::uint32_t*, 5> at{&p.x[0], &p.x[1], &p.acc[0], &p.acc[1], &p.residual};
+  const std::array<std::uint32_t, 5> bytes{p.x_bytes, p.x_bytes, p.acc_bytes, p.acc_bytes, up(residual)};
+  std::array<bool, 5> placed{};
+  const std::uint64_t all = std::uint64_t{bytes[0]} + bytes[1] + bytes[2] + bytes[3] + bytes[4];
+  if (a.logits_bytes && a.end + all > sram_bytes) {
+    std::array<std::size_t, 5> order{0, 1, 2, 3, 4};
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return bytes[i] > bytes[j]; });
+    for (std::size_t i : order)
+      if (bytes[i] && a.logits_bytes - p.in_logits >= bytes[i]) {
+        *at[i] = a.logits + p.in_logits;
+        p.in_logits += bytes[i];
+        placed[i] = true;
+      }
+  }
+  p.end = a.end;
+  for (std::size_t i = 0; i < at.size(); ++i)
+    if (!placed[i]) {
+      *at[i] = p.end;
+      p.end += bytes[i];
+    }
+  return p;
+}
+
+std::uint32_t prefill_end(const Addrs& a, const DecoderShape& s, const TileSizes& t, std::uint64_t tokens,
+                          std::uint32_t n, std::uint32_t align, std::uint32_t sram_bytes) {
+  if (!tokens || !n) return a.end;
+  const BlockBytes b = block_bytes(s, t, tokens, n);
+  return prefill_buffers(a, b.x, b.acc, b.residual, align, sram_bytes).end;
 }
 
 Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers, bool embedding, bool head,
@@ -198,7 +247,10 @@ Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers
   a.att = take(t.nq * e);
   a.gu = take(2 * t.nf * e);
   a.z = take(t.nf * e);
-  if (head) a.logits = take(t.nv * e);
+  if (head) {
+    a.logits = take(t.nv * e);
+    a.logits_bytes = at - a.logits;
+  }
   const std::uint64_t hq = s.group_heads();
   const std::uint64_t acc =
       std::max<std::uint64_t>({t.nqkv, t.kc, 2ull * t.nf, head ? t.nv : 0u, hq * t.slots, std::uint64_t{t.nq}, 1});

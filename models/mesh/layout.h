@@ -58,6 +58,7 @@ struct Addrs {
   std::uint32_t emb = 0, head = 0, gf = 0;
   std::uint32_t x = 0, x1 = 0, xn = 0, xw = 0, qkv = 0, att = 0, gu = 0, z = 0, logits = 0;
   std::uint32_t acc = 0, sc = 0, stat = 0;
+  std::uint32_t logits_bytes = 0;                          // the logits' buffer (aligned), with the head
   std::uint32_t end = 0;                                   // bytes used
   std::uint32_t weights = 0, caches = 0, activations = 0;  // bytes by kind (busiest PE)
 };
@@ -67,12 +68,29 @@ struct Addrs {
 Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers, bool embedding, bool head,
                  std::uint32_t align);
 
-// Bytes the prefill's MeshGEMM (kernel_gemm.cpp) adds after a PE's plan on a region whose
-// rings have n positions for `tokens` prompt tokens: two input blocks and two fp32 partial-sum
-// blocks of ceil(tokens / n) tokens, sized for the largest product, and a block of the residual stream
+// Bytes of the prefill's MeshGEMM buffers (kernel_gemm.cpp) on a region whose rings have n
+// positions for `tokens` prompt tokens: two input blocks and two fp32 partial-sum blocks of
+// ceil(tokens / n) tokens, sized for the largest product, and a block of the residual stream
 // (0 without a prefill).
 std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n,
                             std::uint32_t align);
+
+// Where those buffers lie on a PE: x[0], x[1], acc[0], acc[1] and the residual block, of
+// `x`, `acc` and `residual` bytes (each rounded up to `align`), in that order after the plan.
+// Where that passes `sram_bytes` on the wafer with the head, the largest of them that fit go
+// into the decode's logits buffer first (the prefill computes no logits; the decode token
+// after it writes them anew), largest first, the rest after the plan in that order.
+struct PrefillBuffers {
+  std::uint32_t x[2] = {}, acc[2] = {}, residual = 0;
+  std::uint32_t x_bytes = 0, acc_bytes = 0;  // each buffer's, rounded up
+  std::uint32_t in_logits = 0;               // bytes of the logits buffer they take, from its start
+  std::uint32_t end = 0;                     // the end of the plan and of those after it
+};
+PrefillBuffers prefill_buffers(const Addrs& a, std::uint64_t x, std::uint64_t acc, std::uint64_t residual,
+                               std::uint32_t align, std::uint32_t sram_bytes);
+// The end of a PE's plan `a` with the prefill's buffers (prefill_bytes' sizes) placed as above.
+std::uint32_t prefill_end(const Addrs& a, const DecoderShape& s, const TileSizes& t, std::uint64_t tokens,
+                          std::uint32_t n, std::uint32_t align, std::uint32_t sram_bytes);
 
 // Whether MeshGEMM's rings run on `rows` x `columns` PEs: a square, or a rectangle of at
 // least 2 x 2 up to twice as long as wide (the longer lines in units of one or two PEs).
@@ -83,9 +101,10 @@ class MeshLayout {
   // Contract: region.rows >= kv_heads (every key/value head gets a segment of rows); `layers`
   // of the decoder's on this wafer, `embedding`/`head`: whether the first's embedding, the
   // last's final norm and head are here. `stage` sizes the collectives' trees (cycles a
-  // PE-to-PE stage costs besides the hop).
+  // PE-to-PE stage costs besides the hop); buffers aligned to `align` bytes in a PE's
+  // `sram_bytes`.
   MeshLayout(const DecoderShape& shape, const Region& region, std::uint32_t layers, bool embedding, bool head,
-             std::uint32_t stage, std::uint32_t align);
+             std::uint32_t stage, std::uint32_t align, std::uint32_t sram_bytes);
 
   [[nodiscard]] const DecoderShape& shape() const { return s_; }
   [[nodiscard]] const Region& region() const { return region_; }
@@ -125,6 +144,7 @@ class MeshLayout {
   [[nodiscard]] const Ring& column_ring() const { return column_ring_; }
   [[nodiscard]] const Ring& row_ring() const { return row_ring_; }
   [[nodiscard]] std::uint32_t align() const { return align_; }
+  [[nodiscard]] std::uint32_t sram_bytes() const { return sram_bytes_; }
   static constexpr std::uint32_t kColors = 15;
   static constexpr std::uint32_t kRingColors = 8;
   static constexpr std::uint8_t kPairColor = kColors + kRingColors;
@@ -147,6 +167,7 @@ class MeshLayout {
   LineFamily rows_, columns_, segments_;
   Ring column_ring_, row_ring_;
   std::uint32_t align_ = 4;
+  std::uint32_t sram_bytes_ = 0;
 };
 
 }  // namespace wafersim::models::mesh

@@ -47,12 +47,11 @@ Fit best_region(const DecoderShape& s, const compiler::Target& t, std::uint32_t 
   auto need = [&](std::uint32_t r, std::uint32_t c) {
     return plan_addrs(s, tile_sizes(s, r, c), layers, embedding, head, align);
   };
-  auto extra = [&](std::uint32_t r, std::uint32_t c) {
+  auto fits = [&](std::uint32_t r, std::uint32_t c) {
     const std::uint32_t n = std::min(r, c);
     const std::uint64_t tokens = passes ? std::min<std::uint64_t>(prefill, n) : prefill;  // prefill: a pass's
-    return prefill ? prefill_bytes(s, tile_sizes(s, r, c), tokens, n, align) : 0u;
+    return prefill_end(need(r, c), s, tile_sizes(s, r, c), prefill ? tokens : 0, n, align, cap) <= cap;
   };
-  auto fits = [&](std::uint32_t r, std::uint32_t c) { return need(r, c).end + extra(r, c) <= cap; };
   Fit best;
   const auto kv = static_cast<std::uint32_t>(s.kv_heads);
   if (t.height() < kv) return best;
@@ -145,11 +144,16 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
         p.prefill_chunk = std::min<std::uint64_t>(p.prefill_chunk, std::min(w.region.rows, w.region.columns));
       if (p.prefill_chunk == t.prefill) p.prefill_chunk = 0;
     }
-    for (const MeshWafer& w : p.wafers)
-      p.prefill_bytes = std::max(p.prefill_bytes,
-                                 prefill_bytes(s, tile_sizes(s, w.region.rows, w.region.columns),
-                                               p.prefill_chunk ? p.prefill_chunk : t.prefill,
-                                               std::min(w.region.rows, w.region.columns), buffer_alignment(t.wafer)));
+    for (MeshWafer& w : p.wafers) {
+      const TileSizes ts = tile_sizes(s, w.region.rows, w.region.columns);
+      const std::uint64_t tokens = p.prefill_chunk ? p.prefill_chunk : t.prefill;
+      const std::uint32_t side = std::min(w.region.rows, w.region.columns), align = buffer_alignment(t.wafer);
+      const std::uint32_t bytes = prefill_bytes(s, ts, tokens, side, align);
+      p.prefill_bytes = std::max(p.prefill_bytes, bytes);
+      if (!t.prefill) continue;
+      w.prefill_end = prefill_end(w.addrs, s, ts, tokens, side, align, t.wafer.sram_bytes());
+      w.prefill_in_logits = w.addrs.end + bytes - w.prefill_end;
+    }
     p.link_bytes = n > 1 ? s.d * bytes_of(s.dtype) : 0;
     if (n > 1)
       p.link_cycles = static_cast<std::uint64_t>(std::ceil(static_cast<double>(p.link_bytes) * 8.0 / t.link_bits_per_s *
@@ -179,11 +183,13 @@ MeshPlan plan_mesh(const ModelSpec& model, const MeshTarget& t) {
   const Addrs a = plan_addrs(s, tile_sizes(s, R, C), static_cast<std::uint32_t>(layers.size()), i == 0, i + 1 == n,
                              buffer_alignment(t.wafer));
   const std::uint64_t least = t.prefill_chunk ? pass : std::min<std::uint64_t>(t.prefill, std::min(R, C));
-  const std::uint64_t blocks =
-      t.prefill ? prefill_bytes(s, tile_sizes(s, R, C), least, std::min(R, C), buffer_alignment(t.wafer)) : 0;
-  const std::uint64_t need = a.end + blocks, cap = t.wafer.sram_bytes();
+  const std::uint32_t align = buffer_alignment(t.wafer), cap = t.wafer.sram_bytes();
+  const std::uint64_t blocks = t.prefill ? prefill_bytes(s, tile_sizes(s, R, C), least, std::min(R, C), align) : 0;
+  const std::uint64_t need = prefill_end(a, s, tile_sizes(s, R, C), t.prefill ? least : 0, std::min(R, C), align, cap);
+  const std::uint64_t in_logits = a.end + blocks - need;
   const std::string prefill =
-      t.prefill ? fmt::format(", the prefill's MeshGEMM blocks in passes of {} tokens {} B", least, blocks)
+      t.prefill ? fmt::format(", the prefill's MeshGEMM blocks in passes of {} tokens {} B{}", least, blocks,
+                              in_logits ? fmt::format(" ({} B of them in the decode's logits)", in_logits) : "")
                 : std::string();
   const std::string shortfall =
       need > cap

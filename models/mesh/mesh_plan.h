@@ -36,13 +36,16 @@ struct MeshWafer {
   std::uint32_t first_layer = 0, layers = 0;
   bool embedding = false, head = false;
   Addrs addrs;  // the busiest PE's SRAM plan
+  // With a prefill: the end of its SRAM with MeshGEMM's buffers (prefill_buffers), and the
+  // bytes of those that lie in the decode's logits buffer.
+  std::uint32_t prefill_end = 0, prefill_in_logits = 0;
 };
 
 struct MeshPlan {
   DecoderShape shape;
   std::uint32_t systems = 1;        // available
   std::uint64_t prefill = 0;        // prompt tokens the regions hold the prefill's blocks for
-  std::uint32_t prefill_bytes = 0;  // those blocks on the busiest PE (after addrs.end)
+  std::uint32_t prefill_bytes = 0;  // those blocks on the busiest PE (prefill_buffers places them)
   // Where the prompt's blocks do not fit in one pass: the prefill in passes of this many tokens
   // (the shorter side of the smallest region: MeshGEMM's blocks of one token); 0: one pass.
   std::uint64_t prefill_chunk = 0;

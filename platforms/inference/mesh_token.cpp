@@ -224,9 +224,9 @@ std::unique_ptr<MeshTokenSimulation::WaferSim> MeshTokenSimulation::make_sim(con
   w->wafers = wafers;
   const std::uint32_t i = wafers[0];
   const mesh::MeshWafer& mw = plan_.wafers[i];
-  w->layout =
-      std::make_shared<mesh::MeshLayout>(plan_.shape, mw.region, mw.layers, mw.embedding, mw.head,
-                                         mesh::collective_stage(target_.wafer), mesh::buffer_alignment(target_.wafer));
+  w->layout = std::make_shared<mesh::MeshLayout>(plan_.shape, mw.region, mw.layers, mw.embedding, mw.head,
+                                                 mesh::collective_stage(target_.wafer),
+                                                 mesh::buffer_alignment(target_.wafer), target_.wafer.sram_bytes());
   const std::uint32_t simulated = o_.layers ? std::min(o_.layers, mw.layers) : mw.layers;
   w->decode = std::make_unique<mesh::MeshDecode>(target_.wafer, w->layout, o_.position, o_.token, simulated);
   w->sim = std::make_unique<MeshSimulation>(one_, build_, root.group(fmt::format("wafer{}", i)), *w->decode);

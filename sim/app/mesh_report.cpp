@@ -45,6 +45,10 @@ nlohmann::ordered_json wafers_json(const MeshPlan& p) {
                  {"weight_bytes", w.addrs.weights},
                  {"kv_cache_bytes", w.addrs.caches},
                  {"activation_bytes", w.addrs.activations}});
+    if (p.prefill) {
+      a.back()["prefill_sram_bytes"] = w.prefill_end;
+      a.back()["prefill_bytes_in_logits"] = w.prefill_in_logits;
+    }
   }
   return a;
 }
@@ -53,7 +57,7 @@ std::vector<MeshStep> bounds_of(const MeshPlan& p, const models::compiler::Targe
                                 std::uint64_t position) {
   const auto& w = p.wafers[i];
   const models::mesh::MeshLayout l(p.shape, w.region, w.layers, w.embedding, w.head, models::mesh::collective_stage(t),
-                                   models::mesh::buffer_alignment(t));
+                                   models::mesh::buffer_alignment(t), t.sram_bytes());
   auto v = models::mesh::step_bounds(t, l, position, 0);
   // The prefill's products of one layer over all N steps (MeshGEMM) and its steps over the
   // blocks between them.
@@ -134,6 +138,12 @@ void print_mesh_plan(std::ostream& out, const MeshPlan& p, const models::compile
         i, region_text(w.region), w.first_layer, w.first_layer + w.layers - 1, w.embedding ? ", embedding" : "",
         w.head ? ", final norm and head" : "", w.addrs.end, p.sram_capacity, w.addrs.weights, w.addrs.caches,
         w.addrs.activations);
+    if (p.prefill)
+      out << fmt::format("              prefill: {} B with MeshGEMM's blocks{}\n", w.prefill_end,
+                         w.prefill_in_logits
+                             ? fmt::format(" ({} B of them over the decode's logits, which the prefill does not use)",
+                                           w.prefill_in_logits)
+                             : "");
   }
   if (p.wafers.size() > 1)
     out << fmt::format("  links       {} B of residual stream per token between wafers, {} cycles each\n", p.link_bytes,

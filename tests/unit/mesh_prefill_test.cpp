@@ -94,6 +94,7 @@ TEST(MeshRing, UnitsOfOneOrTwoPEsOverALongerLine) {
                                                                                  {1024, 512},
                                                                                  {1062, 683},
                                                                                  {1062, 745},
+                                                                                 {1103, 745},
                                                                                  {1147, 586},
                                                                                  {1147, 631},
                                                                                  {1147, 745},
@@ -116,15 +117,16 @@ struct Rig {
   std::unique_ptr<sim::stats::Group> stats;
   std::unique_ptr<platforms::inference::MeshSimulation> sim;
   // The decode token at `position` (after a prefill of that many tokens) on n x n PEs (n x
-  // `columns` when not 0); `queue_depth`, when not 0, replaces the platform's.
+  // `columns` when not 0); `queue_depth` and `sram_bytes`, when not 0, replace the platform's.
   explicit Rig(std::uint32_t n, bool timing_only = false, std::uint64_t position = 0, std::uint64_t token = 0,
-               std::uint32_t queue_depth = 0, std::uint32_t columns = 0)
+               std::uint32_t queue_depth = 0, std::uint32_t columns = 0, std::uint32_t sram_bytes = 0)
       : platform(platforms::load_platform("tiny")) {
     if (queue_depth) platform.spec.fabric.queue_depth = queue_depth;
+    if (sram_bytes) platform.spec.wafer.pe.sram.size = units::DataSize::from_bytes(sram_bytes);
     target = {platform.spec.wafer, platform.spec.fabric};
     const auto shape = mesh::decoder_shape(tiny_llama());
-    layout =
-        std::make_shared<mesh::MeshLayout>(shape, mesh::Region{0, 0, n, columns ? columns : n}, 2, true, true, 4, 8);
+    layout = std::make_shared<mesh::MeshLayout>(shape, mesh::Region{0, 0, n, columns ? columns : n}, 2, true, true, 4,
+                                                8, target.sram_bytes());
     decode = std::make_unique<mesh::MeshDecode>(target, layout, position, token, 2);
     stats = std::make_unique<sim::stats::Group>("");
     platforms::BuildOptions build;
@@ -221,13 +223,14 @@ TEST(MeshGemm, TwiceAsWideIsAllPairsAlongRows) { expect_gemm_matches(3, Gemv::Qk
 // kernel simulated functionally, then the decode token at position `tokens`: the KV cache the
 // prefill leaves and the token's layer output and logits, bit for bit against the host's
 // causal forward in the PEs' order (expect_prefill, then expect_decode over its cache).
-// Returns the prefill's cycles by kernel and in all ("all").
+// Returns the prefill's cycles by kernel and in all ("all"). `sram_bytes`: a PE's, when not 0.
 std::map<std::string, std::uint64_t> expect_prefill_then_decode(std::uint32_t n, std::uint64_t tokens,
                                                                 std::uint32_t group = mesh::MeshPrefill::kDefaultGroup,
                                                                 std::uint32_t queue_depth = 0,
-                                                                std::uint32_t columns = 0, std::uint64_t chunk = 0) {
+                                                                std::uint32_t columns = 0, std::uint64_t chunk = 0,
+                                                                std::uint32_t sram_bytes = 0) {
   const std::uint64_t token = 17;
-  Rig rig(n, false, tokens, token, queue_depth, columns);
+  Rig rig(n, false, tokens, token, queue_depth, columns, sram_bytes);
   const auto& l = *rig.layout;
   const std::uint32_t R = l.region().rows, C = l.region().columns;
   const auto weights = mesh::random_weights(l.shape(), 2, 7);
@@ -359,6 +362,42 @@ TEST(MeshPrefill, PassesOfAChunkedPrompt) {
   EXPECT_EQ(cycles.at("steps"), (9u * 3 + 13) * 2 + (9u * 2 + 13) + 1);
 }
 TEST(MeshPrefill, PassesOfOneToken) { expect_prefill_then_decode(5, 4, 64, 0, 4, 1); }
+
+// On the wafer with the head, with SRAM for no more: MeshGEMM's buffers that would pass its
+// end lie over the decode's logits, the largest that fit first (here 4 tokens on 4 x 4,
+// blocks of one token: an input block of 16 B, then the residual block of 8 B, in the 24 B of
+// logits), the groups' buffers in what is left (groups of 3 tokens, not the prompt's 4); the
+// prefill and then the decode token, which writes its logits over them, match the host bit
+// for bit.
+TEST(MeshPrefill, BuffersOverTheDecodesLogitsWhereTheSramIsShort) {
+  const auto shape = mesh::decoder_shape(tiny_llama());
+  const mesh::MeshLayout roomy(shape, mesh::Region{0, 0, 4, 4}, 2, true, true, 4, 8, 48 * 1024);
+  const auto after = mesh::gemm_addrs(roomy, Gemv::Qkv, 4, 8);
+  const mesh::Addrs& a = roomy.addrs();
+  ASSERT_EQ(after.in_logits, 0u);
+  ASSERT_EQ(a.logits_bytes, 24u);
+  ASSERT_EQ(after.x_bytes, 16u);
+  ASSERT_EQ(after.acc_bytes, 48u);
+  ASSERT_EQ(after.end, a.end + 2 * 16 + 2 * 48 + 8);
+  const std::uint32_t sram = after.end - 24;
+  const mesh::MeshLayout tight(shape, mesh::Region{0, 0, 4, 4}, 2, true, true, 4, 8, sram);
+  ASSERT_EQ(tight.addrs().end, a.end);
+  const auto over = mesh::gemm_addrs(tight, Gemv::Qkv, 4, 8);
+  EXPECT_EQ(over.in_logits, 24u);
+  EXPECT_EQ(over.x[0], a.logits);
+  EXPECT_EQ(over.residual, a.logits + 16);
+  EXPECT_EQ(over.x[1], a.end);
+  EXPECT_EQ(over.acc[0], a.end + 16);
+  EXPECT_EQ(over.acc[1], a.end + 16 + 48);
+  EXPECT_EQ(over.end, sram);
+  // One byte less and they do not fit: the same placement, past the SRAM's end.
+  EXPECT_EQ(mesh::gemm_addrs(mesh::MeshLayout(shape, mesh::Region{0, 0, 4, 4}, 2, true, true, 4, 8, sram - 1),
+                             Gemv::Qkv, 4, 8)
+                .end,
+            sram);
+  EXPECT_EQ(mesh::prefill_group(tight, 4, sram, 64), 3u);
+  expect_prefill_then_decode(4, 4, 3, 0, 0, 0, sram);
+}
 
 // `infer --prefill 6` on 4 x 4, functional (in passes of `chunk` tokens when not 0): the
 // prefill and the decode token as one run, the token's output and logits checked against the
@@ -530,7 +569,7 @@ TEST(MeshPrefill, GroupBuffersLieInFreeSram) {
         {ga.att, g * std::max(std::uint64_t{l.nq_max}, kc) * 2}};
     const auto qkv = mesh::gemm_addrs(l, Gemv::Qkv, tokens, l.align());
     const std::uint64_t block_in = std::uint64_t{qkv.block} * std::max({l.kc_max, l.nq_max, l.nf_max}) * 2;
-    const std::uint64_t block_out = qkv.acc[1] - qkv.acc[0];
+    const std::uint64_t block_out = qkv.acc_bytes;
     const std::vector<std::pair<std::uint64_t, std::uint64_t>> live{
         {0, l.addrs().end - l.addrs().activations},  // weights and caches
         {qkv.x[0], block_in},                        // o's inputs, filled group by group

@@ -153,7 +153,7 @@ struct Rig {
   Rig(const models::mesh::Region& region, std::uint64_t position, std::uint64_t token, bool timing_only = false)
       : platform(platforms::load_platform("tiny")), target{platform.spec.wafer, platform.spec.fabric} {
     const auto shape = models::mesh::decoder_shape(tiny_llama());
-    layout = std::make_shared<models::mesh::MeshLayout>(shape, region, 2, true, true, 4, 8);
+    layout = std::make_shared<models::mesh::MeshLayout>(shape, region, 2, true, true, 4, 8, target.sram_bytes());
     decode = std::make_unique<models::mesh::MeshDecode>(target, layout, position, token, 2);
     stats = std::make_unique<sim::stats::Group>("");
     platforms::BuildOptions build;
@@ -224,7 +224,7 @@ TEST(MeshExpect, EachStageIsWithinOneBf16StepOfModelsReference) {
   using reference::Format;
   using reference::Tensor;
   const auto shape = models::mesh::decoder_shape(tiny_llama());
-  const models::mesh::MeshLayout l(shape, {0, 0, 7, 5}, 2, true, true, 4, 8);
+  const models::mesh::MeshLayout l(shape, {0, 0, 7, 5}, 2, true, true, 4, 8, 48 * 1024);
   const std::uint64_t t = 12, token = 3;
   const auto w = models::mesh::random_weights(shape, 2, 7);
   const auto cache = models::mesh::random_cache(shape, 2, t, 11);
@@ -333,7 +333,7 @@ models::ModelSpec wide_llama(int layers) {
 // latency (SwiGLU takes one of each per pair) and nothing to the products that only round.
 TEST(MeshBound, SwigluOnAGemvRootIsOnItsLatency) {
   const auto shape = models::mesh::decoder_shape(tiny_llama());
-  const models::mesh::MeshLayout l(shape, {0, 0, 7, 5}, 2, true, true, 4, 8);
+  const models::mesh::MeshLayout l(shape, {0, 0, 7, 5}, 2, true, true, 4, 8, 48 * 1024);
   auto t = tiny_target("tiny").wafer;
   auto latency = [&](models::mesh::Gemv g) { return models::mesh::gemv_step(l, t, g, 0, false).bound.latency; };
   const std::uint64_t gate_up = latency(models::mesh::Gemv::GateUp), qkv = latency(models::mesh::Gemv::Qkv);
@@ -458,6 +458,29 @@ TEST(MeshPlan, APromptWhoseBlocksDoNotFitRunsInPasses) {
   EXPECT_EQ(models::mesh::plan_mesh(wide_llama(7), t).prefill_chunk, 4u);
 }
 
+// Llama-3 70B with a prompt of 2,048 tokens on cs3-cluster: four systems of 20 layers, the
+// prompt in passes of 745 tokens (MeshGEMM's blocks of one token). The last wafer's busiest PE
+// holds its blocks only with a partial-sum block (208 B) over the decode's logits: to the byte.
+TEST(MeshPlan, Llama3_70bPrefillTakesFourSystemsWithABlockOverTheLogits) {
+  auto t = tiny_target("cs3-cluster");
+  t.prefill = 2048;
+  const auto p = models::mesh::plan_mesh(models::load_model("llama3-70b").spec, t);
+  ASSERT_EQ(p.wafers.size(), 4u);
+  EXPECT_EQ(p.prefill_chunk, 745u);
+  EXPECT_EQ(p.prefill_bytes, 576u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(p.wafers[i].prefill_in_logits, 0u) << i;
+    EXPECT_EQ(p.wafers[i].prefill_end, p.wafers[i].addrs.end + 576) << i;
+  }
+  const auto& last = p.wafers[3];
+  EXPECT_TRUE(last.head);
+  EXPECT_EQ(last.region.rows, 1147u);
+  EXPECT_EQ(last.region.columns, 745u);
+  EXPECT_EQ(last.prefill_in_logits, 208u);
+  EXPECT_EQ(last.addrs.end + 576 - 208, p.sram_capacity);
+  EXPECT_EQ(last.prefill_end, p.sram_capacity);
+}
+
 TEST(MeshPlan, APrefillTooLargeCountsItsBlocksInTheShortfall) {
   auto t = tiny_target("tiny");
   t.prefill = 40;
@@ -467,7 +490,8 @@ TEST(MeshPlan, APrefillTooLargeCountsItsBlocksInTheShortfall) {
   } catch (const sim::InputError& e) {
     const std::string m = e.what();
     // The whole 8 x 8 wafer (one wafer: the first and the last), in passes of 8 tokens, the
-    // least the prefill needs: MeshGEMM's blocks of one token.
+    // least the prefill needs: MeshGEMM's blocks of one token; those that fit the decode's
+    // logits buffer (32 B: a block of one token's inputs) lie there.
     const auto s = models::mesh::decoder_shape(wide_llama(8));
     const std::uint32_t blocks = models::mesh::prefill_bytes(s, models::mesh::tile_sizes(s, 8, 8), 8, 8,
                                                              models::mesh::buffer_alignment(t.wafer));
@@ -475,10 +499,9 @@ TEST(MeshPlan, APrefillTooLargeCountsItsBlocksInTheShortfall) {
     EXPECT_NE(
         m.find(fmt::format(
             "on wafer 0's 8 x 8 PEs its busiest PE needs {} B (weights 50240 B, KV caches of 64 positions 1536 B, "
-            "activations 1152 B, the prefill's MeshGEMM blocks in passes of 8 tokens {} B) but "
-            "has 49152 "
-            "B: short by {} B",
-            52928 + blocks, blocks, 52928 + blocks - 49152)),
+            "activations 1152 B, the prefill's MeshGEMM blocks in passes of 8 tokens {} B (32 B of them in the "
+            "decode's logits)) but has 49152 B: short by {} B",
+            52928 + blocks - 32, blocks, 52928 + blocks - 32 - 49152)),
         std::string::npos)
         << m;
   }
