@@ -91,13 +91,13 @@ void MeshPrefill::add_chunk(PromptChunk c, std::uint32_t simulated, bool sampled
   if (simulated) first.insert(first.end(), {{K::Ln1, Gemv::Qkv, 0}, {K::Block, Gemv::Qkv, 0}});
   add_groups(groups, first, PrefillPer::Wafer);
   for (std::uint32_t i = 0; i < simulated; ++i) {
-    add_gemm(Gemv::Qkv, i);
+    add_gemm(Gemv::Qkv, i, c);
     add_groups(groups, {{K::QkvUnblock, Gemv::Qkv, i}, {K::Attn, Gemv::Qkv, i}, {K::OBlock, Gemv::O, i}});
-    add_gemm(Gemv::O, i);
+    add_gemm(Gemv::O, i, c);
     add_blocks({K::NormBlocks, Gemv::O, i});
-    add_gemm(Gemv::GateUp, i);
+    add_gemm(Gemv::GateUp, i, c);
     add_blocks({K::SwigluBlocks, Gemv::GateUp, i});
-    add_gemm(Gemv::Down, i);
+    add_gemm(Gemv::Down, i, c);
     // After the last simulated layer, the last prompt token's output on every PE (what the
     // head, or the next wafer, takes: once a wafer); then, while a layer follows on this
     // wafer, the layer's output straight into its first norm.
@@ -135,9 +135,22 @@ void MeshPrefill::add_blocks(PrefillStepId s) {
   if (!products_only_) steps_.push_back(s);
 }
 
-void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer) {
+void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer, PromptChunk c) {
+  const std::uint32_t N = layout_->gemm_positions();
+  if (gemm_steps_ < N) {
+    // The earlier passes' steps are marked with their pass (add_chunk), this pass's not yet.
+    const auto block = [&](std::uint64_t tokens) { return (tokens + N - 1) / N; };
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      const PrefillStepId& e = steps_[i];
+      if (e.kind == PrefillStepId::Kind::Gemm && e.g == g && e.layer == layer && e.steps == gemm_steps_ && e.chunk &&
+          block(e.chunk) == block(c.tokens)) {
+        repeated_.push_back(RepeatedGemm{g, layer, c, i, steps_.size()});
+        return;
+      }
+    }
+  }
   PrefillStepId s{PrefillStepId::Kind::Gemm, g, layer, 0, 1};
-  if (gemm_steps_ < layout_->gemm_positions()) steps_.push_back(s);
+  if (gemm_steps_ < N) steps_.push_back(s);
   s.steps = gemm_steps_;
   steps_.push_back(s);
 }

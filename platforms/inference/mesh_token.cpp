@@ -64,7 +64,8 @@ std::vector<std::uint64_t> prompt_of(const mesh::DecoderShape& s, std::uint64_t 
 
 // The prefill of the simulated layers on one wafer (mesh_prefill.h), after `image` is placed:
 // each product all N steps, or runs of 1 and M steps with the others at their difference's
-// per-step cycles (every step runs the same code on every PE); the other kernels' steps
+// per-step cycles (every step runs the same code on every PE), a later pass's product with
+// blocks of an earlier's size at that one's (steps_simulated 0); the other kernels' steps
 // summed by kernel. `done` hears of every simulated step as it ends.
 void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const mesh::MeshLayout> layout,
                  const models::compiler::Target& t, std::uint32_t layers, const MeshTokenOptions& o,
@@ -78,7 +79,30 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
   const auto& ids = prefill.steps();
   const MeshRunResult r = sim.run_steps(
       ids.size(), [&](std::size_t i) { return prefill.step(i); }, image, done);
-  for (std::size_t i = 0; i < ids.size(); ++i) {
+  // A product: its cycles, with the bound and work of its pass.
+  auto product = [&](mesh::Gemv g, std::uint32_t layer, std::uint64_t tokens, std::size_t at) {
+    MeshPrefillStep p;
+    const mesh::MeshStep full = mesh::gemm_step(l, t, g, layer, tokens, N, false);
+    p.name = full.name;
+    p.layer = layer;
+    p.steps = N;
+    p.simulated = m;
+    p.cycles_m = r.steps[at].cycles();
+    p.cycles_one = m < N ? r.steps[at - 1].cycles() : p.cycles_m;
+    p.cycles = m < N ? p.cycles_one + (p.cycles_m - p.cycles_one) * (N - 1) / (m - 1) : p.cycles_m;
+    p.bound = full.bound;
+    p.flops = full.work.flops;
+    return p;
+  };
+  auto repeats = prefill.repeated().begin();
+  const auto repeats_end = prefill.repeated().end();
+  for (std::size_t i = 0; i <= ids.size(); ++i) {
+    for (; repeats != repeats_end && repeats->before == i; ++repeats) {
+      MeshPrefillStep p = product(repeats->g, repeats->layer, repeats->chunk.tokens, repeats->same_as);
+      p.simulated = 0;
+      out.prefill.push_back(p);
+    }
+    if (i == ids.size()) break;
     const MeshStepResult& st = r.steps[i];
     if (ids[i].kind != mesh::PrefillStepId::Kind::Gemm) {
       const mesh::PrefillPer per = ids[i].per;
@@ -92,19 +116,7 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
       it->bound += st.bound.with_latency() * n;
       continue;
     }
-    if (ids[i].steps != m) continue;
-    MeshPrefillStep p;
-    const mesh::MeshStep full = mesh::gemm_step(l, t, ids[i].g, ids[i].layer, ids[i].chunk, N, false);
-    p.name = full.name;
-    p.layer = ids[i].layer;
-    p.steps = N;
-    p.simulated = m;
-    p.cycles_m = st.cycles();
-    p.cycles_one = m < N ? r.steps[i - 1].cycles() : p.cycles_m;
-    p.cycles = m < N ? p.cycles_one + (p.cycles_m - p.cycles_one) * (N - 1) / (m - 1) : p.cycles_m;
-    p.bound = full.bound;
-    p.flops = full.work.flops;
-    out.prefill.push_back(p);
+    if (ids[i].steps == m) out.prefill.push_back(product(ids[i].g, ids[i].layer, ids[i].chunk, i));
   }
 }
 

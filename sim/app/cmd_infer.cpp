@@ -92,7 +92,9 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
       ->group(group);
   cmd.add_option("--mesh-gemm-steps", mesh_gemm_steps,
                  "with --prefill --timing-only: MeshGEMM shift steps simulated per product (M >= 2: runs of 1 and M "
-                 "steps, the others at their difference's cycles per step; all: every step, as functional runs do)")
+                 "steps, the others at their difference's cycles per step, and a later pass's product whose blocks "
+                 "hold as many tokens as an earlier pass's at that one's cycles; all: every step of every product, as "
+                 "functional runs do)")
       ->capture_default_str()
       ->type_name("M|all")
       ->group(group);

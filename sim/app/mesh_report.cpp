@@ -282,9 +282,10 @@ void print_mesh_token(std::ostream& out, const MeshToken& t, const models::Model
               : std::string());
       out << "    step               cycles (1 step, M steps)   roofline (binds)   latency   % roofline   % bound\n";
       for (const auto& p : r.prefill)
-        out << fmt::format("    {:18} {:9} ({:6}, {:7}) {:9} ({:7}) {:8} {:10.1f}% {:8.1f}%\n", p.name, p.cycles,
+        out << fmt::format("    {:18} {:9} ({:6}, {:7}) {:9} ({:7}) {:8} {:10.1f}% {:8.1f}%{}\n", p.name, p.cycles,
                            p.cycles_one, p.cycles_m, p.bound.roofline(), p.bound.binds(), p.bound.latency,
-                           percent(p.bound.roofline(), p.cycles), percent(p.bound.with_latency(), p.cycles));
+                           percent(p.bound.roofline(), p.cycles), percent(p.bound.with_latency(), p.cycles),
+                           p.simulated ? "" : "   (an earlier pass's blocks: its cycles)");
       out << "    between products   once a            steps  simulated     cycles      bound   % bound\n";
       for (const auto& k : r.prefill_kernels)
         out << fmt::format(

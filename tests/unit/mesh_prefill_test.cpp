@@ -765,6 +765,70 @@ TEST(MeshPrefill, ProductsAloneWhenAsked) {
   EXPECT_EQ(t.prefill_cycles, t.prefill_gemm_cycles);
 }
 
+// The products alone, timing-only, of 13 tokens on 4 x 4 in passes of 7 and 6 (MeshGEMM's
+// blocks of 2 tokens both), with `gemm_steps` simulated a product (0: all).
+std::vector<platforms::inference::MeshPrefillStep> products_in_passes_of_7(std::uint32_t gemm_steps) {
+  const auto platform = platforms::load_platform("tiny");
+  platforms::inference::MeshTokenOptions o;
+  o.prefill = o.position = 13;
+  o.prefill_chunk = 7;
+  o.layers = 0;
+  o.prefill_products = true;
+  o.gemm_steps = gemm_steps;
+  o.rows = o.columns = 4;
+  sim::stats::Group root("");
+  platforms::BuildOptions build;
+  build.timing_only = true;
+  platforms::inference::MeshTokenSimulation s(platform.spec, tiny_llama(), o, build, root);
+  return s.run().runs[0].prefill;
+}
+
+// A product's programs depend on the prompt only through its blocks: with every step
+// simulated, the second pass's products take the first's cycles. The one exception is the
+// run's first step: a step's cycles run from the cycle the one before ended, and its programs
+// are loaded a cycle later (when the run finds the wafer quiet), so every step but the run's
+// first counts that cycle; pass 2's h0.qkv, which follows h1.down, takes one more.
+TEST(MeshPrefill, APassWithAnEarlierPassesBlocksTakesItsCycles) {
+  const auto every = products_in_passes_of_7(0);
+  ASSERT_EQ(every.size(), 16u);  // 2 passes x 2 layers x 4 products
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(every[i + 8].name, every[i].name);
+    EXPECT_EQ(every[i + 8].simulated, 4u);
+    EXPECT_EQ(every[i + 8].cycles, every[i].cycles + (i == 0 ? 1 : 0)) << every[i].name;
+  }
+}
+
+// With runs of 1 and 3 steps, the second pass's products are not simulated again but take the
+// first pass's cycles, with the bound and work of their own 6 tokens.
+TEST(MeshPrefill, APassWithAnEarlierPassesBlocksRepeatsItsProducts) {
+  const auto platform = platforms::load_platform("tiny");
+  const auto layout = std::make_shared<mesh::MeshLayout>(mesh::decoder_shape(tiny_llama()), mesh::Region{0, 0, 4, 4}, 2,
+                                                         true, true, 4, 8, 48 * 1024);
+  const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
+  const mesh::MeshPrefill m(target, layout, std::vector<std::uint64_t>(13, 1), 2, 3, true, false, 64, 7);
+  EXPECT_EQ(m.steps().size(), 16u);  // the first pass's 8 products in runs of 1 and 3 steps
+  ASSERT_EQ(m.repeated().size(), 8u);
+  EXPECT_EQ(m.repeated()[0].chunk.base, 7u);
+  EXPECT_EQ(m.repeated()[0].chunk.tokens, 6u);
+  EXPECT_EQ(m.repeated()[0].same_as, 1u);
+  EXPECT_EQ(m.repeated()[0].before, 16u);
+  const auto derived = products_in_passes_of_7(3);
+  ASSERT_EQ(derived.size(), 16u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    const auto& rep = m.repeated()[i];
+    const mesh::MeshStep own = mesh::gemm_step(*layout, target, rep.g, rep.layer, 6, 4, false);
+    EXPECT_EQ(derived[i].simulated, 3u);
+    EXPECT_EQ(derived[i + 8].simulated, 0u);
+    EXPECT_EQ(derived[i + 8].name, derived[i].name);
+    EXPECT_EQ(derived[i + 8].cycles_one, derived[i].cycles_one);
+    EXPECT_EQ(derived[i + 8].cycles_m, derived[i].cycles_m);
+    EXPECT_EQ(derived[i + 8].cycles, derived[i].cycles);
+    EXPECT_EQ(derived[i + 8].flops, own.work.flops);
+    EXPECT_EQ(derived[i + 8].flops * 7, derived[i].flops * 6) << derived[i].name;
+    EXPECT_EQ(derived[i + 8].bound.roofline(), own.bound.roofline());
+  }
+}
+
 // A two-wafer plan (wide_llama: 8 layers over two of tiny-cluster's wafers): the second wafer's
 // prefill runs timing-only without the embedding; functionally it is an input error, as the
 // prompt's residual stream from the first wafer is not simulated.
