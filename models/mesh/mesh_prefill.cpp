@@ -56,7 +56,8 @@ MeshPrefill::MeshPrefill(const compiler::Target& target, std::shared_ptr<const M
       layout_(std::move(layout)),
       prompt_(std::move(prompt)),
       gemm_steps_(gemm_steps),
-      products_only_(products_only) {
+      products_only_(products_only),
+      sampled_(sampled) {
   const MeshLayout& l = *layout_;
   const std::uint32_t N = l.gemm_positions();
   if (N == 0) throw std::logic_error("MeshPrefill: MeshGEMM takes a region at most twice as long as wide");
@@ -94,9 +95,9 @@ void MeshPrefill::add_chunk(PromptChunk c, std::uint32_t simulated, bool sampled
     add_gemm(Gemv::Qkv, i, c);
     add_groups(groups, {{K::QkvUnblock, Gemv::Qkv, i}, {K::Attn, Gemv::Qkv, i}, {K::OBlock, Gemv::O, i}});
     add_gemm(Gemv::O, i, c);
-    add_blocks({K::NormBlocks, Gemv::O, i});
+    add_blocks({K::NormBlocks, Gemv::O, i}, c);
     add_gemm(Gemv::GateUp, i, c);
-    add_blocks({K::SwigluBlocks, Gemv::GateUp, i});
+    add_blocks({K::SwigluBlocks, Gemv::GateUp, i}, c);
     add_gemm(Gemv::Down, i, c);
     // After the last simulated layer, the last prompt token's output on every PE (what the
     // head, or the next wafer, takes: once a wafer); then, while a layer follows on this
@@ -104,12 +105,12 @@ void MeshPrefill::add_chunk(PromptChunk c, std::uint32_t simulated, bool sampled
     if (i + 1 == simulated && c.end() == P) {
       PrefillStepId out{K::Output, Gemv::Down, i, P - 1};
       out.per = PrefillPer::Wafer;
-      add_blocks(out);
+      add_blocks(out, c);
     }
     if (i + 1 < l.layers()) {
       PrefillStepId norm{K::NormBlocks, Gemv::Down, i};
       norm.per = PrefillPer::Between;
-      add_blocks(norm);
+      add_blocks(norm, c);
     }
   }
   for (std::size_t i = from; i < steps_.size(); ++i) {  // the pass's steps
@@ -131,32 +132,44 @@ void MeshPrefill::add_groups(const std::vector<GroupSample>& groups, const std::
     }
 }
 
-void MeshPrefill::add_blocks(PrefillStepId s) {
-  if (!products_only_) steps_.push_back(s);
+void MeshPrefill::add_blocks(PrefillStepId s, PromptChunk c) {
+  if (products_only_ || (sampled_ && repeats(s, c))) return;
+  steps_.push_back(s);
+}
+
+bool MeshPrefill::repeats(const PrefillStepId& s, PromptChunk c) {
+  const std::uint32_t N = layout_->gemm_positions();
+  const auto block = [&](std::uint64_t tokens) { return (tokens + N - 1) / N; };
+  // The earlier passes' steps are marked with their pass (add_chunk), this pass's not yet.
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const PrefillStepId& e = steps_[i];
+    if (e.kind == s.kind && e.g == s.g && e.layer == s.layer && e.steps == s.steps && e.per == s.per && e.chunk &&
+        block(e.chunk) == block(c.tokens)) {
+      PrefillStepId id = s;
+      id.base = c.base;
+      id.chunk = c.tokens;
+      repeated_.push_back(RepeatedStep{id, i, steps_.size()});
+      return true;
+    }
+  }
+  return false;
 }
 
 void MeshPrefill::add_gemm(Gemv g, std::uint32_t layer, PromptChunk c) {
-  const std::uint32_t N = layout_->gemm_positions();
-  if (gemm_steps_ < N) {
-    // The earlier passes' steps are marked with their pass (add_chunk), this pass's not yet.
-    const auto block = [&](std::uint64_t tokens) { return (tokens + N - 1) / N; };
-    for (std::size_t i = 0; i < steps_.size(); ++i) {
-      const PrefillStepId& e = steps_[i];
-      if (e.kind == PrefillStepId::Kind::Gemm && e.g == g && e.layer == layer && e.steps == gemm_steps_ && e.chunk &&
-          block(e.chunk) == block(c.tokens)) {
-        repeated_.push_back(RepeatedGemm{g, layer, c, i, steps_.size()});
-        return;
-      }
-    }
-  }
-  PrefillStepId s{PrefillStepId::Kind::Gemm, g, layer, 0, 1};
-  if (gemm_steps_ < N) steps_.push_back(s);
+  const bool derived = gemm_steps_ < layout_->gemm_positions();
+  PrefillStepId s{PrefillStepId::Kind::Gemm, g, layer, 0, gemm_steps_};
+  if (derived && repeats(s, c)) return;
+  s.steps = 1;
+  if (derived) steps_.push_back(s);
   s.steps = gemm_steps_;
   steps_.push_back(s);
 }
 
-MeshStep MeshPrefill::step(std::size_t i, bool code) const {
-  const PrefillStepId& s = steps_.at(i);
+MeshStep MeshPrefill::repeated_step(std::size_t k) const { return step_of(repeated_.at(k).id, false); }
+
+MeshStep MeshPrefill::step(std::size_t i, bool code) const { return step_of(steps_.at(i), code); }
+
+MeshStep MeshPrefill::step_of(const PrefillStepId& s, bool code) const {
   const MeshLayout& l = *layout_;
   const PromptChunk c{s.base, s.chunk};
   const std::uint64_t n = s.chunk;

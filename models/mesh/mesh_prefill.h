@@ -67,14 +67,13 @@ std::vector<GroupSample> sample_groups(std::uint64_t tokens, std::uint32_t group
 // Every group, each standing for itself.
 std::vector<GroupSample> all_groups(std::uint64_t tokens, std::uint32_t group, std::uint64_t base = 0);
 
-// A product of a later pass not simulated: its blocks hold as many tokens as those of an
-// earlier pass, so it runs that pass's code (a product's programs depend on the prompt only
-// through its block) and takes its cycles.
-struct RepeatedGemm {
-  Gemv g = Gemv::Qkv;
-  std::uint32_t layer = 0;
-  PromptChunk chunk;
-  std::size_t same_as = 0;  // the earlier product's run of gemm_steps steps (an index of steps())
+// A step of a later pass not simulated: a product (with derived products) or a step over the
+// blocks (with sampled groups) whose blocks hold as many tokens as those of the same step of
+// an earlier pass, so it runs that step's programs (they depend on the prompt only through the
+// block) and takes its cycles.
+struct RepeatedStep {
+  PrefillStepId id;         // with its own pass (base, chunk)
+  std::size_t same_as = 0;  // the earlier step (a product's: its run of gemm_steps steps), an index of steps()
   std::size_t before = 0;   // where it falls among steps(): before step `before`
 };
 
@@ -94,8 +93,9 @@ class MeshPrefill {
   // only). `chunk` (0: the whole prompt): the prompt runs in passes of this many tokens
   // (PromptChunk), each through every simulated layer before the next, so MeshGEMM's blocks
   // hold ceil(chunk / N) tokens, not ceil(P / N); the last prompt token's output comes from
-  // the last pass. With `gemm_steps` < N a pass's product whose blocks hold as many tokens as
-  // an earlier pass's is not a step but a RepeatedGemm (repeated()).
+  // the last pass. A pass's product (with `gemm_steps` < N) or step over the blocks (with
+  // `sampled`) whose blocks hold as many tokens as an earlier pass's is not a step but a
+  // RepeatedStep (repeated()).
   MeshPrefill(const compiler::Target& target, std::shared_ptr<const MeshLayout> layout,
               std::vector<std::uint64_t> prompt, std::uint32_t simulated, std::uint32_t gemm_steps,
               bool products_only = false, bool sampled = false, std::uint32_t group = kDefaultGroup,
@@ -103,20 +103,25 @@ class MeshPrefill {
   static constexpr std::uint32_t kDefaultGroup = 64;
 
   [[nodiscard]] const std::vector<PrefillStepId>& steps() const { return steps_; }
-  [[nodiscard]] const std::vector<RepeatedGemm>& repeated() const { return repeated_; }
+  [[nodiscard]] const std::vector<RepeatedStep>& repeated() const { return repeated_; }
   [[nodiscard]] const std::vector<std::uint64_t>& prompt() const { return prompt_; }
   [[nodiscard]] std::uint32_t gemm_steps() const { return gemm_steps_; }
   [[nodiscard]] std::uint32_t group() const { return group_; }
   [[nodiscard]] std::uint64_t chunk() const { return chunk_; }  // tokens a pass (the last may be fewer)
   // Step i with its programs (or only its work and bound).
   [[nodiscard]] MeshStep step(std::size_t i, bool code = true) const;
+  // Repeated step k's work and bound as a step of its own (a product's: of gemm_steps steps).
+  [[nodiscard]] MeshStep repeated_step(std::size_t k) const;
 
  private:
   // Each of `per_group` for every group of `groups` in order.
   void add_groups(const std::vector<GroupSample>& groups, const std::vector<PrefillStepId>& per_group,
                   PrefillPer per = PrefillPer::Layer);
-  void add_blocks(PrefillStepId s);  // once, over the blocks
+  void add_blocks(PrefillStepId s, PromptChunk c);  // once, over the blocks
   void add_gemm(Gemv g, std::uint32_t layer, PromptChunk c);
+  // Whether s of pass c repeats the same step of an earlier pass (then listed as such).
+  bool repeats(const PrefillStepId& s, PromptChunk c);
+  [[nodiscard]] MeshStep step_of(const PrefillStepId& s, bool code) const;
   void add_chunk(PromptChunk c, std::uint32_t simulated, bool sampled);  // one pass's steps
   compiler::Target target_;
   std::shared_ptr<const MeshLayout> layout_;
@@ -125,7 +130,8 @@ class MeshPrefill {
   std::uint64_t chunk_ = 0;
   bool products_only_ = false;
   std::vector<PrefillStepId> steps_;
-  std::vector<RepeatedGemm> repeated_;
+  std::vector<RepeatedStep> repeated_;
+  bool sampled_ = false;
 };
 
 }  // namespace wafersim::models::mesh

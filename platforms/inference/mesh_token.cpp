@@ -62,11 +62,25 @@ std::vector<std::uint64_t> prompt_of(const mesh::DecoderShape& s, std::uint64_t 
   return v;
 }
 
+// A step over the blocks or of a group: its cycles and bound, `n` times (the steps it stands
+// for), into its kernel's sum; `simulated`: whether it ran itself.
+void add_to_kernel(MeshWaferRun& out, const std::string& kernel, mesh::PrefillPer per, std::uint64_t n,
+                   std::uint64_t cycles, std::uint64_t bound, bool simulated) {
+  auto it = std::find_if(out.prefill_kernels.begin(), out.prefill_kernels.end(),
+                         [&](const MeshPrefillKernel& k) { return k.kernel == kernel && k.per == per; });
+  if (it == out.prefill_kernels.end()) it = out.prefill_kernels.insert(it, MeshPrefillKernel{kernel, per});
+  it->steps += n;
+  it->simulated += simulated ? 1 : 0;
+  it->cycles += cycles * n;
+  it->bound += bound * n;
+}
+
 // The prefill of the simulated layers on one wafer (mesh_prefill.h), after `image` is placed:
 // each product all N steps, or runs of 1 and M steps with the others at their difference's
-// per-step cycles (every step runs the same code on every PE), a later pass's product with
-// blocks of an earlier's size at that one's (steps_simulated 0); the other kernels' steps
-// summed by kernel. `done` hears of every simulated step as it ends.
+// per-step cycles (every step runs the same code on every PE); the other kernels' steps
+// summed by kernel; a later pass's step repeating an earlier pass's (RepeatedStep) at that
+// one's cycles with its own bound (a product's steps_simulated 0). `done` hears of every
+// simulated step as it ends.
 void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const mesh::MeshLayout> layout,
                  const models::compiler::Target& t, std::uint32_t layers, const MeshTokenOptions& o,
                  const PeImage& image, const StepDone& done) {
@@ -79,10 +93,9 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
   const auto& ids = prefill.steps();
   const MeshRunResult r = sim.run_steps(
       ids.size(), [&](std::size_t i) { return prefill.step(i); }, image, done);
-  // A product: its cycles, with the bound and work of its pass.
-  auto product = [&](mesh::Gemv g, std::uint32_t layer, std::uint64_t tokens, std::size_t at) {
+  // A product: its cycles (the runs ending at step `at`), with its own bound and work.
+  auto product = [&](const mesh::MeshStep& full, std::uint32_t layer, std::size_t at) {
     MeshPrefillStep p;
-    const mesh::MeshStep full = mesh::gemm_step(l, t, g, layer, tokens, N, false);
     p.name = full.name;
     p.layer = layer;
     p.steps = N;
@@ -94,29 +107,29 @@ void run_prefill(MeshWaferRun& out, MeshSimulation& sim, std::shared_ptr<const m
     p.flops = full.work.flops;
     return p;
   };
-  auto repeats = prefill.repeated().begin();
-  const auto repeats_end = prefill.repeated().end();
+  const auto& repeated = prefill.repeated();
+  std::size_t k = 0;
   for (std::size_t i = 0; i <= ids.size(); ++i) {
-    for (; repeats != repeats_end && repeats->before == i; ++repeats) {
-      MeshPrefillStep p = product(repeats->g, repeats->layer, repeats->chunk.tokens, repeats->same_as);
-      p.simulated = 0;
-      out.prefill.push_back(p);
+    for (; k < repeated.size() && repeated[k].before == i; ++k) {
+      const mesh::PrefillStepId& id = repeated[k].id;
+      if (id.kind == mesh::PrefillStepId::Kind::Gemm) {
+        MeshPrefillStep p =
+            product(mesh::gemm_step(l, t, id.g, id.layer, id.chunk, N, false), id.layer, repeated[k].same_as);
+        p.simulated = 0;
+        out.prefill.push_back(p);
+      } else {
+        const mesh::MeshStep own = prefill.repeated_step(k);
+        add_to_kernel(out, own.kernel, id.per, id.count, r.steps[repeated[k].same_as].cycles(),
+                      own.bound.with_latency(), false);
+      }
     }
     if (i == ids.size()) break;
     const MeshStepResult& st = r.steps[i];
-    if (ids[i].kind != mesh::PrefillStepId::Kind::Gemm) {
-      const mesh::PrefillPer per = ids[i].per;
-      auto it = std::find_if(out.prefill_kernels.begin(), out.prefill_kernels.end(),
-                             [&](const MeshPrefillKernel& k) { return k.kernel == st.kernel && k.per == per; });
-      if (it == out.prefill_kernels.end()) it = out.prefill_kernels.insert(it, MeshPrefillKernel{st.kernel, per});
-      const std::uint64_t n = ids[i].count;
-      it->steps += n;
-      ++it->simulated;
-      it->cycles += st.cycles() * n;
-      it->bound += st.bound.with_latency() * n;
-      continue;
-    }
-    if (ids[i].steps == m) out.prefill.push_back(product(ids[i].g, ids[i].layer, ids[i].chunk, i));
+    if (ids[i].kind != mesh::PrefillStepId::Kind::Gemm)
+      add_to_kernel(out, st.kernel, ids[i].per, ids[i].count, st.cycles(), st.bound.with_latency(), true);
+    else if (ids[i].steps == m)
+      out.prefill.push_back(
+          product(mesh::gemm_step(l, t, ids[i].g, ids[i].layer, ids[i].chunk, N, false), ids[i].layer, i));
   }
 }
 

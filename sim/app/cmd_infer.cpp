@@ -119,7 +119,9 @@ void InferArgs::add(CLI::App& cmd, const std::string& group) {
   cmd.add_option("--mesh-prefill-tokens", mesh_prefill_tokens,
                  "with --prefill --timing-only: the prompt's groups whose steps are simulated (and the tokens of "
                  "the wafer's input, token by token): all; or sampled, the first and last group of each depth of "
-                 "the attention's cache, each other group at the nearer sample's cycles (for large regions)")
+                 "the attention's cache, each other group at the nearer sample's cycles, and a later pass's steps "
+                 "over the blocks whose blocks hold as many tokens as an earlier pass's at that one's cycles (for "
+                 "large regions)")
       ->check(CLI::IsMember({"all", "sampled"}))
       ->capture_default_str()
       ->group(group);

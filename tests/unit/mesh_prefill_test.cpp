@@ -808,15 +808,15 @@ TEST(MeshPrefill, APassWithAnEarlierPassesBlocksRepeatsItsProducts) {
   const mesh::MeshPrefill m(target, layout, std::vector<std::uint64_t>(13, 1), 2, 3, true, false, 64, 7);
   EXPECT_EQ(m.steps().size(), 16u);  // the first pass's 8 products in runs of 1 and 3 steps
   ASSERT_EQ(m.repeated().size(), 8u);
-  EXPECT_EQ(m.repeated()[0].chunk.base, 7u);
-  EXPECT_EQ(m.repeated()[0].chunk.tokens, 6u);
+  EXPECT_EQ(m.repeated()[0].id.base, 7u);
+  EXPECT_EQ(m.repeated()[0].id.chunk, 6u);
   EXPECT_EQ(m.repeated()[0].same_as, 1u);
   EXPECT_EQ(m.repeated()[0].before, 16u);
   const auto derived = products_in_passes_of_7(3);
   ASSERT_EQ(derived.size(), 16u);
   for (std::size_t i = 0; i < 8; ++i) {
     const auto& rep = m.repeated()[i];
-    const mesh::MeshStep own = mesh::gemm_step(*layout, target, rep.g, rep.layer, 6, 4, false);
+    const mesh::MeshStep own = mesh::gemm_step(*layout, target, rep.id.g, rep.id.layer, 6, 4, false);
     EXPECT_EQ(derived[i].simulated, 3u);
     EXPECT_EQ(derived[i + 8].simulated, 0u);
     EXPECT_EQ(derived[i + 8].name, derived[i].name);
@@ -827,6 +827,38 @@ TEST(MeshPrefill, APassWithAnEarlierPassesBlocksRepeatsItsProducts) {
     EXPECT_EQ(derived[i + 8].flops * 7, derived[i].flops * 6) << derived[i].name;
     EXPECT_EQ(derived[i + 8].bound.roofline(), own.bound.roofline());
   }
+}
+
+// With sampled groups, a later pass's steps over the blocks whose blocks hold as many tokens as
+// an earlier pass's take that pass's cycles (13 tokens on 4 x 4 in passes of 7 and 6, blocks
+// of 2): norm_blocks and swiglu_blocks simulated once, not twice, and their sums (each pass's
+// cycles, its own bound) the same as with every group and step simulated.
+TEST(MeshPrefill, ASampledPromptRepeatsAPassesStepsOverTheBlocks) {
+  test::TempDir tmp;
+  const std::string base = std::string("infer tiny --model ") + WAFERSIM_SOURCE_DIR +
+                           "/examples/models/tiny-llama.yaml --placement mesh --timing-only --prefill 13 "
+                           "--mesh-region 4x4 --mesh-prefill-chunk 7 --mesh-gemm-steps all --json -o ";
+  const auto all = wafersim(base + (tmp.path() / "a").string());
+  const auto sampled = wafersim(base + (tmp.path() / "s").string() + " --mesh-prefill-tokens sampled");
+  ASSERT_EQ(all.code, 0) << all.out;
+  ASSERT_EQ(sampled.code, 0) << sampled.out;
+  const auto ka = nlohmann::json::parse(all.out)["runs"][0]["prefill_kernels"];
+  const auto ks = nlohmann::json::parse(sampled.out)["runs"][0]["prefill_kernels"];
+  int compared = 0;
+  for (const auto& a : ka)
+    for (const auto& b : ks)
+      if (a["kernel"] == b["kernel"] && a["per"] == b["per"] &&
+          (a["kernel"] == "norm_blocks" || a["kernel"] == "swiglu_blocks")) {
+        ++compared;
+        SCOPED_TRACE(a.dump());
+        EXPECT_EQ(a["steps"].get<int>(), 2);
+        EXPECT_EQ(a["steps_simulated"].get<int>(), 2);
+        EXPECT_EQ(b["steps"].get<int>(), 2);
+        EXPECT_EQ(b["steps_simulated"].get<int>(), 1);
+        EXPECT_EQ(b["cycles"], a["cycles"]);
+        EXPECT_EQ(b["bound"], a["bound"]);
+      }
+  EXPECT_EQ(compared, 3);  // ln2 in the layer, swiglu, the norm between the layers
 }
 
 // A two-wafer plan (wide_llama: 8 layers over two of tiny-cluster's wafers): the second wafer's
