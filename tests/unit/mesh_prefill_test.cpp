@@ -784,10 +784,10 @@ std::vector<platforms::inference::MeshPrefillStep> products_in_passes_of_7(std::
 }
 
 // A product's programs depend on the prompt only through its blocks: with every step
-// simulated, the second pass's products take the first's cycles. The one exception is the
+// simulated, the later tokens' products take the earlier tokens' cycles. The one exception is the
 // run's first step: a step's cycles run from the cycle the one before ended, and its programs
 // are loaded a cycle later (when the run finds the wafer quiet), so every step but the run's
-// first counts that cycle; pass 2's h0.qkv, which follows h1.down, takes one more.
+// first counts that cycle; the later h0.qkv, which follows h1.down, takes one more.
 TEST(MeshPrefill, APassWithAnEarlierPassesBlocksTakesItsCycles) {
   const auto every = products_in_passes_of_7(0);
   ASSERT_EQ(every.size(), 16u);  // 2 passes x 2 layers x 4 products
@@ -798,15 +798,15 @@ TEST(MeshPrefill, APassWithAnEarlierPassesBlocksTakesItsCycles) {
   }
 }
 
-// With runs of 1 and 3 steps, the second pass's products are not simulated again but take the
-// first pass's cycles, with the bound and work of their own 6 tokens.
+// With runs of 1 and 3 steps, the later 6 tokens' products are not simulated again but take the
+// earlier 7 tokens' cycles, with the bound and work of their own 6 tokens.
 TEST(MeshPrefill, APassWithAnEarlierPassesBlocksRepeatsItsProducts) {
   const auto platform = platforms::load_platform("tiny");
   const auto layout = std::make_shared<mesh::MeshLayout>(mesh::decoder_shape(tiny_llama()), mesh::Region{0, 0, 4, 4}, 2,
                                                          true, true, 4, 8, 48 * 1024);
   const models::compiler::Target target{platform.spec.wafer, platform.spec.fabric};
   const mesh::MeshPrefill m(target, layout, std::vector<std::uint64_t>(13, 1), 2, 3, true, false, 64, 7);
-  EXPECT_EQ(m.steps().size(), 16u);  // the first pass's 8 products in runs of 1 and 3 steps
+  EXPECT_EQ(m.steps().size(), 16u);  // the earlier 7 tokens' 8 products in runs of 1 and 3 steps
   ASSERT_EQ(m.repeated().size(), 8u);
   EXPECT_EQ(m.repeated()[0].id.base, 7u);
   EXPECT_EQ(m.repeated()[0].id.chunk, 6u);
