@@ -76,14 +76,12 @@ GemmAddrs gemm_addrs(const MeshLayout& l, Gemv g, std::uint64_t tokens, std::uin
     a.kmax = std::max(a.kmax, gemm_inputs(l, g, 0, c));
     a.nmax = std::max(a.nmax, gemm_outputs(l, g, 0, c));
   }
-  // Sized for the largest of the layer's products (as prefill_bytes): the prefill's moves
+  // Sized for the largest of the layer's products (the planner's sizes): the prefill's moves
   // between products find every product's buffers at the same addresses. The prefill has no
   // head: the head's product (tests alone) takes its own outputs' size.
-  const std::uint32_t kall = std::max({l.kc_max, l.nq_max, l.nf_max});
-  const std::uint32_t nall = std::max({l.nqkv_max, 2 * l.nf_max, l.kc_max, g == Gemv::Head ? l.nv_max : 0u});
-  const PrefillBuffers b =
-      prefill_buffers(l.addrs(), std::uint64_t{a.block} * kall * l.esize(), std::uint64_t{a.block} * nall * 4,
-                      std::uint64_t{a.block} * l.kc_max * l.esize(), align, l.sram_bytes());
+  PrefillBlockBytes bytes = prefill_block_bytes(l.shape(), tile_sizes(l.shape(), reg.rows, reg.columns), tokens, N);
+  if (g == Gemv::Head) bytes.acc = std::max<std::uint64_t>(bytes.acc, std::uint64_t{a.block} * l.nv_max * 4);
+  const PrefillBuffers b = prefill_buffers(l.addrs(), bytes.x, bytes.acc, bytes.residual, align, l.sram_bytes());
   for (int p = 0; p < 2; ++p) {
     a.x[p] = b.x[p];
     a.acc[p] = b.acc[p];

@@ -149,24 +149,17 @@ std::uint32_t MeshLayout::slots(std::uint32_t c, std::uint64_t n) const {
   return n > c ? static_cast<std::uint32_t>((n - 1 - c) / region_.columns + 1) : 0;
 }
 
-namespace {
-
-// The bytes of one of MeshGEMM's input, partial-sum and residual blocks (unaligned).
-struct BlockBytes {
-  std::uint64_t x = 0, acc = 0, residual = 0;
-};
-BlockBytes block_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n) {
+PrefillBlockBytes prefill_block_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens,
+                                      std::uint32_t n) {
   const std::uint64_t block = (tokens + n - 1) / n, e = bytes_of(s.dtype);
   const std::uint64_t k = std::max({t.kc, t.nq, t.nf}), o = std::max({t.nqkv, 2 * t.nf, t.kc});
   return {block * k * e, block * o * 4, block * t.kc * e};
 }
 
-}  // namespace
-
 std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n,
                             std::uint32_t align) {
   if (!tokens || !n) return 0;
-  const BlockBytes b = block_bytes(s, t, tokens, n);
+  const PrefillBlockBytes b = prefill_block_bytes(s, t, tokens, n);
   auto up = [&](std::uint64_t v) { return (v + align - 1) / align * align; };
   return static_cast<std::uint32_t>(2 * up(b.x) + 2 * up(b.acc) + up(b.residual));
 }
@@ -203,7 +196,7 @@ PrefillBuffers prefill_buffers(const Addrs& a, std::uint64_t x, std::uint64_t ac
 std::uint32_t prefill_end(const Addrs& a, const DecoderShape& s, const TileSizes& t, std::uint64_t tokens,
                           std::uint32_t n, std::uint32_t align, std::uint32_t sram_bytes) {
   if (!tokens || !n) return a.end;
-  const BlockBytes b = block_bytes(s, t, tokens, n);
+  const PrefillBlockBytes b = prefill_block_bytes(s, t, tokens, n);
   return prefill_buffers(a, b.x, b.acc, b.residual, align, sram_bytes).end;
 }
 

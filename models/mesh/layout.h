@@ -74,6 +74,12 @@ Addrs plan_addrs(const DecoderShape& s, const TileSizes& t, std::uint32_t layers
 // (0 without a prefill).
 std::uint32_t prefill_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n,
                             std::uint32_t align);
+// One of those input, partial-sum and residual blocks, unaligned: ceil(tokens / n) tokens of
+// the layer's largest product's inputs (model format), outputs (fp32) and column features.
+struct PrefillBlockBytes {
+  std::uint64_t x = 0, acc = 0, residual = 0;
+};
+PrefillBlockBytes prefill_block_bytes(const DecoderShape& s, const TileSizes& t, std::uint64_t tokens, std::uint32_t n);
 
 // Where those buffers lie on a PE: x[0], x[1], acc[0], acc[1] and the residual block, of
 // `x`, `acc` and `residual` bytes (each rounded up to `align`), in that order after the plan.
