@@ -118,9 +118,9 @@ StepBreakdown breakdown(const std::vector<ActivityInterval>& intervals, Picos st
   return b;
 }
 
-StepTimeline run_training_steps(Cluster& cluster, std::uint32_t steps) {
+StepTimeline run_training_steps(Cluster& cluster, std::uint32_t steps, const sim::RunLimits& limits) {
   cluster.memoryx().schedule_steps(steps);
-  sc_core::sc_start();
+  sim::run_until_quiet(nullptr, limits, fmt::format("{} training step{}", steps, steps == 1 ? "" : "s"));
   cluster.rethrow_failure();
   if (!cluster.memoryx().finished())
     throw sim::SimulationError(fmt::format("training stopped at {} before {} step(s) completed:\n{}",

@@ -14,6 +14,7 @@
 #include "memoryx/memoryx.h"
 #include "platforms/edge/edge_endpoint.h"
 #include "sim/picos.h"
+#include "sim/run_loop.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::platforms {
@@ -58,8 +59,9 @@ StepBreakdown breakdown(const std::vector<ActivityInterval>& intervals, sim::Pic
 
 // Schedules `steps` steps in the cluster's MemoryX, runs the simulation to its end and
 // returns the timeline. Throws sim::SimulationError (exit code 3) naming what every module
-// waits for when the steps do not complete.
-StepTimeline run_training_steps(Cluster& cluster, std::uint32_t steps);
+// waits for when the steps do not complete, sim::LimitReached when `limits` (--max-wall) stop
+// the run first.
+StepTimeline run_training_steps(Cluster& cluster, std::uint32_t steps, const sim::RunLimits& limits = {});
 
 // Adds one group per step ("step0", ...) with each activity's busy and exposed time.
 void add_stats(sim::stats::Group& g, const StepTimeline& timeline);

@@ -7,6 +7,7 @@
 
 #include "sim/errors.h"
 #include "sim/interrupt.h"
+#include "sim/picos.h"
 
 namespace wafersim::sim {
 
@@ -94,6 +95,38 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
     throw LimitReached(fmt::format("--max-cycles {} reached before the run ended", limits.max_cycles.count()));
   out.wall_seconds = wall();
   return out;
+}
+
+void run_until_quiet(const Engine* reference, const RunLimits& limits, const std::string& where) {
+  using namespace sc_core;
+  auto at = [&] {
+    return reference ? fmt::format("cycle {}", reference->first_cycle_at_or_after(sc_time_stamp()).count())
+                     : sim::format(sim::now());
+  };
+  auto spent = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - limits.wall_start).count();
+  };
+  std::uint64_t slice = 64;
+  if (sc_get_status() == SC_ELABORATION) sc_start(SC_ZERO_TIME);
+  while (sc_pending_activity() && sc_get_status() != SC_STOPPED) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // The slice starts at the next event: a slice with none in it would not advance (and
+    // SystemC warns of that), however short the wall clock has made the slices.
+    const sc_time next = sc_time_stamp() + sc_time_to_pending_activity();
+    const sc_time end = reference ? reference->time_of(reference->first_cycle_at_or_after(next) + Cycle(slice))
+                                  : next + sc_time(static_cast<double>(slice), SC_NS);
+    sc_start(end - sc_time_stamp(), SC_EXIT_ON_STARVATION);
+    // A failure stops SystemC (sc_stop): the caller rethrows it.
+    if (sc_get_status() == SC_STOPPED || (reference && reference->failed())) return;
+    if (!sc_pending_activity()) break;
+    throw_if_interrupted(fmt::format("at {} ({})", at(), where));
+    if (limits.max_wall_seconds > 0 && spent() > limits.max_wall_seconds)
+      throw LimitReached(fmt::format("--max-wall {} s reached at {} ({})", limits.max_wall_seconds, at(), where));
+    slice = next_slice(slice, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (reference && reference->limit_reached())
+    throw LimitReached(fmt::format("--max-cycles {} reached with work still pending ({})",
+                                   reference->options().max_cycles.count(), where));
 }
 
 }  // namespace wafersim::sim

@@ -57,4 +57,15 @@ struct RunOutcome {
 RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const sim::Engine*>& engines, Cycle until,
                           const RunLimits& limits, ProgressSink& progress, const std::function<bool()>& done = {});
 
+// Runs SystemC until nothing is pending (a step of a run that ends when its work does), in
+// slices of about 0.05 to 0.4 s of wall time, so that SIGINT or SIGTERM and `limits` stop it
+// between them; the slices do not change what is simulated, and simulated time stops at the
+// last event. Slices count `reference`'s cycles, or nanoseconds without one (a cluster). Throws
+// sim::LimitReached when the wall-clock budget of `limits` is spent with work pending, or when
+// `reference` stopped at its --max-cycles limit (EngineOptions::max_cycles) with work pending;
+// sim::Interrupted on a signal. Returns early, without throwing, when a component failed
+// (SystemC stopped, or `reference` failed: the caller rethrows the failure). `where` names
+// what runs, for the messages (e.g. "step 'o'").
+void run_until_quiet(const Engine* reference, const RunLimits& limits, const std::string& where);
+
 }  // namespace wafersim::sim

@@ -22,26 +22,6 @@ hw::PeCoord at(const Region& g, std::uint32_t r, std::uint32_t c) {
   return hw::PeCoord{static_cast<std::uint16_t>(g.x0 + c), static_cast<std::uint16_t>(g.y0 + r)};
 }
 
-// Runs the simulation until nothing is pending, in slices of simulated time (about 0.05 to 0.4
-// s of wall time each, sim::next_slice), so that SIGINT or SIGTERM stops a step of a whole wafer between them;
-// the slices do not change what is simulated.
-void run_to_quiescence(sim::Engine& engine, const std::string& step) {
-  std::uint64_t slice = 64;
-  while (sc_core::sc_pending_activity()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    // The slice starts at the next event: a slice with none in it would not advance (and
-    // SystemC warns of that), however short the wall clock has made the slices.
-    const sim::Cycle from =
-        engine.first_cycle_at_or_after(sc_core::sc_time_stamp() + sc_core::sc_time_to_pending_activity());
-    sc_core::sc_start(engine.time_of(from + sim::Cycle(slice)) - sc_core::sc_time_stamp(),
-                      sc_core::SC_EXIT_ON_STARVATION);
-    if (engine.failed() || !sc_core::sc_pending_activity()) return;
-    sim::throw_if_interrupted(
-        fmt::format("at cycle {} (step '{}')", engine.first_cycle_at_or_after(sc_core::sc_time_stamp()).count(), step));
-    slice = sim::next_slice(slice, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-}
-
 }  // namespace
 
 std::vector<std::uint64_t> read_pe(Wafer& wafer, const Region& region, std::uint32_t r, std::uint32_t c,
@@ -59,13 +39,15 @@ std::vector<std::uint64_t> read_pe(Wafer& wafer, const Region& region, std::uint
 }
 
 MeshRunResult run_mesh_decode(const models::mesh::MeshDecode& d, Wafer& wafer, const PeImage& image,
-                              const StepDone& done) {
+                              const StepDone& done, const sim::RunLimits& limits) {
   return run_mesh_steps(
-      d.layout().region(), d.target(), d.steps().size(), [&](std::size_t i) { return d.step(i); }, wafer, image, done);
+      d.layout().region(), d.target(), d.steps().size(), [&](std::size_t i) { return d.step(i); }, wafer, image, done,
+      limits);
 }
 
 MeshRunResult run_mesh_steps(const Region& g, const models::compiler::Target& target, std::size_t count,
-                             const StepOf& step_of, Wafer& wafer, const PeImage& image, const StepDone& done) {
+                             const StepOf& step_of, Wafer& wafer, const PeImage& image, const StepDone& done,
+                             const sim::RunLimits& limits) {
   auto& engine = wafer.engine();
   auto& cores = wafer.cores();
   if (g.x0 + g.columns > target.width() || g.y0 + g.rows > target.height())
@@ -94,7 +76,7 @@ MeshRunResult run_mesh_steps(const Region& g, const models::compiler::Target& ta
     for (std::uint32_t r = 0; r < g.rows; ++r)
       for (std::uint32_t c = 0; c < g.columns; ++c) cores.replace(at(g, r, c), step.program(r, c));
     try {
-      run_to_quiescence(engine, step.name);
+      sim::run_until_quiet(&engine, limits, fmt::format("step '{}'", step.name));
       if (engine.failed()) engine.rethrow_failure();
       cores.check();
       if (cores.busy_count() > 0) cores.check_finished();
@@ -111,19 +93,19 @@ MeshRunResult run_mesh_steps(const Region& g, const models::compiler::Target& ta
 }
 
 MeshSimulation::MeshSimulation(const PlatformSpec& spec, BuildOptions build, sim::stats::Group& root,
-                               const models::mesh::MeshDecode& d)
-    : spec_(spec), d_(d) {
+                               const models::mesh::MeshDecode& d, sim::RunLimits limits)
+    : spec_(spec), d_(d), limits_(limits) {
   build.routes = d.routes();
   cluster_ = std::make_unique<Cluster>("cluster", spec, build, root);
 }
 
 MeshRunResult MeshSimulation::run_steps(std::size_t count, const StepOf& step, const PeImage& image,
                                         const StepDone& done) {
-  return run_mesh_steps(d_.layout().region(), d_.target(), count, step, wafer(), image, done);
+  return run_mesh_steps(d_.layout().region(), d_.target(), count, step, wafer(), image, done, limits_);
 }
 
 MeshRunResult MeshSimulation::run(const PeImage& image, const StepDone& done) {
-  MeshRunResult r = run_mesh_decode(d_, wafer(), image, done);
+  MeshRunResult r = run_mesh_decode(d_, wafer(), image, done, limits_);
   auto& g = wafer().stats().group("mesh");
   std::uint64_t bound = 0;
   for (const auto& s : r.steps) bound += s.bound.with_latency();

@@ -14,6 +14,7 @@
 #include "models/mesh/mesh_decode.h"
 #include "platforms/cluster.h"
 #include "platforms/wafer.h"
+#include "sim/run_loop.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::platforms::inference {
@@ -39,16 +40,17 @@ using PeImage = std::function<std::vector<std::uint8_t>(std::uint32_t r, std::ui
 using StepDone = std::function<void(const MeshStepResult&)>;
 
 // Contract: `wafer` was built with d.routes(); runs every step of `d` in order. Throws
-// sim::SimulationError on a program error or a deadlock (naming the step).
+// sim::SimulationError on a program error or a deadlock (naming the step), sim::LimitReached
+// when `limits` stop a step (--max-wall; --max-cycles is the wafer's BuildOptions::max_cycles).
 MeshRunResult run_mesh_decode(const models::mesh::MeshDecode& d, Wafer& wafer, const PeImage& image = {},
-                              const StepDone& done = {});
+                              const StepDone& done = {}, const sim::RunLimits& limits = {});
 
 // Runs `count` steps built by `step(i)` over `region` in order, likewise (run_mesh_decode runs
 // a token's steps with it).
 using StepOf = std::function<models::mesh::MeshStep(std::size_t)>;
 MeshRunResult run_mesh_steps(const models::mesh::Region& region, const models::compiler::Target& target,
                              std::size_t count, const StepOf& step, Wafer& wafer, const PeImage& image = {},
-                             const StepDone& done = {});
+                             const StepDone& done = {}, const sim::RunLimits& limits = {});
 
 // Reads n values of `bytes` each at `addr` of PE (r, c) of the region (untimed).
 std::vector<std::uint64_t> read_pe(Wafer& wafer, const models::mesh::Region& region, std::uint32_t r, std::uint32_t c,
@@ -57,9 +59,9 @@ std::vector<std::uint64_t> read_pe(Wafer& wafer, const models::mesh::Region& reg
 // The decode token on wafer 0 of a platform: the platform assembled with the token's routes.
 class MeshSimulation {
  public:
-  // Contract: `d` must outlive this.
+  // Contract: `d` must outlive this. `limits` (--max-wall) hold for every run of it.
   MeshSimulation(const PlatformSpec& spec, BuildOptions build, sim::stats::Group& root,
-                 const models::mesh::MeshDecode& d);
+                 const models::mesh::MeshDecode& d, sim::RunLimits limits = {});
   // Runs the token (run_mesh_decode) and adds its figures to wafer 0's "mesh" statistics.
   MeshRunResult run(const PeImage& image = {}, const StepDone& done = {});
   // Runs other steps on the token's region and routes (the prefill's), without statistics.
@@ -69,6 +71,7 @@ class MeshSimulation {
  private:
   const PlatformSpec& spec_;
   const models::mesh::MeshDecode& d_;
+  sim::RunLimits limits_;
   std::unique_ptr<Cluster> cluster_;
 };
 

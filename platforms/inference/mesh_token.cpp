@@ -254,7 +254,7 @@ std::unique_ptr<MeshTokenSimulation::WaferSim> MeshTokenSimulation::make_sim(con
                                                  mesh::buffer_alignment(target_.wafer), target_.wafer.sram_bytes());
   const std::uint32_t simulated = o_.layers ? std::min(o_.layers, mw.layers) : mw.layers;
   w->decode = std::make_unique<mesh::MeshDecode>(target_.wafer, w->layout, o_.position, o_.token, simulated);
-  w->sim = std::make_unique<MeshSimulation>(one_, build_, root.group(fmt::format("wafer{}", i)), *w->decode);
+  w->sim = std::make_unique<MeshSimulation>(one_, build_, root.group(fmt::format("wafer{}", i)), *w->decode, o_.limits);
   return w;
 }
 

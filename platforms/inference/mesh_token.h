@@ -54,6 +54,8 @@ struct MeshTokenOptions {
   // (wafer_process.h): the run's peak memory is one wafer's, not one per region. Contract:
   // no SystemC simulation has started in this process.
   bool separate = false;
+  // --max-wall over the whole run (--max-cycles is BuildOptions::max_cycles, per wafer).
+  sim::RunLimits limits;
 };
 
 // One product of the prefill on one wafer: its simulated runs and its cycles over all N steps.

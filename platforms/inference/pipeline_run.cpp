@@ -16,7 +16,7 @@ namespace compiler = models::compiler;
 using hw::DType;
 using models::resident::PipelineStage;
 
-PipelineResult run_pipeline(const PipelineProgram& p, Wafer& wafer, bool check) {
+PipelineResult run_pipeline(const PipelineProgram& p, Wafer& wafer, bool check, const sim::RunLimits& limits) {
   auto& engine = wafer.engine();
   auto& cores = wafer.cores();
   PipelineResult r;
@@ -33,7 +33,7 @@ PipelineResult run_pipeline(const PipelineProgram& p, Wafer& wafer, bool check) 
     // Each phase's programs once the one before has finished (the host feeds the next tokens).
     const std::uint64_t at = r.end;
     for (const auto& pl : ph.code) cores.replace(hw::PeCoord{pl.x0, pl.y0}, pl.program);
-    sc_core::sc_start();
+    sim::run_until_quiet(&engine, limits, fmt::format("phase {} of {}", phase + 1, p.phases.size()));
     if (engine.failed()) engine.rethrow_failure();
     cores.check();
     if (cores.busy_count() > 0) cores.check_finished();
@@ -79,8 +79,8 @@ PipelineSimulation::PipelineSimulation(const PlatformSpec& spec, BuildOptions bu
   cluster_ = std::make_unique<Cluster>("cluster", spec, build, root);
 }
 
-PipelineResult PipelineSimulation::run(bool check) {
-  PipelineResult r = run_pipeline(p_, wafer(), check);
+PipelineResult PipelineSimulation::run(bool check, const sim::RunLimits& limits) {
+  PipelineResult r = run_pipeline(p_, wafer(), check, limits);
   const double tps =
       r.cycles() ? static_cast<double>(p_.tokens) * spec_.wafer.clock.hz / static_cast<double>(r.cycles()) : 0;
   auto& g = wafer().stats().group("pipeline");

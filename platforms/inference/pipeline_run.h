@@ -11,6 +11,7 @@
 #include "models/resident/resident_pipeline.h"
 #include "platforms/cluster.h"
 #include "platforms/wafer.h"
+#include "sim/run_loop.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::platforms::inference {
@@ -30,8 +31,10 @@ struct PipelineResult {
 
 // Contract: loads every stage's program on `wafer` (built with p.routes), runs the simulation
 // until every PE is idle, reads the last stage's outputs and compares them with
-// expect_pipeline (when `check`). Throws sim::SimulationError on a deadlock.
-PipelineResult run_pipeline(const PipelineProgram& p, Wafer& wafer, bool check = true);
+// expect_pipeline (when `check`). Throws sim::SimulationError on a deadlock, sim::LimitReached
+// when `limits` stop it (--max-wall; --max-cycles is the wafer's BuildOptions::max_cycles).
+PipelineResult run_pipeline(const PipelineProgram& p, Wafer& wafer, bool check = true,
+                            const sim::RunLimits& limits = {});
 
 // The pipeline on wafer 0 of a platform: the platform assembled with the pipeline's routes.
 class PipelineSimulation {
@@ -40,7 +43,7 @@ class PipelineSimulation {
   PipelineSimulation(const PlatformSpec& spec, BuildOptions build, sim::stats::Group& root, const PipelineProgram& p);
   // Runs the pipeline (run_pipeline) and adds its figures to wafer 0's "pipeline" statistics:
   // tokens, cycles, the bound and tokens/s at the platform clock.
-  PipelineResult run(bool check);
+  PipelineResult run(bool check, const sim::RunLimits& limits = {});
   [[nodiscard]] Wafer& wafer() { return cluster_->wafer(0); }
 
  private:

@@ -146,7 +146,7 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
     start_from(config, *layers, cluster.memoryx(), r.initial);
   }
   try {
-    r.timeline = platforms::run_training_steps(cluster, config.steps);
+    r.timeline = platforms::run_training_steps(cluster, config.steps, config.limits);
   } catch (...) {
     cluster.end_ranks();
     throw;

@@ -146,7 +146,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
     }
     start_from(config, r.layers, cluster.memoryx(), r.initial);
   }
-  r.timeline = platforms::run_training_steps(cluster, config.steps);
+  r.timeline = platforms::run_training_steps(cluster, config.steps, config.limits);
   number_steps(r.timeline, config.first_step);
   auto& training = stats.group("training");
   if (!config.segment) add_training_stats(training, r, config.steps);

@@ -24,6 +24,7 @@
 #include "platforms/training/program_trajectory.h"
 #include "platforms/training/training_state.h"
 #include "platforms/training/wafer_times.h"
+#include "sim/run_loop.h"
 #include "sim/stats/stats.h"
 
 namespace wafersim::platforms::training {
@@ -58,6 +59,7 @@ struct TrainingConfig {
   bool check = true;                 // compare the wafer run's results with the host (simulated timing)
   std::uint64_t seed = 1;            // host data of the wafer run; initial weights and batches of the task
   std::uint64_t max_cycles = 0;
+  sim::RunLimits limits;         // --max-wall over the cluster's run
   std::uint64_t max_memory = 0;  // host bytes the simulated wafers may take (0: the available memory)
   unsigned wafer_threads = 1;    // replay: host threads sweeping its simulated wafer (BuildOptions::threads)
   models::compiler::CompileOptions compile;  // placement and accumulation (training and code are set here)

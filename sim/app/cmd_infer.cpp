@@ -281,6 +281,7 @@ struct Inference {
     o.check = !w.check.timing_only && !w.check.no_check;
     o.wafer = a.mesh_wafer;
     o.seed = w.sim.seed;
+    o.limits = w.sim.limits();
     auto mt = platforms::inference::mesh_target(loaded.spec);
     if (!a.mesh_region.empty()) std::tie(o.rows, o.columns) = parse_mesh_region(a.mesh_region);
     mt.rows = o.rows;
@@ -363,7 +364,7 @@ struct Inference {
     platforms::inference::PipelineSimulation simulation(loaded.spec, w.sim.build_options(), root, p);
     const bool check = !w.check.no_check;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto r = simulation.run(check);
+    const auto r = simulation.run(check, w.sim.limits());
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto pl = plan();
     write_run_files(dir, loaded, root, invocation_text(), wall, simulation.wafer().engine().cycles(),

@@ -82,7 +82,7 @@ struct StreamLoopCommand {
     platforms::Cluster cluster("cluster", spec, std::move(parts), root);
     if (tracing) tracing->attach(cluster);
     Progress progress("stream-loop", 0, "steps", false);
-    const platforms::StepTimeline timeline = platforms::run_training_steps(cluster, steps);
+    const platforms::StepTimeline timeline = platforms::run_training_steps(cluster, steps, sim.limits());
     platforms::add_stats(root.group("steps"), timeline);
     const sim::Picos end = sim::now();
     const auto cycles = static_cast<std::uint64_t>(std::ceil(end.seconds() * spec.wafer.clock.hz - 1e-9));

@@ -199,6 +199,7 @@ void train_on_rank(const Workflow& w, const TrainArgs& t, sim::parallel::Transpo
   cfg.check = !w.check.no_check;
   cfg.seed = w.sim.seed;
   cfg.max_cycles = w.sim.max_cycles;
+  cfg.limits = w.sim.limits();
   cfg.optimizer = t.optimizer_for(m.spec);
   cfg.compile = w.model.options(true);
   std::vector<std::string> fails = w.fails;  // the older `run --train` spelling's

@@ -104,6 +104,36 @@ TEST(Cli, MaxCyclesDuringTheInputLoadIsExitCodeFour) {
   EXPECT_EQ(r.out.find("deadlock"), std::string::npos) << r.out;
 }
 
+// The mesh placement, the pipeline and the cluster's training run their steps to their end
+// through sim::run_until_quiet: --max-cycles is the limit (exit 4), not a deadlock, and
+// --max-wall stops them between slices (a slice of a real run takes more than a microsecond).
+TEST(Cli, MeshPipelineAndClusterRunsKeepTheLimits) {
+  wafersim::test::TempDir dir;
+  const std::string out = " --force --out " + dir.path().string();
+  const std::string mesh = "infer tiny --model " + std::string(WAFERSIM_SOURCE_DIR) +
+                           "/examples/models/tiny-llama.yaml" + " --placement mesh --prefill 15";
+  const std::string pipeline = "infer tiny --set wafer.width=32 --set wafer.height=32 --model " +
+                               std::string(WAFERSIM_SOURCE_DIR) + "/examples/models/decoder-block.yaml" +
+                               " --pipeline --decode-tokens 2";
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c :
+       {Case{mesh + " --max-cycles 100", "--max-cycles 100 reached with work still pending (step 'prefill.embed')"},
+        Case{mesh + " --max-wall 0.000001", "(step 'prefill.embed')"},
+        Case{pipeline + " --max-cycles 100", "--max-cycles 100 reached with work still pending (phase 1 of 3)"},
+        Case{pipeline + " --max-wall 0.000001", "(phase 1 of 3)"},
+        Case{"train tiny-cluster --model tiny-mlp --steps 2 --max-wall 0.000001", "(2 training steps)"}}) {
+    auto r = wafersim(c.args + out, true);
+    EXPECT_EQ(r.code, 4) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("deadlock"), std::string::npos) << r.out;
+    if (c.args.find("--max-wall") != std::string::npos) {
+      EXPECT_NE(r.out.find("--max-wall 1e-06 s reached at "), std::string::npos) << r.out;
+    }
+  }
+}
+
 // CLI11 would wrap "-5" into 2^64 - 5 and turn an overflowing number into 0; both are refused.
 TEST(Cli, NegativeAndOverflowingNumbersAreBadInput) {
   for (const char* args : {"run tiny --cycles -5", "run tiny --cycles 99999999999999999999", "run tiny --seed -1",
