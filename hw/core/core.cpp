@@ -141,6 +141,9 @@ void Core::load(std::shared_ptr<const isa::Program> program, Cycle now, bool rep
   }
   program_ = std::move(program);
   started_ = 0;
+  local_tasks_ = data_colors_ = 0;
+  for (const auto& t : program_->tasks)
+    (t.data ? data_colors_ : local_tasks_) |= std::uint64_t{1} << (t.data ? t.color : t.id);
   dsd_.clear();
   for (const auto& d : program_->descriptors) dsd_.push_back(d.init);
   for (const auto& d : program_->data)
@@ -383,12 +386,13 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
 
   if (running_ < 0 && program_) {
     if (active_ & ~blocked_) want(next_cycle);
-    for (const auto& t : program_->tasks) {
-      const std::uint64_t cbit = std::uint64_t{1} << t.color;
-      if (t.data && !(blocked_ & (std::uint64_t{1} << t.id)) && !(held_in_ & cbit) && (maybe_in_ & cbit) && ramp_ &&
-          ramp_->has(Color(t.color)))
-        want(next_cycle);
-    }
+    if (ramp_ && (maybe_in_ & ~held_in_ & data_colors_))
+      for (const auto& t : program_->tasks) {
+        const std::uint64_t cbit = std::uint64_t{1} << t.color;
+        if (t.data && !(blocked_ & (std::uint64_t{1} << t.id)) && !(held_in_ & cbit) && (maybe_in_ & cbit) && ramp_ &&
+            ramp_->has(Color(t.color)))
+          want(next_cycle);
+      }
   }
 
   const bool is_busy = busy();
@@ -429,6 +433,9 @@ void Core::scan_control_wavelets(Cycle now, CycleResources& r) {
 
 bool Core::select_task(Cycle now, CycleResources& r) {
   if (!program_) return false;
+  // Nothing to start (the walk below would pass over every task).
+  if (!(active_ & ~blocked_ & local_tasks_) && (r.ramp_in || !ramp_ || !(maybe_in_ & ~held_in_ & data_colors_)))
+    return false;
   for (const auto& t : program_->tasks) {
     const std::uint64_t bit = std::uint64_t{1} << t.id;
     if (blocked_ & bit) continue;

@@ -265,6 +265,8 @@ class Core {
   std::uint32_t regs_[isa::kRegisters] = {};
   std::vector<isa::Descriptor> dsd_;
   std::uint64_t active_ = 0;                  // local tasks activated
+  std::uint64_t local_tasks_ = 0;             // bit t: the program's task t is local
+  std::uint64_t data_colors_ = 0;             // bit c: a data task of the program is bound to color c
   std::uint64_t blocked_ = 0;                 // tasks blocked
   std::uint64_t maybe_in_ = 0;                // colors that may hold wavelets
   std::uint64_t data_front_ = 0;              // colors whose front wavelet is known to be data
