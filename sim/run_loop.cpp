@@ -120,6 +120,7 @@ void run_until_quiet(const Engine* reference, const RunLimits& limits, const std
     if (sc_get_status() == SC_STOPPED || (reference && reference->failed())) return;
     if (!sc_pending_activity()) break;
     throw_if_interrupted(fmt::format("at {} ({})", at(), where));
+    if (reference && reference->limit_reached()) break;
     if (limits.max_wall_seconds > 0 && spent() > limits.max_wall_seconds)
       throw LimitReached(fmt::format("--max-wall {} s reached at {} ({})", limits.max_wall_seconds, at(), where));
     slice = next_slice(slice, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

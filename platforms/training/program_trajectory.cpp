@@ -83,16 +83,18 @@ WaferArithmetic parse_wafer_arithmetic(const std::string& text) {
 
 WaferStep program_step(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                        const models::reference::TensorMap& parameters, const models::reference::Inputs& shard,
-                       std::uint64_t seed, std::uint64_t max_cycles) {
+                       std::uint64_t seed, std::uint64_t max_cycles, const sim::RunLimits& limits) {
   runtime::HostData data = step_data(cm, parameters, shard, seed);
   const nlohmann::json reply = sim::run_in_child(
       [&] {
         nlohmann::json grads = nlohmann::json::object();
-        nlohmann::json programs =
-            run_programs_here(spec, cm, std::move(data), seed, true, max_cycles, [&](const runtime::Executor& exec) {
+        nlohmann::json programs = run_programs_here(
+            spec, cm, std::move(data), seed, true, max_cycles,
+            [&](const runtime::Executor& exec) {
               for (std::size_t i = 0; i < cm.host_tensors.size(); ++i)
                 if (cm.host_tensors[i].gradient) grads[cm.host_tensors[i].name] = exec.data().host[i];
-            });
+            },
+            nullptr, 1, limits);
         return nlohmann::json{{"programs", std::move(programs)}, {"gradients", std::move(grads)}};
       },
       fmt::format("the wafer run of '{}'", cm.model.name));
@@ -155,8 +157,8 @@ ProgramTrajectory program_trajectory(const platforms::PlatformSpec& spec, const 
     auto& grads = tr.gradients.emplace_back();
     auto& losses = tr.losses.emplace_back();
     for (std::uint32_t e = 0; e < plan.wafers; ++e) {
-      WaferStep ws =
-          program_step(spec, cm, params, batch.batch_slice(std::uint64_t{e} * per, per), plan.seed, plan.max_cycles);
+      WaferStep ws = program_step(spec, cm, params, batch.batch_slice(std::uint64_t{e} * per, per), plan.seed,
+                                  plan.max_cycles, plan.limits);
       tr.checked += ws.checked;
       losses.push_back(ws.loss);
       auto& mine = grads.emplace_back();

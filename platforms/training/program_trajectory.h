@@ -17,6 +17,7 @@
 #include "platforms/platform_spec.h"
 #include "platforms/runtime/host_data.h"
 #include "platforms/training/cluster_model.h"
+#include "sim/run_loop.h"
 
 namespace wafersim::platforms::training {
 
@@ -47,7 +48,7 @@ void load_shard(const models::compiler::CompiledModel& cm, const models::referen
 // sim::SimulationError when a result differs from the host's expectation.
 WaferStep program_step(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                        const models::reference::TensorMap& parameters, const models::reference::Inputs& shard,
-                       std::uint64_t seed, std::uint64_t max_cycles = 0);
+                       std::uint64_t seed, std::uint64_t max_cycles = 0, const sim::RunLimits& limits = {});
 
 struct ProgramTrajectory {
   // [step][layer] the cluster layers' fp32 master weights before each step; one more entry:
@@ -63,6 +64,7 @@ struct TrajectoryPlan {
   std::uint32_t arity = 4;  // SwarmX fan-out: the gradients' summation order (models::reference::swarmx_sum)
   std::uint64_t seed = 1;
   std::uint64_t max_cycles = 0;
+  sim::RunLimits limits;               // --max-wall over every wafer run
   memoryx::OptimizerConfig optimizer;  // gradient_scale as MemoryX applies it (1 / wafers)
 };
 

@@ -90,7 +90,8 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
   if (config.timing == TimingSource::Simulated) {
     // The wafer is built in a child process: its memory is checked here, before the fork.
     check_memory(estimate_memory(spec, Workload{false, 1}), config.max_memory);
-    r.wafer = simulate_programs(spec, cm, config.seed, config.check, config.max_cycles, config.wafer_threads);
+    r.wafer =
+        simulate_programs(spec, cm, config.seed, config.check, config.max_cycles, config.wafer_threads, config.limits);
     if (r.wafer.mismatches)
       throw sim::SimulationError(
           fmt::format("the wafer run of '{}': {} of {} result elements differ from the host; first: {}", model.name,
@@ -123,6 +124,7 @@ TrainingReport run_training(const platforms::PlatformSpec& spec, const models::M
     plan.arity = spec.swarmx.arity();
     plan.seed = config.seed;
     plan.max_cycles = config.max_cycles;
+    plan.limits = config.limits;
     plan.optimizer = r.optimizer;
     r.trajectory = std::make_shared<const ProgramTrajectory>(
         program_trajectory(spec, cm, r.layers, *task, ref.initial_parameters(config.seed), plan));

@@ -18,7 +18,7 @@ namespace wafersim::platforms::training {
 nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                                  runtime::HostData data, std::uint64_t seed, bool check, std::uint64_t max_cycles,
                                  const std::function<void(const runtime::Executor&)>& after,
-                                 nlohmann::json* wafer_stats, unsigned threads) {
+                                 nlohmann::json* wafer_stats, unsigned threads, const sim::RunLimits& limits) {
   using namespace sc_core;
   sim::stats::Group root("");
   platforms::BuildOptions build;
@@ -35,12 +35,9 @@ nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const mode
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t i = 0; i < exec.steps(); ++i) {
     exec.start(i);
-    while (sc_pending_activity()) {
-      sc_start(sc_max_time() - sc_time_stamp(), SC_EXIT_ON_STARVATION);
-      if (wafer.engine().failed()) wafer.engine().rethrow_failure();
-      if (max_cycles && wafer.engine().now().count() >= max_cycles)
-        throw sim::LimitReached(fmt::format("the wafer run of '{}' reached {} cycles", cm.model.name, max_cycles));
-    }
+    sim::run_until_quiet(&wafer.engine(), limits,
+                         fmt::format("the wafer run of '{}', program {} of {}", cm.model.name, i + 1, exec.steps()));
+    if (wafer.engine().failed()) wafer.engine().rethrow_failure();
     const auto& r = exec.finish(i);
     std::uint64_t compared = 0, bad = 0;
     std::string first;
@@ -98,12 +95,13 @@ std::uint64_t WaferTimes::cycles() const {
 }
 
 WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
-                             std::uint64_t seed, bool check, std::uint64_t max_cycles, unsigned threads) {
+                             std::uint64_t seed, bool check, std::uint64_t max_cycles, unsigned threads,
+                             const sim::RunLimits& limits) {
   const nlohmann::json reply = sim::run_in_child(
       [&] {
         nlohmann::json stats;
         nlohmann::json programs = run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check,
-                                                    max_cycles, {}, &stats, threads);
+                                                    max_cycles, {}, &stats, threads, limits);
         // The child's threads, for this process's run.json.
         const sim::parallel::ThreadUse use = sim::parallel::thread_use();
         nlohmann::json members = nlohmann::json::array();

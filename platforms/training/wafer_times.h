@@ -13,6 +13,7 @@
 #include "models/compiler/compiled_model.h"
 #include "platforms/platform_spec.h"
 #include "platforms/runtime/executor.h"
+#include "sim/run_loop.h"
 
 namespace wafersim::platforms::training {
 
@@ -44,9 +45,11 @@ struct WaferTimes {
 // with host data from `seed`, comparing results with the host when `check`. The run happens in
 // a child process (fork) so that this process's SystemC kernel is still unelaborated for the
 // cluster afterwards; errors come back as the same exception types (sim::InputError,
-// SimulationError, LimitReached) with their messages. `max_cycles` (0: none) bounds each run.
+// SimulationError, LimitReached) with their messages. `max_cycles` (0: none) bounds each run;
+// `limits` (--max-wall) the whole of it.
 WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
-                             std::uint64_t seed, bool check, std::uint64_t max_cycles = 0, unsigned threads = 1);
+                             std::uint64_t seed, bool check, std::uint64_t max_cycles = 0, unsigned threads = 1,
+                             const sim::RunLimits& limits = {});
 
 // The loop of simulate_programs on this process's SystemC kernel (a child's work): builds a
 // wafer (built with `seed`, swept by `threads` host threads), loads `data`, runs every program until the wafer is
@@ -56,7 +59,8 @@ WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::
 nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                                  runtime::HostData data, std::uint64_t seed, bool check, std::uint64_t max_cycles,
                                  const std::function<void(const runtime::Executor&)>& after = {},
-                                 nlohmann::json* wafer_stats = nullptr, unsigned threads = 1);
+                                 nlohmann::json* wafer_stats = nullptr, unsigned threads = 1,
+                                 const sim::RunLimits& limits = {});
 // The times of run_programs_here's result.
 WaferTimes wafer_times(const platforms::PlatformSpec& spec, const models::compiler::CompiledModel& cm,
                        const nlohmann::json& programs);

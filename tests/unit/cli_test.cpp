@@ -104,9 +104,10 @@ TEST(Cli, MaxCyclesDuringTheInputLoadIsExitCodeFour) {
   EXPECT_EQ(r.out.find("deadlock"), std::string::npos) << r.out;
 }
 
-// The mesh placement, the pipeline and the cluster's training run their steps to their end
-// through sim::run_until_quiet: --max-cycles is the limit (exit 4), not a deadlock, and
-// --max-wall stops them between slices (a slice of a real run takes more than a microsecond).
+// The mesh placement, the pipeline, the cluster's training and the replay's wafer run take
+// their steps to their end through sim::run_until_quiet: --max-cycles is the limit (exit 4),
+// not a deadlock, and --max-wall stops them between slices (a slice of a real run takes more
+// than a microsecond).
 TEST(Cli, MeshPipelineAndClusterRunsKeepTheLimits) {
   wafersim::test::TempDir dir;
   const std::string out = " --force --out " + dir.path().string();
@@ -123,7 +124,11 @@ TEST(Cli, MeshPipelineAndClusterRunsKeepTheLimits) {
         Case{mesh + " --max-wall 0.000001", "(step 'prefill.embed')"},
         Case{pipeline + " --max-cycles 100", "--max-cycles 100 reached with work still pending (phase 1 of 3)"},
         Case{pipeline + " --max-wall 0.000001", "(phase 1 of 3)"},
-        Case{"train tiny-cluster --model tiny-mlp --steps 2 --max-wall 0.000001", "(2 training steps)"}}) {
+        Case{"train tiny-cluster --model tiny-mlp --steps 2 --max-wall 0.000001", "(2 training steps)"},
+        Case{"train tiny-cluster --model tiny-mlp --cluster-model replay --max-cycles 50",
+             "--max-cycles 50 reached with work still pending (the wafer run of 'tiny-mlp', program 1 of "},
+        Case{"train tiny-cluster --model tiny-mlp --cluster-model replay --max-wall 0.000001",
+             "(the wafer run of 'tiny-mlp', program 1 of "}}) {
     auto r = wafersim(c.args + out, true);
     EXPECT_EQ(r.code, 4) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
