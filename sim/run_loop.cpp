@@ -11,6 +11,14 @@
 
 namespace wafersim::sim {
 
+namespace {
+bool wall_spent(const RunLimits& limits) {
+  return limits.max_wall_seconds > 0 &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - limits.wall_start).count() >
+             limits.max_wall_seconds;
+}
+}  // namespace
+
 std::uint64_t next_slice(std::uint64_t slice, double wall_seconds) {
   if (wall_seconds < 0.05 && slice < (std::uint64_t{1} << 40)) return slice * 2;
   if (wall_seconds > 0.4 && slice > 1) return slice / 2;
@@ -80,9 +88,7 @@ RunOutcome run_simulation(const sim::Engine& reference, const std::vector<const 
       progress.finish();
       throw_if_interrupted(fmt::format("at cycle {}", reference.first_cycle_at_or_after(sc_time_stamp()).count()));
     }
-    if (limits.max_wall_seconds > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - limits.wall_start).count() >
-            limits.max_wall_seconds) {
+    if (wall_spent(limits)) {
       progress.finish();
       throw LimitReached(fmt::format("--max-wall {} s reached at cycle {}", limits.max_wall_seconds,
                                      reference.first_cycle_at_or_after(sc_time_stamp()).count()));
@@ -103,9 +109,6 @@ void run_until_quiet(const Engine* reference, const RunLimits& limits, const std
     return reference ? fmt::format("cycle {}", reference->first_cycle_at_or_after(sc_time_stamp()).count())
                      : sim::format(sim::now());
   };
-  auto spent = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - limits.wall_start).count();
-  };
   std::uint64_t slice = 64;
   if (sc_get_status() == SC_ELABORATION) sc_start(SC_ZERO_TIME);
   while (sc_pending_activity() && sc_get_status() != SC_STOPPED) {
@@ -121,7 +124,7 @@ void run_until_quiet(const Engine* reference, const RunLimits& limits, const std
     if (!sc_pending_activity()) break;
     throw_if_interrupted(fmt::format("at {} ({})", at(), where));
     if (reference && reference->limit_reached()) break;
-    if (limits.max_wall_seconds > 0 && spent() > limits.max_wall_seconds)
+    if (wall_spent(limits))
       throw LimitReached(fmt::format("--max-wall {} s reached at {} ({})", limits.max_wall_seconds, at(), where));
     slice = next_slice(slice, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
