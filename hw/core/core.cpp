@@ -386,11 +386,10 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
 
   if (running_ < 0 && program_) {
     if (active_ & ~blocked_) want(next_cycle);
-    if (ramp_ && (maybe_in_ & ~held_in_ & data_colors_))
+    if (const std::uint64_t colors = startable_colors())
       for (const auto& t : program_->tasks) {
         const std::uint64_t cbit = std::uint64_t{1} << t.color;
-        if (t.data && !(blocked_ & (std::uint64_t{1} << t.id)) && !(held_in_ & cbit) && (maybe_in_ & cbit) && ramp_ &&
-            ramp_->has(Color(t.color)))
+        if (t.data && (colors & cbit) && !(blocked_ & (std::uint64_t{1} << t.id)) && ramp_->has(Color(t.color)))
           want(next_cycle);
       }
   }
@@ -434,8 +433,7 @@ void Core::scan_control_wavelets(Cycle now, CycleResources& r) {
 bool Core::select_task(Cycle now, CycleResources& r) {
   if (!program_) return false;
   // Nothing to start (the walk below would pass over every task).
-  if (!(active_ & ~blocked_ & local_tasks_) && (r.ramp_in || !ramp_ || !(maybe_in_ & ~held_in_ & data_colors_)))
-    return false;
+  if (!(active_ & ~blocked_ & local_tasks_) && (r.ramp_in || !startable_colors())) return false;
   for (const auto& t : program_->tasks) {
     const std::uint64_t bit = std::uint64_t{1} << t.id;
     if (blocked_ & bit) continue;

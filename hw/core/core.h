@@ -188,6 +188,9 @@ class Core {
     return ((ramp_->visible() & ~ramp_->control_fronts()) >> c.id()) & 1u;
   }
   bool select_task(sim::Cycle now, CycleResources& r);
+  // Colors of the program's data tasks that may hold a wavelet no vector operation holds (none
+  // without a ramp): a data task can start only on one of them.
+  [[nodiscard]] std::uint64_t startable_colors() const { return ramp_ ? maybe_in_ & ~held_in_ & data_colors_ : 0; }
   Step execute(sim::Cycle now, CycleResources& r, Stall* why);
   Step issue_vector(const isa::Instruction& ins, sim::Cycle now, Stall* why);
   std::uint32_t operand(const isa::Operand& o) const;

@@ -5,11 +5,9 @@
 #include <systemc>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "sim/errors.h"
-#include "sim/interrupt.h"
 #include "sim/run_loop.h"
 
 namespace wafersim::platforms::inference {
