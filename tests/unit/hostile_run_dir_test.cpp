@@ -156,14 +156,23 @@ TEST(HostileRunDir, CollectFailsOnWriteErrorsAndSuggestsAMetric) {
       << ok.out;
 }
 
+// `run` (a whole command line) started in the background and sent `signal` (INT, TERM) once
+// its run folder `dir` exists plus `after` seconds: the handlers are installed before the
+// folder is made, and a loaded machine can take over a second to get there.
+test::CommandResult interrupt_started(const std::string& run, const fs::path& dir, const std::string& signal,
+                                      const char* after) {
+  return wafersim("--version >/dev/null; " + run + " 2>&1 & p=$!; for i in $(seq 1200); do [ -d " + dir.string() +
+                      " ] && break; sleep 0.05; done; sleep " + after + "; kill -s " + signal + " $p; wait $p",
+                  true);
+}
+
 TEST(HostileRunDir, SignalsStopARunAndRunJsonSaysSo) {
   test::TempDir tmp;
   for (const auto& [signal, code] : {std::pair<const char*, int>{"INT", 130}, {"TERM", 143}}) {
     const fs::path dir = tmp.path() / signal;
-    const auto r =
-        wafersim(std::string("--version >/dev/null; timeout --preserve-status -s ") + signal + " 1 " + WAFERSIM_BINARY +
-                     " traffic tiny --rate 0.1 --warmup 0 --measure 4000000000 -o " + dir.string(),
-                 true);
+    const auto r = interrupt_started(
+        std::string(WAFERSIM_BINARY) + " traffic tiny --rate 0.1 --warmup 0 --measure 4000000000 -o " + dir.string(),
+        dir, signal, "0.3");
     EXPECT_EQ(r.code, code) << r.out;
     EXPECT_TRUE(has(r.out, std::string("wafersim: interrupted by SIG") + signal + " at cycle")) << r.out;
     const auto run = nlohmann::json::parse(slurp(dir / "run.json"));
@@ -181,7 +190,7 @@ TEST(HostileRunDir, SignalsStopAMeshRunWithinAStep) {
                           " --set wafer.height=64 --placement mesh --timing-only --prefill 60 --mesh-region 64x64"
                           " --mesh-gemm-steps all -o " +
                           dir.string();
-  const auto r = wafersim("--version >/dev/null; timeout --preserve-status -s TERM 2 " + run, true);
+  const auto r = interrupt_started(run, dir, "TERM", "1");
   EXPECT_EQ(r.code, 143) << r.out;
   EXPECT_TRUE(has(r.out, "wafersim: interrupted by SIGTERM at cycle")) << r.out;
   EXPECT_TRUE(has(r.out, "(step 'prefill.")) << r.out;
