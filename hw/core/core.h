@@ -80,6 +80,10 @@ struct VectorOp {
   int in_slot = -1;              // operand holding the fabric input
   std::uint32_t repeat = 1;      // elements per input wavelet (a step never spans two wavelets)
   std::uint32_t in_wavelet = 0;  // next % repeat: the elements of the front wavelet taken
+  // The front wavelet's payload, once read (until the op pops it: the op holds its color, so
+  // the front cannot change meanwhile).
+  std::uint32_t front_payload = 0;
+  bool has_front_payload = false;
   bool fab_out = false;
   bool sparse = false;
   // Per operand: a plain strided memory descriptor (not circular, not indexed by a sparse
@@ -91,6 +95,7 @@ struct VectorOp {
   // Per linear or circular memory operand: the byte address of element `next` (kept as `next`
   // advances).
   std::int64_t at[4] = {};
+  std::int64_t circ_end[4] = {};  // per circular operand: one past the last byte of its buffer
   // For plan(): the memory operands in planning order (sources 1..3, then the destination);
   // per operand its element size, whether its consecutive elements are at most one port word
   // apart, and whether all its n elements lie in the SRAM, aligned (no per-step checks).

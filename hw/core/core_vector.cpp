@@ -21,11 +21,6 @@ using sim::Cycle;
 namespace {
 std::uint64_t bit(unsigned c) { return std::uint64_t{1} << c; }
 
-// One past the last byte of a circular operand's buffer.
-inline std::int64_t circ_end(const VectorOp& op, int slot) {
-  return op.d[slot].base + std::int64_t{op.d[slot].size} * op.esize[slot];
-}
-
 // The elements of an operation's next step: up to its per-step count, within one wavelet's
 // elements when its fabric input repeats.
 inline std::uint32_t step_count(const VectorOp& op) {
@@ -142,6 +137,7 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
       op.step_bytes[k] = esize;
       op.dense[k] = true;
       op.in_range[k] = fits(op.d[k].base) && fits(op.d[k].base + std::int64_t{op.d[k].size - 1} * esize);
+      op.circ_end[k] = op.d[k].base + std::int64_t{op.d[k].size} * esize;
     } else if (op.linear[k] && op.n > 0) {
       const std::int64_t lo = op.d[k].base, hi = lo + op.step_bytes[k] * (op.n - 1);
       op.in_range[k] = fits(lo) && fits(hi);
@@ -426,7 +422,7 @@ inline void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
       op.at[slot] += op.step_bytes[slot] * count;
     } else if (op.circ[slot]) {
       op.at[slot] += std::int64_t{op.esize[slot]} * count;
-      if (op.at[slot] >= circ_end(op, slot)) {
+      if (op.at[slot] >= op.circ_end[slot]) {
         const Descriptor& d = op.d[slot];
         op.at[slot] = d.base + static_cast<std::int64_t>((std::uint64_t{d.start} + op.next) % d.size) * op.esize[slot];
       }
@@ -453,7 +449,11 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     }
     if (pops && r.ramp_in) return stall(Stall::Ramp);
     if (op.sparse || !p_->timing_only) {  // a timing-only dense step never reads the value
-      payload = ramp_->front(c).payload;
+      if (!op.has_front_payload) {
+        op.front_payload = ramp_->front(c).payload;
+        op.has_front_payload = true;
+      }
+      payload = op.front_payload;
       sparse_index = payload >> 16;
     }
   }
@@ -490,6 +490,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (op.in_slot >= 0 && pops) {
     ramp_->pop(Color(op.d[op.in_slot].color), now);
     data_front_ &= ~bit(op.d[op.in_slot].color);
+    op.has_front_payload = false;
     r.ramp_in = true;
     ++c_.wavelets_in;
   }
@@ -713,7 +714,7 @@ struct Bf16Arithmetic : numerics::narrow::BF16 {
 
 bool Core::step_wraps(const VectorOp& op, std::uint32_t count) {
   for (int slot = 0; slot < 4; ++slot)
-    if (op.circ[slot] && op.at[slot] + std::int64_t{op.esize[slot]} * count > circ_end(op, slot)) return true;
+    if (op.circ[slot] && op.at[slot] + std::int64_t{op.esize[slot]} * count > op.circ_end[slot]) return true;
   return false;
 }
 
