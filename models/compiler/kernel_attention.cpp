@@ -162,6 +162,14 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
   std::vector<std::uint64_t> sram(G);
   Work& w = p.work;
   std::uint64_t flops = 0;
+  // Per column: the keys its queries see, and over its own keys the sample's queries that see
+  // them (the same on every row).
+  std::vector<std::uint64_t> keys_of(geo.C), seen_of(geo.C);
+  for (std::uint32_t x = 0; x < geo.C; ++x)
+    for (std::uint64_t i = 0; i < t; ++i) {
+      keys_of[x] += geo.visible(geo.first(x) + i);
+      seen_of[x] += a.causal ? S - (geo.first(x) + i) % S : S;
+    }
   for (std::uint32_t s = 0; s < G; ++s) {
     const RowPart& rp = parts[s];
     const std::uint64_t ng = rp.groups.size(), ck = ng * rp.hdl, cq = ck * group, hl = ng * group;
@@ -170,11 +178,8 @@ LayerProgram lower_attention(KernelContext& ctx, const AttentionArgs& a) {
     const std::uint64_t chain_words = fwd ? 1 : 2;  // scores (and dP) down, P (and dS) up, per key
     for (std::uint32_t x = 0; x < geo.C; ++x) {
       Work kk;
-      std::uint64_t keys = 0;
-      for (std::uint64_t i = 0; i < t; ++i) keys += geo.visible(geo.first(x) + i);
+      const std::uint64_t keys = keys_of[x], seen = seen_of[x];
       const std::uint64_t rows = hl * t;  // (head, query) pairs
-      std::uint64_t seen = 0;             // over own keys: the sample's queries that see them
-      for (std::uint64_t i = 0; i < t; ++i) seen += a.causal ? S - (geo.first(x) + i) % S : S;
       // Every instruction below is synchronous, so their steps add up. Reductions take one
       // element a step: one per key and dimension for the scores and P V (backward the
       // scores, dP and dq); fp32 vectors one per step. The group's last row adds per key

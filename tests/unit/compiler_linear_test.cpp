@@ -84,6 +84,28 @@ TEST(CompilerLinear, Fp32ProductOnOneRowRunsAtItsWritePortBound) {
   EXPECT_LE(results[0].cycles() * 100, results[0].bound.cycles * 106);
 }
 
+// The row with native fp16 partial sums and 256 inputs: a step of 4 tokens reads and writes
+// one port word each, so the product takes one cycle per weight wavelet arriving at a PE (256 x
+// 64 weights and the bias streamed past every PE of the row) and a fixed cost (the first
+// weight's way along the row, the epilogue) of 381 cycles: 2.3% over the wavelets, 1.9% over
+// the bound. With fp32 partials (above) a weight takes two cycles.
+TEST(CompilerLinear, NativePartialsTakeOneCyclePerArrivingWeightOnOneRow) {
+  models::compiler::CompileOptions o;
+  o.training = false;
+  o.accumulate = models::compiler::Accumulate::Native;
+  std::string wide = kRow;
+  wide.replace(wide.find("features: 64}"), 12, "features: 256");
+  test::ModelRun run("tiny", {"wafer.width=4", "wafer.height=1", "fabric.edge_io_channels=1"}, wide, o);
+  const auto& results = run.run();
+  ASSERT_EQ(results.size(), 1u);
+  expect_all_checked(results);
+  const std::uint64_t wavelets = 256 * 64 + 64;
+  EXPECT_EQ(results[0].cycles(), 16829u);
+  EXPECT_EQ(results[0].bound.cycles, 16512u);
+  EXPECT_GE(results[0].cycles(), wavelets);
+  EXPECT_LE(results[0].cycles() * 1000, wavelets * 1025);
+}
+
 // More used rows than the core has task ids (64): a 3 x 72 grid with one edge channel per 9
 // rows, so 8 bands of 9 used rows; 6 tokens over 3 columns (2 per PE: first, middle and last
 // column programs of the weight gradient). fc1's 80 outputs give rows 0..7 two features and
