@@ -400,6 +400,26 @@ TEST(MeshPlan, SplitsTheLayersOverTheFewestSystemsThatHoldThem) {
   EXPECT_EQ(p.link_cycles, 23u);
 }
 
+// Llama-3 8B, every layer with the embedding and the head, on one wafer of each preset: the
+// region with the shortest collectives whose busiest PE holds it (docs/compiler.md, "Mesh
+// placement"), WSE-2's with 120 B of its 48 KiB to spare.
+TEST(MeshPlan, Llama3_8bFitsOneWse2AndOneWse3) {
+  const auto spec = models::load_model("llama3-8b").spec;
+  const auto on_wse2 = models::mesh::plan_mesh(spec, tiny_target("wse2"));
+  ASSERT_EQ(on_wse2.wafers.size(), 1u);
+  EXPECT_EQ(on_wse2.wafers[0].region.rows, 896u);
+  EXPECT_EQ(on_wse2.wafers[0].region.columns, 512u);
+  EXPECT_EQ(on_wse2.wafers[0].layers, 32u);
+  EXPECT_TRUE(on_wse2.wafers[0].embedding && on_wse2.wafers[0].head);
+  EXPECT_EQ(on_wse2.wafers[0].addrs.end, 49032u);
+  EXPECT_EQ(on_wse2.sram_capacity, 49152u);
+  const auto on_wse3 = models::mesh::plan_mesh(spec, tiny_target("wse3"));
+  ASSERT_EQ(on_wse3.wafers.size(), 1u);
+  EXPECT_EQ(on_wse3.wafers[0].region.rows, 1024u);
+  EXPECT_EQ(on_wse3.wafers[0].region.columns, 410u);
+  EXPECT_EQ(on_wse3.wafers[0].addrs.end, 47472u);
+}
+
 TEST(MeshPlan, AModelTooLargeIsAnErrorWithTheShortfall) {
   try {
     models::mesh::plan_mesh(wide_llama(8), tiny_target("tiny"));
