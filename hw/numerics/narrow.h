@@ -180,19 +180,23 @@ struct F16Single {
 };
 
 #if defined(__F16C__) && defined(__SSE4_1__)
+// Copies n (at most 4) 16-bit lanes; four with a fixed-size copy, which compiles to one load
+// and store rather than a call.
+inline void copy_lanes(void* to, const void* from, unsigned n) {
+  if (n == 4)
+    std::memcpy(to, from, 8);
+  else
+    std::memcpy(to, from, 2 * n);
+}
+
 // F16Single::mul_add on four elements at once: y[k] = x x b[k] + a[k] rounded once to fp16,
 // the same steps lane by lane (exact product, TwoSum, rounding to odd, one rounding to fp16).
 // False, and y left unwritten, when a result is infinite or NaN (those are recomputed
 // element by element by the caller). Lanes at n and beyond are not read or written (n <= 4).
 inline bool mul_add_x4(float x, const std::uint8_t* b, const std::uint8_t* a, std::uint8_t* y, unsigned n) {
   std::uint64_t ab = 0, bb = 0;
-  if (n == 4) {  // the common case, with fixed-size copies the compiler turns into loads
-    std::memcpy(&ab, a, 8);
-    std::memcpy(&bb, b, 8);
-  } else {
-    std::memcpy(&ab, a, 2 * n);
-    std::memcpy(&bb, b, 2 * n);
-  }
+  copy_lanes(&ab, a, n);
+  copy_lanes(&bb, b, n);
   const __m128 p = _mm_mul_ps(_mm_set1_ps(x), _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(bb))));
   const __m128 z = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(ab)));
   const __m128 s = _mm_add_ps(p, z);
@@ -210,10 +214,7 @@ inline bool mul_add_x4(float x, const std::uint8_t* b, const std::uint8_t* a, st
   const int nonfinite = _mm_movemask_epi8(_mm_cmpeq_epi16(top, _mm_set1_epi16(0x7c00))) & ((1 << (2 * n)) - 1);
   if (nonfinite) return false;
   const auto out = static_cast<std::uint64_t>(_mm_cvtsi128_si64(h));
-  if (n == 4)
-    std::memcpy(y, &out, 8);
-  else
-    std::memcpy(y, &out, 2 * n);
+  copy_lanes(y, &out, n);
   return true;
 }
 #endif
