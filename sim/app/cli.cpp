@@ -20,6 +20,7 @@
 #include "sim/config/diagnostics.h"
 #include "sim/config/utf8.h"
 #include "sim/errors.h"
+#include "sim/huge_pages.h"
 #include "sim/parallel/thread_policy.h"
 #include "sim/parallel/thread_use.h"
 #include "sim/run_id.h"
@@ -164,6 +165,7 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   meta["wall_seconds"] = wall_seconds;
   meta["cycles_per_second"] = wall_seconds > 0 ? static_cast<double>(cycles.count()) / wall_seconds : 0.0;
   meta["threads"] = thread_use_json();
+  meta["huge_pages"] = sim::heap_huge_pages();
   if (!ranks.is_null()) meta["ranks"] = ranks;
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) meta["peak_memory_bytes"] = std::uint64_t(usage.ru_maxrss) * 1024;

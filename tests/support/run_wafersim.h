@@ -17,9 +17,11 @@ struct CommandResult {
   std::string out;
 };
 
-// Runs `wafersim ARGS`; stdout captured, stderr appended when `with_stderr`.
-inline CommandResult wafersim(const std::string& args, bool with_stderr = false) {
-  const std::string cmd = std::string(WAFERSIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs `wafersim ARGS`; stdout captured, stderr appended when `with_stderr`; `env` (shell
+// assignments such as "NAME=value") set for the command alone.
+inline CommandResult wafersim(const std::string& args, bool with_stderr = false, const std::string& env = "") {
+  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(WAFERSIM_BINARY) + " " + args +
+                          (with_stderr ? " 2>&1" : " 2>/dev/null");
   CommandResult r;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};

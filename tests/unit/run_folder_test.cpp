@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "sim/huge_pages.h"
 #include "tests/support/run_wafersim.h"
 #include "tests/support/temp_dir.h"
 
@@ -115,6 +116,28 @@ TEST(Rerun, FollowsFilesNamedInsideYaml) {
   fs::remove_all(tmp.path() / "cfg");
   ASSERT_EQ(wafersim("rerun " + first.string() + " -o " + again.string()).code, 0);
   EXPECT_EQ(slurp(again / "stats.json"), slurp(first / "stats.json"));
+}
+
+// The kernel's transparent huge page mode, as the run would read it ("" when unknown).
+std::string thp_mode() {
+  const std::string line = slurp("/sys/kernel/mm/transparent_hugepage/enabled");
+  const auto open = line.find('['), close = line.find(']');
+  return open == std::string::npos || close == std::string::npos ? "" : line.substr(open + 1, close - open - 1);
+}
+
+TEST(RunJson, SaysHowTheHeapIsPagedAndWafersimHugePagesZeroTurnsItOff) {
+  test::TempDir tmp;
+  const std::string on = (tmp.path() / "on").string(), off = (tmp.path() / "off").string();
+  ASSERT_EQ(wafersim("run tiny --cycles 50 -o " + on).code, 0);
+  ASSERT_EQ(wafersim("run tiny --cycles 50 -o " + off, false, "WAFERSIM_HUGE_PAGES=0").code, 0);
+  const auto a = nlohmann::json::parse(slurp(fs::path(on) / "run.json"));
+  const auto b = nlohmann::json::parse(slurp(fs::path(off) / "run.json"));
+  const std::string mode = thp_mode();
+  // madvise: malloc is asked for huge pages unless turned off; always: the kernel gives them.
+  const bool asks = mode == "madvise" && sim::malloc_huge_pages_buildable();
+  EXPECT_EQ(a.at("huge_pages"), mode == "always" ? "always" : asks ? "malloc" : "none");
+  EXPECT_EQ(b.at("huge_pages"), mode == "always" ? "always" : "none");
+  EXPECT_EQ(slurp(fs::path(on) / "stats.json"), slurp(fs::path(off) / "stats.json"));
 }
 
 }  // namespace
