@@ -145,8 +145,8 @@ class Core {
     for (std::size_t b = 0; b < sizeof(Core); b += 64) __builtin_prefetch(reinterpret_cast<const char*>(this) + b);
   }
   void prefetch_state() const {
-    std::uint64_t m = live_slots_;  // the first line of the two lowest live slots
-    for (int k = 0; k < 2 && m; ++k, m &= m - 1) __builtin_prefetch(&ops_[__builtin_ctzll(m)]);
+    std::uint64_t m = live_slots_;  // the first line of the four lowest live slots
+    for (int k = 0; k < 4 && m; ++k, m &= m - 1) __builtin_prefetch(&ops_[__builtin_ctzll(m)]);
     __builtin_prefetch(ramp_);
   }
 
