@@ -1,7 +1,6 @@
 #include "sim/huge_pages.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -71,13 +70,13 @@ void reexec_with_huge_pages(char* argv[]) {
       under_valgrind())
     return;
   if (kernel_thp_mode() != "madvise") return;
-  const std::string before = env("GLIBC_TUNABLES");
-  const bool had = std::getenv("GLIBC_TUNABLES") != nullptr;
+  const char* given = std::getenv("GLIBC_TUNABLES");
+  const std::string before = given ? given : "";
   const std::string with = (before.empty() ? "" : before + ":") + kTunable + "=1";
   if (::setenv("GLIBC_TUNABLES", with.c_str(), 1) != 0) return;
   ::execv("/proc/self/exe", argv);
   // exec failed (no /proc, say): go on as started.
-  if (had)
+  if (given)
     ::setenv("GLIBC_TUNABLES", before.c_str(), 1);
   else
     ::unsetenv("GLIBC_TUNABLES");
