@@ -30,11 +30,10 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
   stats_ = &g;
   const unsigned threads = sim::parallel::resolve_threads(
       options.threads, std::uint64_t{spec.wafer.width} * spec.wafer.height, sim::parallel::Team::hardware_threads());
-  if (threads > 1) {
-    team_ = std::make_unique<sim::parallel::Team>(threads, true);
-    registration_ = std::make_unique<sim::parallel::TeamRegistration>(*team_);
-  }
+  if (threads > 1) team_ = std::make_unique<sim::parallel::Team>(threads, true);
   bands_ = std::make_unique<sim::parallel::RowBands>(team_.get(), spec.wafer.height, fabric::Mesh::kBandRows, threads);
+  bands_->set_measure(sim::parallel::BandMeasure::wall_time);
+  if (team_) registration_ = std::make_unique<sim::parallel::TeamRegistration>(*team_, bands_.get());
   fabric::MeshOptions mesh_options;
   mesh_options.bands = bands_.get();
   mesh_options.routing = options.routing;

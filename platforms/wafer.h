@@ -90,8 +90,8 @@ class Wafer : public sc_core::sc_module {
   sim::Engine engine_;
   // Built before and destroyed after the components that sweep by them.
   std::unique_ptr<sim::parallel::Team> team_;
-  std::unique_ptr<sim::parallel::TeamRegistration> registration_;
   std::unique_ptr<sim::parallel::RowBands> bands_;
+  std::unique_ptr<sim::parallel::TeamRegistration> registration_;  // reads team_ and bands_
   std::unique_ptr<fabric::Mesh> mesh_;
   hw::CoreArray cores_;
   hw::HostPort host_;

@@ -106,9 +106,11 @@ WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::
         const sim::parallel::ThreadUse use = sim::parallel::thread_use();
         nlohmann::json members = nlohmann::json::array();
         for (const auto& m : use.members) members.push_back({m.busy_ns, m.wait_ns, m.parts});
-        return nlohmann::json{{"programs", std::move(programs)},
-                              {"stats", std::move(stats)},
-                              {"threads", {{"threads", use.threads}, {"jobs", use.jobs}, {"members", members}}}};
+        return nlohmann::json{
+            {"programs", std::move(programs)},
+            {"stats", std::move(stats)},
+            {"threads",
+             {{"threads", use.threads}, {"jobs", use.jobs}, {"members", members}, {"rebalances", use.rebalances}}}};
       },
       fmt::format("the wafer run of '{}'", cm.model.name));
   WaferTimes t = wafer_times(spec, cm, reply["programs"]);
@@ -116,6 +118,7 @@ WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::
   sim::parallel::ThreadUse use;
   use.threads = reply["threads"]["threads"].get<unsigned>();
   use.jobs = reply["threads"]["jobs"].get<std::uint64_t>();
+  use.rebalances = reply["threads"]["rebalances"].get<std::uint64_t>();
   for (const auto& m : reply["threads"]["members"])
     use.members.push_back({m[0].get<std::uint64_t>(), m[1].get<std::uint64_t>(), m[2].get<std::uint64_t>()});
   sim::parallel::add_thread_use(use);

@@ -34,13 +34,15 @@ namespace {
 
 constexpr unsigned kMaxThreads = 1024;
 
-// run.json's "threads": the team size, and per member the time spent sweeping bands and
-// waiting at the end of each job for the others (the barrier).
+// run.json's "threads": the team size, the jobs, how often the bands were repartitioned, and
+// per member the time spent sweeping bands and waiting at the end of each job for the others
+// (the barrier).
 nlohmann::ordered_json thread_use_json() {
   const sim::parallel::ThreadUse use = sim::parallel::thread_use();
   nlohmann::ordered_json j;
   j["threads"] = use.threads;
   j["jobs"] = use.jobs;
+  j["rebalances"] = use.rebalances;
   nlohmann::ordered_json members = nlohmann::ordered_json::array();
   for (const sim::parallel::MemberTime& m : use.members) {
     nlohmann::ordered_json t;

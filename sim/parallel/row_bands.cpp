@@ -1,13 +1,17 @@
 #include "sim/parallel/row_bands.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 namespace wafersim::sim::parallel {
 namespace {
 
-// Jobs between two looks at the work (two jobs a cycle when both the mesh and the cores run).
+// Jobs between two looks at the work (two jobs a cycle when both the mesh and the cores run):
+// counted work is exact, so a short window follows a moving region; measured time carries the
+// host's noise, and a longer window keeps it from moving the boundaries back and forth.
 constexpr std::uint64_t kJobsPerLook = 128;
+constexpr std::uint64_t kJobsPerTimedLook = 1024;
 // Move the boundaries when the busiest band does this much more than the mean.
 constexpr double kMoveAbove = 1.08;
 
@@ -53,22 +57,31 @@ void RowBands::remove_client(BandClient* client) {
 void RowBands::run(const std::function<void(std::size_t)>& fn) {
   {
     InParts guard(in_parts_);
-    if (team_)
+    if (team_ && measure_ == BandMeasure::wall_time && count() > 1) {
+      team_->run(count(), [this, &fn](std::size_t b) {
+        const auto start = std::chrono::steady_clock::now();
+        fn(b);
+        work_[b].ns += static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+      });
+    } else if (team_) {
       team_->run(count(), fn);
-    else
+    } else {
       for (std::size_t b = 0; b < count(); ++b) fn(b);
+    }
   }
   ++jobs_since_balance_;
   for (BandClient* c : clients_) c->joined();
 }
 
 bool RowBands::maybe_rebalance() {
-  if (!rebalance_ || count() < 2 || jobs_since_balance_ < kJobsPerLook) return false;
+  const std::uint64_t window = measure_ == BandMeasure::wall_time ? kJobsPerTimedLook : kJobsPerLook;
+  if (!rebalance_ || count() < 2 || jobs_since_balance_ < window) return false;
   jobs_since_balance_ = 0;
   std::vector<std::uint64_t> work(count());
   for (std::uint32_t b = 0; b < count(); ++b) {
-    work[b] = work_[b].units;
-    work_[b].units = 0;
+    work[b] = measure_ == BandMeasure::wall_time ? work_[b].ns : work_[b].units;
+    work_[b] = Work{};
   }
   if (imbalance(work) < kMoveAbove) return false;
   std::vector<std::uint32_t> granules(first_.size());

@@ -2,9 +2,11 @@
 // A wafer's rows split into bands, the unit of work of the parallel engine: the mesh and the
 // core array of one wafer sweep each band as one part of a Team job, inside their own read /
 // evaluate / write phases (design.md, "Parallel, and still exact"). Bands hold whole granules
-// of rows (the mesh's tiles of router state), follow the work the parts report (a moving busy
+// of rows (the mesh's tiles of router state), follow the work of their parts (a moving busy
 // region is rebalanced, see sim/parallel/balance.h), and never change a result: which rows a
-// band holds decides only which thread sweeps them.
+// band holds decides only which thread sweeps them. The work is either the units the parts
+// report (deterministic, for tests) or the parts' measured wall time (what a run balances:
+// it sees every cost, also those the units leave out, and a slower host core).
 //
 // Contract for components: within RowBands::run a part may write only the state of its own
 // band's rows (and what it stages for the join); everything shared is folded in by the clients'
@@ -29,6 +31,12 @@ class BandClient {
   // The partition changed; `old_first` holds the first row of each band before the change
   // (and the row count last). Called at a serial point, never within a job.
   virtual void repartitioned(const std::vector<std::uint32_t>& old_first) = 0;
+};
+
+// What maybe_rebalance weighs the bands by.
+enum class BandMeasure : std::uint8_t {
+  work_units,  // the units of add_work (the cost model of balance.h)
+  wall_time,   // each part's steady-clock time, summed per band
 };
 
 class RowBands {
@@ -59,8 +67,11 @@ class RowBands {
   void remove_client(BandClient* client);
 
   // Work a part did in its band (in units of the cost model: see balance.h); read only by
-  // maybe_rebalance, so it changes the partition and nothing else.
+  // maybe_rebalance under BandMeasure::work_units, so it changes the partition and nothing else.
   void add_work(std::uint32_t band, std::uint64_t units) { work_[band].units += units; }
+  // work_units (the default) or wall_time; takes effect from the next look at the work.
+  void set_measure(BandMeasure measure) { measure_ = measure; }
+  [[nodiscard]] BandMeasure measure() const { return measure_; }
   // Rebalancing on (the default) or off (the partition stays as built).
   void set_rebalance(bool on) { rebalance_ = on; }
   // At a serial point: every so many jobs, moves band boundaries towards equal work
@@ -75,6 +86,7 @@ class RowBands {
  private:
   struct alignas(64) Work {
     std::uint64_t units = 0;
+    std::uint64_t ns = 0;
   };
   void index_granules();
 
@@ -86,6 +98,7 @@ class RowBands {
   std::vector<BandClient*> clients_;
   bool in_parts_ = false;
   bool rebalance_ = true;
+  BandMeasure measure_ = BandMeasure::work_units;
   std::uint64_t epoch_ = 0;
   std::uint64_t jobs_since_balance_ = 0;
   std::uint64_t rebalances_ = 0;

@@ -11,8 +11,13 @@ std::mutex& registry_mutex() {
   return m;
 }
 
-std::vector<const Team*>& registry() {
-  static std::vector<const Team*> teams;
+struct Registered {
+  const Team* team;
+  const RowBands* bands;
+};
+
+std::vector<Registered>& registry() {
+  static std::vector<Registered> teams;
   return teams;
 }
 
@@ -21,9 +26,11 @@ ThreadUse& gone() {
   return use;
 }
 
-void add(ThreadUse& to, unsigned threads, std::uint64_t jobs, const std::vector<MemberTime>& times) {
+void add(ThreadUse& to, unsigned threads, std::uint64_t jobs, const std::vector<MemberTime>& times,
+         std::uint64_t rebalances) {
   to.threads = std::max(to.threads, threads);
   to.jobs += jobs;
+  to.rebalances += rebalances;
   if (to.members.size() < times.size()) to.members.resize(times.size());
   for (std::size_t m = 0; m < times.size(); ++m) {
     to.members[m].busy_ns += times[m].busy_ns;
@@ -32,30 +39,35 @@ void add(ThreadUse& to, unsigned threads, std::uint64_t jobs, const std::vector<
   }
 }
 
+void add(ThreadUse& to, const Registered& r) {
+  add(to, r.team->size(), r.team->jobs(), r.team->times(), r.bands ? r.bands->rebalances() : 0);
+}
+
 }  // namespace
 
-TeamRegistration::TeamRegistration(const Team& team) : team_(&team) {
+TeamRegistration::TeamRegistration(const Team& team, const RowBands* bands) : team_(&team), bands_(bands) {
   std::lock_guard<std::mutex> lock(registry_mutex());
-  registry().push_back(team_);
+  registry().push_back({team_, bands_});
 }
 
 TeamRegistration::~TeamRegistration() {
   std::lock_guard<std::mutex> lock(registry_mutex());
-  add(gone(), team_->size(), team_->jobs(), team_->times());
+  add(gone(), Registered{team_, bands_});
   auto& teams = registry();
-  teams.erase(std::remove(teams.begin(), teams.end(), team_), teams.end());
+  teams.erase(std::remove_if(teams.begin(), teams.end(), [this](const Registered& r) { return r.team == team_; }),
+              teams.end());
 }
 
 ThreadUse thread_use() {
   std::lock_guard<std::mutex> lock(registry_mutex());
   ThreadUse use = gone();
-  for (const Team* team : registry()) add(use, team->size(), team->jobs(), team->times());
+  for (const Registered& r : registry()) add(use, r);
   return use;
 }
 
 void add_thread_use(const ThreadUse& use) {
   std::lock_guard<std::mutex> lock(registry_mutex());
-  add(gone(), use.threads, use.jobs, use.members);
+  add(gone(), use.threads, use.jobs, use.members, use.rebalances);
 }
 
 }  // namespace wafersim::sim::parallel

@@ -1,8 +1,10 @@
 // The partition of a wafer's rows into bands (sim/parallel/row_bands.h) and where balance
-// moves them (sim/parallel/balance.h), checked without threads.
+// moves them (sim/parallel/balance.h), checked without threads where the work is given.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -70,6 +72,39 @@ TEST(ParallelBands, RepartitionChecksItsBoundariesAndRunsEveryBand) {
   EXPECT_EQ(seen, (std::vector<int>{1, 1}));
   EXPECT_TRUE(inside);
   EXPECT_FALSE(bands.in_parts());
+}
+
+// Parts whose cost is 2 us of spinning per row of 0-15 they hold: weighed by wall time, the
+// boundary of two bands over 64 rows moves from 32 to 16, then to 8 (equal time), where the
+// rounding to whole granules keeps it.
+TEST(ParallelBands, WallTimeMovesTheBoundaryToEqualTime) {
+  Team team(2);
+  RowBands bands(&team, 64, 8, 2);
+  bands.set_measure(BandMeasure::wall_time);
+  ASSERT_EQ(bands.first_row(1), 32u);
+  auto spin_in = [](const RowBands& in) {
+    return [&in](std::size_t b) {
+      const std::uint32_t hot = std::min(in.end_row(b), 16u) - std::min(in.first_row(b), 16u);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(2 * hot);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    };
+  };
+  const auto spin = spin_in(bands);
+  std::uint32_t lowest = bands.first_row(1);
+  for (int job = 0; job < 1024 * 6; ++job) {  // six looks at the time
+    bands.run(spin);
+    if (bands.maybe_rebalance()) lowest = std::min(lowest, bands.first_row(1));
+  }
+  EXPECT_EQ(lowest, 8u);
+  EXPECT_GE(bands.rebalances(), 2u);
+  // Units: nothing was reported, so the same parts move nothing.
+  RowBands units(&team, 64, 8, 2);
+  for (int job = 0; job < 128 * 2; ++job) {
+    units.run(spin_in(units));
+    EXPECT_FALSE(units.maybe_rebalance());
+  }
+  EXPECT_EQ(units.first_row(1), 32u);
 }
 
 }  // namespace
