@@ -71,7 +71,6 @@ class RowBands {
   void add_work(std::uint32_t band, std::uint64_t units) { work_[band].units += units; }
   // work_units (the default) or wall_time; takes effect from the next look at the work.
   void set_measure(BandMeasure measure) { measure_ = measure; }
-  [[nodiscard]] BandMeasure measure() const { return measure_; }
   // Rebalancing on (the default) or off (the partition stays as built).
   void set_rebalance(bool on) { rebalance_ = on; }
   // At a serial point: every so many jobs, moves band boundaries towards equal work

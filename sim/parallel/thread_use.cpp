@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include "sim/parallel/row_bands.h"
+
 namespace wafersim::sim::parallel {
 namespace {
 

@@ -7,10 +7,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/parallel/row_bands.h"
 #include "sim/parallel/team.h"
 
 namespace wafersim::sim::parallel {
+
+class RowBands;
 
 struct ThreadUse {
   unsigned threads = 1;             // the largest team's size (1: no team)
