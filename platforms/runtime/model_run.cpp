@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <systemc>
+
+#include "sim/errors.h"
 
 namespace wafersim::platforms::runtime {
 
@@ -37,8 +40,16 @@ void ModelRun::run_steps(sim::ProgressSink& progress, bool second) {
   limits.stop_at_last_event = true;
   for (std::size_t i = 0; i < exec_->steps(); ++i) {
     exec_->start(i);
-    if (exec_->has_code(i))
-      wall_ += sim::run_simulation(wafer().engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
+    if (exec_->has_code(i)) {
+      // A limit ends the step inside run_simulation: its time so far still counts.
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        wall_ += sim::run_simulation(wafer().engine(), engines, sim::Cycle::never(), limits, progress).wall_seconds;
+      } catch (const sim::LimitReached&) {
+        wall_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        throw;
+      }
+    }
     exec_->finish(i);
     if (second && hooks_.after_step)
       for (auto& c : hooks_.after_step(*exec_, i)) extra_.emplace_back(exec_->results().back().name(), std::move(c));

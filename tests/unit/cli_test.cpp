@@ -104,6 +104,20 @@ TEST(Cli, MaxCyclesDuringTheInputLoadIsExitCodeFour) {
   EXPECT_EQ(r.out.find("deadlock"), std::string::npos) << r.out;
 }
 
+// A run stopped by --max-wall reports in run.json the wall time and the cycles it ran.
+TEST(Cli, MaxWallRunReportsItsTimeAndCycles) {
+  wafersim::test::TempDir dir;
+  auto r = wafersim("infer tiny --model tiny-mlp --placement streaming --timing-only --max-wall 0.000001 --out " +
+                        dir.path().string(),
+                    true);
+  EXPECT_EQ(r.code, 4) << r.out;
+  std::ifstream in(dir.path() / "run.json");
+  const auto run = nlohmann::json::parse(in);
+  EXPECT_EQ(run["status"], "limit");
+  EXPECT_GT(run["wall_seconds"].get<double>(), 0.0);
+  EXPECT_GT(run["cycles"].get<std::uint64_t>(), 0u);
+}
+
 // The mesh placement, the pipeline, the cluster's training and the replay's wafer run take
 // their steps to their end through sim::run_until_quiet: --max-cycles is the limit (exit 4),
 // not a deadlock, and --max-wall stops them between slices (a slice of a real run takes more
