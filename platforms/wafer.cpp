@@ -65,6 +65,14 @@ Wafer::Wafer(const sc_core::sc_module_name& name, const PlatformSpec& spec, cons
   mesh_->add_stats(g.group("fabric"));
   if (remap_) fabric::defects::add_stats(g.group("defects"), *remap_);
   cores_.add_stats(g);
+  work_ = std::make_unique<sim::WorkRegistration>([this] {
+    sim::EngineWork w;
+    w.cycles_ticked = engine_.engine_ticks();
+    w.cycles_skipped = engine_.cycles_skipped();
+    w.core_ticks = cores_.core_ticks();
+    w.router_visits = mesh_->router_evaluations();
+    return w;
+  });
 }
 
 }  // namespace wafersim::platforms

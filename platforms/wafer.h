@@ -19,6 +19,7 @@
 #include "platforms/failure_spec.h"
 #include "platforms/platform_spec.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/engine_work.h"
 #include "sim/parallel/row_bands.h"
 #include "sim/parallel/team.h"
 #include "sim/parallel/thread_use.h"
@@ -96,6 +97,7 @@ class Wafer : public sc_core::sc_module {
   hw::CoreArray cores_;
   hw::HostPort host_;
   sim::stats::Group* stats_;
+  std::unique_ptr<sim::WorkRegistration> work_;  // reads engine_, mesh_ and cores_: destroyed first
 };
 
 }  // namespace wafersim::platforms

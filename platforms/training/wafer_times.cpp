@@ -9,6 +9,7 @@
 #include "platforms/runtime/host_data.h"
 #include "platforms/wafer.h"
 #include "sim/child_process.h"
+#include "sim/engine/engine_work.h"
 #include "sim/errors.h"
 #include "sim/parallel/thread_use.h"
 #include "sim/stats/formatters.h"
@@ -99,6 +100,7 @@ WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::
                              const sim::RunLimits& limits) {
   const nlohmann::json reply = sim::run_in_child(
       [&] {
+        const sim::EngineWork inherited = sim::engine_work();  // the parent's, before the fork
         nlohmann::json stats;
         nlohmann::json programs = run_programs_here(spec, cm, runtime::make_host_data(cm, seed), seed, check,
                                                     max_cycles, {}, &stats, threads, limits);
@@ -106,11 +108,15 @@ WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::
         const sim::parallel::ThreadUse use = sim::parallel::thread_use();
         nlohmann::json members = nlohmann::json::array();
         for (const auto& m : use.members) members.push_back({m.busy_ns, m.wait_ns, m.parts});
+        const sim::EngineWork work = sim::engine_work();
         return nlohmann::json{
             {"programs", std::move(programs)},
             {"stats", std::move(stats)},
             {"threads",
-             {{"threads", use.threads}, {"jobs", use.jobs}, {"members", members}, {"rebalances", use.rebalances}}}};
+             {{"threads", use.threads}, {"jobs", use.jobs}, {"members", members}, {"rebalances", use.rebalances}}},
+            {"engine",
+             {work.cycles_ticked - inherited.cycles_ticked, work.cycles_skipped - inherited.cycles_skipped,
+              work.core_ticks - inherited.core_ticks, work.router_visits - inherited.router_visits}}};
       },
       fmt::format("the wafer run of '{}'", cm.model.name));
   WaferTimes t = wafer_times(spec, cm, reply["programs"]);
@@ -122,6 +128,9 @@ WaferTimes simulate_programs(const platforms::PlatformSpec& spec, const models::
   for (const auto& m : reply["threads"]["members"])
     use.members.push_back({m[0].get<std::uint64_t>(), m[1].get<std::uint64_t>(), m[2].get<std::uint64_t>()});
   sim::parallel::add_thread_use(use);
+  const nlohmann::json& e = reply["engine"];
+  sim::add_engine_work(
+      {e[0].get<std::uint64_t>(), e[1].get<std::uint64_t>(), e[2].get<std::uint64_t>(), e[3].get<std::uint64_t>()});
   return t;
 }
 

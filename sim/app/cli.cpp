@@ -167,6 +167,11 @@ void write_run_files(const RunDir& dir, const platforms::LoadedPlatform& platfor
   meta["wall_seconds"] = wall_seconds;
   meta["cycles_per_second"] = wall_seconds > 0 ? static_cast<double>(cycles.count()) / wall_seconds : 0.0;
   meta["threads"] = thread_use_json();
+  const sim::EngineWork work = sim::engine_work();
+  meta["engine"] = {{"cycles_ticked", work.cycles_ticked},
+                    {"cycles_skipped", work.cycles_skipped},
+                    {"core_ticks", work.core_ticks},
+                    {"router_visits", work.router_visits}};
   meta["huge_pages"] = sim::heap_huge_pages();
   if (!ranks.is_null()) meta["ranks"] = ranks;
   rusage usage{};

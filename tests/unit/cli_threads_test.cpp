@@ -1,7 +1,7 @@
 // `--threads N` on the simulating commands: the wafer's rows swept in bands by N host threads
 // give a stats.json byte-identical to one thread's (traffic, run with a model, infer, train),
-// run.json reports the threads and their busy and barrier time, and a bad count is an input
-// error (exit code 2).
+// run.json reports the threads and their busy and barrier time (and the engines' work, the same
+// at every count), and a bad count is an input error (exit code 2).
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -38,6 +38,7 @@ const std::string kTall = " --set wafer.width=16 --set wafer.height=40 ";
 void expect_same_stats_at_every_count(const std::string& command) {
   TempDir dir;
   std::string serial;
+  nlohmann::json serial_work;
   for (const unsigned n : kCounts) {
     SCOPED_TRACE("threads " + std::to_string(n));
     const auto out = dir.path() / ("t" + std::to_string(n));
@@ -46,14 +47,20 @@ void expect_same_stats_at_every_count(const std::string& command) {
     const std::string stats = slurp(out / "stats.json");
     const auto run = nlohmann::json::parse(slurp(out / "run.json"));
     EXPECT_EQ(run["threads"]["threads"].get<unsigned>(), n);
+    // The engines' work (cycles, core ticks, router visits) does not depend on the split.
+    const auto& work = run["engine"];
+    EXPECT_GT(work["cycles_ticked"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(work["router_visits"].get<std::uint64_t>(), 0u);
     if (n == 1) {
       serial = stats;
+      serial_work = work;
       EXPECT_GT(serial.size(), 1000u);
       EXPECT_EQ(run["threads"]["jobs"].get<std::uint64_t>(), 0u);
       EXPECT_EQ(run["threads"]["rebalances"].get<std::uint64_t>(), 0u);
       continue;
     }
     EXPECT_EQ(stats, serial);
+    EXPECT_EQ(work, serial_work);
     // Every job ran a part on each member up to the band count; members report their time.
     ASSERT_EQ(run["threads"]["members"].size(), n);
     EXPECT_GT(run["threads"]["jobs"].get<std::uint64_t>(), 0u);
