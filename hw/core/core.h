@@ -89,8 +89,8 @@ struct VectorOp {
   // Per operand: a plain strided memory descriptor (not circular, not indexed by a sparse
   // stream), and the bytes between its consecutive elements.
   bool linear[4] = {};
-  bool circ[4] = {};  // a circular memory operand: linear within a step that does not wrap
-  bool has_circ = false;
+  bool circ[4] = {};            // a circular memory operand: linear within a step that does not wrap
+  std::uint8_t circ_slots = 0;  // bit k: circ[k]
   std::int64_t step_bytes[4] = {};
   // Per linear or circular memory operand: the byte address of element `next` (kept as `next`
   // advances).

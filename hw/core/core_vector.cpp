@@ -133,7 +133,8 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
       return a >= 0 && static_cast<std::uint64_t>(a) + esize <= sram_.capacity() && !(a & (esize - 1));
     };
     if (op.d[k].kind == Descriptor::Kind::Circ) {
-      op.circ[k] = op.has_circ = true;
+      op.circ[k] = true;
+      op.circ_slots = static_cast<std::uint8_t>(op.circ_slots | 1u << k);
       op.step_bytes[k] = esize;
       op.dense[k] = true;
       op.in_range[k] = fits(op.d[k].base) && fits(op.d[k].base + std::int64_t{op.d[k].size - 1} * esize);
@@ -462,7 +463,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     if (!ramp_->can_send(Color(op.d[0].color))) return stall(Stall::FabricOut);
     if (r.ramp_out) return stall(Stall::Ramp);
   }
-  const bool wraps = op.has_circ && step_wraps(op, count);
+  const bool wraps = op.circ_slots && step_wraps(op, count);
   if (!op.open) {
     if (op.plain && !wraps) {
       if (!issue_plain(op, count, r, why)) return Step::Stalled;
@@ -713,8 +714,10 @@ struct Bf16Arithmetic : numerics::narrow::BF16 {
 }  // namespace
 
 bool Core::step_wraps(const VectorOp& op, std::uint32_t count) {
-  for (int slot = 0; slot < 4; ++slot)
-    if (op.circ[slot] && op.at[slot] + std::int64_t{op.esize[slot]} * count > op.circ_end[slot]) return true;
+  for (unsigned m = op.circ_slots; m; m &= m - 1) {
+    const int slot = __builtin_ctz(m);
+    if (op.at[slot] + std::int64_t{op.esize[slot]} * count > op.circ_end[slot]) return true;
+  }
   return false;
 }
 
