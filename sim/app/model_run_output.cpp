@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -162,7 +163,12 @@ void run_compiled_model(const Workflow& w, const std::string& command, const pla
     add_inference_stats(run.wafer().stats(), cm, decode);
   Progress progress("run", 0, "cycles", Progress::terminal() && !w.sim.json);
   auto write = [&](const std::string& status) {
-    write_run_files(dir, loaded, root, invocation_text(), run.wall_seconds(), run.wafer().engine().cycles(), status);
+    // A limit may stop the run in simulated time the engine did not tick (an input load).
+    const sim::Engine& engine = run.wafer().engine();
+    const sim::Cycle cycles = status == "limit"
+                                  ? std::max(engine.cycles(), engine.first_cycle_at_or_after(sc_core::sc_time_stamp()))
+                                  : engine.cycles();
+    write_run_files(dir, loaded, root, invocation_text(), run.wall_seconds(), cycles, status);
     nlohmann::ordered_json j = mapping_json(cm, loaded.spec.name);
     j["results"] = run_json(cm, run.results());
     dir.write("model.json", j.dump(2) + "\n");

@@ -100,8 +100,13 @@ TEST(Cli, MaxCyclesDuringTheInputLoadIsExitCodeFour) {
       "infer tiny --model tiny-mlp --placement streaming --timing-only --max-cycles 50 --out " + dir.path().string(),
       true);
   EXPECT_EQ(r.code, 4) << r.out;
-  EXPECT_NE(r.out.find("--max-cycles 50 reached"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--max-cycles 50 reached during the input load"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("deadlock"), std::string::npos) << r.out;
+  // The load stops at the limit, and run.json and stats.json say where.
+  std::ifstream in(dir.path() / "run.json");
+  EXPECT_EQ(nlohmann::json::parse(in)["cycles"].get<std::uint64_t>(), 50u);
+  std::ifstream stats(dir.path() / "stats.json");
+  EXPECT_EQ(nlohmann::json::parse(stats)["stats"]["cluster"]["wafer0"]["cycles"].get<double>(), 50.0);
 }
 
 // A run stopped by --max-wall reports in run.json the wall time and the cycles it ran.
