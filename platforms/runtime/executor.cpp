@@ -49,6 +49,17 @@ Executor::Executor(const models::compiler::CompiledModel& cm, platforms::Wafer& 
   link_.socket.bind(wafer.host_socket());
 }
 
+void advance_load(const sim::Engine& engine, const sc_core::sc_time& load, sim::Cycle limit, const std::string& where) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (!limit.is_never() && now + load > engine.time_of(limit)) {
+    const sc_core::sc_time cap = engine.time_of(limit);
+    if (cap > now) sc_core::sc_start(cap - now);
+    throw sim::LimitReached(fmt::format("--max-cycles {} reached during the input load{}", limit.count(),
+                                        where.empty() ? "" : " (" + where + ")"));
+  }
+  sc_core::sc_start(load);
+}
+
 sc_core::sc_time Executor::load_inputs() {
   const sc_core::sc_time before = link_.delay();
   const auto& l = cm_->layout;

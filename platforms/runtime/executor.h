@@ -24,6 +24,12 @@
 
 namespace wafersim::platforms::runtime {
 
+// Advances SystemC time over an input load of `load` (Executor::load_inputs), or up to the
+// engine's cycle limit `limit` (Cycle::never(): none), throwing sim::LimitReached, when the
+// load would pass it; `where` (optional) names the run in the message.
+void advance_load(const sim::Engine& engine, const sc_core::sc_time& load, sim::Cycle limit,
+                  const std::string& where = {});
+
 // One comparison of a result with the host's expectation.
 struct Check {
   std::string what;       // the tensor or gradient compared

@@ -56,21 +56,10 @@ void ModelRun::run_steps(sim::ProgressSink& progress, bool second) {
   }
 }
 
-void ModelRun::advance_load(const sc_core::sc_time& load) {
-  const sim::Cycle limit = options_.limits.max_cycles;
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
-  if (!limit.is_never() && now + load > wafer().engine().time_of(limit)) {
-    const sc_core::sc_time cap = wafer().engine().time_of(limit);
-    if (cap > now) sc_core::sc_start(cap - now);
-    throw sim::LimitReached(fmt::format("--max-cycles {} reached during the input load", limit.count()));
-  }
-  sc_core::sc_start(load);
-}
-
 void ModelRun::run(sim::ProgressSink& progress) {
   const sc_core::sc_time load = exec_->load_inputs();
   if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  advance_load(load);
+  advance_load(wafer().engine(), load, options_.limits.max_cycles);
   if (first_) {
     // The first model, then what the second checks against and its inputs through the host
     // socket.
@@ -78,7 +67,7 @@ void ModelRun::run(sim::ProgressSink& progress) {
     if (hooks_.after_first) hooks_.after_first(*exec_);
     exec_->continue_with(cm_, std::move(data_));
     exec_->add_stats(wafer().stats().group("model"));
-    advance_load(exec_->load_inputs());
+    advance_load(wafer().engine(), exec_->load_inputs(), options_.limits.max_cycles);
   }
   run_steps(progress, true);
 }

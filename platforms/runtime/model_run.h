@@ -72,9 +72,6 @@ class ModelRun {
 
  private:
   void run_steps(sim::ProgressSink& progress, bool second);
-  // Advances SystemC time over an input load of `load`, or up to --max-cycles (throwing
-  // sim::LimitReached) when the load would pass it.
-  void advance_load(const sc_core::sc_time& load);
 
   const models::compiler::CompiledModel& cm_;
   HostData data_;

@@ -32,7 +32,7 @@ nlohmann::json run_programs_here(const platforms::PlatformSpec& spec, const mode
   if (wafer_stats) exec.add_stats(wafer.stats().group("model"));
   const sc_time load = exec.load_inputs();
   sc_start(SC_ZERO_TIME);
-  sc_start(load);
+  runtime::advance_load(wafer.engine(), load, build.max_cycles, fmt::format("the wafer run of '{}'", cm.model.name));
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t i = 0; i < exec.steps(); ++i) {
     exec.start(i);

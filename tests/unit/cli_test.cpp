@@ -145,7 +145,9 @@ TEST(Cli, MeshPipelineAndClusterRunsKeepTheLimits) {
         Case{pipeline + " --max-wall 0.000001", "(phase 1 of 3)"},
         Case{"train tiny-cluster --model tiny-mlp --steps 2 --max-wall 0.000001", "(2 training steps)"},
         Case{"train tiny-cluster --model tiny-mlp --cluster-model replay --max-cycles 50",
-             "--max-cycles 50 reached with work still pending (the wafer run of 'tiny-mlp', program 1 of "},
+             "--max-cycles 50 reached during the input load (the wafer run of 'tiny-mlp')"},
+        Case{"train tiny-cluster --model tiny-mlp --cluster-model replay --max-cycles 300",
+             "--max-cycles 300 reached with work still pending (the wafer run of 'tiny-mlp', program 1 of "},
         Case{"train tiny-cluster --model tiny-mlp --cluster-model replay --max-wall 0.000001",
              "(the wafer run of 'tiny-mlp', program 1 of "}}) {
     auto r = wafersim(c.args + out, true);
