@@ -50,10 +50,9 @@ Executor::Executor(const models::compiler::CompiledModel& cm, platforms::Wafer& 
 }
 
 void advance_load(const sim::Engine& engine, const sc_core::sc_time& load, sim::Cycle limit, const std::string& where) {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
-  if (!limit.is_never() && now + load > engine.time_of(limit)) {
+  if (!limit.is_never() && sc_core::sc_time_stamp() + load > engine.time_of(limit)) {
     const sc_core::sc_time cap = engine.time_of(limit);
-    if (cap > now) sc_core::sc_start(cap - now);
+    if (cap > sc_core::sc_time_stamp()) sc_core::sc_start(cap - sc_core::sc_time_stamp());
     throw sim::LimitReached(fmt::format("--max-cycles {} reached during the input load{}", limit.count(),
                                         where.empty() ? "" : " (" + where + ")"));
   }

@@ -14,7 +14,7 @@ ModelRun::ModelRun(const PlatformSpec& spec, BuildOptions build, sim::stats::Gro
                    ModelRunHooks hooks, const models::compiler::CompiledModel* first, HostData first_data)
     : cm_(cm),
       data_(std::move(data)),
-      options_(std::move(options)),
+      options_(options),
       tracing_(tracing),
       hooks_(std::move(hooks)),
       first_(first) {
