@@ -626,7 +626,9 @@ bool fmac_f16_in_pages(Sram& sram, const std::int64_t* at, const std::int64_t* s
 #if defined(__F16C__) && defined(__SSE4_1__)
   // Consecutive elements, y in place of a or b or apart from them: four lanes at a time give
   // what the element loop below gives.
-  auto apart = [&](const std::uint8_t* q) { return q == py || q + 2 * count <= py || py + 2 * count <= q; };
+  auto apart = [&](const std::uint8_t* q) {
+    return q == py || q + std::size_t{2} * count <= py || py + std::size_t{2} * count <= q;
+  };
   if (sa == 2 && sb == 2 && sy == 2 && apart(pa) && apart(pb)) {
     std::uint32_t k = 0;
     for (; k < count; k += 4) {
