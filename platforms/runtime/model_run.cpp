@@ -12,12 +12,7 @@ namespace wafersim::platforms::runtime {
 ModelRun::ModelRun(const PlatformSpec& spec, BuildOptions build, sim::stats::Group& root,
                    const models::compiler::CompiledModel& cm, HostData data, ModelRunOptions options, RunTrace* tracing,
                    ModelRunHooks hooks, const models::compiler::CompiledModel* first, HostData first_data)
-    : cm_(cm),
-      data_(std::move(data)),
-      options_(options),
-      tracing_(tracing),
-      hooks_(std::move(hooks)),
-      first_(first) {
+    : cm_(cm), data_(std::move(data)), options_(options), tracing_(tracing), hooks_(std::move(hooks)), first_(first) {
   build.routes = cm.routes;
   build.timing_only = options_.timing_only;
   if (options_.timing_only) options_.check = false;
