@@ -29,6 +29,8 @@ namespace wafersim::platforms {
 
 struct BuildOptions {
   bool idle_skip = true;
+  // A compiled model's run lets the cores' main threads run ahead (hw::CoreArray::set_run_ahead).
+  bool run_ahead = true;
   sim::Cycle max_cycles = sim::Cycle::never();
   std::uint64_t seed = 1;
   // How the mesh routes: static color routes (the real fabric) or packet-switched XY

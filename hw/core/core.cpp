@@ -311,6 +311,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
         count_stall(why, stalls);
         if (retryable(why)) want(next_cycle);
       } else if (running_ >= 0 && !(live_slots_ & 1u)) {
+        if (ready_at_ < r.horizon) run_ahead(r);
         want(std::max(ready_at_, next_cycle));
       } else if (running_ < 0) {
         want(next_cycle);  // a task ended: the scheduler looks again
@@ -525,6 +526,48 @@ bool fcompare(isa::Cond c, DType t, std::uint32_t a, std::uint32_t b) {
 void Core::report_task(const isa::Program& prog, Cycle end) const {
   if (const isa::TaskDecl* t = prog.task(static_cast<std::uint8_t>(running_)))
     observer_->task_ran(coord_, prog, *t, task_start_, end);
+}
+
+namespace {
+// Instructions that read and write only the main thread's registers, descriptors and pc.
+bool register_only(Op op) {
+  switch (op) {
+    case Op::Nop:
+    case Op::Mov:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::And:
+    case Op::Or:
+    case Op::Xor:
+    case Op::Shl:
+    case Op::Shr:
+    case Op::Sra:
+    case Op::Cmp:
+    case Op::Branch:
+    case Op::Jmp:
+    case Op::DsdBase:
+    case Op::DsdLen:
+    case Op::DsdAdd:
+    case Op::DsdStride:
+    case Op::DsdColor:
+      return true;
+    default:
+      return false;
+  }
+}
+constexpr int kRunAhead = 16;  // instructions at most per tick
+}  // namespace
+
+void Core::run_ahead(CycleResources& r) {
+  if (observer_ != nullptr) return;  // an observer sees each instruction in its own cycle
+  for (int k = 0; k < kRunAhead && running_ >= 0 && !(live_slots_ & 1u) && ready_at_ < r.horizon; ++k) {
+    if (pc_ >= program_->code.size()) return;
+    const Instruction& ins = program_->code[pc_];
+    if (ins.vector || !register_only(ins.op)) return;
+    Stall why = Stall::SramPort;
+    (void)execute(ready_at_, r, &why);
+  }
 }
 
 Core::Step Core::execute(Cycle now, CycleResources& r, Stall* why) {

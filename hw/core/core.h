@@ -46,6 +46,9 @@ struct CycleResources {
   }
   PortCycle port;
   bool ramp_in = false, ramp_out = false, fpu = false;
+  // Main threads may run ahead (Core::run_ahead) to instructions of cycles before this one
+  // (Cycle(0): none); set by the core array for the whole sweep, not reset per core.
+  sim::Cycle horizon{0};
 };
 
 // A vector instruction in flight: descriptor snapshots taken at issue, and its progress.
@@ -203,6 +206,13 @@ class Core {
   void prepare(VectorOp& op, const isa::Instruction& ins, sim::Cycle now);
   // A step of `op`, due (now >= next_step) and not held back by a busy datapath: tick()
   // decides those two cases itself.
+  // After the main thread issued in this tick: its next instructions that read and write
+  // nothing but its registers, descriptors and pc (integer ALU, compares, branches, descriptor
+  // updates) are executed now at the cycles they issue in, while those are before r.horizon.
+  // Nothing else reads that state before then, and the core ticks again at the cycle the next
+  // instruction issues in, so every result and statistic is the same as issuing them a tick
+  // each (CliRunAhead tests).
+  void run_ahead(CycleResources& r);
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
   // The port accesses of op's next step; `plain_step`: op is plain and the step does not wrap
   // (issue_plain's fallback), so each operand's words are a range.

@@ -119,7 +119,15 @@ void CoreArray::set_bands(sim::parallel::RowBands* bands) {
   band_ticks_.clear();
   if (!bands_ || !bands_->parallel()) return;
   band_ticks_.reserve(bands_->count());
-  for (std::uint32_t b = 0; b < bands_->count(); ++b) band_ticks_.emplace_back(params_.banks);
+  for (std::uint32_t b = 0; b < bands_->count(); ++b) {
+    band_ticks_.emplace_back(params_.banks);
+    band_ticks_.back().scratch.horizon = scratch_.horizon;
+  }
+}
+
+void CoreArray::set_run_ahead(Cycle horizon) {
+  scratch_.horizon = horizon;
+  for (BandTicks& b : band_ticks_) b.scratch.horizon = horizon;
 }
 
 void CoreArray::evaluate(Cycle now) {

@@ -52,6 +52,10 @@ class CoreArray final : public sim::Clocked, public RampListener {
   CoreArray(std::string name, const WaferConfig& wafer, CoreArrayOptions options);
   ~CoreArray() override;
 
+  // Lets the cores' main threads run ahead (Core::run_ahead) to instructions of cycles before
+  // `horizon` (Cycle(0), the default: not at all). For a run whose state is read only when it
+  // has ended or reached `horizon` (its cycle limit; Cycle::never() without one).
+  void set_run_ahead(sim::Cycle horizon);
   void set_engine(sim::Engine* engine) { engine_ = engine; }
   // The wafer's rows in bands, shared with the mesh (not owned; null or one band: every core
   // ticked on the caller's thread). The mesh's endpoints must stage within a job of them.

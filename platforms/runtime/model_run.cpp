@@ -14,6 +14,7 @@ ModelRun::ModelRun(const PlatformSpec& spec, BuildOptions build, sim::stats::Gro
                    ModelRunHooks hooks, const models::compiler::CompiledModel* first, HostData first_data)
     : cm_(cm), data_(std::move(data)), options_(options), tracing_(tracing), hooks_(std::move(hooks)), first_(first) {
   build.routes = cm.routes;
+  run_ahead_ = build.run_ahead;
   build.timing_only = options_.timing_only;
   if (options_.timing_only) options_.check = false;
   cluster_ = std::make_unique<Cluster>("cluster", spec, build, root);
@@ -33,6 +34,9 @@ void ModelRun::run_steps(sim::ProgressSink& progress, bool second) {
   for (std::size_t i = 0; i < cluster_->wafer_count(); ++i) engines.push_back(&cluster_->wafer(i).engine());
   sim::RunLimits limits = options_.limits;
   limits.stop_at_last_event = true;
+  // Each step runs to its end or to the cycle limit, and a trace reads the cores as they go:
+  // the main threads run ahead up to the limit unless traced.
+  if (run_ahead_ && !tracing_) wafer().cores().set_run_ahead(limits.max_cycles);
   for (std::size_t i = 0; i < exec_->steps(); ++i) {
     exec_->start(i);
     if (exec_->has_code(i)) {

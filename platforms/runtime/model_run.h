@@ -77,6 +77,7 @@ class ModelRun {
   HostData data_;
   ModelRunOptions options_;
   RunTrace* tracing_;
+  bool run_ahead_ = true;  // BuildOptions::run_ahead
   ModelRunHooks hooks_;
   const models::compiler::CompiledModel* first_;
   std::unique_ptr<Cluster> cluster_;

@@ -96,6 +96,9 @@ void SimArgs::add(CLI::App& cmd) {
       ->type_name("SIZE");
   cmd.add_flag("--no-idle-skip", no_idle_skip,
                "tick every component every cycle (slow; proves idle skipping changes no result)");
+  cmd.add_flag("--no-run-ahead", no_run_ahead,
+               "a compiled model's run: issue every instruction of a PE's main thread in its own cycle's tick "
+               "(slower; proves running ahead changes no result, docs/performance.md)");
   cmd.add_option("--seed", seed, "random seed; the same inputs and seed give bit-identical statistics")
       ->capture_default_str();
   cmd.add_flag("--json", json, "print the summary as one JSON object on stdout");
@@ -121,6 +124,7 @@ void SimArgs::add(CLI::App& cmd) {
 platforms::BuildOptions SimArgs::build_options() const {
   platforms::BuildOptions o;
   o.idle_skip = !no_idle_skip;
+  o.run_ahead = !no_run_ahead;
   o.max_cycles = max_cycles ? sim::Cycle(max_cycles) : sim::Cycle::never();
   o.seed = seed;
   if (threads == "auto")

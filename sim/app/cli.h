@@ -35,6 +35,7 @@ struct SimArgs {
   double max_wall = 0;
   std::string max_memory;  // --max-memory SIZE ("8 GiB"); empty: the machine's available memory
   bool no_idle_skip = false;
+  bool no_run_ahead = false;
   std::uint64_t seed = 1;
   bool json = false;
   std::string threads = "auto";  // --threads: "auto" (by the wafer's size), or a count (0: the host's threads)
