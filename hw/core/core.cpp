@@ -529,33 +529,6 @@ void Core::report_task(const isa::Program& prog, Cycle end) const {
 }
 
 namespace {
-// Instructions that read and write only the main thread's registers, descriptors and pc.
-bool register_only(Op op) {
-  switch (op) {
-    case Op::Nop:
-    case Op::Mov:
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::And:
-    case Op::Or:
-    case Op::Xor:
-    case Op::Shl:
-    case Op::Shr:
-    case Op::Sra:
-    case Op::Cmp:
-    case Op::Branch:
-    case Op::Jmp:
-    case Op::DsdBase:
-    case Op::DsdLen:
-    case Op::DsdAdd:
-    case Op::DsdStride:
-    case Op::DsdColor:
-      return true;
-    default:
-      return false;
-  }
-}
 constexpr int kRunAhead = 16;  // instructions at most per tick
 }  // namespace
 
@@ -564,7 +537,7 @@ void Core::run_ahead(CycleResources& r) {
   for (int k = 0; k < kRunAhead && running_ >= 0 && !(live_slots_ & 1u) && ready_at_ < r.horizon; ++k) {
     if (pc_ >= program_->code.size()) return;
     const Instruction& ins = program_->code[pc_];
-    if (ins.vector || !register_only(ins.op)) return;
+    if (ins.vector || !isa::is_register_only(ins.op)) return;
     Stall why = Stall::SramPort;
     (void)execute(ready_at_, r, &why);
   }

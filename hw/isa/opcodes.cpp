@@ -72,6 +72,7 @@ std::string_view cond_name(Cond c) {
 
 bool is_float_op(Op op) { return op >= Op::FMov; }
 bool is_reduction(Op op) { return op >= Op::FSum; }
+bool is_register_only(Op op) { return op <= Op::Jmp || (op >= Op::DsdBase && op <= Op::DsdColor); }
 
 const char* kind_name(Descriptor::Kind k) {
   switch (k) {

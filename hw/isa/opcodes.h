@@ -77,5 +77,8 @@ std::string_view cond_name(Cond c);
 // Whether an instruction of this opcode may carry the `async` option.
 bool is_float_op(Op op);
 bool is_reduction(Op op);
+// Whether a scalar instruction of this opcode reads and writes nothing but its thread's
+// registers, descriptors and pc (integer arithmetic, compares, branches, descriptor updates).
+bool is_register_only(Op op);
 
 }  // namespace wafersim::hw::isa
