@@ -10,6 +10,7 @@
 #include "sim/errors.h"
 #include "sim/parallel/team.h"
 #include "sim/parallel/thread_policy.h"
+#include "sim/parallel/transport.h"
 
 namespace wafersim::platforms::training {
 
@@ -90,12 +91,13 @@ TrainingReport run_cosim(const platforms::PlatformSpec& spec, const models::Mode
   r.optimizer.validate();
 
   platforms::ClusterParts parts = cluster_parts(config, *cm, *layers, r.optimizer);
-  parts.threads = sim::parallel::resolve_threads(config.threads, std::uint64_t{spec.wafer.width} * spec.wafer.height,
-                                                 sim::parallel::Team::hardware_threads());
   r.ranks = config.transport ? config.transport->ranks() : 1;
   r.rank = config.transport ? config.transport->rank() : 0;
   if (r.ranks > r.wafers)
     throw sim::InputError(fmt::format("{} MPI ranks for {} wafers: at most one rank per wafer", r.ranks, r.wafers));
+  parts.threads =
+      sim::parallel::resolve_wafer_threads(config.threads, sim::parallel::rank_items(r.wafers, r.ranks, r.rank).size(),
+                                           sim::parallel::Team::hardware_threads());
   if (config.trace && r.ranks > 1)
     throw sim::InputError("--trace records a co-simulation in one process, not over MPI ranks");
   if (config.trace) {

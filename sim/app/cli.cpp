@@ -104,9 +104,10 @@ void SimArgs::add(CLI::App& cmd) {
   cmd.add_flag("--json", json, "print the summary as one JSON object on stdout");
   cmd.add_option("--threads", threads,
                  "host threads sweeping each wafer's rows in bands of 8 (a co-simulated cluster: its wafers spread "
-                 "over them): a count, 0 for the host's hardware threads, or auto: the hardware threads when a "
-                 "wafer has at least 16384 PEs (128 x 128), else 1; the statistics are the same for every count "
-                 "(docs/parallel.md)")
+                 "over them, one wafer per thread): a count, 0 for the host's hardware threads, or auto: the "
+                 "hardware threads when a wafer has at least 16384 PEs (128 x 128), else 1 (a co-simulated "
+                 "cluster: one per wafer, at most the hardware threads); the statistics are the same for every "
+                 "count (docs/parallel.md)")
       ->type_name("auto|N")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {

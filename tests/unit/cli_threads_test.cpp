@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,30 @@ TEST(CliThreads, AutoTakesTheHardwareThreadsFromA128By128WaferUp) {
   EXPECT_EQ(threads_of("large", "--set wafer.width=128 --set wafer.height=128"), hardware);
   EXPECT_EQ(threads_of("explicit", "--set wafer.width=128 --set wafer.height=128 --threads 1"), 1u);
   EXPECT_EQ(threads_of("zero", "--threads 0"), hardware);
+}
+
+// A co-simulated cluster's auto: a thread per wafer of the process, at most the hardware's,
+// whatever the wafers' size (its job is per window, not per cycle).
+TEST(CliThreads, AutoGivesACoSimulatedClustersWafersAThreadEach) {
+  using sim::parallel::kAutoThreads;
+  using sim::parallel::resolve_wafer_threads;
+  EXPECT_EQ(resolve_wafer_threads(kAutoThreads, 4, 8), 4u);
+  EXPECT_EQ(resolve_wafer_threads(kAutoThreads, 4, 2), 2u);
+  EXPECT_EQ(resolve_wafer_threads(kAutoThreads, 1, 8), 1u);
+  EXPECT_EQ(resolve_wafer_threads(kAutoThreads, 0, 8), 1u);
+  EXPECT_EQ(resolve_wafer_threads(3, 1, 8), 3u);
+
+  const unsigned hardware = sim::parallel::Team::hardware_threads();
+  TempDir dir;
+  const auto wafer_threads_of = [&](const std::string& name, const std::string& options) {
+    const auto out = dir.path() / name;
+    const auto r = wafersim("train tiny-cluster --model tiny-mlp --steps 1 " + options + " --out " + out.string());
+    EXPECT_EQ(r.code, 0) << r.out;
+    return nlohmann::json::parse(slurp(out / "run.json"))["ranks"]["members"][0]["threads"].get<unsigned>();
+  };
+  EXPECT_EQ(wafer_threads_of("auto", ""), std::min(hardware, 2u));
+  EXPECT_EQ(wafer_threads_of("four", "--set cluster.systems=4"), std::min(hardware, 4u));
+  EXPECT_EQ(wafer_threads_of("one", "--threads 1"), 1u);
 }
 
 }  // namespace
