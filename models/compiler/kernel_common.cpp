@@ -27,7 +27,8 @@ void KernelContext::release_scratch() {
   scratch_addrs.clear();
 }
 
-[[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes) {
+[[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes,
+                                   const std::string& also) {
   const std::uint64_t need = ctx.sram.in_use() + bytes;
   std::string held;
   std::vector<SramArena::Block> live = ctx.sram.live();
@@ -40,10 +41,11 @@ void KernelContext::release_scratch() {
   throw sim::InputError(fmt::format(
       "layer '{}' does not fit the SRAM: PE ({}, {}) needs {} B for '{}' on top of {} B already resident ({} B in "
       "all), but has {} B ({}): short by {} B. Resident: {}. Use fewer tokens (batch x sequence) per PE, a wider "
-      "wafer, or a platform with more SRAM per PE",
+      "wafer, {}a platform with more SRAM per PE",
       ctx.layer, pe.x, pe.y, bytes, what, ctx.sram.in_use(), need, ctx.sram.capacity(),
       units::format(units::DataSize::from_bytes(ctx.sram.capacity())),
-      need > ctx.sram.capacity() ? need - ctx.sram.capacity() : bytes, held.empty() ? "nothing" : held));
+      need > ctx.sram.capacity() ? need - ctx.sram.capacity() : bytes, held.empty() ? "nothing" : held,
+      also.empty() ? "or " : also + ", or "));
 }
 
 void widen(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a) {

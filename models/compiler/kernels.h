@@ -167,8 +167,11 @@ struct EmbeddingArgs {
 };
 LayerProgram lower_embedding(KernelContext& ctx, const EmbeddingArgs& a);
 
-// The SRAM error: `what` (bytes per PE) does not fit beside what is resident.
-[[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes);
+// The SRAM error: `what` (bytes per PE) does not fit beside what is resident. `also`, when
+// given, is one more way out, listed with the others (fewer tokens per PE, a wider wafer, more
+// SRAM per PE).
+[[noreturn]] void throw_sram_error(const KernelContext& ctx, const std::string& what, std::uint64_t bytes,
+                                   const std::string& also = {});
 
 // Emits D = A widened to fp32 (fcvt from dt, or a copy when dt is fp32), and the reverse.
 void widen(ProgramBuilder& b, hw::DType dt, unsigned d, unsigned a);

@@ -33,7 +33,9 @@ std::pair<MatmulArgs, ResidentWeights> reserve_resident_matmul(const CompiledMod
   w.bytes = resident_weight_bytes(cm.layout, Am, Om, a.f_out, a.bias >= 0, dt);
   const KernelContext ctx{cm.target, cm.layout, cm.colors, cm.tensors, arena, true, accumulate, dt, st.layer, {}};
   auto at = arena.allocate(st.layer + ".weights", w.bytes, 32);
-  if (!at) throw_sram_error(ctx, "resident weights", w.bytes);
+  if (!at)
+    throw_sram_error(ctx, "resident weights", w.bytes,
+                     "weight streaming (--placement streaming: one layer's weights at a time, streamed in)");
   std::uint64_t most = 0;
   for (std::uint32_t s = 0; s < cm.layout.slices(); ++s) most = std::max(most, Am.count(s));
   w.addr = *at;

@@ -109,6 +109,29 @@ TEST(Cli, MaxCyclesDuringTheInputLoadIsExitCodeFour) {
   EXPECT_EQ(nlohmann::json::parse(stats)["stats"]["cluster"]["wafer0"]["cycles"].get<double>(), 50.0);
 }
 
+// A model whose weights do not fit resident is refused with the numbers, and the message names
+// weight streaming among the ways out; with it the same model runs.
+TEST(Cli, ResidentWeightsThatDoNotFitPointToWeightStreaming) {
+  wafersim::test::TempDir dir;
+  const std::string model = dir.write("big.yaml",
+                                      "name: big\ndtype: fp16\nbatch: 1\nsequence: 8\n"
+                                      "inputs: [{name: x, kind: activations, features: 1024}]\n"
+                                      "layers:\n  - {name: a, kind: linear, inputs: [x], features: 1024}\n");
+  const auto resident =
+      wafersim("infer tiny --model " + model + " --timing-only --out " + (dir.path() / "r").string(), true);
+  EXPECT_EQ(resident.code, 2) << resident.out;
+  EXPECT_NE(resident.out.find("layer 'a' does not fit the SRAM: PE (0, 0) needs 262144 B for 'resident weights'"),
+            std::string::npos)
+      << resident.out;
+  EXPECT_NE(resident.out.find("a wider wafer, weight streaming (--placement streaming: one layer's weights at a time, "
+                              "streamed in), or a platform with more SRAM per PE"),
+            std::string::npos)
+      << resident.out;
+  const auto streaming = wafersim("infer tiny --model " + model + " --placement streaming --timing-only --out " +
+                                  (dir.path() / "s").string());
+  EXPECT_EQ(streaming.code, 0) << streaming.out;
+}
+
 // A run stopped by --max-wall reports in run.json the wall time and the cycles it ran.
 TEST(Cli, MaxWallRunReportsItsTimeAndCycles) {
   wafersim::test::TempDir dir;
