@@ -40,12 +40,14 @@ struct alignas(64) BandStage {
   };
   std::vector<Due> transits;
   // The listeners' calls: a wavelet on its way into endpoint ep's receive queue, or a credit
-  // back to its sends, from `at`.
+  // back to its sends, from `at`; or, for a ramp listener that splits arrivals, the wake-up
+  // left of an arrival whose PE's part the band made (hw::RampListener::arrived_in_band).
+  enum class Kind : std::uint8_t { Arrival, Credit, Wake };
   struct Notice {
     std::uint32_t ep;
     std::uint32_t color;
     std::uint64_t at;
-    bool credit;
+    Kind kind;
   };
   std::vector<Notice> notices;
   std::vector<EndpointReturn> input_returns, ep_returns;

@@ -354,10 +354,17 @@ void Mesh::joined() {
     }
     s.transits.clear();
     for (const BandStage::Notice& nt : s.notices) {
-      if (nt.credit)
-        notify_credit(nt.ep, nt.color, sim::Cycle(nt.at));
-      else
-        notify_arrival(nt.ep, nt.color, sim::Cycle(nt.at));
+      switch (nt.kind) {
+        case BandStage::Kind::Arrival:
+          notify_arrival(nt.ep, nt.color, sim::Cycle(nt.at));
+          break;
+        case BandStage::Kind::Credit:
+          notify_credit(nt.ep, nt.color, sim::Cycle(nt.at));
+          break;
+        case BandStage::Kind::Wake:
+          ramp_listener_->wake_on_arrival(geometry_.coord(nt.ep), sim::Cycle(nt.at));
+          break;
+      }
     }
     s.notices.clear();
     input_returns_.insert(input_returns_.end(), s.input_returns.begin(), s.input_returns.end());

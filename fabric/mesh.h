@@ -123,7 +123,10 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   hw::RampPort& ramp(hw::PeCoord pe);
   // An edge I/O channel (the same operations, for host, MemoryX or SwarmX traffic).
   hw::RampPort& edge_channel(EdgeSide side, std::uint32_t channel);
-  void set_arrival_listener(hw::RampListener* listener) { ramp_listener_ = listener; }
+  void set_arrival_listener(hw::RampListener* listener) {
+    ramp_listener_ = listener;
+    split_arrivals_ = listener && listener->splits_arrivals();
+  }
   void set_edge_listener(EdgeListener* listener) { edge_listener_ = listener; }
   void set_endpoint_listener(EndpointListener* listener) { endpoint_listener_ = listener; }
 
@@ -384,6 +387,9 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   std::uint64_t wheel_count_ = 0;
 
   hw::RampListener* ramp_listener_ = nullptr;
+  // ramp_listener_ splits arrivals: a band makes the PE's part of its ramps' arrivals itself
+  // (only while no endpoint listener is set, which hears every arrival instead).
+  bool split_arrivals_ = false;
   EdgeListener* edge_listener_ = nullptr;
   EndpointListener* endpoint_listener_ = nullptr;
   sim::Cycle last_wake_request_ = sim::Cycle::never();
@@ -450,7 +456,11 @@ inline bool Mesh::to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t o
   const Transit w{ep, 1, static_cast<std::uint16_t>(c), f};
   if (stage) {
     stage->transits.push_back(BandStage::Due{now + ramp_, w});
-    stage->notices.push_back(BandStage::Notice{ep, c, now + ramp_, false});
+    if (!split_arrivals_ || endpoint_listener_ || ep >= geometry_.routers())
+      stage->notices.push_back(BandStage::Notice{ep, c, now + ramp_, BandStage::Kind::Arrival});
+    else if (ramp_listener_->arrived_in_band(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)),
+                                             sim::Cycle(now + ramp_)))
+      stage->notices.push_back(BandStage::Notice{ep, c, now + ramp_, BandStage::Kind::Wake});
     return full;
   }
   // (The size less one, not wheel_mask_: the sweep this is inlined into compiles about 1% shorter.)
@@ -465,7 +475,7 @@ inline void Mesh::return_to_endpoint(BandStage* stage, std::uint32_t r, std::uin
   const std::uint32_t ep = endpoint_beyond(r, port_at(p));
   if (stage) {
     stage->input_returns.push_back(Return{ep, c});
-    stage->notices.push_back(BandStage::Notice{ep, c, now + 1, true});
+    stage->notices.push_back(BandStage::Notice{ep, c, now + 1, BandStage::Kind::Credit});
     return;
   }
   input_returns_.push_back(Return{ep, c});  // read() returns it next cycle

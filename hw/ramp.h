@@ -51,6 +51,14 @@ class RampListener {
   // A credit comes back on the send side, usable from cycle `at` (the PE may be stalled
   // on a full queue).
   virtual void on_credit(PeCoord pe, Color c, sim::Cycle at) = 0;
+
+  // For a fabric swept in bands of rows: on_arrival in two parts, when splits_arrivals().
+  // arrived_in_band() touches only the PE's own state and is called by the thread sweeping
+  // the PE's row, during its band's part; when it returns true, wake_on_arrival() follows
+  // after the job, in band order, serially. Together they do what on_arrival() does.
+  [[nodiscard]] virtual bool splits_arrivals() const { return false; }
+  virtual bool arrived_in_band(PeCoord /*pe*/, Color /*c*/, sim::Cycle /*at*/) { return true; }
+  virtual void wake_on_arrival(PeCoord /*pe*/, sim::Cycle /*at*/) {}
 };
 
 }  // namespace wafersim::hw

@@ -256,11 +256,15 @@ std::string CoreArray::describe() const {
 }
 
 void CoreArray::on_arrival(PeCoord pe, Color c, Cycle at) {
-  if (!contains(pe)) return;
+  if (arrived_in_band(pe, c, at)) wake(index(pe), at);
+}
+
+bool CoreArray::arrived_in_band(PeCoord pe, Color c, Cycle at) {
+  if (!contains(pe)) return false;
   Core* core = cores_[index(pe)].get();
-  if (!core || !core->loaded()) return;
+  if (!core || !core->loaded()) return false;
   core->arrived(c, at);
-  wake(index(pe), at);
+  return true;
 }
 
 void CoreArray::on_credit(PeCoord pe, Color /*c*/, Cycle at) {
