@@ -40,8 +40,8 @@ struct alignas(64) BandStage {
   };
   std::vector<Due> transits;
   // The listeners' calls: a wavelet on its way into endpoint ep's receive queue, or a credit
-  // back to its sends, from `at`; or, for a ramp listener that splits arrivals, the wake-up
-  // left of an arrival whose PE's part the band made (hw::RampListener::arrived_in_band).
+  // back to its sends, from `at`; or, for a ramp listener that splits them, the wake-up left
+  // of one whose PE's part the band made (hw::RampListener::arrived_in_band, credited_in_band).
   enum class Kind : std::uint8_t { Arrival, Credit, Wake };
   struct Notice {
     std::uint32_t ep;

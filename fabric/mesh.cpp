@@ -362,7 +362,7 @@ void Mesh::joined() {
           notify_credit(nt.ep, nt.color, sim::Cycle(nt.at));
           break;
         case BandStage::Kind::Wake:
-          ramp_listener_->wake_on_arrival(geometry_.coord(nt.ep), sim::Cycle(nt.at));
+          ramp_listener_->wake_after_band(geometry_.coord(nt.ep), sim::Cycle(nt.at));
           break;
       }
     }

@@ -387,9 +387,12 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   std::uint64_t wheel_count_ = 0;
 
   hw::RampListener* ramp_listener_ = nullptr;
-  // ramp_listener_ splits arrivals: a band makes the PE's part of its ramps' arrivals itself
-  // (only while no endpoint listener is set, which hears every arrival instead).
+  // ramp_listener_ splits arrivals and credits: a band makes the PE's part of those of its
+  // ramps itself (only while no endpoint listener is set, which hears every arrival instead).
   bool split_arrivals_ = false;
+  [[nodiscard]] bool splits_for(std::uint32_t ep) const {
+    return split_arrivals_ && !endpoint_listener_ && ep < geometry_.routers();
+  }
   EdgeListener* edge_listener_ = nullptr;
   EndpointListener* endpoint_listener_ = nullptr;
   sim::Cycle last_wake_request_ = sim::Cycle::never();
@@ -456,7 +459,7 @@ inline bool Mesh::to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t o
   const Transit w{ep, 1, static_cast<std::uint16_t>(c), f};
   if (stage) {
     stage->transits.push_back(BandStage::Due{now + ramp_, w});
-    if (!split_arrivals_ || endpoint_listener_ || ep >= geometry_.routers())
+    if (!splits_for(ep))
       stage->notices.push_back(BandStage::Notice{ep, c, now + ramp_, BandStage::Kind::Arrival});
     else if (ramp_listener_->arrived_in_band(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)),
                                              sim::Cycle(now + ramp_)))
@@ -475,7 +478,10 @@ inline void Mesh::return_to_endpoint(BandStage* stage, std::uint32_t r, std::uin
   const std::uint32_t ep = endpoint_beyond(r, port_at(p));
   if (stage) {
     stage->input_returns.push_back(Return{ep, c});
-    stage->notices.push_back(BandStage::Notice{ep, c, now + 1, BandStage::Kind::Credit});
+    if (!splits_for(ep))
+      stage->notices.push_back(BandStage::Notice{ep, c, now + 1, BandStage::Kind::Credit});
+    else if (ramp_listener_->credited_in_band(geometry_.coord(ep)))
+      stage->notices.push_back(BandStage::Notice{ep, c, now + 1, BandStage::Kind::Wake});
     return;
   }
   input_returns_.push_back(Return{ep, c});  // read() returns it next cycle

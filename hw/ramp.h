@@ -52,13 +52,15 @@ class RampListener {
   // on a full queue).
   virtual void on_credit(PeCoord pe, Color c, sim::Cycle at) = 0;
 
-  // For a fabric swept in bands of rows: on_arrival in two parts, when splits_arrivals().
-  // arrived_in_band() touches only the PE's own state and is called by the thread sweeping
-  // the PE's row, during its band's part; when it returns true, wake_on_arrival() follows
-  // after the job, in band order, serially. Together they do what on_arrival() does.
+  // For a fabric swept in bands of rows: on_arrival and on_credit in two parts, when
+  // splits_arrivals(). arrived_in_band() and credited_in_band() touch only the PE's own state
+  // and are called by the thread sweeping the PE's row, during its band's part; when they
+  // return true, wake_after_band() follows after the job, in band order, serially. Together
+  // they do what on_arrival() and on_credit() do.
   [[nodiscard]] virtual bool splits_arrivals() const { return false; }
   virtual bool arrived_in_band(PeCoord /*pe*/, Color /*c*/, sim::Cycle /*at*/) { return true; }
-  virtual void wake_on_arrival(PeCoord /*pe*/, sim::Cycle /*at*/) {}
+  virtual bool credited_in_band(PeCoord /*pe*/) { return true; }
+  virtual void wake_after_band(PeCoord /*pe*/, sim::Cycle /*at*/) {}
 };
 
 }  // namespace wafersim::hw

@@ -268,10 +268,13 @@ bool CoreArray::arrived_in_band(PeCoord pe, Color c, Cycle at) {
 }
 
 void CoreArray::on_credit(PeCoord pe, Color /*c*/, Cycle at) {
-  if (!contains(pe)) return;
-  Core* core = cores_[index(pe)].get();
-  if (!core || !core->loaded()) return;
-  wake(index(pe), at);
+  if (credited_in_band(pe)) wake(index(pe), at);
+}
+
+bool CoreArray::credited_in_band(PeCoord pe) {
+  if (!contains(pe)) return false;
+  const Core* core = cores_[index(pe)].get();
+  return core && core->loaded();
 }
 
 void CoreArray::check() const {
