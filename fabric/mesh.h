@@ -480,7 +480,8 @@ inline void Mesh::return_to_endpoint(BandStage* stage, std::uint32_t r, std::uin
     stage->input_returns.push_back(Return{ep, c});
     if (!splits_for(ep))
       stage->notices.push_back(BandStage::Notice{ep, c, now + 1, BandStage::Kind::Credit});
-    else if (ramp_listener_->credited_in_band(geometry_.coord(ep)))
+    else if (ramp_listener_->credited_in_band(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)),
+                                              sim::Cycle(now + 1)))
       stage->notices.push_back(BandStage::Notice{ep, c, now + 1, BandStage::Kind::Wake});
     return;
   }

@@ -56,10 +56,16 @@ class RampListener {
   // splits_arrivals(). arrived_in_band() and credited_in_band() touch only the PE's own state
   // and are called by the thread sweeping the PE's row, during its band's part; when they
   // return true, wake_after_band() follows after the job, in band order, serially. Together
-  // they do what on_arrival() and on_credit() do.
+  // they do what on_arrival() and on_credit() do; the defaults do all of it in the first part.
   [[nodiscard]] virtual bool splits_arrivals() const { return false; }
-  virtual bool arrived_in_band(PeCoord /*pe*/, Color /*c*/, sim::Cycle /*at*/) { return true; }
-  virtual bool credited_in_band(PeCoord /*pe*/) { return true; }
+  virtual bool arrived_in_band(PeCoord pe, Color c, sim::Cycle at) {
+    on_arrival(pe, c, at);
+    return false;
+  }
+  virtual bool credited_in_band(PeCoord pe, Color c, sim::Cycle at) {
+    on_credit(pe, c, at);
+    return false;
+  }
   virtual void wake_after_band(PeCoord /*pe*/, sim::Cycle /*at*/) {}
 };
 

@@ -267,11 +267,11 @@ bool CoreArray::arrived_in_band(PeCoord pe, Color c, Cycle at) {
   return true;
 }
 
-void CoreArray::on_credit(PeCoord pe, Color /*c*/, Cycle at) {
-  if (credited_in_band(pe)) wake(index(pe), at);
+void CoreArray::on_credit(PeCoord pe, Color c, Cycle at) {
+  if (credited_in_band(pe, c, at)) wake(index(pe), at);
 }
 
-bool CoreArray::credited_in_band(PeCoord pe) {
+bool CoreArray::credited_in_band(PeCoord pe, Color /*c*/, Cycle /*at*/) {
   if (!contains(pe)) return false;
   const Core* core = cores_[index(pe)].get();
   return core && core->loaded();

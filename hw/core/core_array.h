@@ -108,7 +108,7 @@ class CoreArray final : public sim::Clocked, public RampListener {
   void on_credit(PeCoord pe, Color c, sim::Cycle at) override;
   [[nodiscard]] bool splits_arrivals() const override { return true; }
   bool arrived_in_band(PeCoord pe, Color c, sim::Cycle at) override;
-  bool credited_in_band(PeCoord pe) override;
+  bool credited_in_band(PeCoord pe, Color c, sim::Cycle at) override;
   void wake_after_band(PeCoord pe, sim::Cycle at) override { wake(index(pe), at); }
 
   // The next cycle at which some core wants to be ticked (Cycle::never(): none).
