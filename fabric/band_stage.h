@@ -1,9 +1,10 @@
 #pragma once
 // What one band of a parallel phase leaves for the join (sim/parallel/row_bands.h), for a mesh:
-// the deltas of the fabric's counters and the effects on the mesh's shared state (the timing
-// wheel, the listeners' notices, credits for the endpoints), each list in the order the band
-// made them. Mesh::joined folds the bands in band order, which is the order of the serial sweep
-// (both visit routers and cores in ascending index, and a band is a range of them).
+// the deltas of the fabric's counters and the effects on the mesh's shared state (wavelets on
+// links into other bands, the listeners' notices, the mesh's own wake-ups), each list in the
+// order the band made them. Mesh::joined folds the bands in band order, which is the order of
+// the serial sweep (both visit routers and cores in ascending index, and a band is a range of
+// them). What a band does to its own rows' read phase (Mesh::BandReads) it queues there itself.
 
 #include <cstdint>
 #include <vector>
@@ -38,7 +39,9 @@ struct alignas(64) BandStage {
     std::uint64_t at;
     Transit transit;
   };
-  std::vector<Due> transits;
+  std::vector<Due> transits;      // into any band's read phase
+  std::uint64_t wheel_added = 0;  // transits the band queued for its own read phase
+  std::uint64_t delivered = 0;    // wavelets into receive queues, in a read phase of bands
   // The listeners' calls: a wavelet on its way into endpoint ep's receive queue, or a credit
   // back to its sends, from `at`; or, for a ramp listener that splits them, the wake-up left
   // of one whose PE's part the band made (hw::RampListener::arrived_in_band, credited_in_band).
@@ -50,7 +53,6 @@ struct alignas(64) BandStage {
     Kind kind;
   };
   std::vector<Notice> notices;
-  std::vector<EndpointReturn> input_returns, ep_returns;
   // The mesh's own wake-ups asked for by its endpoints' sends and pops (0: none).
   std::uint64_t wake_send = 0, wake_pop = 0;
 };

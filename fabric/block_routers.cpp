@@ -179,11 +179,6 @@ void BlockRouters::build_tile(std::uint32_t t) {
 
 void BlockRouters::read(std::uint64_t t) { mesh_.read_phase(*this, t); }
 
-void BlockRouters::popped(std::uint32_t ep, std::uint32_t c) {
-  full_[ep_full(ep)] &= ~(std::uint64_t{1} << c);
-  if (any_asleep()) rouse(mesh_.ep_router_[ep]);
-}
-
 inline std::uint32_t BlockRouters::xy_request(const Block& k, const Slot& q, std::uint32_t payload) const {
   return q.route ? q.route - 1u : xy_route(k.xy & 0xffffu, k.xy >> 16, payload);
 }
@@ -245,18 +240,21 @@ inline std::uint16_t BlockRouters::head_wants(const Block& k, std::uint32_t r, s
   }
 }
 
-void BlockRouters::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now) {
+std::uint32_t BlockRouters::mesh_ep_router(std::uint32_t ep) const { return mesh_.ep_router_[ep]; }
+
+void BlockRouters::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now,
+                                Counters& n) {
   const std::uint32_t b = block_[r];
   Band& band = owner(b);
   if (!tile_built_[b / kTileBlocks]) build_tile(b / kTileBlocks);
   // Its counters up to here, with the queues as they were.
-  if (blocks_[b].asleep) wake_up(band, counters_, b, processed_, false);
+  if (blocks_[b].asleep) wake_up(band, n, b, processed_, false);
   Slot& q = slots_[slot_index(b, p, c)];
   ring_queue::enqueue(q, f, tile_flits_[b / kTileBlocks], depth_);
   Block& k = blocks_[b];
   stamp_queued(k, p, now);
-  ++counters_.color_queued[c];
-  ++counters_.dir_queued[p];
+  ++n.color_queued[c];
+  ++n.dir_queued[p];
   if (q.count == 1) {
     k.nonempty[p] |= std::uint64_t{1} << c;
     if (xy_) {
@@ -776,13 +774,19 @@ void BlockRouters::routes_changed(const RouteTable* table, const std::vector<Rou
 void BlockRouters::repartitioned(const std::vector<std::uint32_t>& /*old_first*/) {
   if (!partition_) return;
   // The sets and tallies by band: gathered, then dealt out to the new owners.
-  std::vector<std::uint32_t> active;
+  std::vector<std::uint32_t> active, ramp_sent[2];
   for (Band& band : bands_) {
     band.active.drain([&active](std::uint32_t b) { active.push_back(b); });
     band.sleep = SleepTally{};
+    for (std::uint32_t parity = 0; parity < 2; ++parity) {
+      ramp_sent[parity].insert(ramp_sent[parity].end(), band.ramp_sent[parity].begin(), band.ramp_sent[parity].end());
+      band.ramp_sent[parity].clear();
+    }
   }
   place_bands();
   for (const std::uint32_t b : active) owner(b).active.insert(b);
+  for (std::uint32_t parity = 0; parity < 2; ++parity)
+    for (const std::uint32_t b : ramp_sent[parity]) owner(b).ramp_sent[parity].push_back(b);
   for (std::uint32_t t = 0; t < tile_built_.size(); ++t) {
     if (!tile_built_[t]) continue;
     for (std::uint32_t b = t * kTileBlocks; b < (t + 1) * kTileBlocks; ++b) {

@@ -49,17 +49,20 @@ class BlockRouters final : public RouterSweep {
     return b;
   }
 
-  // Mesh::read_phase's steps: endpoint ep popped a wavelet of color c from its receive queue
-  // (a slot frees for the router output beyond it); router r's ramp sent wavelets in a cycle
-  // of `parity`; a wavelet f for input p of router r, color c, is due now (off the wheel).
-  void popped(std::uint32_t ep, std::uint32_t c);
-  void ramps_sent(std::uint32_t parity) {
-    for (Band& band : bands_) {
-      for (std::uint32_t b : band.ramp_sent[parity]) owner(b).active.insert(b);
-      band.ramp_sent[parity].clear();
-    }
+  // Mesh::read_band's steps, each for a router of band `band` (in a part of its job when there
+  // are several): endpoint ep popped a wavelet of color c from its receive queue (a slot frees
+  // for the router output beyond it); the band's ramps sent wavelets in a cycle of `parity`; a
+  // wavelet f for input p of router r, color c, is due now (off the wheel), counted into `n`.
+  static constexpr bool kReadsInBands = true;
+  void popped(std::uint32_t band, std::uint32_t ep, std::uint32_t c) {
+    full_[ep_full(ep)] &= ~(std::uint64_t{1} << c);
+    if (bands_[band].sleep.sleepers) rouse(mesh_ep_router(ep));
   }
-  void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now);
+  void ramps_sent(std::uint32_t band, std::uint32_t parity) {
+    for (std::uint32_t b : bands_[band].ramp_sent[parity]) bands_[band].active.insert(b);
+    bands_[band].ramp_sent[parity].clear();
+  }
+  void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now, Counters& n);
 
   // RouterSweep
   void read(std::uint64_t t) override;
@@ -276,6 +279,8 @@ class BlockRouters final : public RouterSweep {
   // cycle `upto`, for which write() already counted its stalls into `n`; else before its
   // queues change).
   [[gnu::noinline]] void wake_up(Band& band, Counters& n, std::uint32_t b, std::uint64_t upto, bool visited);
+  // The router of endpoint ep (Mesh::ep_router_).
+  [[nodiscard]] std::uint32_t mesh_ep_router(std::uint32_t ep) const;
   // Puts a sleeping router (by router index) on the list for the next cycle.
   void rouse(std::uint32_t r) {
     const std::uint32_t b = block_[r];

@@ -33,8 +33,8 @@ LaneSweep::LaneSweep(Mesh& mesh, std::uint32_t colors, sim::parallel::RowBands* 
 
 void LaneSweep::read(std::uint64_t t) { mesh_.read_phase(*this, t); }
 
-void LaneSweep::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit /*f*/,
-                             std::uint64_t /*now*/) const {
+void LaneSweep::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit /*f*/, std::uint64_t /*now*/,
+                             Counters& /*n*/) const {
   throw std::logic_error("LaneSweep: a wavelet for router " + std::to_string(r) + " port " + std::to_string(p) +
                          " color " + std::to_string(c) +
                          " came over the wheel (the lanes have 1-cycle hops and ramps)");

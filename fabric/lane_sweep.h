@@ -38,11 +38,14 @@ class LaneSweep final : public RouterSweep, private LaneRouters::Ends {
 
   [[nodiscard]] LaneRouters& lanes() { return lanes_; }
 
-  // Mesh::read_phase's steps: endpoint ep popped a wavelet of color c (a credit for its router's
-  // ramp output from the next sweep on); the others do not occur in lanes.
-  void popped(std::uint32_t ep, std::uint32_t c) { lanes_.ramp_output_freed(ep, c); }
-  void ramps_sent(std::uint32_t /*parity*/) {}
-  [[noreturn]] void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now) const;
+  // Mesh::read_band's steps: endpoint ep popped a wavelet of color c (a credit for its router's
+  // ramp output from the next sweep on); the others do not occur in lanes. Read on the caller's
+  // thread, band after band.
+  static constexpr bool kReadsInBands = false;
+  void popped(std::uint32_t /*band*/, std::uint32_t ep, std::uint32_t c) { lanes_.ramp_output_freed(ep, c); }
+  void ramps_sent(std::uint32_t /*band*/, std::uint32_t /*parity*/) {}
+  [[noreturn]] void push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now,
+                                 Counters& n) const;
 
   // RouterSweep
   void read(std::uint64_t t) override;

@@ -87,8 +87,10 @@ Mesh::Mesh(const FabricConfig& config, const MeshGeometry& geometry, MeshOptions
   std::uint64_t buckets = 1;
   const std::uint32_t longest = hop_ + (options_.link_delays ? options_.link_delays->max_extra() : 0u);
   while (buckets < std::uint64_t{std::max(longest, ramp_)} + 1) buckets *= 2;
-  wheel_.resize(buckets);
+  reads_.resize(bands_ ? bands_->count() : 1);
+  for (BandReads& r : reads_) r.wheel.resize(buckets);
   wheel_mask_ = buckets - 1;
+  rx_rings_.resize((geometry_.height() + kBandRows - 1) / kBandRows);
   choose_sweep(options_.traffic.value_or(ExpectedTraffic{}));
   if (engine_) engine_->add(this);
 }
@@ -162,8 +164,10 @@ std::uint64_t Mesh::allocated_bytes() const {
   std::uint64_t built = 0;
   for (const std::uint8_t b : ep_built_) built += b;
   // Endpoints' receive queues are counted once their first wavelet arrived.
+  std::uint64_t rings = v(rx_rings_);
+  for (const auto& r : rx_rings_) rings += v(r);
   return v(ports_) + v(ep_router_) + v(ep_port_) + v(ep_built_) + v(ep_fronts_) + v(ep_band_) +
-         built * colors_ * (sizeof(RxQueue) + sizeof(std::uint16_t)) + v(rx_flits_) + routers_->allocated_bytes();
+         built * colors_ * (sizeof(RxQueue) + sizeof(std::uint16_t)) + rings + routers_->allocated_bytes();
 }
 
 // ---- helpers -------------------------------------------------------------------------
@@ -240,11 +244,8 @@ void Mesh::send(std::uint32_t ep, hw::Color color, Flit f, sim::Cycle now) {
   } else {
     const std::uint32_t r = ep_router_[ep], p = ep_port_[ep];
     inlet_.reserve(r);
-    if (stage)
-      stage->transits.push_back(
-          BandStage::Due{t + ramp_, Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f}});
-    else
-      to_wheel(r * kPorts + p, c, f, t + ramp_);
+    queue_transit(Transit{r * kPorts + p, 0, static_cast<std::uint16_t>(c), f}, t + ramp_);  // a band's own
+    ++(stage ? stage->wheel_added : wheel_count_);
   }
   if (stage)
     stage->wake_send = t + ramp_;
@@ -299,19 +300,17 @@ Flit Mesh::pop(std::uint32_t ep, hw::Color color, sim::Cycle now) {
     fronts.visible &= ~cb;
     fronts.control &= ~cb;
   } else {
-    ring_queue::advance(q, rx_flits_.data(), depth_);
+    ring_queue::advance(q, rx_rings_[q.pool].data(), depth_);
     if (q.front.control())
       fronts.control |= cb;
     else
       fronts.control &= ~cb;
   }
-  if (BandStage* stage = stage_of(ep)) {
-    stage->ep_returns.push_back(Return{ep, c});
+  reads_[band_of_ep(ep)].ep_returns.push_back(Return{ep, c});  // a band's own
+  if (BandStage* stage = stage_of(ep))
     stage->wake_pop = now.count() + 1;
-  } else {
-    ep_returns_.push_back(Return{ep, c});
+  else
     wake_self(now + sim::Cycle(1));
-  }
   return popped;
 }
 
@@ -348,11 +347,12 @@ void Mesh::joined() {
         s.ramp_sent_colors[parity][c] = 0;
       }
     }
-    for (const BandStage::Due& due : s.transits) {
-      wheel_[due.at & wheel_mask_].push_back(due.transit);
-      ++wheel_count_;
-    }
+    for (const BandStage::Due& due : s.transits) queue_transit(due.transit, due.at);
+    wheel_count_ += s.transits.size() + s.wheel_added;
     s.transits.clear();
+    s.wheel_added = 0;
+    delivered_ += s.delivered;
+    s.delivered = 0;
     for (const BandStage::Notice& nt : s.notices) {
       switch (nt.kind) {
         case BandStage::Kind::Arrival:
@@ -367,10 +367,6 @@ void Mesh::joined() {
       }
     }
     s.notices.clear();
-    input_returns_.insert(input_returns_.end(), s.input_returns.begin(), s.input_returns.end());
-    s.input_returns.clear();
-    ep_returns_.insert(ep_returns_.end(), s.ep_returns.begin(), s.ep_returns.end());
-    s.ep_returns.clear();
     if (s.wake_pop) wake_self(sim::Cycle(s.wake_pop));
     if (s.wake_send) wake_self(sim::Cycle(s.wake_send));
     s.wake_pop = s.wake_send = 0;
@@ -380,6 +376,19 @@ void Mesh::joined() {
 
 void Mesh::repartitioned(const std::vector<std::uint32_t>& old_first) {
   place_endpoints();
+  // What the read phases hold, dealt out to the new owners; each queue's wavelets and credits
+  // were all in one band's lists, in order, and stay so.
+  std::vector<BandReads> old(reads_.size());
+  for (std::size_t b = 0; b < reads_.size(); ++b) {
+    std::swap(old[b], reads_[b]);
+    reads_[b].wheel.resize(old[b].wheel.size());
+  }
+  for (BandReads& r : old) {
+    for (std::uint64_t slot = 0; slot < r.wheel.size(); ++slot)
+      for (const Transit& w : r.wheel[slot]) queue_transit(w, slot);
+    for (const Return& ret : r.input_returns) reads_[band_of_ep(ret.target)].input_returns.push_back(ret);
+    for (const Return& ret : r.ep_returns) reads_[band_of_ep(ret.target)].ep_returns.push_back(ret);
+  }
   routers_->repartitioned(old_first);
 }
 
@@ -398,11 +407,13 @@ sim::Cycle Mesh::write(sim::Cycle now) {
   if (routers_->write(t)) last_progress_ = now;
   check_deadlock(now);
 
-  if (routers_->busy() || !input_returns_.empty() || !ep_returns_.empty() || ramp_sent_[0] || ramp_sent_[1])
-    return now + sim::Cycle(1);
+  bool returns = false;
+  for (const BandReads& r : reads_) returns = returns || !r.input_returns.empty() || !r.ep_returns.empty();
+  if (routers_->busy() || returns || ramp_sent_[0] || ramp_sent_[1]) return now + sim::Cycle(1);
   if (wheel_count_)
-    for (std::uint64_t j = 1; j < wheel_.size(); ++j)
-      if (!wheel_[(t + j) & wheel_mask_].empty()) return now + sim::Cycle(j);
+    for (std::uint64_t j = 1; j <= wheel_mask_; ++j)
+      for (const BandReads& r : reads_)
+        if (!r.wheel[(t + j) & wheel_mask_].empty()) return now + sim::Cycle(j);
   return sim::Cycle::never();
 }
 

@@ -185,6 +185,8 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   // per-link color counters).
   [[nodiscard]] std::uint64_t router_evaluations() const { return counts_->evaluations; }
   [[nodiscard]] std::uint64_t bypassed() const { return counts_->bypassed; }
+  // Cycles whose read phase ran as a job of the bands (a work counter, like those above).
+  [[nodiscard]] std::uint64_t read_jobs() const { return read_jobs_; }
   // Routers that ever held a wavelet (their queue state is allocated).
   [[nodiscard]] std::uint32_t touched_routers() const { return routers_->touched_routers(); }
   // Bytes of dynamic state allocated so far (queues, counters), for the benchmarks.
@@ -221,16 +223,17 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   friend class LaneSweep;
 
   // An endpoint's receive queue for one color, held as a router queue's is: the head wavelet
-  // here, those behind it in a ring of `depth` flits in rx_flits_ (sinks pop every cycle, so the
-  // ring is seldom used and a delivery writes this record only).
+  // here, those behind it in a ring of `depth` flits in its granule's rx_rings_ (sinks pop every
+  // cycle, so the ring is seldom used and a delivery writes this record only).
   // Zero bytes are a valid state but for `buf`, set when the endpoint's first wavelet arrives
   // (ep_built_).
   struct RxQueue {
     Flit front;                 // the head wavelet (when count > 0)
-    std::uint32_t buf = kNone;  // offset of the ring in rx_flits_, allocated when a second wavelet queues
+    std::uint32_t buf = kNone;  // offset of the ring in rx_rings_[pool], allocated when a second wavelet queues
     std::uint16_t head = 0;     // ring position of the wavelet behind the head
     std::uint16_t count = 0;    // wavelets visible
     std::uint16_t occ = 0;      // wavelets visible or on the way
+    std::uint16_t pool = 0;     // the ring's granule (set with buf)
   };
   using Return = EndpointReturn;
 
@@ -239,9 +242,17 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   // The read phase of cycle t with sweep S's steps inline (RouterSweep::read runs it): credits
   // back to the endpoints, the receive-queue slots they freed (S::popped), the ramps' sends of
   // the last cycle (S::ramps_sent) and what the wheel holds for now: deliveries into receive
-  // queues, wavelets into router inputs (S::push_visible).
+  // queues, wavelets into router inputs (S::push_visible). Band by band: as a job of the bands
+  // when there are several, S::kReadsInBands and enough is due, else on the caller's thread.
   template <class S>
   void read_phase(S& sweep, std::uint64_t t);
+  // Band b's part of it, counting into `n` and `delivered` (the band's stage in a job).
+  template <class S>
+  void read_band(S& sweep, std::uint32_t b, std::uint64_t t, bool ramps, RouterSweep::Counters& n,
+                 std::uint64_t& delivered);
+  // Fewer items due than this (returns and transits) are read on the caller's thread: a job's
+  // fork and join cost about as much as reading that many.
+  static constexpr std::size_t kReadJobFrom = 64;
   // Router r's output o sends f on color c to the endpoint beyond it in cycle `now` (into its
   // receive queue from now + ramp latency). Returns whether that queue is now full (no credit
   // for the color until the endpoint pops). `stage`: the sweeping band's (null: one band).
@@ -252,8 +263,16 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   // A wavelet due at a router input (target router * 5 + port) in cycle `at`: over a hop or a
   // ramp longer than one cycle, or from an edge channel.
   void to_wheel(std::uint32_t target, std::uint32_t c, Flit f, std::uint64_t at) {
-    wheel_[at & wheel_mask_].push_back(Transit{target, 0, static_cast<std::uint16_t>(c), f});
+    queue_transit(Transit{target, 0, static_cast<std::uint16_t>(c), f}, at);
     ++wheel_count_;
+  }
+  // The read phase of the band that holds endpoint ep (a router's index is its ramp's endpoint).
+  [[nodiscard]] std::uint32_t band_of_ep(std::uint32_t ep) const { return bands_ ? ep_band_[ep] : 0u; }
+  // Queues w for the read phase of cycle `at`, in its target's band (wheel_count_ is the
+  // caller's to count).
+  void queue_transit(const Transit& w, std::uint64_t at) {
+    const std::uint32_t ep = w.to_endpoint ? w.target : w.target / kPorts;
+    reads_[band_of_ep(ep)].wheel[at & wheel_mask_].push_back(w);
   }
   // Sets endpoint ep's receive queues' rings apart (before its first wavelet queues).
   void build_endpoint(std::uint32_t ep);
@@ -374,11 +393,20 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   // (visible, on the way, or freed but not yet returned): it may send while fewer than the depth.
   LazyArray<std::uint16_t> ep_spent_;
   LazyArray<std::uint64_t> ep_last_send_, ep_last_pop_;  // [endpoint]: cycle + 1 (0 never)
-  std::vector<Flit> rx_flits_;
+  // The receive queues' rings by granule of kBandRows rows (an edge channel's: its router's row),
+  // so that a band allocates them only in its own granules.
+  std::vector<std::vector<Flit>> rx_rings_;
 
-  std::vector<std::vector<Transit>> wheel_;  // [cycle & wheel_mask_]
+  // What the read phase of one band's rows takes in (of all rows, without bands): wavelets due at
+  // their routers' inputs and endpoints' receive queues, and credits freed this cycle, usable
+  // from the next. A band's part of a job queues here only for its own rows (its routers'
+  // deliveries, its endpoints' sends and pops); the caller's thread for any.
+  struct alignas(64) BandReads {
+    std::vector<std::vector<Transit>> wheel;  // [cycle & wheel_mask_]
+    std::vector<Return> input_returns, ep_returns;
+  };
+  std::vector<BandReads> reads_;  // [band]
   std::uint64_t wheel_mask_ = 0;
-  std::vector<Return> input_returns_, ep_returns_;  // credits freed this cycle, usable from the next
   // Over a 1-cycle ramp an endpoint's wavelet goes into its router's arrival register (port
   // Ramp) when sent, not through the wheel, and counts as queued from the next cycle (read()).
   // [cycle parity]: those sent in a cycle, in total and per color.
@@ -398,6 +426,7 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
   sim::Cycle last_wake_request_ = sim::Cycle::never();
 
   std::uint64_t injected_ = 0, delivered_ = 0;
+  std::uint64_t read_jobs_ = 0;
   std::uint64_t evaluated_ = 0, processed_ = 0;  // last cycle + 1 of evaluate() and write()
   sim::Cycle last_progress_{0};
   // Failures while running (none: null, and the next one never).
@@ -407,15 +436,10 @@ class Mesh final : public sim::Clocked, public sim::parallel::BandClient {
 
 template <class S>
 void Mesh::read_phase(S& sweep, std::uint64_t t) {
-  for (const Return& ret : input_returns_) --ep_spent_[std::size_t{ret.target} * colors_ + ret.color];
-  input_returns_.clear();
-  for (const Return& ret : ep_returns_) {
-    --rx_[std::size_t{ret.target} * colors_ + ret.color].occ;
-    sweep.popped(ret.target, ret.color);
-  }
-  ep_returns_.clear();
-  RouterSweep::Counters& n = sweep.counters();
-  if (const std::uint32_t parity = (t + 1) & 1u; ramp_sent_[parity]) {
+  RouterSweep::Counters& n = *counts_;
+  const std::uint32_t parity = (t + 1) & 1u;
+  const bool ramps = ramp_sent_[parity] != 0;
+  if (ramps) {
     last_progress_ = sim::Cycle(t);
     n.dir_queued[index(Port::Ramp)] += ramp_sent_[parity];
     ramp_sent_[parity] = 0;
@@ -424,30 +448,60 @@ void Mesh::read_phase(S& sweep, std::uint64_t t) {
       n.color_queued[c] += colors[c];
       colors[c] = 0;
     }
-    sweep.ramps_sent(parity);
   }
-
-  auto& bucket = wheel_[t & wheel_mask_];
-  if (!bucket.empty()) {
+  const std::uint64_t slot = t & wheel_mask_;
+  std::size_t due = 0, returns = 0;
+  for (const BandReads& r : reads_) {
+    due += r.wheel[slot].size();
+    returns += r.input_returns.size() + r.ep_returns.size();
+  }
+  if (due) {
     last_progress_ = sim::Cycle(t);
-    for (const Transit& w : bucket) {
-      if (w.to_endpoint) {
-        const std::uint32_t ep = w.target;
-        if (!ep_built_[ep]) build_endpoint(ep);
-        RxQueue& q = rx_[std::size_t{ep} * colors_ + w.color];
-        ring_queue::enqueue(q, w.flit, rx_flits_, depth_);
-        if (q.count == 1) {
-          ep_fronts_[ep].visible |= std::uint64_t{1} << w.color;
-          if (w.flit.control()) ep_fronts_[ep].control |= std::uint64_t{1} << w.color;
-        }
-        ++delivered_;
-      } else {
-        sweep.push_visible(w.target / kPorts, w.target % kPorts, w.color, w.flit, t);
-      }
-    }
-    wheel_count_ -= bucket.size();
-    bucket.clear();
+    wheel_count_ -= due;
   }
+  if (!due && !returns && !ramps) return;
+  if (S::kReadsInBands && bands_ && due + returns >= kReadJobFrom) {
+    bands_->run([this, &sweep, t, ramps](std::size_t b) {
+      BandStage& s = stages_[b];
+      read_band(sweep, static_cast<std::uint32_t>(b), t, ramps, s.counts, s.delivered);
+    });
+    ++read_jobs_;
+  } else {
+    for (std::uint32_t b = 0; b < reads_.size(); ++b) read_band(sweep, b, t, ramps, n, delivered_);
+  }
+}
+
+template <class S>
+void Mesh::read_band(S& sweep, std::uint32_t b, std::uint64_t t, bool ramps, RouterSweep::Counters& n,
+                     std::uint64_t& delivered) {
+  BandReads& reads = reads_[b];
+  for (const Return& ret : reads.input_returns) --ep_spent_[std::size_t{ret.target} * colors_ + ret.color];
+  reads.input_returns.clear();
+  for (const Return& ret : reads.ep_returns) {
+    --rx_[std::size_t{ret.target} * colors_ + ret.color].occ;
+    sweep.popped(b, ret.target, ret.color);
+  }
+  reads.ep_returns.clear();
+  if (ramps) sweep.ramps_sent(b, (t + 1) & 1u);
+  auto& bucket = reads.wheel[t & wheel_mask_];
+  for (const Transit& w : bucket) {
+    if (w.to_endpoint) {
+      const std::uint32_t ep = w.target;
+      if (!ep_built_[ep]) build_endpoint(ep);
+      RxQueue& q = rx_[std::size_t{ep} * colors_ + w.color];
+      if (q.count && q.buf == kNone)
+        q.pool = static_cast<std::uint16_t>(ep_router_[ep] / geometry_.width() / kBandRows);  // the ring's
+      ring_queue::enqueue(q, w.flit, rx_rings_[q.pool], depth_);
+      if (q.count == 1) {
+        ep_fronts_[ep].visible |= std::uint64_t{1} << w.color;
+        if (w.flit.control()) ep_fronts_[ep].control |= std::uint64_t{1} << w.color;
+      }
+      ++delivered;
+    } else {
+      sweep.push_visible(w.target / kPorts, w.target % kPorts, w.color, w.flit, t, n);
+    }
+  }
+  bucket.clear();
 }
 
 inline bool Mesh::to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t o, std::uint32_t c, Flit f,
@@ -458,7 +512,8 @@ inline bool Mesh::to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t o
   const bool full = ++rq.occ >= depth_;
   const Transit w{ep, 1, static_cast<std::uint16_t>(c), f};
   if (stage) {
-    stage->transits.push_back(BandStage::Due{now + ramp_, w});
+    reads_[ep_band_[ep]].wheel[(now + ramp_) & wheel_mask_].push_back(w);  // the band's own
+    ++stage->wheel_added;
     if (!splits_for(ep))
       stage->notices.push_back(BandStage::Notice{ep, c, now + ramp_, BandStage::Kind::Arrival});
     else if (ramp_listener_->arrived_in_band(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)),
@@ -466,8 +521,7 @@ inline bool Mesh::to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t o
       stage->notices.push_back(BandStage::Notice{ep, c, now + ramp_, BandStage::Kind::Wake});
     return full;
   }
-  // (The size less one, not wheel_mask_: the sweep this is inlined into compiles about 1% shorter.)
-  wheel_[(now + ramp_) & (wheel_.size() - 1)].push_back(w);
+  reads_[band_of_ep(ep)].wheel[(now + ramp_) & wheel_mask_].push_back(w);
   ++wheel_count_;
   notify_arrival(ep, c, sim::Cycle(now + ramp_));
   return full;
@@ -476,8 +530,8 @@ inline bool Mesh::to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t o
 inline void Mesh::return_to_endpoint(BandStage* stage, std::uint32_t r, std::uint32_t p, std::uint32_t c,
                                      std::uint64_t now) {
   const std::uint32_t ep = endpoint_beyond(r, port_at(p));
+  reads_[band_of_ep(ep)].input_returns.push_back(Return{ep, c});  // read() returns it next cycle
   if (stage) {
-    stage->input_returns.push_back(Return{ep, c});
     if (!splits_for(ep))
       stage->notices.push_back(BandStage::Notice{ep, c, now + 1, BandStage::Kind::Credit});
     else if (ramp_listener_->credited_in_band(geometry_.coord(ep), hw::Color(static_cast<std::uint8_t>(c)),
@@ -485,7 +539,6 @@ inline void Mesh::return_to_endpoint(BandStage* stage, std::uint32_t r, std::uin
       stage->notices.push_back(BandStage::Notice{ep, c, now + 1, BandStage::Kind::Wake});
     return;
   }
-  input_returns_.push_back(Return{ep, c});  // read() returns it next cycle
   notify_credit(ep, c, sim::Cycle(now + 1));
 }
 

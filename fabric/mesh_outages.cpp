@@ -51,9 +51,10 @@ std::string Mesh::outage_part(const Outage& o) const {
 bool Mesh::router_holds_wavelets(std::uint32_t r) const {
   for (std::uint32_t p = 0; p < kPorts; ++p)
     if (routers_->queued_colors(r, p) || routers_->arriving(r, p, 0) || routers_->arriving(r, p, 1)) return true;
-  for (const auto& bucket : wheel_)
-    for (const Transit& w : bucket)
-      if (!w.to_endpoint && w.target / kPorts == r) return true;
+  for (const BandReads& reads : reads_)
+    for (const auto& bucket : reads.wheel)
+      for (const Transit& w : bucket)
+        if (!w.to_endpoint && w.target / kPorts == r) return true;
   return false;
 }
 

@@ -64,6 +64,7 @@ struct Outcome {
   bool lanes = false;
   std::uint32_t bands = 1;
   std::uint64_t rebalances = 0;
+  std::uint64_t read_jobs = 0;
 };
 
 // A run on `threads` threads (1: no team). `before(traffic, bands)` runs once the mesh is built
@@ -91,6 +92,7 @@ Outcome run(const FabricConfig& f, const MeshGeometry& g, MeshOptions m, const T
   t.mesh().add_stats(root.group("fabric"));
   out.stats = sim::stats::to_json(root).dump();
   out.rebalances = bands.rebalances();
+  out.read_jobs = t.mesh().read_jobs();
   return out;
 }
 
@@ -127,6 +129,23 @@ TEST(ParallelFabric, RoutersOwnSweepUnderXyTrafficIsExact) {
   expect_exact(fabric(), g, xy(), load("uniform", 0.15));
   expect_exact(fabric(2), g, xy(), load("uniform", 0.6));  // saturated: credit stalls, sleeping routers
   expect_exact(fabric(), MeshGeometry(32, 32, 0), xy(), load("transpose", 0.1, 3));
+}
+
+// The routers' own sweep reads (deliveries into receive queues, freed slots, wavelets off the
+// wheel) as a job of the bands in the cycles with enough due, each band its own rows, and on the
+// caller's thread in the others; one thread never makes it a job.
+TEST(ParallelFabric, ReadPhasesInBandsAreExact) {
+  const MeshGeometry g(24, 32, 0);
+  const TrafficOptions o = load("uniform", 0.4, 2);  // packets of two: not the lanes
+  const Outcome serial = run(fabric(2), g, xy(), o, 1);
+  EXPECT_FALSE(serial.lanes);
+  EXPECT_EQ(serial.read_jobs, 0u);
+  for (const unsigned n : kThreads) {
+    const Outcome parallel = run(fabric(2), g, xy(), o, n);
+    EXPECT_GT(parallel.read_jobs, 100u);
+    EXPECT_LT(parallel.read_jobs, serial.result.cycles);
+    expect_same(serial, parallel, n);
+  }
 }
 
 TEST(ParallelFabric, PacketsOfSeveralWaveletsAndTornadoAreExact) {
@@ -225,7 +244,6 @@ TEST(ParallelFabric, ADeadlockAcrossABandBoundaryIsReportedTheSame) {
 // Bands moved while wavelets are in flight and routers sleep: nothing changes but who sweeps.
 TEST(ParallelFabric, RepartitionsInMidRunChangeNothing) {
   const MeshGeometry g(16, 48, 0);
-  const TrafficOptions o = load("uniform", 0.45);
   auto moving = [](StandaloneTraffic& t, sim::parallel::RowBands& bands) {
     const std::vector<std::vector<std::uint32_t>> plans = {
         {0, 8, 16, 48}, {0, 32, 40, 48}, {0, 8, 40, 48}, {0, 16, 24, 48}};
@@ -234,12 +252,18 @@ TEST(ParallelFabric, RepartitionsInMidRunChangeNothing) {
       if (bands.count() == 3) bands.repartition(plan);
     }
   };
-  for (const bool idle_skip : {true, false}) {
-    const Outcome serial = run(fabric(2), g, xy(idle_skip), o, 1);
-    const Outcome parallel = run(fabric(2), g, xy(idle_skip), o, 3, moving);
-    EXPECT_EQ(parallel.rebalances, 4u);
-    expect_same(serial, parallel, 3);
-  }
+  for (const std::uint32_t packet : {1u, 2u})  // the lanes, the routers' own sweep (whose reads are in bands)
+    for (const bool idle_skip : {true, false}) {
+      const TrafficOptions o = load("uniform", 0.45, packet);
+      const Outcome serial = run(fabric(2), g, xy(idle_skip), o, 1);
+      const Outcome parallel = run(fabric(2), g, xy(idle_skip), o, 3, moving);
+      EXPECT_EQ(parallel.rebalances, 4u);
+      EXPECT_EQ(parallel.lanes, packet == 1);
+      if (!parallel.lanes) {
+        EXPECT_GT(parallel.read_jobs, 0u);
+      }
+      expect_same(serial, parallel, 3);
+    }
 }
 
 // Rows [y0, y1) each a source at x = 0 multicasting east to every ramp of its row.
