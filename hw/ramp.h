@@ -54,7 +54,8 @@ class RampListener {
 
   // For a fabric swept in bands of rows: on_arrival and on_credit in two parts, when
   // splits_arrivals(). arrived_in_band() and credited_in_band() touch only the PE's own state
-  // and are called by the thread sweeping the PE's row, during its band's part; when they
+  // and what the listener keeps for the PE's band of rows, and are called by the thread
+  // sweeping the PE's row, during its band's part; when they
   // return true, wake_after_band() follows after the job, in band order, serially. Together
   // they do what on_arrival() and on_credit() do; the defaults do all of it in the first part.
   [[nodiscard]] virtual bool splits_arrivals() const { return false; }

@@ -25,7 +25,9 @@ CoreArray::CoreArray(std::string name, const WaferConfig& wafer, CoreArrayOption
   params_.timing_only = options.timing_only;
 }
 
-CoreArray::~CoreArray() = default;
+CoreArray::~CoreArray() {
+  if (bands_ && !band_ticks_.empty()) bands_->remove_client(this);
+}
 
 void CoreArray::connect(std::function<RampPort*(PeCoord)> ramp_of) {
   ramp_of_ = std::move(ramp_of);
@@ -67,11 +69,21 @@ Cycle CoreArray::earliest_cycle() const {
 }
 
 void CoreArray::wake(std::uint32_t idx, Cycle at) {
-  // A core in awake_ is ticked in the array's next evaluation, which is at cycle last_tick_ + 1
-  // when cores sleep (own_next_ asks for it): a wake for that cycle or earlier adds nothing.
-  if (options_.sleep && awake_.contains(idx) && at <= last_tick_ + Cycle(1)) return;
-  timed_.schedule(idx, at.count());
-  if (engine_) engine_->wake(this, at);
+  if (schedule(idx, at) && engine_) engine_->wake(this, at);
+}
+
+bool CoreArray::schedule(std::uint32_t idx, Cycle at) {
+  // A core in an awake set is ticked in the array's next evaluation, which is at cycle
+  // last_tick_ + 1 when cores sleep (own_next_ asks for it): a wake for that cycle or earlier
+  // adds nothing.
+  auto into = [&](const sim::IndexSet& awake, sim::WakeCalendar& timed) {
+    if (options_.sleep && awake.contains(idx) && at <= last_tick_ + Cycle(1)) return false;
+    timed.schedule(idx, at.count());
+    return true;
+  };
+  if (band_ticks_.empty()) return into(awake_, timed_);
+  BandTicks& s = band_ticks_[bands_->band_of_row(idx / width_)];
+  return into(s.awake, s.timed);
 }
 
 void CoreArray::load(const isa::Placement& p) {
@@ -115,14 +127,47 @@ void CoreArray::activate(PeCoord pe, std::uint8_t task, Cycle at) {
 
 void CoreArray::set_bands(sim::parallel::RowBands* bands) {
   if (bands && bands->rows() != height_) throw std::logic_error("CoreArray::set_bands: another row count");
+  // What is scheduled so far, to be dealt out again.
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> timed;
+  std::vector<std::uint32_t> awake;
+  take_all(awake, timed);
+  if (bands_ && !band_ticks_.empty()) bands_->remove_client(this);
   bands_ = bands;
   band_ticks_.clear();
-  if (!bands_ || !bands_->parallel()) return;
-  band_ticks_.reserve(bands_->count());
-  for (std::uint32_t b = 0; b < bands_->count(); ++b) {
-    band_ticks_.emplace_back(params_.banks);
-    band_ticks_.back().scratch.horizon = scratch_.horizon;
+  if (bands_ && bands_->parallel()) {
+    band_ticks_.reserve(bands_->count());
+    for (std::uint32_t b = 0; b < bands_->count(); ++b) {
+      band_ticks_.emplace_back(params_.banks, static_cast<std::uint32_t>(cores_.size()));
+      band_ticks_.back().scratch.horizon = scratch_.horizon;
+    }
+    bands_->add_client(this);
   }
+  deal_out(awake, timed);
+}
+
+void CoreArray::take_all(std::vector<std::uint32_t>& awake,
+                         std::vector<std::pair<std::uint32_t, std::uint64_t>>& timed) {
+  auto take = [&](sim::IndexSet& a, sim::WakeCalendar& t) {
+    a.drain([&awake](std::uint32_t idx) { awake.push_back(idx); });
+    t.drain_all([&timed](std::uint32_t idx, std::uint64_t at) { timed.emplace_back(idx, at); });
+  };
+  take(awake_, timed_);
+  for (BandTicks& b : band_ticks_) take(b.awake, b.timed);
+}
+
+void CoreArray::deal_out(const std::vector<std::uint32_t>& awake,
+                         const std::vector<std::pair<std::uint32_t, std::uint64_t>>& timed) {
+  for (const std::uint32_t idx : awake)
+    (band_ticks_.empty() ? awake_ : band_ticks_[bands_->band_of_row(idx / width_)].awake).insert(idx);
+  for (const auto& [idx, at] : timed)
+    (band_ticks_.empty() ? timed_ : band_ticks_[bands_->band_of_row(idx / width_)].timed).schedule(idx, at);
+}
+
+void CoreArray::repartitioned(const std::vector<std::uint32_t>& /*old_first*/) {
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> timed;
+  std::vector<std::uint32_t> awake;
+  take_all(awake, timed);
+  deal_out(awake, timed);
 }
 
 void CoreArray::set_run_ahead(Cycle horizon) {
@@ -133,13 +178,11 @@ void CoreArray::set_run_ahead(Cycle horizon) {
 void CoreArray::evaluate(Cycle now) {
   if (error_) return;
   last_tick_ = now;
+  own_next_ = Cycle::never();
+  if (!band_ticks_.empty()) return tick_bands(now);
   timed_.take(now.count(), [this](std::uint32_t idx) { awake_.insert(idx); });
   ticking_.swap(awake_);
-  own_next_ = Cycle::never();
-  if (band_ticks_.empty() || !observers_.empty())
-    tick_serial(now);
-  else
-    tick_bands(now);
+  tick_serial(now);
 }
 
 void CoreArray::fail(std::exception_ptr failure) {
@@ -175,28 +218,32 @@ void CoreArray::tick_serial(Cycle now) {
 }
 
 void CoreArray::tick_bands(Cycle now) {
-  order_.clear();
-  ticking_.drain([this](std::uint32_t idx) { order_.push_back(idx); });
-  if (order_.size() < kBandsFrom ||
-      bands_->band_of_row(order_.front() / width_) == bands_->band_of_row(order_.back() / width_)) {
-    // Too few cores to share out, or all in one band: ticked here, in PE order.
-    for (const std::uint32_t idx : order_) ticking_.insert(idx);
-    return tick_serial(now);
+  // The cores due (an estimate: a core may be due twice), and in how many bands.
+  std::uint64_t due = 0;
+  std::uint32_t with = 0;
+  for (const BandTicks& s : band_ticks_) {
+    const std::uint64_t n = s.awake.inserts() + s.timed.due_soon(now.count());
+    due += n;
+    with += n != 0;
   }
-  bands_->run([this, now](std::size_t b) { tick_band(b, now); });
-  ++band_jobs_;
+  const bool job = due >= kBandsFrom && with > 1 && observers_.empty();
+  if (job) {
+    bands_->run([this, now](std::size_t b) { tick_band(b, now); });
+    ++band_jobs_;
+  } else {
+    for (std::size_t b = 0; b < band_ticks_.size(); ++b) {
+      tick_band(b, now);
+      if (band_ticks_[b].failure) break;  // one thread stops at the first core that fails
+    }
+  }
   std::exception_ptr failure;
   for (std::uint32_t b = 0; b < band_ticks_.size(); ++b) {
     BandTicks& s = band_ticks_[b];
     core_ticks_ += s.ticks;
-    bands_->add_work(b, s.ticks * sim::parallel::kCoreTickUnits);
+    if (job) bands_->add_work(b, s.ticks * sim::parallel::kCoreTickUnits);
     s.ticks = 0;
-    for (const std::uint32_t idx : s.awake) awake_.insert(idx);
-    s.awake.clear();
     own_next_ = std::min(own_next_, s.own_next);
     s.own_next = Cycle::never();
-    for (const auto& [idx, at] : s.timed) timed_.schedule(idx, at);
-    s.timed.clear();
     if (s.failure && !failure) {
       failure = s.failure;
       error_ = s.error;
@@ -208,10 +255,11 @@ void CoreArray::tick_bands(Cycle now) {
 
 void CoreArray::tick_band(std::size_t b, Cycle now) {
   BandTicks& s = band_ticks_[b];
-  const auto first = std::lower_bound(order_.begin(), order_.end(), bands_->first_row(b) * width_);
-  const auto last = std::lower_bound(first, order_.end(), bands_->end_row(b) * width_);
-  const std::size_t n = static_cast<std::size_t>(last - first);
-  const std::uint32_t* idx = n ? &*first : nullptr;
+  s.timed.take(now.count(), [&s](std::uint32_t idx) { s.awake.insert(idx); });
+  s.order.clear();
+  s.awake.drain([&s](std::uint32_t idx) { s.order.push_back(idx); });
+  const std::size_t n = s.order.size();
+  const std::uint32_t* idx = s.order.data();
   const Cycle next_cycle = now + Cycle(1);
   constexpr std::size_t kFar = sim::IndexSet::kFar, kNear = sim::IndexSet::kNear;
   for (std::size_t i = 0; i < n && i < kFar; ++i) cores_[idx[i]]->prefetch_object();
@@ -231,9 +279,9 @@ void CoreArray::tick_band(std::size_t b, Cycle now) {
     }
     if (stays_awake(c, next, next_cycle)) {
       s.own_next = std::min(s.own_next, next);
-      s.awake.push_back(idx[i]);
+      s.awake.insert(idx[i]);
     } else if (!next.is_never()) {
-      s.timed.emplace_back(idx[i], next.count());
+      s.timed.schedule(idx[i], next.count());
     }
   }
 }
@@ -248,15 +296,19 @@ Cycle CoreArray::next_wake() const {
   // wait for a wavelet or a credit): they do not keep the simulation going by themselves.
   Cycle next = own_next_;
   if (!timed_.empty()) next = std::min(next, Cycle(timed_.earliest()));
+  for (const BandTicks& s : band_ticks_)
+    if (!s.timed.empty()) next = std::min(next, Cycle(s.timed.earliest()));
   return next;
 }
 
 std::string CoreArray::describe() const {
-  return fmt::format("{}: {} cores loaded, {} awake", name_, loaded_.size(), awake_.size());
+  std::uint32_t awake = awake_.size();
+  for (const BandTicks& s : band_ticks_) awake += s.awake.size();
+  return fmt::format("{}: {} cores loaded, {} awake", name_, loaded_.size(), awake);
 }
 
 void CoreArray::on_arrival(PeCoord pe, Color c, Cycle at) {
-  if (arrived_in_band(pe, c, at)) wake(index(pe), at);
+  if (arrived_in_band(pe, c, at) && engine_) engine_->wake(this, at);
 }
 
 bool CoreArray::arrived_in_band(PeCoord pe, Color c, Cycle at) {
@@ -264,17 +316,22 @@ bool CoreArray::arrived_in_band(PeCoord pe, Color c, Cycle at) {
   Core* core = cores_[index(pe)].get();
   if (!core || !core->loaded()) return false;
   core->arrived(c, at);
-  return true;
+  return schedule(index(pe), at);
 }
 
 void CoreArray::on_credit(PeCoord pe, Color c, Cycle at) {
-  if (credited_in_band(pe, c, at)) wake(index(pe), at);
+  if (credited_in_band(pe, c, at) && engine_) engine_->wake(this, at);
 }
 
-bool CoreArray::credited_in_band(PeCoord pe, Color /*c*/, Cycle /*at*/) {
+bool CoreArray::credited_in_band(PeCoord pe, Color /*c*/, Cycle at) {
   if (!contains(pe)) return false;
   const Core* core = cores_[index(pe)].get();
-  return core && core->loaded();
+  if (!core || !core->loaded()) return false;
+  return schedule(index(pe), at);
+}
+
+void CoreArray::wake_after_band(PeCoord /*pe*/, Cycle at) {
+  if (engine_) engine_->wake(this, at);
 }
 
 void CoreArray::check() const {

@@ -40,14 +40,15 @@ struct CoreArrayOptions {
 // error stops the simulation (sc_stop when an engine drives the array) and check() rethrows
 // it; without an engine (driven by hand in tests and benchmarks) it is thrown at once.
 //
-// With bands (set_bands), evaluate() ticks the awake cores of each band of rows as one part
-// of a job on the bands' team: a core touches only its own state and its own ramp (whose
-// effects on the mesh the mesh stages per band), and what the array shares (the awake set,
-// the wake calendar, the tick count, the first error) each band collects apart and
-// evaluate() folds in band order, which is PE order: the results are those of one thread.
-// Cycles with few awake cores, or all of them in one band, are ticked on the caller's
-// thread; so are all cycles while an observer (tracing) is installed.
-class CoreArray final : public sim::Clocked, public RampListener {
+// With bands (set_bands), each band of rows keeps its own awake set and wake calendar, and
+// evaluate() ticks the awake cores of each band as one part of a job on the bands' team: a
+// core touches only its own state and its own ramp (whose effects on the mesh the mesh stages
+// per band), arrivals and credits wake a band's cores from the band's part of the mesh's job,
+// and what the array shares (the tick count, the earliest cycle of the cores' own work, the
+// first error) evaluate() folds in band order, which is PE order: the results are those of
+// one thread. Cycles with few cores due, or all of them in one band, are ticked band after
+// band on the caller's thread; so are all cycles while an observer (tracing) is installed.
+class CoreArray final : public sim::Clocked, public RampListener, public sim::parallel::BandClient {
  public:
   CoreArray(std::string name, const WaferConfig& wafer, CoreArrayOptions options);
   ~CoreArray() override;
@@ -109,7 +110,10 @@ class CoreArray final : public sim::Clocked, public RampListener {
   [[nodiscard]] bool splits_arrivals() const override { return true; }
   bool arrived_in_band(PeCoord pe, Color c, sim::Cycle at) override;
   bool credited_in_band(PeCoord pe, Color c, sim::Cycle at) override;
-  void wake_after_band(PeCoord pe, sim::Cycle at) override { wake(index(pe), at); }
+  void wake_after_band(PeCoord pe, sim::Cycle at) override;
+  // sim::parallel::BandClient: nothing to fold; a new partition moves the cores' sets.
+  void joined() override {}
+  void repartitioned(const std::vector<std::uint32_t>& old_first) override;
 
   // The next cycle at which some core wants to be ticked (Cycle::never(): none).
   [[nodiscard]] sim::Cycle next_wake() const;
@@ -137,25 +141,36 @@ class CoreArray final : public sim::Clocked, public RampListener {
  private:
   [[nodiscard]] std::uint32_t index(PeCoord c) const { return std::uint32_t{c.y} * width_ + c.x; }
   void wake(std::uint32_t index, sim::Cycle at);
+  // wake()'s part in the array: into the awake set or calendar of the core's band (the
+  // array's own without bands); no engine call, so a band's part may make it for its cores.
+  // Returns false when the core is ticked at `at` or earlier anyway (the engine need not hear).
+  bool schedule(std::uint32_t index, sim::Cycle at);
+  // Empties every awake set and calendar into `awake` and `timed`; deal_out() schedules them
+  // again where the bands now say.
+  void take_all(std::vector<std::uint32_t>& awake, std::vector<std::pair<std::uint32_t, std::uint64_t>>& timed);
+  void deal_out(const std::vector<std::uint32_t>& awake,
+                const std::vector<std::pair<std::uint32_t, std::uint64_t>>& timed);
   [[nodiscard]] sim::Cycle earliest_cycle() const;
   // Whether a core that returned `next` from its tick of cycle next_cycle - 1 is ticked again
   // in next_cycle (otherwise it sleeps until `next`, or until woken when that is never).
   [[nodiscard]] bool stays_awake(const Core& c, sim::Cycle next, sim::Cycle next_cycle) const {
     return next == next_cycle || (!options_.sleep && c.busy());
   }
-  // The cores of one cycle in PE order: on the caller's thread, or in bands on the team.
+  // The cores of one cycle in PE order: without bands, or band by band (on the team, or on
+  // the caller's thread).
   void tick_serial(sim::Cycle now);
   void tick_bands(sim::Cycle now);
-  // Band b's part of tick_bands: ticks its cores of order_, collecting into band_ticks_[b].
+  // Band b's part of tick_bands: ticks its cores due now, in PE order.
   void tick_band(std::size_t b, sim::Cycle now);
   void fail(std::exception_ptr failure);
 
-  // What one band's part collects for the fold, in PE order.
+  // One band's cores (those of its rows) and what its part collects for the fold.
   struct alignas(64) BandTicks {
-    explicit BandTicks(const BankModel& banks) : scratch(banks) {}
+    BandTicks(const BankModel& banks, std::uint32_t cores) : scratch(banks), awake(cores) {}
     CycleResources scratch;
-    std::vector<std::uint32_t> awake;                            // ticked again in the next cycle
-    std::vector<std::pair<std::uint32_t, std::uint64_t>> timed;  // asleep until a known cycle
+    sim::IndexSet awake;               // ticked in the next evaluate
+    sim::WakeCalendar timed;           // asleep until a known cycle
+    std::vector<std::uint32_t> order;  // the cores of the current evaluate (scratch)
     sim::Cycle own_next = sim::Cycle::never();
     std::uint64_t ticks = 0;
     std::string error;  // the band's first program error (its later cores were not ticked)

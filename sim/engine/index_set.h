@@ -27,6 +27,9 @@ class IndexSet {
   }
   [[nodiscard]] bool contains(std::uint32_t r) const { return (words_[r >> 6] >> (r & 63u)) & 1u; }
   [[nodiscard]] bool empty() const { return inserts_ == 0; }
+  // Inserts since the last drain: at least the members (an estimate for callers that choose
+  // how to sweep).
+  [[nodiscard]] std::uint64_t inserts() const { return inserts_; }
   // Members (counts the bits: for reports, not sweeps).
   [[nodiscard]] std::uint32_t size() const {
     std::uint32_t n = 0;

@@ -46,6 +46,30 @@ class WakeCalendar {
     next_ = now + 1;
   }
 
+  // How many schedules take(now) would hand out from the wheel (those in the heap not counted:
+  // an estimate of the work due, for callers that choose how to do it).
+  [[nodiscard]] std::uint64_t due_soon(std::uint64_t now) const {
+    std::uint64_t n = 0;
+    if (now < next_ || !used_) return 0;
+    for (std::uint64_t c = next_; c <= now && c < next_ + kSlots; ++c)
+      if (used_ >> (c & kMask) & 1u) n += buckets_[c & kMask].size();
+    return n;
+  }
+
+  // Calls f(i, cycle) for everything scheduled (in no particular order) and leaves the calendar
+  // empty, its next take still due at the same cycle.
+  template <class F>
+  void drain_all(F&& f) {
+    for (std::uint64_t c = next_; c < next_ + kSlots && used_; ++c) {
+      const std::uint64_t bit = std::uint64_t{1} << (c & kMask);
+      if (!(used_ & bit)) continue;
+      for (std::uint32_t i : buckets_[c & kMask]) f(i, c);
+      buckets_[c & kMask].clear();
+      used_ &= ~bit;
+    }
+    for (; !far_.empty(); far_.pop()) f(far_.top().index, far_.top().cycle);
+  }
+
   // The earliest cycle anything is scheduled for (kNever: nothing).
   [[nodiscard]] std::uint64_t earliest() const {
     std::uint64_t e = far_.empty() ? kNever : far_.top().cycle;

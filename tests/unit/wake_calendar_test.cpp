@@ -162,5 +162,29 @@ TEST(WakeCalendar, AJumpTakesEverythingDueAndAPastCycleIsDueNext) {
   EXPECT_TRUE(w.empty());
 }
 
+// What a core array moves between bands when they are repartitioned: every schedule with its
+// cycle, the calendar then empty and its next take due where it was.
+TEST(WakeCalendar, DrainAllHandsOutEveryScheduleWithItsCycle) {
+  WakeCalendar w;
+  take(w, 40);
+  w.schedule(1, 41);
+  w.schedule(2, 41);
+  w.schedule(3, 104);  // the wheel's last bucket
+  w.schedule(4, 105);  // the heap
+  w.schedule(5, 10);   // past: due at the next take
+  EXPECT_EQ(w.due_soon(40), 0u);
+  EXPECT_EQ(w.due_soon(41), 3u);
+  EXPECT_EQ(w.due_soon(104), 4u);
+  EXPECT_EQ(w.due_soon(2000), 4u);  // the heap is not counted
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> all;
+  w.drain_all([&](std::uint32_t i, std::uint64_t at) { all.emplace_back(i, at); });
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<std::pair<std::uint32_t, std::uint64_t>>{{1, 41}, {2, 41}, {3, 104}, {4, 105}, {5, 41}}));
+  EXPECT_TRUE(w.empty());
+  for (const auto& [i, at] : all) w.schedule(i, at);
+  EXPECT_EQ(take(w, 41), (std::vector<std::uint32_t>{1, 2, 5}));
+  EXPECT_EQ(take(w, 105), (std::vector<std::uint32_t>{3, 4}));
+}
+
 }  // namespace
 }  // namespace wafersim::sim::wake_calendar_test
