@@ -190,7 +190,8 @@ class CoreArray final : public sim::Clocked, public RampListener, public sim::pa
   std::uint64_t created_ = 0;
   std::uint64_t core_ticks_ = 0;
   std::uint64_t band_jobs_ = 0;
-  std::vector<std::uint32_t> loaded_;          // indices of cores with a program, ascending
+  std::vector<std::uint32_t> loaded_;  // indices of cores with a program, ascending
+  // Without bands (with bands, BandTicks hold the awake sets and calendars):
   sim::IndexSet awake_;                        // ticked in the next evaluate (in index order)
   sim::IndexSet ticking_;                      // those of the current evaluate
   std::vector<std::uint32_t> order_;           // the cores of the current evaluate (scratch)
