@@ -179,6 +179,11 @@ void BlockRouters::build_tile(std::uint32_t t) {
 
 void BlockRouters::read(std::uint64_t t) { mesh_.read_phase(*this, t); }
 
+void BlockRouters::popped(std::uint32_t band, std::uint32_t ep, std::uint32_t c) {
+  full_[ep_full(ep)] &= ~(std::uint64_t{1} << c);
+  if (bands_[band].sleep.sleepers) rouse(mesh_.ep_router_[ep]);
+}
+
 inline std::uint32_t BlockRouters::xy_request(const Block& k, const Slot& q, std::uint32_t payload) const {
   return q.route ? q.route - 1u : xy_route(k.xy & 0xffffu, k.xy >> 16, payload);
 }
@@ -239,8 +244,6 @@ inline std::uint16_t BlockRouters::head_wants(const Block& k, std::uint32_t r, s
     return static_cast<std::uint16_t>(e.forward & ~q.route);
   }
 }
-
-std::uint32_t BlockRouters::mesh_ep_router(std::uint32_t ep) const { return mesh_.ep_router_[ep]; }
 
 void BlockRouters::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t c, Flit f, std::uint64_t now,
                                 Counters& n) {

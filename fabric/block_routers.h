@@ -54,10 +54,7 @@ class BlockRouters final : public RouterSweep {
   // for the router output beyond it); the band's ramps sent wavelets in a cycle of `parity`; a
   // wavelet f for input p of router r, color c, is due now (off the wheel), counted into `n`.
   static constexpr bool kReadsInBands = true;
-  void popped(std::uint32_t band, std::uint32_t ep, std::uint32_t c) {
-    full_[ep_full(ep)] &= ~(std::uint64_t{1} << c);
-    if (bands_[band].sleep.sleepers) rouse(mesh_ep_router(ep));
-  }
+  void popped(std::uint32_t band, std::uint32_t ep, std::uint32_t c);
   void ramps_sent(std::uint32_t band, std::uint32_t parity) {
     for (std::uint32_t b : bands_[band].ramp_sent[parity]) bands_[band].active.insert(b);
     bands_[band].ramp_sent[parity].clear();
@@ -279,8 +276,6 @@ class BlockRouters final : public RouterSweep {
   // cycle `upto`, for which write() already counted its stalls into `n`; else before its
   // queues change).
   [[gnu::noinline]] void wake_up(Band& band, Counters& n, std::uint32_t b, std::uint64_t upto, bool visited);
-  // The router of endpoint ep (Mesh::ep_router_).
-  [[nodiscard]] std::uint32_t mesh_ep_router(std::uint32_t ep) const;
   // Puts a sleeping router (by router index) on the list for the next cycle.
   void rouse(std::uint32_t r) {
     const std::uint32_t b = block_[r];

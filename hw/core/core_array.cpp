@@ -82,7 +82,7 @@ bool CoreArray::schedule(std::uint32_t idx, Cycle at) {
     return true;
   };
   if (band_ticks_.empty()) return into(awake_, timed_);
-  BandTicks& s = band_ticks_[bands_->band_of_row(idx / width_)];
+  BandTicks& s = band_of_core(idx);
   return into(s.awake, s.timed);
 }
 
@@ -157,10 +157,8 @@ void CoreArray::take_all(std::vector<std::uint32_t>& awake,
 
 void CoreArray::deal_out(const std::vector<std::uint32_t>& awake,
                          const std::vector<std::pair<std::uint32_t, std::uint64_t>>& timed) {
-  for (const std::uint32_t idx : awake)
-    (band_ticks_.empty() ? awake_ : band_ticks_[bands_->band_of_row(idx / width_)].awake).insert(idx);
-  for (const auto& [idx, at] : timed)
-    (band_ticks_.empty() ? timed_ : band_ticks_[bands_->band_of_row(idx / width_)].timed).schedule(idx, at);
+  for (const std::uint32_t idx : awake) (band_ticks_.empty() ? awake_ : band_of_core(idx).awake).insert(idx);
+  for (const auto& [idx, at] : timed) (band_ticks_.empty() ? timed_ : band_of_core(idx).timed).schedule(idx, at);
 }
 
 void CoreArray::repartitioned(const std::vector<std::uint32_t>& /*old_first*/) {
@@ -308,7 +306,7 @@ std::string CoreArray::describe() const {
 }
 
 void CoreArray::on_arrival(PeCoord pe, Color c, Cycle at) {
-  if (arrived_in_band(pe, c, at) && engine_) engine_->wake(this, at);
+  if (arrived_in_band(pe, c, at)) wake_after_band(pe, at);
 }
 
 bool CoreArray::arrived_in_band(PeCoord pe, Color c, Cycle at) {
@@ -320,7 +318,7 @@ bool CoreArray::arrived_in_band(PeCoord pe, Color c, Cycle at) {
 }
 
 void CoreArray::on_credit(PeCoord pe, Color c, Cycle at) {
-  if (credited_in_band(pe, c, at) && engine_) engine_->wake(this, at);
+  if (credited_in_band(pe, c, at)) wake_after_band(pe, at);
 }
 
 bool CoreArray::credited_in_band(PeCoord pe, Color /*c*/, Cycle at) {

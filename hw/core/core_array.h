@@ -176,6 +176,8 @@ class CoreArray final : public sim::Clocked, public RampListener, public sim::pa
     std::string error;  // the band's first program error (its later cores were not ticked)
     std::exception_ptr failure;
   };
+  // With bands: the band that holds core `index` now.
+  BandTicks& band_of_core(std::uint32_t index) { return band_ticks_[bands_->band_of_row(index / width_)]; }
 
   std::string name_;
   std::uint32_t width_, height_;
