@@ -359,13 +359,13 @@ std::uint64_t CoreArray::sram_allocated_bytes() const {
 }
 
 const CoreCounters& CoreArray::totals() const {
-  const std::pair<std::uint64_t, std::size_t> at{core_ticks_, loaded_.size()};
+  const TotalsKey at{core_ticks_, loaded_.size(), earliest_cycle()};
   if (at == totals_at_) return totals_;
   static_assert(sizeof(CoreCounters) == (13 + kStallCauses + kLaneKinds) * sizeof(std::uint64_t),
                 "CoreArray::totals() sums every counter: add the new one there");
   CoreCounters t;
   for (std::uint32_t idx : loaded_) {
-    const CoreCounters& c = cores_[idx]->counters();
+    const CoreCounters c = accounted(idx);
     t.busy_cycles += c.busy_cycles;
     t.instructions += c.instructions;
     t.vector_ops += c.vector_ops;
@@ -439,7 +439,7 @@ void CoreArray::add_stats(sim::stats::Group& g) {
     auto& per = cores.group("per_pe");
     auto size = [this] { return cores_.size(); };
     auto value = [this](std::size_t i, std::uint64_t CoreCounters::*field) {
-      return cores_[i] ? static_cast<double>(cores_[i]->counters().*field) : 0.0;
+      return cores_[i] ? static_cast<double>(accounted(static_cast<std::uint32_t>(i)).*field) : 0.0;
     };
     per.vector(
         "busy_cycles", size, [value](std::size_t i) { return value(i, &CoreCounters::busy_cycles); }, "cycles",
@@ -452,7 +452,9 @@ void CoreArray::add_stats(sim::stats::Group& g) {
         "floating-point operations of each PE (index y * width + x)");
     per.vector(
         "stall_cycles", size,
-        [this](std::size_t i) { return cores_[i] ? static_cast<double>(cores_[i]->counters().stall_total()) : 0.0; },
+        [this](std::size_t i) {
+          return cores_[i] ? static_cast<double>(accounted(static_cast<std::uint32_t>(i)).stall_total()) : 0.0;
+        },
         "cycles", "stalled thread-cycles of each PE, all causes (index y * width + x)");
   }
 }

@@ -130,9 +130,14 @@ class CoreArray final : public sim::Clocked, public RampListener, public sim::pa
   // Sum of a counter over all cores.
   [[nodiscard]] std::uint64_t total(std::uint64_t CoreCounters::*field) const { return totals().*field; }
   [[nodiscard]] std::uint64_t total_stall(Stall s) const { return totals().stall[static_cast<int>(s)]; }
-  // Every counter summed over the loaded cores (finish_cycle: their maximum). Computed in one
-  // pass and kept until a core is ticked or loaded (counters change only in ticks).
+  // Every counter summed over the loaded cores (finish_cycle: their maximum), each core's
+  // counted to the array's current cycle (accounted()). Computed in one pass and kept until a
+  // core is ticked or loaded or the cycle moves.
   [[nodiscard]] const CoreCounters& totals() const;
+  // A core's counters with the cycles it has slept through up to the array's current cycle
+  // counted, so that they do not depend on when it was last ticked (a run stopped by a cycle
+  // limit counts every cycle before the limit).
+  [[nodiscard]] CoreCounters accounted(PeCoord pe) const { return accounted(index(pe)); }
 
   // Adds the array's statistics (totals; per-PE vectors up to kPerPeStatsLimit PEs).
   void add_stats(sim::stats::Group& g);
@@ -151,6 +156,7 @@ class CoreArray final : public sim::Clocked, public RampListener, public sim::pa
   void deal_out(const std::vector<std::uint32_t>& awake,
                 const std::vector<std::pair<std::uint32_t, std::uint64_t>>& timed);
   [[nodiscard]] sim::Cycle earliest_cycle() const;
+  [[nodiscard]] CoreCounters accounted(std::uint32_t idx) const { return cores_[idx]->counters_at(earliest_cycle()); }
   // Whether a core that returned `next` from its tick of cycle next_cycle - 1 is ticked again
   // in next_cycle (otherwise it sleeps until `next`, or until woken when that is never).
   [[nodiscard]] bool stays_awake(const Core& c, sim::Cycle next, sim::Cycle next_cycle) const {
@@ -203,7 +209,13 @@ class CoreArray final : public sim::Clocked, public RampListener, public sim::pa
   std::optional<std::string> error_;
   sim::Cycle last_tick_{0};
   mutable CoreCounters totals_;
-  mutable std::pair<std::uint64_t, std::size_t> totals_at_{~std::uint64_t{0}, 0};  // (core_ticks_, loaded cores)
+  struct TotalsKey {
+    std::uint64_t core_ticks = ~std::uint64_t{0};
+    std::size_t loaded = 0;
+    sim::Cycle at{0};
+    bool operator==(const TotalsKey& o) const { return core_ticks == o.core_ticks && loaded == o.loaded && at == o.at; }
+  };
+  mutable TotalsKey totals_at_;
 };
 
 }  // namespace wafersim::hw

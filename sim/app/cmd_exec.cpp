@@ -212,7 +212,7 @@ struct ExecCommand {
         for (std::uint32_t x = p.x0; x <= p.x1; ++x) {
           const hw::Core* c = cores.find(hw::PeCoord{static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)});
           if (!c || pes.size() >= 64) continue;
-          const auto& k = c->counters();
+          const hw::CoreCounters k = cores.accounted(c->coord());
           pes.push_back({{"x", x},
                          {"y", y},
                          {"finish_cycle", k.finish_cycle},

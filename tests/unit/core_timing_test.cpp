@@ -566,6 +566,25 @@ next:
   EXPECT_GT(a[0].stall[static_cast<int>(Stall::Queue)], 0u);
 }
 
+// A run stopped while a core sleeps, busy and stalled, counts its cycles up to the stop as a
+// run ticking it in every cycle does: totals do not depend on when a core was last ticked.
+TEST(CoreArrayTotals, CountTheCyclesASleepingCoreSpentUpToTheCurrentOne) {
+  std::vector<hw::CoreCounters> at50;
+  for (const bool sleep : {true, false}) {
+    CoreRig rig({}, sleep);
+    rig.load(
+        ".pe 0, 0\n.dsd in, fabin, f32, color=2, len=2\n.dsd d, mem, f32, base=0x0, len=2\n"
+        ".task main, 0\n.entry main\nmain:\n  fmov.f32 d, in\n  ret\n");
+    rig.fabric.inject(hw::PeCoord{0, 0}, hw::Wavelet{1, hw::Color(2), false}, 1);
+    rig.run_to(50);
+    at50.push_back(rig.cores.totals());
+    EXPECT_EQ(rig.cores.totals().busy_cycles, 50u) << "busy from cycle 0 to 49";
+    EXPECT_EQ(rig.cores.accounted(hw::PeCoord{0, 0}).busy_cycles, 50u);
+  }
+  EXPECT_EQ(std::memcmp(&at50[0], &at50[1], sizeof(hw::CoreCounters)), 0);
+  EXPECT_GT(at50[0].stall[static_cast<int>(Stall::FabricIn)], 40u);
+}
+
 TEST(VectorValues, FmacOverReversedAndBroadcastOperands) {
   // y[i] += a[7 - i] * b for 8 fp16 elements: a read backwards (stride -1), b one element
   // broadcast (stride 0). Port words (8 bytes): y 0x200 and 0x208 (read and written), a 0x008
