@@ -199,6 +199,14 @@ void Core::count_stall(Stall s, std::uint8_t* sleep_counts) {
   ++sleep_counts[static_cast<int>(s)];
 }
 
+bool Core::credited(Cycle at) {
+  // Every live operation and the main thread took their turn in the last tick, whose stalls
+  // sleep_stalls_ holds.
+  if (sleep_stalls_[static_cast<int>(Stall::FabricOut)] != 0) return true;
+  credit_at_ = std::max(credit_at_, at);
+  return false;
+}
+
 void Core::catch_up(Cycle now) {
   if (!slept_from_.is_never() && now > slept_from_) {
     const std::uint64_t k = (now - slept_from_).count();
@@ -395,6 +403,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
       }
   }
 
+  if (stalls[static_cast<int>(Stall::FabricOut)] && credit_at_ > now) want(credit_at_);
   const bool is_busy = busy();
   if (busy_at_start || is_busy) {
     ++c_.busy_cycles;

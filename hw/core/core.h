@@ -157,6 +157,15 @@ class Core {
   void host_activate(std::uint8_t task, sim::Cycle at);
   // A wavelet on color c becomes visible at cycle `at` (the fabric's RampListener contract).
   void arrived(Color c, sim::Cycle at) { arrivals_.emplace_back(at, c.id()); }
+  // Whether that wavelet can change what a tick before the core's own next wake does: not
+  // while a data wavelet the core has seen is in front of c (the new one queues behind it
+  // until the core pops that one, and a tick reads only fronts). A tick before `at` wakes the
+  // core at `at` for every wavelet noted by arrived().
+  [[nodiscard]] bool arrival_matters(Color c) const { return !((data_front_ >> c.id()) & 1u); }
+  // A credit on an output color is usable from `at`: whether it can change what a tick before
+  // the core's own next wake does (only when a thread is stalled on a full output). When not,
+  // a tick before `at` that stalls on one wakes the core at `at`.
+  bool credited(sim::Cycle at);
 
   [[nodiscard]] PeCoord coord() const { return coord_; }
   [[nodiscard]] bool loaded() const { return program_ != nullptr; }
@@ -312,6 +321,7 @@ class Core {
   sim::Cycle iter_busy_until_{0};
   std::vector<std::pair<sim::Cycle, std::uint8_t>> host_activations_;
   std::vector<std::pair<sim::Cycle, std::uint8_t>> arrivals_;  // (visible from, color), not yet in maybe_in_
+  sim::Cycle credit_at_{0};  // the latest cycle from which a credit that did not wake the core is usable
   sim::Cycle slept_from_ = sim::Cycle::never();
   bool sleep_busy_ = false;
   std::uint8_t sleep_stalls_[kStallCauses] = {};

@@ -314,7 +314,7 @@ bool CoreArray::arrived_in_band(PeCoord pe, Color c, Cycle at) {
   Core* core = cores_[index(pe)].get();
   if (!core || !core->loaded()) return false;
   core->arrived(c, at);
-  return schedule(index(pe), at);
+  return core->arrival_matters(c) && schedule(index(pe), at);
 }
 
 void CoreArray::on_credit(PeCoord pe, Color c, Cycle at) {
@@ -323,9 +323,9 @@ void CoreArray::on_credit(PeCoord pe, Color c, Cycle at) {
 
 bool CoreArray::credited_in_band(PeCoord pe, Color /*c*/, Cycle at) {
   if (!contains(pe)) return false;
-  const Core* core = cores_[index(pe)].get();
+  Core* core = cores_[index(pe)].get();
   if (!core || !core->loaded()) return false;
-  return schedule(index(pe), at);
+  return core->credited(at) && schedule(index(pe), at);
 }
 
 void CoreArray::wake_after_band(PeCoord /*pe*/, Cycle at) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "hw/numerics/elementary.h"
 #include "hw/numerics/softfloat.h"
 #include "sim/config/diagnostics.h"
 #include "sim/errors.h"
@@ -564,6 +565,49 @@ next:
   }
   EXPECT_GT(a[0].stall[static_cast<int>(Stall::FabricOut)], 0u);
   EXPECT_GT(a[0].stall[static_cast<int>(Stall::Queue)], 0u);
+}
+
+// A stream sent faster than an iterative operation takes it queues behind the front the
+// consumer has seen, and the sender's credits come back while it is not short of one: neither
+// wakes a sleeping core, and the counters are those of cores ticked in every cycle.
+TEST(Sleep, ArrivalsBehindASeenFrontAndUnneededCreditsWakeNoCore) {
+  const std::string program = R"(
+.pe 0, 0
+.fill x, 0x0, f16, 8, 0.25
+.dsd vx, mem, f16, base=x, len=8
+.dsd out, fabout, f16, color=1, len=8
+.task main, 0
+.entry main
+main:
+  fmov.f16 out, vx
+  ret
+.pe 1, 0
+.dsd vy, mem, f16, base=0x100, len=8
+.dsd in, fabin, f16, color=2, len=8
+.task main, 0
+.entry main
+main:
+  fexp.f16 vy, in
+  ret
+)";
+  std::uint64_t ticks[2] = {};
+  auto run = [&](bool sleep) {
+    CoreRig rig({"wafer.pe.latency.exp=6 cycles"}, sleep);
+    rig.load(program);
+    rig.fabric.link(hw::PeCoord{0, 0}, hw::Color(1), hw::PeCoord{1, 0}, hw::Color(2), 1, 8);
+    rig.run();
+    ticks[sleep ? 0 : 1] = rig.cores.core_ticks();
+    for (unsigned i = 0; i < 8; ++i)
+      EXPECT_EQ(rig.word(0x100 + 2 * i, 2, 1, 0), hw::numerics::exp(hw::DType::F16, rig.word(2 * i, 2))) << i;
+    std::vector<hw::CoreCounters> out{rig.counters(0, 0), rig.counters(1, 0)};
+    return out;
+  };
+  const auto a = run(true), b = run(false);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(hw::CoreCounters)), 0) << "PE " << i;
+  // The cores are ticked for their own work only: not for the wavelets that queue behind the
+  // consumer's front (a step every six cycles) or for the credits that come back to the sender
+  // while it has credits left (four more ticks each way).
+  EXPECT_EQ(ticks[0], 27u) << "arrivals behind the front or unneeded credits woke a core";
 }
 
 // A run stopped while a core sleeps, busy and stalled, counts its cycles up to the stop as a
