@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <tuple>
 
 #include "hw/numerics/elementary.h"
@@ -519,6 +520,23 @@ TEST(Errors, AStreamThatNeverArrivesIsReportedAsADeadlock) {
   }
 }
 
+// A program on PEs (0, 0) and (1, 0), the first's color 1 linked to the second's color 2, run
+// to its end with cores sleeping or ticked every cycle: the core ticks and both PEs' counters.
+struct TwoPeRun {
+  std::uint64_t ticks = 0;
+  std::vector<hw::CoreCounters> counters;
+};
+TwoPeRun run_two_pes(const std::string& program, bool sleep, std::uint64_t latency, int depth,
+                     const std::vector<std::string>& overrides = {},
+                     const std::function<void(const CoreRig&)>& check = {}) {
+  CoreRig rig(overrides, sleep);
+  rig.load(program);
+  rig.fabric.link(hw::PeCoord{0, 0}, hw::Color(1), hw::PeCoord{1, 0}, hw::Color(2), latency, depth);
+  rig.run();
+  if (check) check(rig);
+  return TwoPeRun{rig.cores.core_ticks(), {rig.counters(0, 0), rig.counters(1, 0)}};
+}
+
 // Cores that sleep while they wait (and catch their counters up on waking) count exactly
 // what cores ticked in every cycle count.
 TEST(Sleep, SleepingCoresCountExactlyLikeTickedOnes) {
@@ -546,18 +564,10 @@ next:
   tsc r1
   ret
 )";
-  std::uint64_t ticks[2] = {};
-  auto run = [&](bool sleep) {
-    CoreRig rig({}, sleep);
-    rig.load(program);
-    rig.fabric.link(hw::PeCoord{0, 0}, hw::Color(1), hw::PeCoord{1, 0}, hw::Color(2), 2, 2);
-    rig.run();
-    ticks[sleep ? 0 : 1] = rig.cores.core_ticks();
-    std::vector<hw::CoreCounters> out{rig.counters(0, 0), rig.counters(1, 0)};
-    return out;
-  };
-  const auto a = run(true), b = run(false);
-  EXPECT_LT(ticks[0] * 2, ticks[1]) << "sleeping saved fewer core ticks than expected";
+  const TwoPeRun slept = run_two_pes(program, true, 2, 2), ticked = run_two_pes(program, false, 2, 2);
+  EXPECT_LT(slept.ticks * 2, ticked.ticks) << "sleeping saved fewer core ticks than expected";
+  const auto& a = slept.counters;
+  const auto& b = ticked.counters;
   for (std::size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(hw::CoreCounters)), 0) << "PE " << i;
     EXPECT_EQ(a[i].finish_cycle, b[i].finish_cycle);
@@ -590,24 +600,19 @@ main:
   fexp.f16 vy, in
   ret
 )";
-  std::uint64_t ticks[2] = {};
-  auto run = [&](bool sleep) {
-    CoreRig rig({"wafer.pe.latency.exp=6 cycles"}, sleep);
-    rig.load(program);
-    rig.fabric.link(hw::PeCoord{0, 0}, hw::Color(1), hw::PeCoord{1, 0}, hw::Color(2), 1, 8);
-    rig.run();
-    ticks[sleep ? 0 : 1] = rig.cores.core_ticks();
+  auto exps = [](const CoreRig& rig) {
     for (unsigned i = 0; i < 8; ++i)
       EXPECT_EQ(rig.word(0x100 + 2 * i, 2, 1, 0), hw::numerics::exp(hw::DType::F16, rig.word(2 * i, 2))) << i;
-    std::vector<hw::CoreCounters> out{rig.counters(0, 0), rig.counters(1, 0)};
-    return out;
   };
-  const auto a = run(true), b = run(false);
-  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(hw::CoreCounters)), 0) << "PE " << i;
+  const std::vector<std::string> slow_exp = {"wafer.pe.latency.exp=6 cycles"};
+  const TwoPeRun slept = run_two_pes(program, true, 1, 8, slow_exp, exps);
+  const TwoPeRun ticked = run_two_pes(program, false, 1, 8, slow_exp, exps);
+  for (std::size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(std::memcmp(&slept.counters[i], &ticked.counters[i], sizeof(hw::CoreCounters)), 0) << "PE " << i;
   // The cores are ticked for their own work only: not for the wavelets that queue behind the
   // consumer's front (a step every six cycles) or for the credits that come back to the sender
   // while it has credits left (four more ticks each way).
-  EXPECT_EQ(ticks[0], 27u) << "arrivals behind the front or unneeded credits woke a core";
+  EXPECT_EQ(slept.ticks, 27u) << "arrivals behind the front or unneeded credits woke a core";
 }
 
 // A run stopped while a core sleeps, busy and stalled, counts its cycles up to the stop as a
