@@ -67,7 +67,7 @@ struct CompiledRun {
   // the members' time in parts and at the barrier, summed (seconds).
   std::uint64_t jobs = 0, core_jobs = 0;
   double parts_s = 0, barrier_s = 0;
-  std::uint64_t cycles = 0, busy_cycles = 0, core_ticks = 0, checked = 0, mismatches = 0;
+  std::uint64_t cycles = 0, busy_cycles = 0, core_ticks = 0, router_visits = 0, checked = 0, mismatches = 0;
   std::uint64_t planned_bound_cycles = 0;  // steps without code: their analytical bound
   std::string simulated, planned;          // step names
 
@@ -86,6 +86,7 @@ struct CompiledRun {
     platforms::Cluster cluster("cluster", platform.spec, build, root);
     auto& wafer = cluster.wafer(0);
     runtime::Executor exec(cm, wafer, runtime::make_host_data(cm, 1), {!timing_only});
+    wafer.cores().set_run_ahead(wafersim::sim::Cycle::never());  // as `run --model` and `infer` do
     elaborate_s = cpu_seconds() - t;
     t = cpu_seconds();
     sc_core::sc_start(exec.load_inputs());
@@ -114,6 +115,7 @@ struct CompiledRun {
     }
     busy_cycles = wafer.cores().total(&wafersim::hw::CoreCounters::busy_cycles);
     core_ticks = wafer.cores().core_ticks();
+    router_visits = wafer.mesh().router_evaluations();
     core_jobs = wafer.cores().band_jobs();
     if (const auto* team = wafer.team()) {
       jobs = team->jobs();
@@ -157,6 +159,8 @@ layers:
   state.counters["sim_cpu_s"] = run->simulate_s;
   state.counters["sim_active_pe_cycles_per_s"] = static_cast<double>(run->busy_cycles) / run->simulate_s;
   state.counters["sim_core_ticks_per_s"] = static_cast<double>(run->core_ticks) / run->simulate_s;
+  state.counters["core_ticks"] = static_cast<double>(run->core_ticks);
+  state.counters["router_visits"] = static_cast<double>(run->router_visits);
   state.counters["sim_wall_s"] = run->simulate_wall_s;
   state.counters["sim_active_pe_cycles_per_wall_s"] = static_cast<double>(run->busy_cycles) / run->simulate_wall_s;
   if (threads > 1) {
