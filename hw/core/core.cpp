@@ -342,6 +342,11 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     }
     run = kNoRun;
   };
+  // Only a live operation's retirement lets the main thread issue again (and none retires
+  // before the last step of an operation that is alone live): its steps may run ahead.
+  const bool main_waits = running_ >= 0 && host_activations_.empty() && observer_ == nullptr && n_live == 1 &&
+                          ((live_slots_ & 1u) || (main_stall_ == static_cast<int>(Stall::Microthread) &&
+                                                  live_.size() + parked_.size() >= p_->pe.microthreads));
   for (std::size_t pos = 0; pos < n_live;) {
     if (pos == fpu_run_begin_ && r.fpu) {
       const auto k = static_cast<std::uint8_t>(fpu_run_end_ - pos);
@@ -384,6 +389,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     } else if (!op.done_at.is_never()) {
       want(op.done_at);
     } else {
+      if (main_waits && s == Step::Progress && op.next_step < r.horizon) run_ahead_vector(op, r);
       want(std::max(op.next_step, next_cycle));
     }
     ++pos;

@@ -223,6 +223,14 @@ class Core {
   // each (CliRunAhead tests).
   void run_ahead(CycleResources& r);
   Step step(VectorOp& op, sim::Cycle now, CycleResources& r, Stall* why);
+  // After the step in this tick of the core's only live operation, while the main thread
+  // waits for a microthread or a synchronous operation and nothing else can use the core:
+  // the operation's next steps that neither take a new wavelet, pop, send nor finish are
+  // taken now, each at its own cycle before r.horizon with that cycle's ports, their stalls
+  // counted; op.next_step becomes the first cycle not taken. Nothing reads the operation or
+  // its counters in between but a tick of this core, which finds it not due, so every result
+  // and statistic is the same as stepping it a tick each (CliRunAhead tests).
+  void run_ahead_vector(VectorOp& op, CycleResources& r);
   // The port accesses of op's next step; `plain_step`: op is plain and the step does not wrap
   // (issue_plain's fallback), so each operand's words are a range.
   void plan(VectorOp& op, std::uint32_t index_override, bool plain_step);
@@ -236,11 +244,12 @@ class Core {
   inline bool issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why);
   void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
   // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
-  // case), in one loop over the step's elements.
-  void fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t payload);
-  // fmac_linear() of a VectorOp::fmac_f16 step, its operands in SRAM pages read without a
+  // case), in one loop over `count` elements, its linear operands' first at `from` (op.at for
+  // the step's; the steps' elements are in order, so consecutive steps may go in one call).
+  void fmac_linear(const VectorOp& op, const std::int64_t* from, std::uint32_t count, std::uint32_t payload);
+  // fmac_linear() of a VectorOp::fmac_f16 operation, its operands in SRAM pages read without a
   // call per element (fmac_linear() itself otherwise).
-  void fmac_f16(const VectorOp& op, std::uint32_t count, std::uint32_t payload);
+  void fmac_f16(const VectorOp& op, const std::int64_t* from, std::uint32_t count, std::uint32_t payload);
   // Moves the running addresses (VectorOp::at) past the `count` elements op.next just took.
   static inline void advance_addresses(VectorOp& op, std::uint32_t count);
   // Whether a circular operand wraps within the step of `count` elements from op.next.

@@ -20,6 +20,7 @@ using sim::Cycle;
 
 namespace {
 std::uint64_t bit(unsigned c) { return std::uint64_t{1} << c; }
+constexpr int kVectorRunAhead = 256;  // steps at most per tick (Core::run_ahead_vector)
 
 // The elements of an operation's next step: up to its per-step count, within one wavelet's
 // elements when its fabric input repeats.
@@ -483,9 +484,9 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (p_->timing_only)
     count_traffic(op, count, now);
   else if (op.fmac_f16 && !wraps)
-    fmac_f16(op, count, payload);
+    fmac_f16(op, op.at, count, payload);
   else if (op.fmac_fast && !wraps)
-    fmac_linear(op, count, payload);
+    fmac_linear(op, op.at, count, payload);
   else
     compute(op, count, sparse_index, payload, now);
   if (op.in_slot >= 0 && pops) {
@@ -515,6 +516,75 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
     op.next_step = now + Cycle(op.interval);
   }
   return Step::Progress;
+}
+
+void Core::run_ahead_vector(VectorOp& op, CycleResources& r) {
+  if (op.fab_out) return;
+  const isa::OpInfo& info = *op.info;
+  // Steps that need nothing here but their port accesses (and counters): their elements are
+  // computed together, in order from `from`, before any other step and at the end.
+  const bool lean = op.plain && !op.sparse && !info.iterative &&
+                    (p_->timing_only || ((op.fmac_f16 || op.fmac_fast) && (op.in_slot < 0 || op.has_front_payload)));
+  std::int64_t from[4] = {};
+  std::uint32_t held = 0;  // elements stepped, not computed yet
+  auto compute_held = [&] {
+    if (held == 0) return;
+    if (p_->timing_only) {
+      c_.sram_bytes_read += std::uint64_t{held} * op.read_bytes;
+      c_.sram_bytes_written += std::uint64_t{held} * op.written_bytes;
+    } else if (op.fmac_f16) {
+      fmac_f16(op, from, held, op.front_payload);
+    } else {
+      fmac_linear(op, from, held, op.front_payload);
+    }
+    held = 0;
+  };
+  Cycle t = op.next_step;
+  for (int k = 0; k < kVectorRunAhead && t < r.horizon; ++k) {
+    const std::uint32_t count = step_count(op);
+    if (op.next + count >= op.n) break;  // its last step: it may release a successor or the main thread
+    const bool pops = op.repeat <= 1 || op.in_wavelet + count == op.repeat;
+    if (op.in_slot >= 0 && (pops || !(data_front_ & bit(op.d[op.in_slot].color)))) break;
+    r.reset();
+    Stall why = Stall::SramPort;
+    if (lean && !op.open && !(op.circ_slots && step_wraps(op, count))) {
+      if (held == 0) std::copy(op.at, op.at + 4, from);
+      if (issue_plain(op, count, r, &why)) {  // step()'s bookkeeping of a step that neither pops nor ends
+        held += count;
+        op.next += count;
+        op.in_wavelet = pops ? 0 : op.in_wavelet + count;
+        advance_addresses(op, count);
+        ++op.steps;
+        c_.vector_elements += count;
+        c_.lane_ops[op.lane_kind] += count;
+        c_.flops += std::uint64_t{count} * info.flops;
+        op.next_step = t + Cycle(op.interval);
+        op.last_stall = -1;
+        t = op.next_step;
+        // A circular operand back at its start: the next elements do not follow these.
+        for (unsigned m = op.circ_slots; m; m &= m - 1) {
+          const int slot = __builtin_ctz(m);
+          if (op.at[slot] != from[slot] + op.step_bytes[slot] * held) compute_held();
+        }
+        continue;
+      }
+    } else {
+      compute_held();
+      if (step(op, t, r, &why) == Step::Progress) {
+        op.last_stall = -1;
+        t = op.next_step;
+        continue;
+      }
+    }
+    // The ports, the banks and an iterative datapath are this core's own: retried next cycle.
+    // (A fabric or ramp stall returns before the step changes anything.)
+    if (why != Stall::SramPort && why != Stall::SramBank && why != Stall::Fpu) break;
+    ++c_.stall[static_cast<int>(why)];
+    op.last_stall = static_cast<int>(why);
+    t = t + Cycle(1);
+  }
+  compute_held();
+  op.next_step = std::max(op.next_step, t);
 }
 
 void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t payload, Cycle now) {
@@ -723,7 +793,7 @@ bool Core::step_wraps(const VectorOp& op, std::uint32_t count) {
   return false;
 }
 
-void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t payload) {
+void Core::fmac_linear(const VectorOp& op, const std::int64_t* from, std::uint32_t count, std::uint32_t payload) {
   const DType t = op.ins->type;
   const unsigned esize = size_of(t);
   std::int64_t at[4] = {}, step[4] = {};
@@ -733,7 +803,7 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t pa
     lin[slot] = op.linear[slot] || op.circ[slot];
     scalar[slot] = slot == op.in_slot ? payload : op.scalar[slot];
     if (!lin[slot]) continue;
-    at[slot] = op.at[slot];
+    at[slot] = from[slot];
     step[slot] = op.step_bytes[slot];
   }
   if (t == DType::F16) {
@@ -760,10 +830,10 @@ void Core::fmac_linear(const VectorOp& op, std::uint32_t count, std::uint32_t pa
   c_.sram_bytes_written += std::uint64_t{count} * esize;
 }
 
-void Core::fmac_f16(const VectorOp& op, std::uint32_t count, std::uint32_t payload) {
+void Core::fmac_f16(const VectorOp& op, const std::int64_t* from, std::uint32_t count, std::uint32_t payload) {
   const std::uint32_t c = (op.in_slot == 3 ? payload : op.scalar[3]) & 0xffffu;
-  if (!fmac_f16_in_pages(sram_, op.at, op.step_bytes, numerics::narrow::F16Single::value(c), c, count)) {
-    fmac_linear(op, count, payload);
+  if (!fmac_f16_in_pages(sram_, from, op.step_bytes, numerics::narrow::F16Single::value(c), c, count)) {
+    fmac_linear(op, from, count, payload);
     return;
   }
   c_.sram_bytes_read += std::uint64_t{count} * op.read_bytes;

@@ -97,8 +97,9 @@ void SimArgs::add(CLI::App& cmd) {
   cmd.add_flag("--no-idle-skip", no_idle_skip,
                "tick every component every cycle (slow; proves idle skipping changes no result)");
   cmd.add_flag("--no-run-ahead", no_run_ahead,
-               "a compiled model's run: issue every instruction of a PE's main thread in its own cycle's tick "
-               "(slower; proves running ahead changes no result, docs/performance.md)");
+               "a compiled model's run: issue every instruction of a PE's main thread, and take every step "
+               "of its vector operations, in its own cycle's tick (slower; proves running ahead changes no "
+               "result, docs/performance.md)");
   cmd.add_option("--seed", seed, "random seed; the same inputs and seed give bit-identical statistics")
       ->capture_default_str();
   cmd.add_flag("--json", json, "print the summary as one JSON object on stdout");

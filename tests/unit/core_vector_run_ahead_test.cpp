@@ -1,0 +1,155 @@
+// Running a vector operation's steps ahead (hw::Core::run_ahead_vector): while the main thread
+// waits for a synchronous operation or a microthread and one operation alone is live, its
+// steps that take no new wavelet, pop, send or finish are taken in one tick, each at its own
+// cycle with that cycle's ports. The counters, the SRAM and the registers are those of the
+// core stepping them a tick each (no horizon), in fewer core ticks; a horizon stops it at the
+// same state. Timing as in core_timing_test.cpp (the `tiny` preset).
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/types.h"
+#include "tests/support/core_rig.h"
+
+namespace wafersim::test::core_vector_run_ahead_test {
+namespace {
+
+using hw::Stall;
+
+struct Outcome {
+  std::uint64_t ticks = 0, cycles = 0;
+  hw::CoreCounters counters{};
+  std::vector<std::uint32_t> sram;  // the first `words` 32-bit words
+  std::uint32_t r2 = 0;
+};
+
+// `program` on PE (0, 0), run to its end (or to cycle `stop`), its main thread and vector
+// operations ahead up to `horizon` (Cycle(0): not at all).
+Outcome run(const std::string& program, sim::Cycle horizon, bool timing_only = false, std::uint64_t stop = 0,
+            std::uint32_t words = 0x140) {
+  CoreRig rig({}, true, timing_only);
+  rig.cores.set_run_ahead(horizon);
+  rig.load(program);
+  Outcome r;
+  if (stop) {
+    rig.run_to(stop);
+    r.cycles = stop;
+  } else {
+    r.cycles = rig.run();
+  }
+  r.ticks = rig.cores.core_ticks();
+  r.counters = rig.cores.accounted(hw::PeCoord{0, 0});
+  for (std::uint32_t a = 0; a < words * 4; a += 4) r.sram.push_back(rig.word(a, 4));
+  r.r2 = rig.reg(2);
+  return r;
+}
+
+void expect_same(const Outcome& ahead, const Outcome& each) {
+  EXPECT_EQ(ahead.cycles, each.cycles);
+  EXPECT_EQ(std::memcmp(&ahead.counters, &each.counters, sizeof(hw::CoreCounters)), 0);
+  EXPECT_EQ(ahead.counters.busy_cycles, each.counters.busy_cycles);
+  EXPECT_EQ(ahead.counters.vector_elements, each.counters.vector_elements);
+  EXPECT_EQ(ahead.sram, each.sram);
+  EXPECT_EQ(ahead.r2, each.r2);
+}
+
+// y = x * 0.5 + y over 64 fp16 elements (16 steps of 4), synchronous: the main thread waits.
+// A step's words of x and y are in different banks.
+const std::string kSyncFmac = R"(
+.pe 0, 0
+.fill x, 0x0, f16, 64, 0.75
+.fill y, 0x108, f16, 64, 0.25
+.dsd vx, mem, f16, base=x, len=64
+.dsd vy, mem, f16, base=y, len=64
+.task main, 0
+.entry main
+main:
+  mov r1, 0x3800
+  fmac.f16 vy, vy, vx, r1
+  tsc r2
+  ret
+)";
+
+TEST(VectorRunAhead, ASynchronousOperationsStepsTakeOneTick) {
+  const Outcome each = run(kSyncFmac, sim::Cycle(0)), ahead = run(kSyncFmac, sim::Cycle::never());
+  expect_same(ahead, each);
+  EXPECT_EQ(each.counters.vector_elements, 64u);
+  EXPECT_EQ(ahead.sram[0x108 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625 in both halves";
+  // Its first step, then the 14 steps before its last in the same tick, then the last step.
+  EXPECT_EQ(each.ticks - ahead.ticks, 14u);
+}
+
+// Stalls ahead are counted at their cycles: fp32 sums of fp16 products, whose 4 sums a step
+// (16 bytes) need two cycles of the one 8-byte write port, and fp16 operands whose words of a
+// step share banks (x's word k and y's word 64 + k), so that every step waits a cycle.
+TEST(VectorRunAhead, PortAndBankStallsAheadAreCountedAtTheirCycles) {
+  const std::string f32 = R"(
+.pe 0, 0
+.fill x, 0x0, f16, 32, 0.75
+.fill p, 0x100, f32, 32, 0.25
+.dsd vx, mem, f16, base=x, len=32
+.dsd vp, mem, f32, base=p, len=32
+.task main, 0
+.entry main
+main:
+  mov r1, 0x3800
+  fmac.f32.f16 vp, vp, vx, r1
+  tsc r2
+  ret
+)";
+  std::string banks = kSyncFmac;
+  banks.replace(banks.find("0x108"), 5, "0x100");
+  for (const auto& [program, stall] : {std::pair{f32, Stall::SramPort}, std::pair{banks, Stall::SramBank}})
+    for (const bool timing_only : {false, true}) {
+      const Outcome each = run(program, sim::Cycle(0), timing_only);
+      const Outcome ahead = run(program, sim::Cycle::never(), timing_only);
+      expect_same(ahead, each);
+      EXPECT_GE(each.counters.stall[static_cast<int>(stall)], 8u) << program << timing_only;
+      EXPECT_LT(ahead.ticks + 10, each.ticks) << program << timing_only;
+    }
+}
+
+// Nine ordered operations on eight microthreads: the main thread stalls on the ninth until the
+// first retires, and meanwhile the first alone steps (the others wait for their predecessors).
+TEST(VectorRunAhead, AMainThreadShortOfMicrothreadsWaitsAsWhenSteppedEachTick) {
+  std::string program = R"(
+.pe 0, 0
+.fill x, 0x0, f16, 64, 0.75
+.fill y, 0x100, f16, 64, 0.25
+.dsd vx, mem, f16, base=x, len=64
+.dsd vy, mem, f16, base=y, len=64
+.task main, 0
+.entry main
+main:
+  mov r1, 0x3800
+)";
+  for (int i = 0; i < 9; ++i) program += "  fmac.f16 vy, vy, vx, r1, async, ut=0\n";
+  program += "  tsc r2\n  ret\n";
+  const Outcome each = run(program, sim::Cycle(0)), ahead = run(program, sim::Cycle::never());
+  expect_same(ahead, each);
+  EXPECT_GT(each.counters.stall[static_cast<int>(Stall::Microthread)], 10u);
+  EXPECT_EQ(each.counters.vector_elements, 9u * 64u);
+  EXPECT_LT(ahead.ticks + 14, each.ticks);
+}
+
+// A horizon inside the operation: the steps before it are taken ahead, none at or after it,
+// so a run stopped there has the counters and SRAM of the run stepped a tick each.
+TEST(VectorRunAhead, AHorizonStopsAtTheSameState) {
+  for (const std::uint64_t stop : {9u, 12u, 15u}) {
+    const Outcome each = run(kSyncFmac, sim::Cycle(0), false, stop);
+    const Outcome ahead = run(kSyncFmac, sim::Cycle(stop), false, stop);
+    expect_same(ahead, each);
+    EXPECT_LT(each.counters.vector_elements, 64u) << stop;
+    EXPECT_GT(each.counters.vector_elements, 0u) << stop;
+    // Without the horizon the steps after the stop are taken already.
+    EXPECT_GT(run(kSyncFmac, sim::Cycle::never(), false, stop).counters.vector_elements, each.counters.vector_elements)
+        << stop;
+  }
+}
+
+}  // namespace
+}  // namespace wafersim::test::core_vector_run_ahead_test
