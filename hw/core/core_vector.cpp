@@ -523,9 +523,10 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r) {
   const isa::OpInfo& info = *op.info;
   // Steps that need nothing here but their port accesses (and counters): their elements are
   // computed together, in order from `from`, before any other step and at the end.
-  const bool lean = op.plain && !op.sparse && !info.iterative &&
-                    (p_->timing_only || ((op.fmac_f16 || op.fmac_fast) && (op.in_slot < 0 || op.has_front_payload)));
+  const bool lean =
+      op.plain && !op.sparse && !info.iterative && (p_->timing_only || op.in_slot < 0 || op.has_front_payload);
   std::int64_t from[4] = {};
+  std::uint32_t from_next = 0;
   std::uint32_t held = 0;  // elements stepped, not computed yet
   auto compute_held = [&] {
     if (held == 0) return;
@@ -534,8 +535,17 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r) {
       c_.sram_bytes_written += std::uint64_t{held} * op.written_bytes;
     } else if (op.fmac_f16) {
       fmac_f16(op, from, held, op.front_payload);
-    } else {
+    } else if (op.fmac_fast) {
       fmac_linear(op, from, held, op.front_payload);
+    } else {  // compute() reads the addresses and the index of the first element: the first held
+      std::int64_t at[4];
+      std::copy(op.at, op.at + 4, at);
+      const std::uint32_t next = op.next;
+      std::copy(from, from + 4, op.at);
+      op.next = from_next;
+      compute(op, held, 0, op.front_payload, Cycle::never());  // (no sends: op.fab_out is false)
+      std::copy(at, at + 4, op.at);
+      op.next = next;
     }
     held = 0;
   };
@@ -548,7 +558,10 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r) {
     r.reset();
     Stall why = Stall::SramPort;
     if (lean && !op.open && !(op.circ_slots && step_wraps(op, count))) {
-      if (held == 0) std::copy(op.at, op.at + 4, from);
+      if (held == 0) {
+        std::copy(op.at, op.at + 4, from);
+        from_next = op.next;
+      }
       if (issue_plain(op, count, r, &why)) {  // step()'s bookkeeping of a step that neither pops nor ends
         held += count;
         op.next += count;

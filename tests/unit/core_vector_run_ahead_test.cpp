@@ -24,7 +24,7 @@ struct Outcome {
   std::uint64_t ticks = 0, cycles = 0;
   hw::CoreCounters counters{};
   std::vector<std::uint32_t> sram;  // the first `words` 32-bit words
-  std::uint32_t r2 = 0;
+  std::uint32_t r2 = 0, r3 = 0, r4 = 0;
 };
 
 // `program` on PE (0, 0), run to its end (or to cycle `stop`), its main thread and vector
@@ -45,6 +45,8 @@ Outcome run(const std::string& program, sim::Cycle horizon, bool timing_only = f
   r.counters = rig.cores.accounted(hw::PeCoord{0, 0});
   for (std::uint32_t a = 0; a < words * 4; a += 4) r.sram.push_back(rig.word(a, 4));
   r.r2 = rig.reg(2);
+  r.r3 = rig.reg(3);
+  r.r4 = rig.reg(4);
   return r;
 }
 
@@ -55,6 +57,8 @@ void expect_same(const Outcome& ahead, const Outcome& each) {
   EXPECT_EQ(ahead.counters.vector_elements, each.counters.vector_elements);
   EXPECT_EQ(ahead.sram, each.sram);
   EXPECT_EQ(ahead.r2, each.r2);
+  EXPECT_EQ(ahead.r3, each.r3);
+  EXPECT_EQ(ahead.r4, each.r4);
 }
 
 // y = x * 0.5 + y over 64 fp16 elements (16 steps of 4), synchronous: the main thread waits.
@@ -81,6 +85,41 @@ TEST(VectorRunAhead, ASynchronousOperationsStepsTakeOneTick) {
   EXPECT_EQ(ahead.sram[0x108 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625 in both halves";
   // Its first step, then the 14 steps before its last in the same tick, then the last step.
   EXPECT_EQ(each.ticks - ahead.ticks, 14u);
+}
+
+// Operations other than an FMAC compute their elements taken ahead in one call, in order: a
+// sum into y, a copy of a scalar, an fp16 dot product into a register and its fp32 sum.
+TEST(VectorRunAhead, OtherOperationsGiveTheSameElementsAndReductions) {
+  const std::string program = R"(
+.pe 0, 0
+.fill x, 0x0, f16, 64, 0.75
+.fill y, 0x108, f16, 64, 0.25
+.fill z, 0x200, f16, 64, 1.5
+.dsd vx, mem, f16, base=x, len=64
+.dsd vy, mem, f16, base=y, len=64
+.dsd vz, mem, f16, base=z, len=64
+.task main, 0
+.entry main
+main:
+  fadd.f16 vy, vy, vx
+  mov r1, 0x3c00
+  fmov.f16 vz, r1
+  fdot.f16 r3, vy, vx
+  fsum.f16 r4, vy
+  tsc r2
+  ret
+)";
+  for (const bool timing_only : {false, true}) {
+    const Outcome each = run(program, sim::Cycle(0), timing_only);
+    const Outcome ahead = run(program, sim::Cycle::never(), timing_only);
+    expect_same(ahead, each);
+    EXPECT_EQ(each.counters.vector_elements, 4u * 64u) << timing_only;
+    EXPECT_LT(ahead.ticks + 4 * 13, each.ticks) << timing_only;
+    if (!timing_only) {
+      EXPECT_EQ(ahead.sram[0x108 / 4], 0x3c003c00u) << "0.25 + 0.75 = 1";
+      EXPECT_EQ(ahead.sram[0x200 / 4], 0x3c003c00u);
+    }
+  }
 }
 
 // Stalls ahead are counted at their cycles: fp32 sums of fp16 products, whose 4 sums a step
