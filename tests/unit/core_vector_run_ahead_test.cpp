@@ -61,22 +61,22 @@ void expect_same(const Outcome& ahead, const Outcome& each) {
   EXPECT_EQ(ahead.r4, each.r4);
 }
 
-// y = x * 0.5 + y over 64 fp16 elements (16 steps of 4), synchronous: the main thread waits.
-// A step's words of x and y are in different banks.
-const std::string kSyncFmac = R"(
-.pe 0, 0
-.fill x, 0x0, f16, 64, 0.75
+// PE (0, 0)'s program: `data` (fills and descriptors), then the main task's `body`, which
+// r2 timestamps at its end.
+std::string pe_program(const std::string& data, const std::string& body) {
+  return ".pe 0, 0\n" + data + ".task main, 0\n.entry main\nmain:\n" + body + "  tsc r2\n  ret\n";
+}
+
+// x (0.75) and y (0.25), 64 fp16 elements each; a step's words of x and y are in different
+// banks.
+const std::string kXy = R"(.fill x, 0x0, f16, 64, 0.75
 .fill y, 0x108, f16, 64, 0.25
 .dsd vx, mem, f16, base=x, len=64
 .dsd vy, mem, f16, base=y, len=64
-.task main, 0
-.entry main
-main:
-  mov r1, 0x3800
-  fmac.f16 vy, vy, vx, r1
-  tsc r2
-  ret
 )";
+
+// y = x * 0.5 + y (16 steps of 4), synchronous: the main thread waits.
+const std::string kSyncFmac = pe_program(kXy, "  mov r1, 0x3800\n  fmac.f16 vy, vy, vx, r1\n");
 
 TEST(VectorRunAhead, ASynchronousOperationsStepsTakeOneTick) {
   const Outcome each = run(kSyncFmac, sim::Cycle(0)), ahead = run(kSyncFmac, sim::Cycle::never());
@@ -90,25 +90,9 @@ TEST(VectorRunAhead, ASynchronousOperationsStepsTakeOneTick) {
 // Operations other than an FMAC compute their elements taken ahead in one call, in order: a
 // sum into y, a copy of a scalar, an fp16 dot product into a register and its fp32 sum.
 TEST(VectorRunAhead, OtherOperationsGiveTheSameElementsAndReductions) {
-  const std::string program = R"(
-.pe 0, 0
-.fill x, 0x0, f16, 64, 0.75
-.fill y, 0x108, f16, 64, 0.25
-.fill z, 0x200, f16, 64, 1.5
-.dsd vx, mem, f16, base=x, len=64
-.dsd vy, mem, f16, base=y, len=64
-.dsd vz, mem, f16, base=z, len=64
-.task main, 0
-.entry main
-main:
-  fadd.f16 vy, vy, vx
-  mov r1, 0x3c00
-  fmov.f16 vz, r1
-  fdot.f16 r3, vy, vx
-  fsum.f16 r4, vy
-  tsc r2
-  ret
-)";
+  const std::string program = pe_program(kXy + ".fill z, 0x200, f16, 64, 1.5\n.dsd vz, mem, f16, base=z, len=64\n",
+                                         "  fadd.f16 vy, vy, vx\n  mov r1, 0x3c00\n  fmov.f16 vz, r1\n"
+                                         "  fdot.f16 r3, vy, vx\n  fsum.f16 r4, vy\n");
   for (const bool timing_only : {false, true}) {
     const Outcome each = run(program, sim::Cycle(0), timing_only);
     const Outcome ahead = run(program, sim::Cycle::never(), timing_only);
@@ -126,20 +110,8 @@ main:
 // (16 bytes) need two cycles of the one 8-byte write port, and fp16 operands whose words of a
 // step share banks (x's word k and y's word 64 + k), so that every step waits a cycle.
 TEST(VectorRunAhead, PortAndBankStallsAheadAreCountedAtTheirCycles) {
-  const std::string f32 = R"(
-.pe 0, 0
-.fill x, 0x0, f16, 32, 0.75
-.fill p, 0x100, f32, 32, 0.25
-.dsd vx, mem, f16, base=x, len=32
-.dsd vp, mem, f32, base=p, len=32
-.task main, 0
-.entry main
-main:
-  mov r1, 0x3800
-  fmac.f32.f16 vp, vp, vx, r1
-  tsc r2
-  ret
-)";
+  const std::string f32 = pe_program(kXy + ".fill p, 0x200, f32, 64, 0.25\n.dsd vp, mem, f32, base=p, len=64\n",
+                                     "  mov r1, 0x3800\n  fmac.f32.f16 vp, vp, vx, r1\n");
   std::string banks = kSyncFmac;
   banks.replace(banks.find("0x108"), 5, "0x100");
   for (const auto& [program, stall] : {std::pair{f32, Stall::SramPort}, std::pair{banks, Stall::SramBank}})
@@ -155,24 +127,18 @@ main:
 // Nine ordered operations on eight microthreads: the main thread stalls on the ninth until the
 // first retires, and meanwhile the first alone steps (the others wait for their predecessors).
 TEST(VectorRunAhead, AMainThreadShortOfMicrothreadsWaitsAsWhenSteppedEachTick) {
-  std::string program = R"(
-.pe 0, 0
-.fill x, 0x0, f16, 64, 0.75
-.fill y, 0x100, f16, 64, 0.25
-.dsd vx, mem, f16, base=x, len=64
-.dsd vy, mem, f16, base=y, len=64
-.task main, 0
-.entry main
-main:
-  mov r1, 0x3800
-)";
-  for (int i = 0; i < 9; ++i) program += "  fmac.f16 vy, vy, vx, r1, async, ut=0\n";
-  program += "  tsc r2\n  ret\n";
+  std::string body = "  mov r1, 0x3800\n";
+  for (int i = 0; i < 9; ++i) body += "  fmac.f16 vy, vy, vx, r1, async, ut=0\n";
+  const std::string program = pe_program(kXy, body);
   const Outcome each = run(program, sim::Cycle(0)), ahead = run(program, sim::Cycle::never());
   expect_same(ahead, each);
   EXPECT_GT(each.counters.stall[static_cast<int>(Stall::Microthread)], 10u);
   EXPECT_EQ(each.counters.vector_elements, 9u * 64u);
-  EXPECT_LT(ahead.ticks + 14, each.ticks);
+  // The first operation issues at cycle c and steps from c + 2 to c + 17; the main thread issues
+  // the next seven at c + 1 to c + 7 and finds no microthread for the ninth at c + 8. From
+  // then the first alone steps, and its steps at c + 9 to c + 16 (not its last) run ahead.
+  // After the ninth issues, the task ends, and with no task running no step runs ahead.
+  EXPECT_EQ(each.ticks - ahead.ticks, 8u);
 }
 
 // A horizon inside the operation: the steps before it are taken ahead, none at or after it,
