@@ -342,11 +342,18 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     }
     run = kNoRun;
   };
-  // Only a live operation's retirement lets the main thread issue again (and none retires
-  // before the last step of an operation that is alone live): its steps may run ahead.
-  const bool main_waits = running_ >= 0 && host_activations_.empty() && observer_ == nullptr && n_live == 1 &&
-                          ((live_slots_ & 1u) || (main_stall_ == static_cast<int>(Stall::Microthread) &&
-                                                  live_.size() + parked_.size() >= p_->pe.microthreads));
+  // The cycles before which the main thread does nothing, so that an operation alone live may
+  // step ahead up to them: until a live operation retires (none does before the last step of
+  // one alone live) when it waits for a synchronous one or for a microthread; until its next
+  // instruction when it waits for that one's cycle.
+  Cycle ahead_until{0};
+  if (running_ >= 0 && host_activations_.empty() && observer_ == nullptr && n_live == 1) {
+    if ((live_slots_ & 1u) ||
+        (main_stall_ == static_cast<int>(Stall::Microthread) && live_.size() + parked_.size() >= p_->pe.microthreads))
+      ahead_until = r.horizon;
+    else if (ready_at_ > next_cycle)
+      ahead_until = std::min(r.horizon, ready_at_);
+  }
   for (std::size_t pos = 0; pos < n_live;) {
     if (pos == fpu_run_begin_ && r.fpu) {
       const auto k = static_cast<std::uint8_t>(fpu_run_end_ - pos);
@@ -389,7 +396,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     } else if (!op.done_at.is_never()) {
       want(op.done_at);
     } else {
-      if (main_waits && s == Step::Progress && op.next_step < r.horizon) run_ahead_vector(op, r);
+      if (s == Step::Progress && op.next_step < ahead_until) run_ahead_vector(op, r, ahead_until);
       want(std::max(op.next_step, next_cycle));
     }
     ++pos;

@@ -518,7 +518,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   return Step::Progress;
 }
 
-void Core::run_ahead_vector(VectorOp& op, CycleResources& r) {
+void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
   if (op.fab_out) return;
   const isa::OpInfo& info = *op.info;
   // Steps that need nothing here but their port accesses (and counters): their elements are
@@ -550,7 +550,7 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r) {
     held = 0;
   };
   Cycle t = op.next_step;
-  for (int k = 0; k < kVectorRunAhead && t < r.horizon; ++k) {
+  for (int k = 0; k < kVectorRunAhead && t < until; ++k) {
     const std::uint32_t count = step_count(op);
     if (op.next + count >= op.n) break;  // its last step: it may release a successor or the main thread
     const bool pops = op.repeat <= 1 || op.in_wavelet + count == op.repeat;

@@ -124,6 +124,21 @@ TEST(VectorRunAhead, PortAndBankStallsAheadAreCountedAtTheirCycles) {
     }
 }
 
+// An asynchronous operation while the main thread works through register-only instructions:
+// it runs ahead to the cycle of the main thread's next instruction, which issues in its own
+// tick. The fmac issues at cycle 3 and steps from 5 to 20; the six multiplies issue at 4 to 9
+// (run ahead from the tick at 3) and tsc at 10. The tick at 5 takes the steps at 6 to 9; the
+// ticks at 4 and 6 to 9 are saved. From 11 the task has ended, and with no task running no
+// step runs ahead.
+TEST(VectorRunAhead, StepsRunAheadToTheMainThreadsNextInstruction) {
+  std::string body = "  mov r1, 0x3800\n  fmac.f16 vy, vy, vx, r1, async\n";
+  for (int i = 0; i < 6; ++i) body += "  mul r5, r5, 3\n";
+  const std::string program = pe_program(kXy, body);
+  const Outcome each = run(program, sim::Cycle(0)), ahead = run(program, sim::Cycle::never());
+  expect_same(ahead, each);
+  EXPECT_EQ(each.ticks - ahead.ticks, 5u);
+}
+
 // Nine ordered operations on eight microthreads: the main thread stalls on the ninth until the
 // first retires, and meanwhile the first alone steps (the others wait for their predecessors).
 TEST(VectorRunAhead, AMainThreadShortOfMicrothreadsWaitsAsWhenSteppedEachTick) {
