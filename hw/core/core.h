@@ -253,6 +253,9 @@ class Core {
   void fmac_f16(const VectorOp& op, const std::int64_t* from, std::uint32_t count, std::uint32_t payload);
   // Moves the running addresses (VectorOp::at) past the `count` elements op.next just took.
   static inline void advance_addresses(VectorOp& op, std::uint32_t count);
+  // A step of `count` elements taken (`pops`: it ended its wavelet): op's progress and
+  // addresses, and the core's element counters (`info`: *op.info).
+  inline void took_step(VectorOp& op, const isa::OpInfo& info, std::uint32_t count, bool pops);
   // Whether a circular operand wraps within the step of `count` elements from op.next.
   static bool step_wraps(const VectorOp& op, std::uint32_t count);
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.

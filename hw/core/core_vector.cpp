@@ -417,6 +417,17 @@ inline bool Core::issue_plain(VectorOp& op, std::uint32_t count, CycleResources&
   return true;
 }
 
+inline void Core::took_step(VectorOp& op, const isa::OpInfo& info, std::uint32_t count, bool pops) {
+  op.next += count;
+  op.in_wavelet = pops ? 0 : op.in_wavelet + count;
+  advance_addresses(op, count);
+  op.open = false;
+  ++op.steps;
+  c_.vector_elements += count;
+  c_.lane_ops[op.lane_kind] += count;
+  c_.flops += std::uint64_t{count} * info.flops;
+}
+
 inline void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
   for (std::uint32_t m = 0; m < op.n_mem; ++m) {
     const int slot = op.mem_slots[m];
@@ -499,14 +510,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (op.fab_out) r.ramp_out = true;
   if (info.fpu) r.fpu = true;
   if (info.iterative) iter_busy_until_ = now + Cycle(op.interval);
-  op.next += count;
-  op.in_wavelet = pops ? 0 : op.in_wavelet + count;
-  advance_addresses(op, count);
-  op.open = false;
-  ++op.steps;
-  c_.vector_elements += count;
-  c_.lane_ops[op.lane_kind] += count;
-  c_.flops += std::uint64_t{count} * info.flops;
+  took_step(op, info, count, pops);
   if (op.next >= op.n) {
     op.done_at = now + Cycle(op.interval) + Cycle(op.fab_out ? 0 : op.latency);
     earliest_done_ = std::min(earliest_done_, op.done_at);
@@ -562,15 +566,9 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
         std::copy(op.at, op.at + 4, from);
         from_next = op.next;
       }
-      if (issue_plain(op, count, r, &why)) {  // step()'s bookkeeping of a step that neither pops nor ends
+      if (issue_plain(op, count, r, &why)) {  // what step() does of a step that neither pops nor ends
         held += count;
-        op.next += count;
-        op.in_wavelet = pops ? 0 : op.in_wavelet + count;
-        advance_addresses(op, count);
-        ++op.steps;
-        c_.vector_elements += count;
-        c_.lane_ops[op.lane_kind] += count;
-        c_.flops += std::uint64_t{count} * info.flops;
+        took_step(op, info, count, pops);
         op.next_step = t + Cycle(op.interval);
         op.last_stall = -1;
         t = op.next_step;
