@@ -243,7 +243,10 @@ class Core {
   // would list them. False when one could not be (*why says why): the step is then planned
   // and open with the accesses issued so far done, as step() leaves it after such a stall.
   inline bool issue_plain(VectorOp& op, std::uint32_t count, CycleResources& r, Stall* why);
-  void compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
+  // `count` elements of op from index `first`, its linear operands' first at `from` (op.at and
+  // op.next for the step's; consecutive steps may go in one call, as for fmac_linear()).
+  void compute(VectorOp& op, const std::int64_t* from, std::uint32_t first, std::uint32_t count,
+               std::uint32_t sparse_index, std::uint32_t in_payload, sim::Cycle now);
   // compute() of an FMAC whose operands are linear memory descriptors or scalars (the common
   // case), in one loop over `count` elements, its linear operands' first at `from` (op.at for
   // the step's; the steps' elements are in order, so consecutive steps may go in one call).

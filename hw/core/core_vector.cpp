@@ -499,7 +499,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   else if (op.fmac_fast && !wraps)
     fmac_linear(op, op.at, count, payload);
   else
-    compute(op, count, sparse_index, payload, now);
+    compute(op, op.at, op.next, count, sparse_index, payload, now);
   if (op.in_slot >= 0 && pops) {
     ramp_->pop(Color(op.d[op.in_slot].color), now);
     data_front_ &= ~bit(op.d[op.in_slot].color);
@@ -541,15 +541,8 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
       fmac_f16(op, from, held, op.front_payload);
     } else if (op.fmac_fast) {
       fmac_linear(op, from, held, op.front_payload);
-    } else {  // compute() reads the addresses and the index of the first element: the first held
-      std::int64_t at[4];
-      std::copy(op.at, op.at + 4, at);
-      const std::uint32_t next = op.next;
-      std::copy(from, from + 4, op.at);
-      op.next = from_next;
-      compute(op, held, 0, op.front_payload, Cycle::never());  // (no sends: op.fab_out is false)
-      std::copy(at, at + 4, op.at);
-      op.next = next;
+    } else {
+      compute(op, from, from_next, held, 0, op.front_payload, Cycle::never());  // (no sends: op.fab_out is false)
     }
     held = 0;
   };
@@ -598,16 +591,17 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
   op.next_step = std::max(op.next_step, t);
 }
 
-void Core::compute(VectorOp& op, std::uint32_t count, std::uint32_t sparse_index, std::uint32_t payload, Cycle now) {
+void Core::compute(VectorOp& op, const std::int64_t* from, std::uint32_t first, std::uint32_t count,
+                   std::uint32_t sparse_index, std::uint32_t payload, Cycle now) {
   const Instruction& ins = *op.ins;
   const DType t = ins.type, t2 = ins.type2;
   using namespace numerics;
-  // Addresses were checked when the step was planned. A linear operand's element k of this
-  // step is at op.at plus k steps.
+  // Addresses were checked when the steps were planned. A linear operand's element k is at
+  // `from` plus k steps.
   for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t idx = op.sparse ? sparse_index : op.next + k;
+    const std::uint32_t idx = op.sparse ? sparse_index : first + k;
     auto address = [&](int slot) {
-      return static_cast<std::uint32_t>(op.linear[slot] ? op.at[slot] + std::int64_t{k} * op.step_bytes[slot]
+      return static_cast<std::uint32_t>(op.linear[slot] ? from[slot] + std::int64_t{k} * op.step_bytes[slot]
                                                         : op.d[slot].address(idx));
     };
     auto src = [&](int slot, DType dt) -> std::uint32_t {
