@@ -107,7 +107,12 @@ struct VectorOp {
   std::uint8_t esize[4] = {};
   bool dense[4] = {};
   bool in_range[4] = {};
-  bool plain = false;      // every memory operand linear (or circular), dense and in range
+  bool plain = false;  // every memory operand linear (or circular), dense and in range
+  // Plain, and a step of per_step elements moves every memory operand by the same whole
+  // number of port words (`word_shift`): such a step that does not wrap issues the previous
+  // one's accesses shifted, with the same outcome on a cycle of its own (BankModel).
+  bool shifts = false;
+  std::int32_t word_shift = 0;
   bool fmac_fast = false;  // an FMAC of one type over linear or circular operands, scalars or a dense input
   bool fmac_f16 = false;   // fmac_fast in fp16 with y, a and b in memory and c a scalar or the input
   // Timing only, per element: bytes read from the SRAM, bytes written to it, a wavelet sent.
@@ -259,6 +264,14 @@ class Core {
   // A step of `count` elements taken (`pops`: it ended its wavelet): op's progress and
   // addresses, and the core's element counters (`info`: *op.info).
   inline void took_step(VectorOp& op, const isa::OpInfo& info, std::uint32_t count, bool pops);
+  // For run_ahead_vector, of a shifting op's step of per_step elements about to issue: whether
+  // each source skips the word its last step read exactly as the steps after this one will,
+  // so that their accesses are this step's shifted.
+  [[nodiscard]] bool skips_steadily(const VectorOp& op, std::uint32_t count) const;
+  // Takes `n` more steps of `count` elements that each repeat the step just taken, which made
+  // `reads` and `writes` port accesses; none wraps, pops or is the op's last.
+  inline void repeat_step(VectorOp& op, const isa::OpInfo& info, std::uint32_t count, std::uint32_t n,
+                          std::uint64_t reads, std::uint64_t writes);
   // Whether a circular operand wraps within the step of `count` elements from op.next.
   static bool step_wraps(const VectorOp& op, std::uint32_t count);
   // compute() in timing-only mode: the counters and wavelets of `count` elements, no values.

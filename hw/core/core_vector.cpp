@@ -204,6 +204,13 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
       fault(fmt::format("'{}' has {} elements, not a multiple of its repeat {}", dname(op.in_slot), op.n, op.repeat),
             pc_);
   }
+  op.shifts = op.plain && op.n_mem > 0;
+  for (std::uint32_t m = 0; m < op.n_mem && op.shifts; ++m) {
+    const std::int64_t bytes = op.step_bytes[op.mem_slots[m]] * op.per_step;  // (esize for a circular one)
+    const std::int64_t words = bytes / std::int64_t{p_->banks.word_bytes()};
+    if (bytes % std::int64_t{p_->banks.word_bytes()} != 0 || (m > 0 && words != op.word_shift)) op.shifts = false;
+    op.word_shift = static_cast<std::int32_t>(words);
+  }
   const auto lat = static_cast<std::uint32_t>(p_->latency(info.latency).count());
   if (info.iterative) {
     op.interval = lat;
@@ -428,6 +435,40 @@ inline void Core::took_step(VectorOp& op, const isa::OpInfo& info, std::uint32_t
   c_.flops += std::uint64_t{count} * info.flops;
 }
 
+bool Core::skips_steadily(const VectorOp& op, std::uint32_t count) const {
+  const BankModel& banks = p_->banks;
+  for (std::uint32_t m = 0; m < op.n_mem; ++m) {
+    const int slot = op.mem_slots[m];
+    if (slot == 0) continue;  // the destination skips no word
+    const std::int64_t first = op.at[slot];
+    const std::uint32_t w0 = banks.word_of(static_cast<std::uint32_t>(first));
+    const std::uint32_t w1 = banks.word_of(static_cast<std::uint32_t>(first + op.step_bytes[slot] * (count - 1)));
+    // A later step's first word is its predecessor's last when the shift is this step's span.
+    const bool skips = op.has_last[slot] && w0 == op.last_word[slot];
+    if (skips != (std::int64_t{w1} - std::int64_t{w0} == op.word_shift)) return false;
+  }
+  return true;
+}
+
+inline void Core::repeat_step(VectorOp& op, const isa::OpInfo& info, std::uint32_t count, std::uint32_t n,
+                              std::uint64_t reads, std::uint64_t writes) {
+  c_.sram_reads += n * reads;
+  c_.sram_writes += n * writes;
+  const std::int64_t words = std::int64_t{op.word_shift} * n;
+  const std::uint32_t elements = n * count;
+  for (std::uint32_t m = 0; m < op.n_mem; ++m) {
+    const int slot = op.mem_slots[m];
+    op.at[slot] += op.step_bytes[slot] * elements;
+    if (slot != 0) op.last_word[slot] = static_cast<std::uint32_t>(op.last_word[slot] + words);
+  }
+  op.next += elements;
+  if (op.repeat > 1) op.in_wavelet += elements;
+  op.steps += n;
+  c_.vector_elements += elements;
+  c_.lane_ops[op.lane_kind] += elements;
+  c_.flops += std::uint64_t{elements} * info.flops;
+}
+
 inline void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
   for (std::uint32_t m = 0; m < op.n_mem; ++m) {
     const int slot = op.mem_slots[m];
@@ -559,6 +600,8 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
         std::copy(op.at, op.at + 4, from);
         from_next = op.next;
       }
+      const bool steady = op.shifts && count == op.per_step && skips_steadily(op, count);
+      const std::uint64_t reads = c_.sram_reads, writes = c_.sram_writes;
       if (issue_plain(op, count, r, &why)) {  // what step() does of a step that neither pops nor ends
         held += count;
         took_step(op, info, count, pops);
@@ -566,9 +609,33 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
         op.last_stall = -1;
         t = op.next_step;
         // A circular operand back at its start: the next elements do not follow these.
+        bool wrapped = false;
         for (unsigned m = op.circ_slots; m; m &= m - 1) {
           const int slot = __builtin_ctz(m);
-          if (op.at[slot] != from[slot] + op.step_bytes[slot] * held) compute_held();
+          if (op.at[slot] != from[slot] + op.step_bytes[slot] * held) {
+            compute_held();
+            wrapped = true;
+          }
+        }
+        // The steps after it that issue its accesses shifted, up to the limits of this loop.
+        if (steady && !wrapped && t < until) {
+          // (A lean step's interval is one cycle: the n steps start at t to t + n - 1.)
+          std::uint64_t n = std::min<std::uint64_t>(kVectorRunAhead - 1 - k, (until - t).count());
+          n = std::min<std::uint64_t>(n, (op.n - op.next - 1) / count);                                // none the last
+          if (op.repeat > 1) n = std::min<std::uint64_t>(n, (op.repeat - op.in_wavelet - 1) / count);  // none pops
+          for (unsigned m = op.circ_slots; m; m &= m - 1) {                                            // none wraps
+            const int slot = __builtin_ctz(m);
+            n = std::min<std::uint64_t>(n, static_cast<std::uint64_t>(op.circ_end[slot] - op.at[slot] - 1) /
+                                               (std::uint64_t{op.esize[slot]} * count));
+          }
+          if (n) {
+            const auto steps = static_cast<std::uint32_t>(n);
+            repeat_step(op, info, count, steps, c_.sram_reads - reads, c_.sram_writes - writes);
+            held += steps * count;
+            t = t + Cycle(n);
+            op.next_step = t;
+            k += static_cast<int>(steps);
+          }
         }
         continue;
       }

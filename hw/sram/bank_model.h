@@ -15,7 +15,9 @@ namespace wafersim::hw {
 // at most `read_ports` reads and `write_ports` writes; banks are single-ported for reads,
 // so two reads of different words that share a bank conflict and the second waits a cycle
 // (two reads of the same word merge into one access); writes are posted through a write
-// buffer and conflict only with other writes of the same cycle.
+// buffer and conflict only with other writes of the same cycle. Banks interleave word by word,
+// so adding one number to every word a cycle accesses leaves which of them merge and which
+// conflict as they were (Core::run_ahead_vector takes steps that repeat one shifted at once).
 class BankModel {
  public:
   explicit BankModel(const SramConfig& c);

@@ -28,12 +28,15 @@ struct Outcome {
 };
 
 // `program` on PE (0, 0), run to its end (or to cycle `stop`), its main thread and vector
-// operations ahead up to `horizon` (Cycle(0): not at all).
+// operations ahead up to `horizon` (Cycle(0): not at all); `wavelets` fp16 0.5s arrive on
+// color 1, one a cycle from cycle 1.
 Outcome run(const std::string& program, sim::Cycle horizon, bool timing_only = false, std::uint64_t stop = 0,
-            std::uint32_t words = 0x140) {
+            std::uint32_t words = 0x140, unsigned wavelets = 0) {
   CoreRig rig({}, true, timing_only);
   rig.cores.set_run_ahead(horizon);
   rig.load(program);
+  for (unsigned k = 0; k < wavelets; ++k)
+    rig.fabric.inject(hw::PeCoord{0, 0}, hw::Wavelet{0x3800, hw::Color(1), false}, 1 + k);
   Outcome r;
   if (stop) {
     rig.run_to(stop);
@@ -122,6 +125,67 @@ TEST(VectorRunAhead, PortAndBankStallsAheadAreCountedAtTheirCycles) {
       EXPECT_GE(each.counters.stall[static_cast<int>(stall)], 8u) << program << timing_only;
       EXPECT_LT(ahead.ticks + 10, each.ticks) << program << timing_only;
     }
+}
+
+// Steps ahead that issue the accesses of the step before them shifted by whole port words are
+// taken together (hw::VectorOp::shifts), checked against the core stepping each step in its
+// own tick. y = x * 0.5 + y over 64 fp16 elements, y's word of step k being 34 + k, with x:
+// - two bytes into a word, so that each step reads two words of x, the first of them the last
+//   step's (read once), except for the first step, which stalls a cycle on the two read ports;
+// - and y read backwards (stride -1), both operands' words descending;
+// - as a circular buffer of 16 elements, starting again every fourth step;
+// - as one two bytes into a word, copied to y: the first step of each pass reads two words of
+//   x, the others one;
+// - with stride 2 (two words a step, against y's one), whose words do not move alike and
+//   whose steps each stall on the read ports.
+// In all but the last, every step but the first and the last runs ahead.
+TEST(VectorRunAhead, StepsThatRepeatAShiftedStepAreTakenTogetherExactly) {
+  auto program = [](const std::string& x, const std::string& y, const std::string& op = "fmac.f16 vy, vy, vx, r1") {
+    return pe_program(".fill x, 0x0, f16, 128, 0.75\n.fill y, 0x110, f16, 64, 0.25\n.dsd vy, mem, f16, " + y +
+                          "\n.dsd vx, " + x + "\n",
+                      "  mov r1, 0x3800\n  " + op + "\n");
+  };
+  const std::string y = "base=0x110, len=64";
+  const std::pair<std::string, std::uint64_t> cases[] = {
+      {program("mem, f16, base=0x2, len=64", y), 14},
+      {program("mem, f16, base=0x7e, len=64, stride=-1", "base=0x18e, len=64, stride=-1"), 14},
+      {program("circ, f16, base=0x18, size=16, len=64", y), 14},
+      {program("circ, f16, base=0x1a, size=16, len=64", y, "fmov.f16 vy, vx"), 14},
+      {program("mem, f16, base=0x0, len=64, stride=2", y), 0},
+  };
+  for (const auto& [p, saved] : cases)
+    for (const bool timing_only : {false, true}) {
+      const Outcome each = run(p, sim::Cycle(0), timing_only), ahead = run(p, sim::Cycle::never(), timing_only);
+      expect_same(ahead, each);
+      EXPECT_EQ(each.counters.vector_elements, 64u) << p;
+      if (saved) EXPECT_EQ(each.ticks - ahead.ticks, saved) << p;
+    }
+  // The misaligned source reads x's 17 words once each, and y's 16.
+  const Outcome misaligned = run(cases[0].first, sim::Cycle::never());
+  EXPECT_EQ(misaligned.counters.sram_reads, 17u + 16u);
+  EXPECT_EQ(misaligned.sram[0x110 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625";
+}
+
+// A fabric input feeding 16 elements a wavelet (repeat=16), its four steps of 4 taking the
+// new wavelet, two steps, and the step that pops it: the two between run ahead, the second of
+// them repeating the first shifted, and the steps ahead stop before the one that pops.
+TEST(VectorRunAhead, StepsAheadStopBeforeTheStepThatPopsTheirWavelet) {
+  const std::string program = pe_program(R"(.fill x, 0x0, f16, 64, 0.75
+.fill y, 0x110, f16, 64, 0.25
+.dsd vx, mem, f16, base=x, len=64
+.dsd vy, mem, f16, base=y, len=64
+.dsd w_in, fabin, f16, color=1, len=64, repeat=16
+)",
+                                         "  fmac.f16 vy, vy, vx, w_in\n");
+  for (const bool timing_only : {false, true}) {
+    const Outcome each = run(program, sim::Cycle(0), timing_only, 0, 0x140, 4);
+    const Outcome ahead = run(program, sim::Cycle::never(), timing_only, 0, 0x140, 4);
+    expect_same(ahead, each);
+    EXPECT_EQ(each.counters.vector_elements, 64u);
+    EXPECT_EQ(each.counters.wavelets_in, 4u);
+    EXPECT_EQ(each.ticks - ahead.ticks, 8u) << timing_only;
+    if (!timing_only) EXPECT_EQ(ahead.sram[0x110 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625";
+  }
 }
 
 // An asynchronous operation while the main thread works through register-only instructions:
