@@ -158,7 +158,9 @@ TEST(VectorRunAhead, StepsThatRepeatAShiftedStepAreTakenTogetherExactly) {
       const Outcome each = run(p, sim::Cycle(0), timing_only), ahead = run(p, sim::Cycle::never(), timing_only);
       expect_same(ahead, each);
       EXPECT_EQ(each.counters.vector_elements, 64u) << p;
-      if (saved) EXPECT_EQ(each.ticks - ahead.ticks, saved) << p;
+      if (saved) {
+        EXPECT_EQ(each.ticks - ahead.ticks, saved) << p;
+      }
     }
   // The misaligned source reads x's 17 words once each, and y's 16.
   const Outcome misaligned = run(cases[0].first, sim::Cycle::never());
@@ -184,7 +186,9 @@ TEST(VectorRunAhead, StepsAheadStopBeforeTheStepThatPopsTheirWavelet) {
     EXPECT_EQ(each.counters.vector_elements, 64u);
     EXPECT_EQ(each.counters.wavelets_in, 4u);
     EXPECT_EQ(each.ticks - ahead.ticks, 8u) << timing_only;
-    if (!timing_only) EXPECT_EQ(ahead.sram[0x110 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625";
+    if (!timing_only) {
+      EXPECT_EQ(ahead.sram[0x110 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625";
+    }
   }
 }
 
