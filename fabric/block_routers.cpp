@@ -384,12 +384,15 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
 
   // Occupancy integrals count the wavelets queued in this cycle, before grants (the totals
   // per direction and color in write(); per input, each wavelet's cycles in and out).
+  // (Static routes: the ports of `busy` are those with a wavelet queued.)
   if (kLinkStats)
-    for (std::uint32_t p = 0; p < kPorts; ++p)
+    for (std::uint32_t ports = kXY ? (1u << kPorts) - 1u : k.busy; ports; ports &= ports - 1) {
+      const std::uint32_t p = lowest(ports);
       for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
         const std::uint32_t si = slot_index(b, p, lowest(m));
         link_occupancy_[si] += slots_[si].count;
       }
+    }
 
   // The bypass candidates: granted at once where the output is theirs alone, open and has a
   // credit (the grant the output loop below would make); queued as heads otherwise.
