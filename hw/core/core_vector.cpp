@@ -665,6 +665,13 @@ void Core::compute(VectorOp& op, const std::int64_t* from, std::uint32_t first, 
   using namespace numerics;
   // Addresses were checked when the steps were planned. A linear operand's element k is at
   // `from` plus k steps.
+  if (ins.op == Op::FMov && !op.is_dsd[1] && op.linear[0]) {  // a scalar copied (zeroing sums): as below
+    const std::uint32_t value = op.scalar[1] & mask_of(t);
+    for (std::uint32_t k = 0; k < count; ++k)
+      sram_.store(static_cast<std::uint32_t>(from[0] + std::int64_t{k} * op.step_bytes[0]), size_of(t), value);
+    c_.sram_bytes_written += std::uint64_t{count} * size_of(t);
+    return;
+  }
   for (std::uint32_t k = 0; k < count; ++k) {
     const std::uint32_t idx = op.sparse ? sparse_index : first + k;
     auto address = [&](int slot) {
