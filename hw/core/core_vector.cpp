@@ -455,18 +455,12 @@ inline void Core::repeat_step(VectorOp& op, const isa::OpInfo& info, std::uint32
   c_.sram_reads += n * reads;
   c_.sram_writes += n * writes;
   const std::int64_t words = std::int64_t{op.word_shift} * n;
-  const std::uint32_t elements = n * count;
-  for (std::uint32_t m = 0; m < op.n_mem; ++m) {
-    const int slot = op.mem_slots[m];
-    op.at[slot] += op.step_bytes[slot] * elements;
-    if (slot != 0) op.last_word[slot] = static_cast<std::uint32_t>(op.last_word[slot] + words);
-  }
-  op.next += elements;
-  if (op.repeat > 1) op.in_wavelet += elements;
-  op.steps += n;
-  c_.vector_elements += elements;
-  c_.lane_ops[op.lane_kind] += elements;
-  c_.flops += std::uint64_t{elements} * info.flops;
+  for (std::uint32_t m = 0; m < op.n_mem; ++m)
+    if (const int slot = op.mem_slots[m]; slot != 0)
+      op.last_word[slot] = static_cast<std::uint32_t>(op.last_word[slot] + words);
+  // As n steps that neither pop nor wrap: one of n times the elements, n times counted.
+  took_step(op, info, n * count, op.repeat <= 1);
+  op.steps += n - 1;
 }
 
 inline void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
