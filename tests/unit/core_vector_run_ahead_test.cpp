@@ -64,6 +64,17 @@ void expect_same(const Outcome& ahead, const Outcome& each) {
   EXPECT_EQ(ahead.r4, each.r4);
 }
 
+// `program` stepped a tick each (no horizon) and ahead without one, checked to end the same.
+struct Both {
+  Outcome each, ahead;
+};
+Both run_both(const std::string& program, bool timing_only = false, unsigned wavelets = 0) {
+  Both r{run(program, sim::Cycle(0), timing_only, 0, 0x140, wavelets),
+         run(program, sim::Cycle::never(), timing_only, 0, 0x140, wavelets)};
+  expect_same(r.ahead, r.each);
+  return r;
+}
+
 // PE (0, 0)'s program: `data` (fills and descriptors), then the main task's `body`, which
 // r2 timestamps at its end.
 std::string pe_program(const std::string& data, const std::string& body) {
@@ -82,8 +93,7 @@ const std::string kXy = R"(.fill x, 0x0, f16, 64, 0.75
 const std::string kSyncFmac = pe_program(kXy, "  mov r1, 0x3800\n  fmac.f16 vy, vy, vx, r1\n");
 
 TEST(VectorRunAhead, ASynchronousOperationsStepsTakeOneTick) {
-  const Outcome each = run(kSyncFmac, sim::Cycle(0)), ahead = run(kSyncFmac, sim::Cycle::never());
-  expect_same(ahead, each);
+  const auto [each, ahead] = run_both(kSyncFmac);
   EXPECT_EQ(each.counters.vector_elements, 64u);
   EXPECT_EQ(ahead.sram[0x108 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625 in both halves";
   // Its first step, then the 14 steps before its last in the same tick, then the last step.
@@ -97,9 +107,7 @@ TEST(VectorRunAhead, OtherOperationsGiveTheSameElementsAndReductions) {
                                          "  fadd.f16 vy, vy, vx\n  mov r1, 0x3c00\n  fmov.f16 vz, r1\n"
                                          "  fdot.f16 r3, vy, vx\n  fsum.f16 r4, vy\n");
   for (const bool timing_only : {false, true}) {
-    const Outcome each = run(program, sim::Cycle(0), timing_only);
-    const Outcome ahead = run(program, sim::Cycle::never(), timing_only);
-    expect_same(ahead, each);
+    const auto [each, ahead] = run_both(program, timing_only);
     EXPECT_EQ(each.counters.vector_elements, 4u * 64u) << timing_only;
     EXPECT_LT(ahead.ticks + 52u, each.ticks) << timing_only;  // at least 13 of each one's 16 steps
     if (!timing_only) {
@@ -119,9 +127,7 @@ TEST(VectorRunAhead, PortAndBankStallsAheadAreCountedAtTheirCycles) {
   banks.replace(banks.find("0x108"), 5, "0x100");
   for (const auto& [program, stall] : {std::pair{f32, Stall::SramPort}, std::pair{banks, Stall::SramBank}})
     for (const bool timing_only : {false, true}) {
-      const Outcome each = run(program, sim::Cycle(0), timing_only);
-      const Outcome ahead = run(program, sim::Cycle::never(), timing_only);
-      expect_same(ahead, each);
+      const auto [each, ahead] = run_both(program, timing_only);
       EXPECT_GE(each.counters.stall[static_cast<int>(stall)], 8u) << program << timing_only;
       EXPECT_LT(ahead.ticks + 10, each.ticks) << program << timing_only;
     }
@@ -155,8 +161,7 @@ TEST(VectorRunAhead, StepsThatRepeatAShiftedStepAreTakenTogetherExactly) {
   };
   for (const auto& [p, saved] : cases)
     for (const bool timing_only : {false, true}) {
-      const Outcome each = run(p, sim::Cycle(0), timing_only), ahead = run(p, sim::Cycle::never(), timing_only);
-      expect_same(ahead, each);
+      const auto [each, ahead] = run_both(p, timing_only);
       EXPECT_EQ(each.counters.vector_elements, 64u) << p;
       if (saved) {
         EXPECT_EQ(each.ticks - ahead.ticks, saved) << p;
@@ -180,9 +185,7 @@ TEST(VectorRunAhead, StepsAheadStopBeforeTheStepThatPopsTheirWavelet) {
 )",
                                          "  fmac.f16 vy, vy, vx, w_in\n");
   for (const bool timing_only : {false, true}) {
-    const Outcome each = run(program, sim::Cycle(0), timing_only, 0, 0x140, 4);
-    const Outcome ahead = run(program, sim::Cycle::never(), timing_only, 0, 0x140, 4);
-    expect_same(ahead, each);
+    const auto [each, ahead] = run_both(program, timing_only, 4);
     EXPECT_EQ(each.counters.vector_elements, 64u);
     EXPECT_EQ(each.counters.wavelets_in, 4u);
     EXPECT_EQ(each.ticks - ahead.ticks, 8u) << timing_only;
@@ -202,8 +205,7 @@ TEST(VectorRunAhead, StepsRunAheadToTheMainThreadsNextInstruction) {
   std::string body = "  mov r1, 0x3800\n  fmac.f16 vy, vy, vx, r1, async\n";
   for (int i = 0; i < 6; ++i) body += "  mul r5, r5, 3\n";
   const std::string program = pe_program(kXy, body);
-  const Outcome each = run(program, sim::Cycle(0)), ahead = run(program, sim::Cycle::never());
-  expect_same(ahead, each);
+  const auto [each, ahead] = run_both(program);
   EXPECT_EQ(each.ticks - ahead.ticks, 5u);
 }
 
@@ -213,8 +215,7 @@ TEST(VectorRunAhead, AMainThreadShortOfMicrothreadsWaitsAsWhenSteppedEachTick) {
   std::string body = "  mov r1, 0x3800\n";
   for (int i = 0; i < 9; ++i) body += "  fmac.f16 vy, vy, vx, r1, async, ut=0\n";
   const std::string program = pe_program(kXy, body);
-  const Outcome each = run(program, sim::Cycle(0)), ahead = run(program, sim::Cycle::never());
-  expect_same(ahead, each);
+  const auto [each, ahead] = run_both(program);
   EXPECT_GT(each.counters.stall[static_cast<int>(Stall::Microthread)], 10u);
   EXPECT_EQ(each.counters.vector_elements, 9u * 64u);
   // The first operation issues at cycle c and steps from c + 2 to c + 17; the main thread issues
