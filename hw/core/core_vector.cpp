@@ -562,8 +562,7 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
   const isa::OpInfo& info = *op.info;
   // Steps that need nothing here but their port accesses (and counters): their elements are
   // computed together, in order from `from`, before any other step and at the end.
-  const bool lean =
-      op.plain && !op.sparse && !info.iterative && (p_->timing_only || op.in_slot < 0 || op.has_front_payload);
+  const bool lean_op = op.plain && !op.sparse && !info.iterative;
   std::int64_t from[4] = {};
   std::uint32_t from_next = 0;
   std::uint32_t held = 0;  // elements stepped, not computed yet
@@ -586,9 +585,23 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
     const std::uint32_t count = step_count(op);
     if (op.next + count >= op.n) break;  // its last step: it may release a successor or the main thread
     const bool pops = op.repeat <= 1 || op.in_wavelet + count == op.repeat;
-    if (op.in_slot >= 0 && (pops || !(data_front_ & bit(op.d[op.in_slot].color)))) break;
+    if (op.in_slot >= 0) {
+      if (pops) break;
+      // The wavelet behind one this tick's step popped may be in front already: a data front
+      // stays there until this core pops it, so the steps it feeds before its last are known.
+      const Color c(op.d[op.in_slot].color);
+      if (!(data_front_ & bit(c.id()))) {
+        if (!data_in_front(c)) break;
+        data_front_ |= bit(c.id());
+        if (!p_->timing_only && !op.has_front_payload) {  // (nothing is held: the tick's step popped)
+          op.front_payload = ramp_->front(c).payload;
+          op.has_front_payload = true;
+        }
+      }
+    }
     r.reset();
     Stall why = Stall::SramPort;
+    const bool lean = lean_op && (p_->timing_only || op.in_slot < 0 || op.has_front_payload);
     if (lean && !op.open && !(op.circ_slots && step_wraps(op, count))) {
       if (held == 0) {
         std::copy(op.at, op.at + 4, from);

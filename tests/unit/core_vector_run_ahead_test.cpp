@@ -28,15 +28,16 @@ struct Outcome {
 };
 
 // `program` on PE (0, 0), run to its end (or to cycle `stop`), its main thread and vector
-// operations ahead up to `horizon` (Cycle(0): not at all); `wavelets` fp16 0.5s arrive on
-// color 1, one a cycle from cycle 1.
+// operations ahead up to `horizon` (Cycle(0): not at all); `wavelets` arrive on color 1, one
+// every `gap` cycles from cycle 1: fp16 0.5, 1.5, 2.5, ...
 Outcome run(const std::string& program, sim::Cycle horizon, bool timing_only = false, std::uint64_t stop = 0,
-            std::uint32_t words = 0x140, unsigned wavelets = 0) {
+            std::uint32_t words = 0x140, unsigned wavelets = 0, unsigned gap = 1) {
   CoreRig rig({}, true, timing_only);
   rig.cores.set_run_ahead(horizon);
   rig.load(program);
+  const std::uint32_t values[] = {0x3800, 0x3e00, 0x4100, 0x4300, 0x4480, 0x4580};
   for (unsigned k = 0; k < wavelets; ++k)
-    rig.fabric.inject(hw::PeCoord{0, 0}, hw::Wavelet{0x3800, hw::Color(1), false}, 1 + k);
+    rig.fabric.inject(hw::PeCoord{0, 0}, hw::Wavelet{values[k % 6], hw::Color(1), false}, 1 + k * gap);
   Outcome r;
   if (stop) {
     rig.run_to(stop);
@@ -68,9 +69,9 @@ void expect_same(const Outcome& ahead, const Outcome& each) {
 struct Both {
   Outcome each, ahead;
 };
-Both run_both(const std::string& program, bool timing_only = false, unsigned wavelets = 0) {
-  Both r{run(program, sim::Cycle(0), timing_only, 0, 0x140, wavelets),
-         run(program, sim::Cycle::never(), timing_only, 0, 0x140, wavelets)};
+Both run_both(const std::string& program, bool timing_only = false, unsigned wavelets = 0, unsigned gap = 1) {
+  Both r{run(program, sim::Cycle(0), timing_only, 0, 0x140, wavelets, gap),
+         run(program, sim::Cycle::never(), timing_only, 0, 0x140, wavelets, gap)};
   expect_same(r.ahead, r.each);
   return r;
 }
@@ -175,7 +176,11 @@ TEST(VectorRunAhead, StepsThatRepeatAShiftedStepAreTakenTogetherExactly) {
 
 // A fabric input feeding 16 elements a wavelet (repeat=16), its four steps of 4 taking the
 // new wavelet, two steps, and the step that pops it: the two between run ahead, the second of
-// them repeating the first shifted, and the steps ahead stop before the one that pops.
+// them repeating the first shifted, and the steps ahead stop before the one that pops. When
+// the next wavelet is in front after that pop, its first three steps run ahead from the tick
+// that popped, saving the tick of its first step: wavelets a cycle apart queue (3 ticks more
+// saved, for wavelets 2 to 4); farther apart, fewer are in front at the pop (one fewer at gaps
+// of 5, 6 and 8 cycles), and one that arrives after the pop wakes the core for its first step.
 TEST(VectorRunAhead, StepsAheadStopBeforeTheStepThatPopsTheirWavelet) {
   const std::string program = pe_program(R"(.fill x, 0x0, f16, 64, 0.75
 .fill y, 0x110, f16, 64, 0.25
@@ -184,15 +189,18 @@ TEST(VectorRunAhead, StepsAheadStopBeforeTheStepThatPopsTheirWavelet) {
 .dsd w_in, fabin, f16, color=1, len=64, repeat=16
 )",
                                          "  fmac.f16 vy, vy, vx, w_in\n");
-  for (const bool timing_only : {false, true}) {
-    const auto [each, ahead] = run_both(program, timing_only, 4);
-    EXPECT_EQ(each.counters.vector_elements, 64u);
-    EXPECT_EQ(each.counters.wavelets_in, 4u);
-    EXPECT_EQ(each.ticks - ahead.ticks, 8u) << timing_only;
-    if (!timing_only) {
-      EXPECT_EQ(ahead.sram[0x110 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625";
+  const std::pair<unsigned, std::uint64_t> gaps[] = {{1, 11}, {5, 10}, {6, 9}, {8, 8}};  // (gap, ticks saved)
+  for (const bool timing_only : {false, true})
+    for (const auto& [gap, saved] : gaps) {
+      const auto [each, ahead] = run_both(program, timing_only, 4, gap);
+      EXPECT_EQ(each.counters.vector_elements, 64u);
+      EXPECT_EQ(each.counters.wavelets_in, 4u);
+      EXPECT_EQ(each.ticks - ahead.ticks, saved) << timing_only << " gap " << gap;
+      if (!timing_only) {
+        EXPECT_EQ(ahead.sram[0x110 / 4], 0x39003900u) << "0.75 * 0.5 + 0.25 = 0.625";
+        EXPECT_EQ(ahead.sram[(0x110 + 2 * 48) / 4], 0x41c041c0u) << "the fourth wavelet's: 0.75 * 3.5 + 0.25 = 2.875";
+      }
     }
-  }
 }
 
 // An asynchronous operation while the main thread works through register-only instructions:
