@@ -396,7 +396,7 @@ Cycle Core::tick(Cycle now, CycleResources& r) {
     } else if (!op.done_at.is_never()) {
       want(op.done_at);
     } else {
-      if (s == Step::Progress && op.next_step < ahead_until) run_ahead_vector(op, r, ahead_until);
+      if (s == Step::Progress && op.next_step < ahead_until && may_run_ahead(op)) run_ahead_vector(op, r, ahead_until);
       want(std::max(op.next_step, next_cycle));
     }
     ++pos;

@@ -231,12 +231,16 @@ class Core {
   // After the step in this tick of the core's only live operation, while nothing else can
   // use the core before `until` (at most r.horizon: the main thread waits for a microthread,
   // a synchronous operation or its next instruction's cycle): the operation's next steps that
-  // neither take a new wavelet, pop, send nor finish are taken now, each at its own cycle
-  // before `until` with that cycle's ports, their stalls counted; op.next_step becomes the
-  // first cycle not taken. Nothing reads the operation or its counters in between but a tick
-  // of this core, which finds it not due, so every result and statistic is the same as
-  // stepping it a tick each (CliRunAhead tests).
+  // neither pop, send nor finish, and take no wavelet but the one in front of its input now,
+  // are taken now, each at its own cycle before `until` with that cycle's ports, their stalls
+  // counted; op.next_step becomes the first cycle not taken. Nothing reads the operation or its
+  // counters in between but a tick of this core, which finds it not due, so every result and
+  // statistic is the same as stepping it a tick each (CliRunAhead tests). Called only for an
+  // operation with such steps (may_run_ahead).
   void run_ahead_vector(VectorOp& op, CycleResources& r, sim::Cycle until);
+  // Whether some step of op could be taken ahead: none can when it sends, or pops a wavelet at
+  // every step.
+  static bool may_run_ahead(const VectorOp& op) { return !op.fab_out && (op.in_slot < 0 || op.repeat > 1); }
   // The port accesses of op's next step; `plain_step`: op is plain and the step does not wrap
   // (issue_plain's fallback), so each operand's words are a range.
   void plan(VectorOp& op, std::uint32_t index_override, bool plain_step);

@@ -558,7 +558,6 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
 }
 
 void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
-  if (op.fab_out) return;
   const isa::OpInfo& info = *op.info;
   // Steps that need nothing here but their port accesses (and counters): their elements are
   // computed together, in order from `from`, before any other step and at the end.
