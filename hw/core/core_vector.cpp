@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 
 #include "hw/core/core.h"
 #include "hw/numerics/elementary.h"
@@ -558,6 +559,7 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
 }
 
 void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
+  assert(may_run_ahead(op));  // (a step that sends would go through step() below)
   const isa::OpInfo& info = *op.info;
   // Steps that need nothing here but their port accesses (and counters): their elements are
   // computed together, in order from `from`, before any other step and at the end.
