@@ -209,6 +209,11 @@ class Core {
   [[nodiscard]] bool data_in_front(Color c) const {
     return ((ramp_->visible() & ~ramp_->control_fronts()) >> c.id()) & 1u;
   }
+  // For a vector operation's input on color c: whether a data wavelet is in front, kept in
+  // data_front_ once seen (a front seen to be data stays so until this core pops it).
+  bool data_front_seen(Color c);
+  // The payload of the wavelet in front of op's input on color c, read once per wavelet.
+  std::uint32_t input_payload(VectorOp& op, Color c);
   bool select_task(sim::Cycle now, CycleResources& r);
   // Colors of the program's data tasks that may hold a wavelet no vector operation holds (none
   // without a ramp): a data task can start only on one of them.

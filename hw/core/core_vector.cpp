@@ -479,6 +479,21 @@ inline void Core::advance_addresses(VectorOp& op, std::uint32_t count) {
   }
 }
 
+inline bool Core::data_front_seen(Color c) {
+  if (data_front_ & bit(c.id())) return true;
+  if (!data_in_front(c)) return false;
+  data_front_ |= bit(c.id());
+  return true;
+}
+
+inline std::uint32_t Core::input_payload(VectorOp& op, Color c) {
+  if (!op.has_front_payload) {
+    op.front_payload = ramp_->front(c).payload;
+    op.has_front_payload = true;
+  }
+  return op.front_payload;
+}
+
 Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   const isa::OpInfo& info = *op.info;
   auto stall = [&](Stall s) {
@@ -492,17 +507,10 @@ Core::Step Core::step(VectorOp& op, Cycle now, CycleResources& r, Stall* why) {
   if (op.in_slot >= 0) {
     const Color c(op.d[op.in_slot].color);
     if (!ramp_) fault("fabric input on a PE with no fabric attached", op.pc);
-    if (!(data_front_ & bit(c.id()))) {
-      if (!data_in_front(c)) return stall(Stall::FabricIn);
-      data_front_ |= bit(c.id());
-    }
+    if (!data_front_seen(c)) return stall(Stall::FabricIn);
     if (pops && r.ramp_in) return stall(Stall::Ramp);
     if (op.sparse || !p_->timing_only) {  // a timing-only dense step never reads the value
-      if (!op.has_front_payload) {
-        op.front_payload = ramp_->front(c).payload;
-        op.has_front_payload = true;
-      }
-      payload = op.front_payload;
+      payload = input_payload(op, c);
       sparse_index = payload >> 16;
     }
   }
@@ -591,14 +599,8 @@ void Core::run_ahead_vector(VectorOp& op, CycleResources& r, Cycle until) {
       // The wavelet behind one this tick's step popped may be in front already: a data front
       // stays there until this core pops it, so the steps it feeds before its last are known.
       const Color c(op.d[op.in_slot].color);
-      if (!(data_front_ & bit(c.id()))) {
-        if (!data_in_front(c)) break;
-        data_front_ |= bit(c.id());
-        if (!p_->timing_only && !op.has_front_payload) {  // (nothing is held: the tick's step popped)
-          op.front_payload = ramp_->front(c).payload;
-          op.has_front_payload = true;
-        }
-      }
+      if (!data_front_seen(c)) break;
+      if (!p_->timing_only) input_payload(op, c);  // (a new one only after the tick's step popped: nothing held)
     }
     r.reset();
     Stall why = Stall::SramPort;
