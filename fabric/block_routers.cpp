@@ -256,6 +256,7 @@ void BlockRouters::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t 
   ring_queue::enqueue(q, f, tile_flits_[b / kTileBlocks], depth_);
   Block& k = blocks_[b];
   stamp_queued(k, p, now);
+  if (link_stats_) stamp_link_queued(b, p, c, now);
   ++n.color_queued[c];
   ++n.dir_queued[p];
   if (q.count == 1) {
@@ -304,12 +305,6 @@ void BlockRouters::wake_up(Band& band, Counters& counts, std::uint32_t b, std::u
   Sleep& s = sleep_[b];
   Block& k = blocks_[b];
   const std::uint64_t n = upto - s.since;
-  if (link_stats_)
-    for (std::uint32_t p = 0; p < kPorts; ++p)
-      for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
-        const std::uint32_t si = slot_index(b, p, lowest(m));
-        link_occupancy_[si] += slots_[si].count * n;
-      }
   for (std::uint32_t o = 0; o < kPorts; ++o)
     for (std::uint64_t m = s.stalled[o]; m; m &= m - 1) {
       const std::uint32_t c = lowest(m);
@@ -365,6 +360,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
       stamp_queued(k, p, now);
+      if constexpr (kLinkStats) stamp_link_queued(b, p, c, now);
       Slot& q = slots[c * kPorts + p];
       if (q.count) {
         ring_queue::enqueue(q, f, tile_flits_[b / kTileBlocks], depth_);
@@ -383,16 +379,8 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
   }
 
   // Occupancy integrals count the wavelets queued in this cycle, before grants (the totals
-  // per direction and color in write(); per input, each wavelet's cycles in and out).
-  // (Static routes: the ports of `busy` are those with a wavelet queued.)
-  if (kLinkStats)
-    for (std::uint32_t ports = kXY ? (1u << kPorts) - 1u : k.busy; ports; ports &= ports - 1) {
-      const std::uint32_t p = lowest(ports);
-      for (std::uint64_t m = k.nonempty[p]; m; m &= m - 1) {
-        const std::uint32_t si = slot_index(b, p, lowest(m));
-        link_occupancy_[si] += slots_[si].count;
-      }
-    }
+  // per direction and color in write(); per input and per input queue, each wavelet's cycles
+  // in and out).
 
   // The bypass candidates: granted at once where the output is theirs alone, open and has a
   // credit (the grant the output loop below would make); queued as heads otherwise.
@@ -613,6 +601,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
     // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
     // and in its color's queue count.)
     stamp_left(k, p, now);
+    if constexpr (kLinkStats) stamp_link_left(b, p, c, now);
     --counters.dir_queued[p];
     if (!kXY) --counters.in_network;
     if (!kXY || !kHop1) --counters.color_queued[c];
@@ -878,7 +867,7 @@ LinkCounters BlockRouters::link_color_counters(std::uint32_t r, std::uint32_t p,
   constexpr std::uint32_t kLinkInputs = kAllPorts & ~bit(Port::Ramp);
   out.forwarded = link_forwarded_[si];
   out.stalled = link_stalled_[slot_index(b, p, c)] + ((sleep_[b].stalled[p] >> c & 1u) ? owed(b) : 0);
-  out.occupancy = link_occupancy_[si] + slots_[si].count * owed(b) +
+  out.occupancy = link_occupancy_[si] + std::uint64_t{slots_[si].count} * processed_ +
                   (evaluated > processed_ ? slots_[si].count + (arrives(evaluated, kAllPorts) ? 1u : 0u) : 0);
   out.queued = slots_[si].count + (arrives(processed_ + 1, kLinkInputs) ? 1u : 0u);
   return out;

@@ -261,6 +261,13 @@ class BlockRouters final : public RouterSweep {
   void stamp_passed(Block& k, std::uint32_t p) const {
     if (per_router_) ++k.occupancy[p];
   }
+  // The same stamps per input queue (p, c), kept with per-link statistics.
+  void stamp_link_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
+    link_occupancy_[slot_index(b, p, c)] -= now;
+  }
+  void stamp_link_left(std::uint32_t b, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
+    link_occupancy_[slot_index(b, p, c)] += now + 1;
+  }
   // The head of queue (r, p, c) changed to a wavelet with `payload`: the outputs it requests.
   template <bool kXY>
   std::uint16_t head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
@@ -378,7 +385,9 @@ class BlockRouters final : public RouterSweep {
   LazyArray<std::uint64_t> owned_by_;  // XY: [block][output][input]: colors of the output held by a packet
   LazyArray<Requests> requests_;       // XY: [block]
   LazyArray<Sleep> sleep_;             // [block]
-  LazyArray<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;  // as slots_
+  // As slots_. link_occupancy_ is stamped as Block::occupancy: less the cycle a wavelet queued,
+  // plus the cycle after it left (a queue's count times the cycles written adds those queued).
+  LazyArray<std::uint64_t> link_forwarded_, link_stalled_, link_occupancy_;
   // Per tile: the rings of its queues (grown only by the part that sweeps it, or at serial
   // points), whether it is built, whether an endpoint sent to one of its routers, its band.
   std::vector<std::vector<Flit, CacheAligned<Flit>>> tile_flits_;

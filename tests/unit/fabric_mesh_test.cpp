@@ -329,7 +329,8 @@ TEST(Mesh, IdleSkippingChangesNoResult) {
 )";
   Rig skip(config(2), routes, true, "skip");
   Rig all(config(2), routes, false, "all");
-  for (Rig* rig : {&skip, &all}) {
+  Rig slow(config(2, 2, 2), routes, true, "slow");  // wavelets queue from the read phase (the wheel)
+  for (Rig* rig : {&skip, &all, &slow}) {
     rig->pes.drain_every({7, 2}, 2);
     for (std::uint32_t i = 0; i < 40; ++i) {
       rig->pes.send({0, 2}, 3, i, 3 + i * 7 % 11);
@@ -358,7 +359,8 @@ TEST(Mesh, RoutersWaitingForCreditSleepAndCountAsIfVisited) {
 )";
   Rig skip(config(2), routes, true, "skip");
   Rig all(config(2), routes, false, "all");
-  for (Rig* rig : {&skip, &all}) {
+  Rig slow(config(2, 2, 2), routes, true, "slow");  // wavelets queue from the read phase (the wheel)
+  for (Rig* rig : {&skip, &all, &slow}) {
     for (std::uint16_t x = 1; x < 8; ++x) rig->pes.drain_every({x, 3}, 25);
     for (std::uint32_t i = 0; i < 60; ++i) {
       rig->pes.send({0, 3}, 5, i, 1 + i);
@@ -378,13 +380,31 @@ TEST(Mesh, RoutersWaitingForCreditSleepAndCountAsIfVisited) {
       }
     return v;
   };
+  // Each input queue stamps its own occupancy integral, apart from its input's: the two
+  // colors' add up to the input's.
+  auto colors_add_up = [](const Mesh& m, std::uint64_t t) {
+    std::uint64_t sum = 0;
+    for (std::uint32_t r = 0; r < m.geometry().routers(); ++r)
+      for (std::uint32_t p = 0; p < kPorts; ++p) {
+        const std::uint64_t input = m.link_counters(r, p).occupancy;
+        EXPECT_EQ(m.link_counters(r, p, 5).occupancy + m.link_counters(r, p, 6).occupancy, input)
+            << "router " << r << " port " << p << " at " << t;
+        sum += input;
+      }
+    return sum;
+  };
   for (std::uint64_t t : {200u, 351u, 777u}) {  // mid-run, with routers asleep
     sc_core::sc_start(sc_core::sc_time(static_cast<double>(t), sc_core::SC_NS));
     EXPECT_GE(skip.mesh.in_network(), 5u) << t;
     EXPECT_EQ(counters(skip.mesh), counters(all.mesh)) << t;
+    EXPECT_GT(colors_add_up(skip.mesh, t), 0u);
+    EXPECT_GT(colors_add_up(slow.mesh, t), 0u);
   }
   expect_same_run(skip, all);
   EXPECT_EQ(counters(skip.mesh), counters(all.mesh));
+  EXPECT_EQ(colors_add_up(skip.mesh, ~std::uint64_t{0}), skip.mesh.occupancy_integral());
+  EXPECT_EQ(colors_add_up(slow.mesh, ~std::uint64_t{0}), slow.mesh.occupancy_integral());
+  EXPECT_EQ(slow.pes.total_received(), 60u * 7 + 10u);
   EXPECT_EQ(skip.pes.total_received(), 60u * 7 + 10u);
   // About 1,500 cycles of back-pressure over 8 routers; visits: about one per wavelet moved.
   EXPECT_GT(skip.engine.now().count(), 1500u);
