@@ -256,7 +256,7 @@ void BlockRouters::push_visible(std::uint32_t r, std::uint32_t p, std::uint32_t 
   ring_queue::enqueue(q, f, tile_flits_[b / kTileBlocks], depth_);
   Block& k = blocks_[b];
   stamp_queued(k, p, now);
-  if (link_stats_) stamp_link_queued(b, p, c, now);
+  if (link_stats_) link_occupancy_[slot_index(b, p, c)] -= now;
   ++n.color_queued[c];
   ++n.dir_queued[p];
   if (q.count == 1) {
@@ -332,6 +332,9 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
   const std::uint32_t D = depth_;
   Slot* const slots = &slots_[slot_index(b, 0, 0)];
   std::uint16_t* const credits = &credits_[credit_index(b, 0, 0)];
+  // Per-link statistics, indexed as `slots`.
+  std::uint64_t* const link_occupancy = kLinkStats ? &link_occupancy_[slot_index(b, 0, 0)] : nullptr;
+  std::uint64_t* const link_forwarded = kLinkStats ? &link_forwarded_[slot_index(b, 0, 0)] : nullptr;
   Requests* const rq = kXY ? &requests_[b] : nullptr;
 
   // Take in what the neighbours and, over a 1-cycle ramp, the ramp sent last cycle. Under XY
@@ -360,7 +363,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
       stamp_queued(k, p, now);
-      if constexpr (kLinkStats) stamp_link_queued(b, p, c, now);
+      if constexpr (kLinkStats) link_occupancy[c * kPorts + p] -= now;
       Slot& q = slots[c * kPorts + p];
       if (q.count) {
         ring_queue::enqueue(q, f, tile_flits_[b / kTileBlocks], depth_);
@@ -574,7 +577,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
     }
     ++k.out.forwarded[o];
     ++counters.color_forwarded[c];
-    if (kLinkStats) ++link_forwarded_[slot_index(b, o, c)];
+    if constexpr (kLinkStats) ++link_forwarded[c * kPorts + o];
     if constexpr (kXY) {
       // Head xor tail (a packet of several wavelets): the two bits are 01 or 10. (Read from the
       // slot here rather than held since the send: fewer registers live across it.)
@@ -601,7 +604,7 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
     // Pop the head. (A wavelet that moves to a neighbour in XY mode stays in the network
     // and in its color's queue count.)
     stamp_left(k, p, now);
-    if constexpr (kLinkStats) stamp_link_left(b, p, c, now);
+    if constexpr (kLinkStats) link_occupancy[c * kPorts + p] += now + 1;
     --counters.dir_queued[p];
     if (!kXY) --counters.in_network;
     if (!kXY || !kHop1) --counters.color_queued[c];

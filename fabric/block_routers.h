@@ -261,13 +261,6 @@ class BlockRouters final : public RouterSweep {
   void stamp_passed(Block& k, std::uint32_t p) const {
     if (per_router_) ++k.occupancy[p];
   }
-  // The same stamps per input queue (p, c), kept with per-link statistics.
-  void stamp_link_queued(std::uint32_t b, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
-    link_occupancy_[slot_index(b, p, c)] -= now;
-  }
-  void stamp_link_left(std::uint32_t b, std::uint32_t p, std::uint32_t c, std::uint64_t now) {
-    link_occupancy_[slot_index(b, p, c)] += now + 1;
-  }
   // The head of queue (r, p, c) changed to a wavelet with `payload`: the outputs it requests.
   template <bool kXY>
   std::uint16_t head_wants(const Block& k, std::uint32_t r, std::uint32_t p, std::uint32_t c, const Slot& q,
