@@ -119,17 +119,22 @@ void Engine::schedule_next() {
   }
   if (next == scheduled_) return;
   sc_core::sc_time now = sc_core::sc_is_running() ? sc_core::sc_time_stamp() : sc_core::SC_ZERO_TIME;
-  sc_core::sc_time when = time_of(next);
-  if (when < now) when = now;
+  const sc_core::sc_time at = time_of(next);
+  const sc_core::sc_time when = at < now ? now : at;
   if (scheduled_ != Cycle::never() && scheduled_ < next) return;  // an earlier tick is armed already
   tick_event_.cancel();
   tick_event_.notify(when - now);
   scheduled_ = next;
+  scheduled_time_ = at;
 }
 
 void Engine::tick() {
+  const Cycle armed = scheduled_;
   scheduled_ = Cycle::never();
-  Cycle now = first_cycle_at_or_after(sc_core::sc_time_stamp());
+  // The cycle the event was armed for when it fires at that cycle's time (not when it was
+  // armed for a time already past).
+  const sc_core::sc_time stamp = sc_core::sc_time_stamp();
+  Cycle now = !armed.is_never() && stamp == scheduled_time_ ? armed : first_cycle_at_or_after(stamp);
   if (now < current_) now = current_;
   try {
     tick_at(now);

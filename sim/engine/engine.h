@@ -108,6 +108,7 @@ class Engine : public sc_core::sc_module {
   Cycle current_{0};
   Cycle cycles_{0};
   Cycle scheduled_ = Cycle::never();  // cycle the tick event is armed for
+  sc_core::sc_time scheduled_time_;   // and that cycle's time (time_of(scheduled_))
   bool in_tick_ = false;
   bool limit_reached_ = false;
   std::exception_ptr failure_;
