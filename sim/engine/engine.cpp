@@ -133,7 +133,7 @@ void Engine::tick() {
   scheduled_ = Cycle::never();
   // The cycle the event was armed for when it fires at that cycle's time (not when it was
   // armed for a time already past).
-  const sc_core::sc_time stamp = sc_core::sc_time_stamp();
+  const sc_core::sc_time& stamp = sc_core::sc_time_stamp();
   Cycle now = !armed.is_never() && stamp == scheduled_time_ ? armed : first_cycle_at_or_after(stamp);
   if (now < current_) now = current_;
   try {
