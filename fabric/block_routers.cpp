@@ -359,6 +359,9 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
         assert(!(bypass_ins >> p & 1u) || bypass_out[p] == xy_route(x, y, in.flit[p].payload));
       m &= ~bypass_ins;
     }
+    // Occupancy integrals count the wavelets queued in this cycle, before grants: the totals
+    // per direction and color in write(); per input and per input queue, each wavelet's cycle
+    // in, stamped here, and out, at its grant below.
     for (; m; m &= m - 1) {
       const std::uint32_t p = lowest(m), c = in.color[p];
       const Flit f = in.flit[p];
@@ -380,10 +383,6 @@ inline __attribute__((always_inline)) void BlockRouters::process(std::uint32_t b
       }
     }
   }
-
-  // Occupancy integrals count the wavelets queued in this cycle, before grants (the totals
-  // per direction and color in write(); per input and per input queue, each wavelet's cycles
-  // in and out).
 
   // The bypass candidates: granted at once where the output is theirs alone, open and has a
   // credit (the grant the output loop below would make); queued as heads otherwise.
