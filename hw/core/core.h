@@ -189,6 +189,9 @@ class Core {
   // Bytes of SRAM the program occupies: the union of its data and of the memory its
   // descriptors cover as loaded.
   [[nodiscard]] std::uint32_t sram_in_use() const { return sram_in_use_; }
+  // Vector-operation slots allocated: the synchronous one, and microthread slots as they are
+  // first used, never more than 1 + the PE's microthreads.
+  [[nodiscard]] std::size_t operation_slots_allocated() const { return ops_.capacity(); }
   // Reports tasks and vector operations to `observer` (null: none). Tracing only.
   void set_observer(CoreObserver* observer) { observer_ = observer; }
   [[nodiscard]] std::uint32_t reg(unsigned i) const { return regs_[i]; }

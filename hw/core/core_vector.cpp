@@ -54,6 +54,8 @@ Core::Step Core::issue_vector(const Instruction& ins, Cycle now, Stall* why) {
     const std::uint64_t free = ~live_slots_ & ~std::uint64_t{1};
     if (free && static_cast<std::size_t>(__builtin_ctzll(free)) < ops_.size()) slot = &ops_[__builtin_ctzll(free)];
     if (!slot && ops_.size() < 1 + p_->pe.microthreads) {  // microthread slots are made on first use
+      // Doubling, but never past the core's slot count (a vector's own growth would hold 16 for 9).
+      if (ops_.size() == ops_.capacity()) ops_.reserve(std::min<std::size_t>(2 * ops_.size(), 1 + p_->pe.microthreads));
       ops_.emplace_back();
       slot = &ops_.back();
     }

@@ -216,5 +216,22 @@ TEST(OrderedMicrothreads, TheAssemblerChecksTheMicrothreadAndPrintsIt) {
       << hw::isa::disassemble(placements);
 }
 
+// Microthread slots are made as they are first used, doubling, and never beyond the PE's
+// 1 + microthreads (a whole wafer of busy PEs holds 460,800 of them).
+TEST(MicrothreadSlots, GrowAsUsedUpToThePesSlotCount) {
+  struct Case {
+    unsigned microthreads, fmacs;
+    std::size_t slots;
+  };
+  for (const Case& k : {Case{8, 1, 2}, Case{8, 3, 4}, Case{8, 8, 9}, Case{8, 12, 9}, Case{5, 5, 6}, Case{5, 7, 6}}) {
+    CoreRig rig({fmt::format("wafer.pe.microthreads={}", k.microthreads)});
+    rig.load(fmac_chain(k.fmacs, 8, ""));
+    EXPECT_EQ(rig.core().operation_slots_allocated(), 1u) << "before any issue";
+    rig.run();
+    EXPECT_EQ(rig.core().operation_slots_allocated(), k.slots) << k.microthreads << " microthreads, " << k.fmacs;
+    EXPECT_EQ(rig.counters().vector_elements, 8u * k.fmacs);
+  }
+}
+
 }  // namespace
 }  // namespace wafersim::test::core_ordered_test
