@@ -57,8 +57,9 @@ struct VectorOp {
     std::uint32_t word;
     bool write;
   };
-  // The first cache line: what tick() reads of every live operation, and what the searches
-  // by microthread and by held color read. (Whether it is live: Core::live_slots_.)
+  // The first 64 bytes (the sweep prefetches the line they start in; an operation is not
+  // aligned to lines): what tick() reads of every live operation, and what the searches by
+  // microthread and by held color read. (Whether it is live: Core::live_slots_.)
   bool sync = false;  // the issuing task waits for it
   // Ordered microthread (isa::Instruction::kUnordered: none). `after_pred`: an older operation
   // of the same microthread still has steps to take, so this one takes none (it waits).
