@@ -225,8 +225,6 @@ void Core::prepare(VectorOp& op, const Instruction& ins, Cycle now) {
   const Cycle start = now + p_->pe.latency.vector_start;
   op.next_step = start + Cycle(op.fab_out ? op.latency : 0);
   if (op.n == 0) op.done_at = start + Cycle(op.latency);
-  // plan() writes at most one port word per element and memory operand.
-  if (op.pending.size() < std::size_t{4} * op.per_step) op.pending.resize(std::size_t{4} * op.per_step);
 }
 
 Cycle Core::first_dependent_step(const VectorOp& pred) const {
@@ -311,6 +309,9 @@ std::uint32_t Core::element_address(const VectorOp& op, int slot, std::uint32_t 
 void Core::plan(VectorOp& op, std::uint32_t sparse_index, bool plain_step) {
   op.issued = 0;
   std::uint32_t n = 0;  // accesses planned
+  // At most one port word per element and memory operand. Made here, not at issue: most
+  // steps issue their words as they find them (issue_plain) and never list them.
+  if (op.pending.size() < std::size_t{4} * op.per_step) op.pending.resize(std::size_t{4} * op.per_step);
   VectorOp::Access* out = op.pending.data();
   const std::uint32_t count = step_count(op);
   const BankModel& banks = p_->banks;
