@@ -216,8 +216,8 @@ TEST(OrderedMicrothreads, TheAssemblerChecksTheMicrothreadAndPrintsIt) {
       << hw::isa::disassemble(placements);
 }
 
-// Microthread slots (472 bytes each, on every busy PE of a wafer) are made as they are first
-// used, doubling, and never beyond the PE's 1 + microthreads.
+// Microthread slots (held by every busy PE of a wafer) are made as they are first used,
+// doubling, and never beyond the PE's 1 + microthreads.
 TEST(MicrothreadSlots, GrowAsUsedUpToThePesSlotCount) {
   struct Case {
     unsigned microthreads, fmacs;
